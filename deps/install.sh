@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# deps/install.sh: installs everything parley's build, daemon and tests need
+# on Debian 12, from Debian's archive (and, for the test clients only, npm
+# packages pinned by tests/package-lock.json). Idempotent: when everything
+# is present it only checks, in about a second. Needs root or sudo when
+# something is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(
+  build-essential cmake pkg-config        # toolchain
+  libuv1-dev                              # the event loop
+  libpq-dev                               # PostgreSQL client (async API)
+  libcurl4-openssl-dev                    # HTTP client (curl multi), OpenSSL flavour
+  libssl-dev                              # TLS (OpenSSL 3)
+  libjansson-dev                          # JSON
+  libh2o-dev                              # HTTP server on libuv (transports)
+  libcmocka-dev                           # C unit tests
+  postgresql-15 postgresql-contrib        # embedded default and test clusters (pg_trgm)
+  postgresql-client-15                    # psql, used by integration tests
+  procps util-linux passwd                # pgrep, runuser, useradd
+)
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+missing=()
+for p in "${PKGS[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+# Node.js and npm run the real MCP clients in the tests; any Node >= 18
+# already on the machine is used as it is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  installed nodejs || missing+=(nodejs)
+  installed npm || missing+=(npm)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps/install.sh: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian's postgresql package starts a system cluster; parley never uses it
+# and needs none of its ports. Leave it alone if it is there.
+
+# npm packages for the test clients, exactly as locked.
+if [ ! -d tests/node_modules ] || [ tests/package-lock.json -nt tests/node_modules/.package-lock.json ]; then
+  echo "deps/install.sh: npm ci in tests/" >&2
+  (cd tests && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps/install.sh: all dependencies present" >&2

@@ -1,0 +1,359 @@
+/* app: lifecycle of serve and migrate (see app.h).
+ *
+ * Start: signals -> database (embedded start, or the configured URL) ->
+ * read-write pool -> migrations -> (serve) read-only pool and LISTEN
+ * connection -> ready. Stop (first SIGINT/SIGTERM, the end of migrate, or a
+ * fatal start error): stop taking work, wait until the pools are idle (at
+ * most shutdown_timeout_ms), close the listener and the pools, leave the
+ * embedded cluster (stopping it when no other parleyd uses it), close every
+ * handle, and let the loop end. A second signal exits at once. */
+#include "app.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "db/embedded.h"
+#include "db/listen.h"
+#include "db/migrate.h"
+#include "db/pool.h"
+#include "util/log.h"
+
+#define APP_TAG           "main"
+#define APP_DRAIN_POLL_MS 50
+
+typedef enum {
+    APP_STARTING = 0,
+    APP_RUNNING,
+    APP_DRAINING,
+    APP_CLOSING,
+} app_state_t;
+
+typedef struct app_s {
+    uv_loop_t loop;
+    const config_t *cfg;
+    cli_command_t cmd;
+    app_state_t state;
+    int exit_code;
+    uv_signal_t sigint, sigterm;
+    uv_timer_t drain_timer;
+    uint64_t drain_deadline;
+    pg_embedded_t *emb;
+    pg_conninfo_t conninfo;
+    pg_pool_t *rw, *ro;
+    pg_listen_t *listen;
+    int closing_parts; /* pools and listener still closing */
+    migrate_t mig;
+} app_t;
+
+static void app_shutdown(app_t *a, int exit_code);
+
+static void app_fatal(app_t *a, const char *what, const char *detail)
+{
+    log_error(APP_TAG, "%s: %s", what, detail);
+    app_shutdown(a, APP_EXIT_FAILURE);
+}
+
+/* ---- shutdown ----------------------------------------------------------- */
+
+static void handle_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void app_close_handles(app_t *a)
+{
+    uv_close((uv_handle_t *)&a->sigint, handle_closed);
+    uv_close((uv_handle_t *)&a->sigterm, handle_closed);
+    uv_close((uv_handle_t *)&a->drain_timer, handle_closed);
+}
+
+static void emb_closed(pg_embedded_t *e)
+{
+    (void)e;
+}
+
+static void emb_stopped(pg_embedded_t *e, int status)
+{
+    app_t *a = pg_embedded_get_data(e);
+    if (status != 0 && a->exit_code == APP_EXIT_OK)
+        a->exit_code = APP_EXIT_FAILURE;
+    a->emb = NULL;
+    pg_embedded_close(e, emb_closed);
+    app_close_handles(a);
+}
+
+static void app_parts_closed(app_t *a)
+{
+    if (--a->closing_parts > 0)
+        return;
+    if (a->emb != NULL)
+        pg_embedded_stop(a->emb, emb_stopped);
+    else
+        app_close_handles(a);
+}
+
+static void pool_closed(pg_pool_t *p)
+{
+    app_parts_closed(pg_pool_get_data(p));
+}
+
+static void listen_closed(pg_listen_t *l)
+{
+    app_parts_closed(pg_listen_data(l));
+}
+
+static void app_close_parts(app_t *a)
+{
+    a->state = APP_CLOSING;
+    uv_timer_stop(&a->drain_timer);
+    a->closing_parts = 1; /* held until every close is issued */
+    if (a->listen) {
+        a->closing_parts++;
+        pg_listen_close(a->listen, listen_closed);
+        a->listen = NULL;
+    }
+    if (a->ro) {
+        a->closing_parts++;
+        pg_pool_close(a->ro, pool_closed);
+        a->ro = NULL;
+    }
+    if (a->rw) {
+        a->closing_parts++;
+        pg_pool_close(a->rw, pool_closed);
+        a->rw = NULL;
+    }
+    app_parts_closed(a);
+}
+
+static bool app_idle(const app_t *a)
+{
+    return (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
+}
+
+static void drain_cb(uv_timer_t *t)
+{
+    app_t *a = t->data;
+    if (app_idle(a)) {
+        app_close_parts(a);
+        return;
+    }
+    if (uv_now(&a->loop) >= a->drain_deadline) {
+        log_warn(APP_TAG, "in-flight work did not finish within %d ms; cancelling it",
+                 a->cfg->shutdown_timeout_ms);
+        app_close_parts(a);
+    }
+}
+
+static void app_shutdown(app_t *a, int exit_code)
+{
+    if (exit_code != APP_EXIT_OK && a->exit_code == APP_EXIT_OK)
+        a->exit_code = exit_code;
+    if (a->state == APP_DRAINING || a->state == APP_CLOSING)
+        return;
+    if (a->state == APP_STARTING && a->emb != NULL && a->rw == NULL) {
+        /* The embedded cluster is still starting: its callback sees the
+         * state and stops. */
+        a->state = APP_DRAINING;
+        return;
+    }
+    a->state = APP_DRAINING;
+    a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
+    uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    app_t *a = s->data;
+    if (a->state == APP_DRAINING || a->state == APP_CLOSING) {
+        log_warn(APP_TAG, "second %s: exiting now", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        _exit(APP_EXIT_FORCED);
+    }
+    log_info(APP_TAG, "%s: shutting down (send it again to exit at once)",
+             signum == SIGINT ? "SIGINT" : "SIGTERM");
+    app_shutdown(a, APP_EXIT_OK);
+}
+
+/* ---- start -------------------------------------------------------------- */
+
+static void on_notify(pg_listen_t *l, const char *channel, const char *payload)
+{
+    (void)l;
+    log_debug("listen", "notification on %s: %.200s", channel, payload);
+}
+
+static int app_start_serving(app_t *a)
+{
+    char err[CONFIG_ERR_MAX];
+    pg_conninfo_t ro_ci;
+    int rc;
+    if (a->cfg->db_ro_url[0])
+        rc = pg_conninfo_parse(&ro_ci, a->cfg->db_ro_url, err, sizeof err);
+    else
+        rc = pg_conninfo_copy(&ro_ci, &a->conninfo);
+    if (rc != 0) {
+        app_fatal(a, "read-only database", err);
+        return rc;
+    }
+    pg_pool_config_t pc = {
+        .name = "db-ro",
+        .size = a->cfg->db_ro_pool_size,
+        .queue_max = a->cfg->db_queue_max,
+        .query_timeout_ms = (uint32_t)a->cfg->db_query_timeout_ms,
+        .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,
+        .read_only = true,
+    };
+    rc = pg_pool_new(&a->loop, &pc, &ro_ci, &a->ro, err, sizeof err);
+    pg_conninfo_free(&ro_ci);
+    if (rc != 0) {
+        app_fatal(a, "read-only pool", err);
+        return rc;
+    }
+    pg_pool_set_data(a->ro, a);
+    const char *channels[] = {APP_NOTIFY_CHANNEL, NULL};
+    rc = pg_listen_start(&a->loop, &a->conninfo, channels, (uint32_t)a->cfg->db_connect_timeout_ms,
+                         on_notify, a, &a->listen, err, sizeof err);
+    if (rc != 0) {
+        app_fatal(a, "listen connection", err);
+        return rc;
+    }
+    a->state = APP_RUNNING;
+    log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
+             a->mig.schema_version);
+    return 0;
+}
+
+static void migrate_done(migrate_t *m, int status)
+{
+    app_t *a = m->data;
+    if (status != 0) {
+        app_fatal(a, "database schema", m->error);
+        return;
+    }
+    if (a->cmd == CLI_CMD_MIGRATE) {
+        log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
+                 m->applied, m->applied == 1 ? "" : "s");
+        app_shutdown(a, APP_EXIT_OK);
+        return;
+    }
+    if (a->state == APP_STARTING && app_start_serving(a) != 0)
+        return;
+}
+
+static void app_open_database(app_t *a)
+{
+    char err[CONFIG_ERR_MAX];
+    pg_pool_config_t pc = {
+        .name = "db",
+        .size = a->cfg->db_pool_size,
+        .queue_max = a->cfg->db_queue_max,
+        .query_timeout_ms = (uint32_t)a->cfg->db_query_timeout_ms,
+        .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,
+    };
+    int rc = pg_pool_new(&a->loop, &pc, &a->conninfo, &a->rw, err, sizeof err);
+    if (rc != 0) {
+        app_fatal(a, "database pool", err);
+        return;
+    }
+    pg_pool_set_data(a->rw, a);
+    char desc[256];
+    pg_conninfo_describe(&a->conninfo, desc, sizeof desc);
+    log_info(APP_TAG, "database: %s", desc);
+    a->mig.cb = migrate_done;
+    a->mig.data = a;
+    rc = migrate_start(&a->mig, a->rw);
+    if (rc != 0)
+        app_fatal(a, "database schema", uv_strerror(rc));
+}
+
+static void emb_started(pg_embedded_t *e, int status)
+{
+    app_t *a = pg_embedded_get_data(e);
+    if (status != 0) {
+        log_error(APP_TAG, "embedded PostgreSQL: %s", pg_embedded_error(e));
+        if (a->exit_code == APP_EXIT_OK)
+            a->exit_code = APP_EXIT_FAILURE;
+        a->state = APP_CLOSING;
+        a->emb = NULL;
+        pg_embedded_close(e, emb_closed);
+        app_close_handles(a);
+        return;
+    }
+    if (pg_conninfo_copy(&a->conninfo, pg_embedded_conninfo(e)) != 0) {
+        log_error(APP_TAG, "out of memory");
+        a->exit_code = APP_EXIT_FAILURE;
+        a->state = APP_DRAINING;
+    }
+    if (a->state != APP_STARTING) {
+        /* A signal arrived while the cluster started: leave it again. */
+        a->state = APP_CLOSING;
+        pg_embedded_stop(e, emb_stopped);
+        return;
+    }
+    app_open_database(a);
+}
+
+int app_run(const config_t *cfg, cli_command_t cmd)
+{
+    app_t *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return APP_EXIT_FAILURE;
+    a->cfg = cfg;
+    a->cmd = cmd;
+    int rc = uv_loop_init(&a->loop);
+    if (rc != 0) {
+        log_error(APP_TAG, "event loop: %s", uv_strerror(rc));
+        free(a);
+        return APP_EXIT_FAILURE;
+    }
+    uv_signal_init(&a->loop, &a->sigint);
+    uv_signal_init(&a->loop, &a->sigterm);
+    uv_timer_init(&a->loop, &a->drain_timer);
+    a->sigint.data = a->sigterm.data = a->drain_timer.data = a;
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+
+    char err[CONFIG_ERR_MAX];
+    if (!cfg->db_external) {
+        pg_embedded_config_t ec = {
+            .data_dir = cfg->data_dir,
+            .bindir = cfg->pg_bindir,
+            .run_as = cfg->pg_user,
+            .start_timeout_s = cfg->pg_start_timeout_s,
+        };
+        rc = pg_embedded_new(&a->loop, &ec, &a->emb, err, sizeof err);
+        if (rc != 0) {
+            log_error(APP_TAG, "embedded PostgreSQL: %s", err);
+            a->exit_code = APP_EXIT_FAILURE;
+            a->state = APP_CLOSING;
+            app_close_handles(a);
+        } else {
+            log_info(APP_TAG, "data directory %s (embedded PostgreSQL)", cfg->data_dir);
+            pg_embedded_set_data(a->emb, a);
+            pg_embedded_start(a->emb, emb_started);
+        }
+    } else {
+        rc = pg_conninfo_parse(&a->conninfo, cfg->db_url, err, sizeof err);
+        if (rc != 0) {
+            log_error(APP_TAG, "%s", err);
+            a->exit_code = APP_EXIT_FAILURE;
+            a->state = APP_CLOSING;
+            app_close_handles(a);
+        } else {
+            app_open_database(a);
+        }
+    }
+
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    rc = uv_loop_close(&a->loop);
+    if (rc != 0)
+        log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));
+    int code = a->exit_code;
+    pg_conninfo_free(&a->conninfo);
+    free(a);
+    if (code == APP_EXIT_OK)
+        log_info(APP_TAG, "stopped");
+    return code;
+}

@@ -1,0 +1,179 @@
+/* cli: command-line parsing and configuration resolution (see cli.h). */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "db/conninfo.h"
+#include "util/strutil.h"
+
+static const struct {
+    const char *name;
+    cli_command_t cmd;
+} commands[] = {
+    {"serve", CLI_CMD_SERVE},
+    {"migrate", CLI_CMD_MIGRATE},
+    {"help", CLI_CMD_HELP},
+    {"version", CLI_CMD_VERSION},
+};
+
+int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
+{
+    memset(cli, 0, sizeof *cli);
+    bool have_command = false, only_args = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_args && strcmp(a, "--") == 0) {
+            only_args = true;
+            continue;
+        }
+        if (!only_args && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            cli->command = CLI_CMD_HELP;
+            return 0;
+        }
+        if (!only_args && (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)) {
+            cli->command = CLI_CMD_VERSION;
+            return 0;
+        }
+        if (!only_args && a[0] == '-') {
+            if (a[1] != '-' || a[2] == '\0') {
+                snprintf(err, errcap, "unknown option '%s' (options are long: --name value)", a);
+                return UV_EINVAL;
+            }
+            const char *name = a + 2;
+            const char *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            char key[64];
+            if (len >= sizeof key) {
+                snprintf(err, errcap, "unknown option '%.80s'", a);
+                return UV_EINVAL;
+            }
+            for (size_t k = 0; k < len; k++)
+                key[k] = name[k] == '-' ? '_' : name[k];
+            key[len] = '\0';
+            bool is_config = strcmp(key, "config") == 0;
+            if (!is_config && !config_has_key(key)) {
+                snprintf(err, errcap, "unknown option '--%.*s' (see parleyd --help)", (int)len,
+                         name);
+                return UV_EINVAL;
+            }
+            const char *value;
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else {
+                snprintf(err, errcap, "option '--%s' needs a value", name);
+                return UV_EINVAL;
+            }
+            if (is_config) {
+                cli->config_file = value;
+                continue;
+            }
+            if (cli->nflags == CLI_MAX_FLAGS) {
+                snprintf(err, errcap, "too many options (at most %d)", CLI_MAX_FLAGS);
+                return UV_EINVAL;
+            }
+            cli_flag_t *f = &cli->flags[cli->nflags++];
+            memcpy(f->key, key, len + 1);
+            f->value = value;
+            continue;
+        }
+        if (!have_command) {
+            size_t k;
+            for (k = 0; k < sizeof commands / sizeof commands[0]; k++)
+                if (strcmp(a, commands[k].name) == 0)
+                    break;
+            if (k == sizeof commands / sizeof commands[0]) {
+                snprintf(err, errcap,
+                         "unknown command '%s' (commands: serve, migrate, help, version)", a);
+                return UV_EINVAL;
+            }
+            cli->command = commands[k].cmd;
+            have_command = true;
+            continue;
+        }
+        if (cli->nargs == CLI_MAX_ARGS) {
+            snprintf(err, errcap, "too many arguments");
+            return UV_EINVAL;
+        }
+        cli->args[cli->nargs++] = a;
+    }
+    if (cli->nargs > 0 && cli->command != CLI_CMD_HELP) {
+        snprintf(err, errcap, "unexpected argument '%s'", cli->args[0]);
+        return UV_EINVAL;
+    }
+    return 0;
+}
+
+int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
+{
+    int rc = config_init(cfg, err, errcap);
+    if (rc != 0)
+        return rc;
+    const char *file = cli->config_file ? cli->config_file : getenv("PARLEY_CONFIG");
+    if (file && file[0]) {
+        if (!str_copy(cfg->config_file, sizeof cfg->config_file, file)) {
+            snprintf(err, errcap, "config file path is too long");
+            return UV_EINVAL;
+        }
+        if ((rc = config_load_file(cfg, file, err, errcap)) != 0)
+            return rc;
+    }
+    if ((rc = config_load_env(cfg, err, errcap)) != 0)
+        return rc;
+    for (int i = 0; i < cli->nflags; i++) {
+        char msg[CONFIG_ERR_MAX];
+        rc = config_set(cfg, cli->flags[i].key, cli->flags[i].value, CONFIG_SRC_FLAG, msg,
+                        sizeof msg);
+        if (rc != 0) {
+            snprintf(err, errcap, "option --%s: %s", cli->flags[i].key, msg);
+            return rc;
+        }
+    }
+    /* A malformed database URL is a bad value, found before any work. */
+    const char *urls[] = {cfg->db_url, cfg->db_ro_url};
+    for (size_t i = 0; i < 2; i++) {
+        pg_conninfo_t ci;
+        char msg[CONFIG_ERR_MAX];
+        if (urls[i][0] == '\0')
+            continue;
+        rc = pg_conninfo_parse(&ci, urls[i], msg, sizeof msg);
+        if (rc != 0) {
+            snprintf(err, errcap, "%s: %s", i == 0 ? "db" : "db_ro", msg);
+            return rc;
+        }
+        pg_conninfo_free(&ci);
+    }
+    return 0;
+}
+
+void cli_print_version(FILE *out)
+{
+    fprintf(out, "parleyd %s\n", PARLEY_VERSION);
+}
+
+void cli_print_help(FILE *out)
+{
+    fprintf(out,
+            "parleyd %s - conversation archive for AI agents, served over MCP\n"
+            "\n"
+            "Usage: parleyd [command] [options]\n"
+            "\n"
+            "Commands:\n"
+            "  serve      run the daemon (default): start or reuse the database, apply\n"
+            "             migrations, serve until SIGINT/SIGTERM\n"
+            "  migrate    apply the schema migrations and exit\n"
+            "  help       show this text\n"
+            "  version    show the version\n"
+            "\n"
+            "Options (precedence: flags > environment > config file > defaults):\n"
+            "  --config FILE                  config file of 'key = value' lines; env "
+            "PARLEY_CONFIG\n",
+            PARLEY_VERSION);
+    config_print_reference(out);
+    fprintf(out, "\nWith no database configured parleyd runs a private PostgreSQL cluster in\n"
+                 "DATA_DIR/pg. Exit status: 0 ok, 1 runtime error, 2 usage error, 3 exited at\n"
+                 "once on a second SIGINT/SIGTERM.\n");
+}

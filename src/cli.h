@@ -1,0 +1,51 @@
+/* cli: the command line of parleyd: which command to run, which flags were
+ * given, and the configuration they resolve to together with the
+ * environment, the config file and the defaults (see config.h). */
+#ifndef PARLEY_CLI_H
+#define PARLEY_CLI_H
+
+#include <stdio.h>
+
+#include "config.h"
+
+#define CLI_MAX_FLAGS 64
+#define CLI_MAX_ARGS  16
+
+/* Exit status for usage errors (unknown flag, bad value). */
+#define CLI_EXIT_USAGE 2
+
+typedef enum {
+    CLI_CMD_SERVE = 0,
+    CLI_CMD_MIGRATE,
+    CLI_CMD_HELP,
+    CLI_CMD_VERSION,
+} cli_command_t;
+
+typedef struct cli_flag_s {
+    char key[64];      /* config key: "data_dir" for --data-dir */
+    const char *value; /* points into argv */
+} cli_flag_t;
+
+typedef struct cli_s {
+    cli_command_t command;
+    const char *config_file; /* --config, or NULL */
+    int nflags;
+    cli_flag_t flags[CLI_MAX_FLAGS];
+    int nargs; /* positional arguments after the command */
+    const char *args[CLI_MAX_ARGS];
+} cli_t;
+
+/* Parses argv (argv[0] is the program). Flags take "--flag value" or
+ * "--flag=value" and may come before or after the command. Returns 0, or
+ * UV_EINVAL with err telling what is wrong (exit CLI_EXIT_USAGE). */
+int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap);
+
+/* Resolves the configuration: defaults, then the config file (--config or
+ * PARLEY_CONFIG), then the environment, then the flags. Returns 0 or a
+ * negative code with err set. */
+int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap);
+
+void cli_print_help(FILE *out);
+void cli_print_version(FILE *out);
+
+#endif

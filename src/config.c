@@ -1,0 +1,302 @@
+/* config: settings table, defaults, file and environment loading (see
+ * config.h). One table drives parsing, help text and the reference in
+ * README.md, so the three cannot drift apart. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "util/strutil.h"
+
+typedef enum { OPT_STR, OPT_INT, OPT_LOGLEVEL } opt_type_t;
+
+typedef struct {
+    const char *key;
+    const char *env;
+    opt_type_t type;
+    size_t offset;
+    size_t size; /* OPT_STR: capacity */
+    long min, max;
+    const char *def; /* shown in the reference */
+    const char *help;
+    const char *arg; /* placeholder for the value in the reference */
+} opt_t;
+
+#define OFF(f) offsetof(config_t, f)
+#define SZ(f)  sizeof(((config_t *)0)->f)
+
+static const opt_t opts[] = {
+    {"data_dir", "PARLEY_DATA_DIR", OPT_STR, OFF(data_dir), SZ(data_dir), 0, 0,
+     "$XDG_DATA_HOME/parley (as root: /var/lib/parley)",
+     "Directory for the embedded PostgreSQL cluster and local state.", "DIR"},
+    {"db", "DATABASE_URL", OPT_STR, OFF(db_url), SZ(db_url), 0, 0, "(embedded cluster)",
+     "PostgreSQL URL or conninfo of an existing server. PARLEY_DB and the libpq PG* "
+     "variables (PGHOST, PGDATABASE, PGSERVICE) also select an external server.",
+     "URL"},
+    {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
+     "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},
+    {"log_level", "PARLEY_LOG_LEVEL", OPT_LOGLEVEL, OFF(log_level), 0, 0, 0, "info",
+     "debug, info, warn, error or off. Logs go to stderr only.", "LEVEL"},
+    {"pg_user", "PARLEY_PG_USER", OPT_STR, OFF(pg_user), SZ(pg_user), 0, 0, "parley",
+     "Unprivileged system user that runs the embedded cluster when parleyd runs as root; "
+     "created if missing.",
+     "USER"},
+    {"pg_bindir", "PARLEY_PG_BINDIR", OPT_STR, OFF(pg_bindir), SZ(pg_bindir), 0, 0,
+     PARLEY_PG_BINDIR, "Directory holding initdb, pg_ctl and postgres.", "DIR"},
+    {"pg_start_timeout_s", "PARLEY_PG_START_TIMEOUT_S", OPT_INT, OFF(pg_start_timeout_s), 0, 5,
+     3600, "60", "Seconds to wait for the embedded cluster to start.", "SECONDS"},
+    {"db_pool_size", "PARLEY_DB_POOL_SIZE", OPT_INT, OFF(db_pool_size), 0, 1, 256, "4",
+     "Connections in the read-write pool.", "N"},
+    {"db_ro_pool_size", "PARLEY_DB_RO_POOL_SIZE", OPT_INT, OFF(db_ro_pool_size), 0, 1, 256, "4",
+     "Connections in the read-only pool.", "N"},
+    {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, "1024",
+     "Queries that may wait for a connection per pool; past it a query fails at once "
+     "with a busy error.",
+     "N"},
+    {"db_query_timeout_ms", "PARLEY_DB_QUERY_TIMEOUT_MS", OPT_INT, OFF(db_query_timeout_ms), 0, 100,
+     3600000, "30000", "Default time limit of a query, queue wait included.", "MS"},
+    {"db_connect_timeout_ms", "PARLEY_DB_CONNECT_TIMEOUT_MS", OPT_INT, OFF(db_connect_timeout_ms),
+     0, 100, 600000, "10000", "Time limit of one connection attempt (DNS included).", "MS"},
+    {"shutdown_timeout_ms", "PARLEY_SHUTDOWN_TIMEOUT_MS", OPT_INT, OFF(shutdown_timeout_ms), 0, 100,
+     600000, "8000", "Time the first SIGTERM/SIGINT gives in-flight work to drain.", "MS"},
+};
+#define OPT_COUNT (sizeof opts / sizeof opts[0])
+
+_Static_assert(OPT_COUNT <= sizeof(((config_t *)0)->source) / sizeof(config_source_t),
+               "config_t.source too small");
+
+static const opt_t *opt_find(const char *key, size_t *index)
+{
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        if (strcmp(opts[i].key, key) == 0) {
+            if (index)
+                *index = i;
+            return &opts[i];
+        }
+    }
+    return NULL;
+}
+
+bool config_has_key(const char *key)
+{
+    return opt_find(key, NULL) != NULL;
+}
+
+const char *config_source_name(config_source_t src)
+{
+    static const char *const names[] = {"default", "file", "environment", "flag"};
+    return src <= CONFIG_SRC_FLAG ? names[src] : "?";
+}
+
+int config_source_of(const config_t *cfg, const char *key)
+{
+    size_t i;
+    return opt_find(key, &i) ? (int)cfg->source[i] : -1;
+}
+
+int config_init(config_t *cfg, char *err, size_t errcap)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->log_level = LOG_INFO;
+    strcpy(cfg->pg_user, "parley");
+    strcpy(cfg->pg_bindir, PARLEY_PG_BINDIR);
+    cfg->pg_start_timeout_s = CONFIG_DEFAULT_PG_START_TIMEOUT_S;
+    cfg->db_pool_size = CONFIG_DEFAULT_DB_POOL_SIZE;
+    cfg->db_ro_pool_size = CONFIG_DEFAULT_DB_RO_POOL_SIZE;
+    cfg->db_queue_max = CONFIG_DEFAULT_DB_QUEUE_MAX;
+    cfg->db_query_timeout_ms = CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS;
+    cfg->db_connect_timeout_ms = CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS;
+    cfg->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
+
+    /* A root daemon keeps its state where system daemons do: the cluster
+     * runs as an unprivileged user that cannot enter /root. */
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    bool ok;
+    if (geteuid() == 0)
+        ok = str_copy(cfg->data_dir, sizeof cfg->data_dir, "/var/lib/parley");
+    else if (xdg && xdg[0] == '/')
+        ok = str_fmt(cfg->data_dir, sizeof cfg->data_dir, "%s/parley", xdg);
+    else if (home && home[0] == '/')
+        ok = str_fmt(cfg->data_dir, sizeof cfg->data_dir, "%s/.local/share/parley", home);
+    else {
+        snprintf(err, errcap, "cannot derive a data directory: HOME is not set; pass --data-dir");
+        return UV_EINVAL;
+    }
+    if (!ok) {
+        snprintf(err, errcap, "default data directory path is too long; pass --data-dir");
+        return UV_EINVAL;
+    }
+    return 0;
+}
+
+int config_set(config_t *cfg, const char *key, const char *value, config_source_t src, char *err,
+               size_t errcap)
+{
+    size_t idx;
+    const opt_t *o = opt_find(key, &idx);
+    if (o == NULL) {
+        snprintf(err, errcap, "unknown setting '%s'", key);
+        return UV_ENOENT;
+    }
+    char *field = (char *)cfg + o->offset;
+    switch (o->type) {
+    case OPT_STR:
+        if (!str_copy(field, o->size, value)) {
+            snprintf(err, errcap, "%s: value is too long (at most %zu bytes)", key, o->size - 1);
+            return UV_EINVAL;
+        }
+        if (strcmp(key, "data_dir") == 0 && value[0] == '\0') {
+            snprintf(err, errcap, "data_dir: must not be empty");
+            return UV_EINVAL;
+        }
+        if (strcmp(key, "pg_user") == 0 && value[0] == '\0') {
+            snprintf(err, errcap, "pg_user: must not be empty");
+            return UV_EINVAL;
+        }
+        break;
+    case OPT_INT: {
+        int64_t v;
+        if (!str_parse_i64(value, o->min, o->max, &v)) {
+            snprintf(err, errcap, "%s: '%s' is not an integer between %ld and %ld", key, value,
+                     o->min, o->max);
+            return UV_EINVAL;
+        }
+        *(int *)field = (int)v;
+        break;
+    }
+    case OPT_LOGLEVEL:
+        if (!log_level_parse(value, (log_level_t *)field)) {
+            snprintf(err, errcap, "%s: '%s' is not one of debug, info, warn, error, off", key,
+                     value);
+            return UV_EINVAL;
+        }
+        break;
+    }
+    if (strcmp(key, "db") == 0)
+        cfg->db_external = value[0] != '\0';
+    cfg->source[idx] = src;
+    return 0;
+}
+
+/* Unquotes a "value" in place; returns NULL on an unterminated quote. */
+static char *unquote(char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || (v[0] != '"' && v[0] != '\''))
+        return v;
+    if (n < 2 || v[n - 1] != v[0])
+        return NULL;
+    v[n - 1] = '\0';
+    return v + 1;
+}
+
+int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap)
+{
+    /* Read once at start-up, before the loop serves anything; the size cap
+     * bounds the synchronous read. */
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, errcap, "config file %s: %s", path, strerror(e));
+        return -e;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    size_t total = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        total += strlen(line);
+        if (total > CONFIG_FILE_MAX_BYTES) {
+            snprintf(err, errcap, "config file %s: larger than %d bytes", path,
+                     CONFIG_FILE_MAX_BYTES);
+            rc = UV_E2BIG;
+            break;
+        }
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            snprintf(err, errcap, "%s:%d: line too long", path, lineno);
+            rc = UV_EINVAL;
+            break;
+        }
+        char *s = str_trim(line);
+        if (*s == '\0' || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (eq == NULL) {
+            snprintf(err, errcap, "%s:%d: expected 'key = value'", path, lineno);
+            rc = UV_EINVAL;
+            break;
+        }
+        *eq = '\0';
+        char *key = str_trim(s);
+        char *value = unquote(str_trim(eq + 1));
+        if (value == NULL) {
+            snprintf(err, errcap, "%s:%d: unterminated quote", path, lineno);
+            rc = UV_EINVAL;
+            break;
+        }
+        for (char *k = key; *k; k++)
+            if (*k == '-')
+                *k = '_';
+        char msg[CONFIG_ERR_MAX];
+        rc = config_set(cfg, key, value, CONFIG_SRC_FILE, msg, sizeof msg);
+        if (rc != 0) {
+            snprintf(err, errcap, "%s:%d: %s", path, lineno, msg);
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int config_load_env(config_t *cfg, char *err, size_t errcap)
+{
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const char *v = getenv(opts[i].env);
+        if (v == NULL && strcmp(opts[i].key, "db") == 0)
+            v = getenv("PARLEY_DB");
+        if (v == NULL)
+            continue;
+        char msg[CONFIG_ERR_MAX];
+        int rc = config_set(cfg, opts[i].key, v, CONFIG_SRC_ENV, msg, sizeof msg);
+        if (rc != 0) {
+            snprintf(err, errcap, "environment %s: %s", opts[i].env, msg);
+            return rc;
+        }
+    }
+    /* libpq's own variables select an external server too, unless a URL was
+     * given: libpq then reads them itself at connect time. */
+    size_t db_idx = 0;
+    opt_find("db", &db_idx);
+    if (cfg->source[db_idx] < CONFIG_SRC_ENV) {
+        static const char *const pgvars[] = {"PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE"};
+        for (size_t i = 0; i < sizeof pgvars / sizeof pgvars[0]; i++) {
+            if (getenv(pgvars[i]) != NULL) {
+                cfg->db_url[0] = '\0';
+                cfg->db_external = true;
+                cfg->source[db_idx] = CONFIG_SRC_ENV;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+void config_print_reference(FILE *out)
+{
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        char flag[64];
+        size_t k = 0;
+        for (const char *p = opts[i].key; *p && k < sizeof flag - 1; p++)
+            flag[k++] = *p == '_' ? '-' : *p;
+        flag[k] = '\0';
+        char head[96];
+        snprintf(head, sizeof head, "--%s %s", flag, opts[i].arg);
+        fprintf(out, "  %-30s %s\n  %-30s env %s; default %s\n", head, opts[i].help, "",
+                opts[i].env, opts[i].def);
+    }
+}

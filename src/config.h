@@ -1,0 +1,85 @@
+/* config: the daemon's settings, their defaults, and where each came from.
+ *
+ * Every setting has one key (also its config-file key), one long flag
+ * ("--" + key with '_' as '-') and one environment variable (PARLEY_ + KEY,
+ * plus DATABASE_URL and the libpq PG* variables for the database).
+ * Precedence: flags > environment > file > defaults. The config file is
+ * lines of "key = value"; '#' starts a comment; values may be "quoted". */
+#ifndef PARLEY_CONFIG_H
+#define PARLEY_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/log.h"
+
+#define CONFIG_PATH_MAX 1024
+#define CONFIG_URL_MAX  2048
+#define CONFIG_ERR_MAX  512
+
+/* Limits; each has a config key of the same name in lower case. */
+#define CONFIG_DEFAULT_DB_POOL_SIZE          4
+#define CONFIG_DEFAULT_DB_RO_POOL_SIZE       4
+#define CONFIG_DEFAULT_DB_QUEUE_MAX          1024
+#define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS   30000
+#define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS 10000
+#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS   8000
+#define CONFIG_DEFAULT_PG_START_TIMEOUT_S    60
+#define CONFIG_FILE_MAX_BYTES                (64 * 1024)
+
+typedef enum {
+    CONFIG_SRC_DEFAULT = 0,
+    CONFIG_SRC_FILE,
+    CONFIG_SRC_ENV,
+    CONFIG_SRC_FLAG,
+} config_source_t;
+
+typedef struct config_s {
+    char data_dir[CONFIG_PATH_MAX];
+    char config_file[CONFIG_PATH_MAX]; /* "" when none */
+    /* db_url: "" and !db_external means the embedded cluster. db_external
+     * with an empty db_url means "libpq's PG* environment variables". */
+    char db_url[CONFIG_URL_MAX];
+    bool db_external;
+    char db_ro_url[CONFIG_URL_MAX]; /* "" = db_url with read-only sessions */
+    log_level_t log_level;
+    char pg_user[64];
+    char pg_bindir[CONFIG_PATH_MAX];
+    int pg_start_timeout_s;
+    int db_pool_size;
+    int db_ro_pool_size;
+    int db_queue_max;
+    int db_query_timeout_ms;
+    int db_connect_timeout_ms;
+    int shutdown_timeout_ms;
+    config_source_t source[16]; /* per key, indexed like the key table */
+} config_t;
+
+/* Fills every field with its default. Returns 0, or UV_EINVAL with err set
+ * when no default data directory can be derived (no HOME). */
+int config_init(config_t *cfg, char *err, size_t errcap);
+
+/* Sets key to value (value parsed and range-checked). Returns 0, or
+ * UV_EINVAL / UV_ENOENT (unknown key) with a message in err. */
+int config_set(config_t *cfg, const char *key, const char *value, config_source_t src, char *err,
+               size_t errcap);
+
+/* Applies a config file. Returns 0 or a negative code with err naming the
+ * file and line. */
+int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap);
+
+/* Applies PARLEY_* variables, DATABASE_URL and the libpq PG* variables. */
+int config_load_env(config_t *cfg, char *err, size_t errcap);
+
+/* The source that set key, for diagnostics and tests; -1 if no such key. */
+int config_source_of(const config_t *cfg, const char *key);
+const char *config_source_name(config_source_t src);
+
+/* True when key names a setting (used by the flag parser). */
+__attribute__((warn_unused_result)) bool config_has_key(const char *key);
+
+/* Writes the settings reference (key, flag, env, default, meaning). */
+void config_print_reference(FILE *out);
+
+#endif

@@ -1,0 +1,88 @@
+/* migrate: applies the embedded schema migrations (see migrate.h). */
+#include "db/migrate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/strutil.h"
+
+static const char sql_lock[] = "SELECT pg_advisory_xact_lock($1::bigint)";
+static const char sql_table[] = "CREATE TABLE IF NOT EXISTS schema_version ("
+                                " version integer PRIMARY KEY,"
+                                " name text NOT NULL,"
+                                " applied_at timestamptz NOT NULL DEFAULT now())";
+static const char sql_func[] =
+    "CREATE OR REPLACE FUNCTION pg_temp.parley_migrate(v integer, n text, body text)"
+    " RETURNS boolean LANGUAGE plpgsql AS $fn$"
+    " BEGIN"
+    "   IF EXISTS (SELECT 1 FROM schema_version WHERE version = v) THEN RETURN false; END IF;"
+    "   EXECUTE body;"
+    "   INSERT INTO schema_version (version, name) VALUES (v, n);"
+    "   RETURN true;"
+    " END $fn$";
+static const char sql_apply[] = "SELECT pg_temp.parley_migrate($1::integer, $2, $3)";
+static const char sql_version[] = "SELECT coalesce(max(version), 0) FROM schema_version";
+
+int migrate_latest_version(void)
+{
+    return migrations_count > 0 ? migrations[migrations_count - 1].version : 0;
+}
+
+static void migrate_done(pg_query_t *q, int status)
+{
+    migrate_t *m = q->data;
+    m->applied = 0;
+    m->schema_version = 0;
+    m->error[0] = '\0';
+    if (status == 0) {
+        for (int i = 0; i < migrations_count; i++) {
+            PGresult *r = q->results[3 + i];
+            if (r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0) {
+                m->applied++;
+                log_info("migrate", "applied migration %03d_%s", migrations[i].version,
+                         migrations[i].name);
+            }
+        }
+        PGresult *r = q->results[q->nstmts - 1];
+        if (r && PQntuples(r) == 1)
+            m->schema_version = atoi(PQgetvalue(r, 0, 0));
+        if (m->schema_version > migrate_latest_version())
+            log_warn("migrate", "database schema version %d is newer than this parleyd knows (%d)",
+                     m->schema_version, migrate_latest_version());
+    } else {
+        /* Name the migration that failed when the server says which. */
+        snprintf(m->error, sizeof m->error, "migration failed: %.400s (SQLSTATE %s)", q->error,
+                 q->sqlstate[0] ? q->sqlstate : "none");
+    }
+    pg_query_release(q);
+    m->cb(m, status);
+}
+
+int migrate_start(migrate_t *m, pg_pool_t *pool)
+{
+    if (migrations_count > MIGRATE_MAX)
+        return UV_E2BIG;
+    int n = 0;
+    m->lock_param[0] = MIGRATE_LOCK_KEY;
+    m->stmts[n++] = (pg_stmt_t){.sql = sql_lock, .nparams = 1, .params = m->lock_param};
+    m->stmts[n++] = (pg_stmt_t){.sql = sql_table};
+    m->stmts[n++] = (pg_stmt_t){.sql = sql_func};
+    for (int i = 0; i < migrations_count; i++) {
+        snprintf(m->versions[i], sizeof m->versions[i], "%d", migrations[i].version);
+        m->params[i][0] = m->versions[i];
+        m->params[i][1] = migrations[i].name;
+        m->params[i][2] = migrations[i].sql;
+        m->stmts[n++] = (pg_stmt_t){.sql = sql_apply, .nparams = 3, .params = m->params[i]};
+    }
+    m->stmts[n++] = (pg_stmt_t){.sql = sql_version};
+    memset(&m->query, 0, sizeof m->query);
+    m->query.stmts = m->stmts;
+    m->query.nstmts = n;
+    /* The pool's db_query_timeout_ms bounds the run, queue wait included:
+     * raise it for migrations of a large store. */
+    m->query.cb = migrate_done;
+    m->query.data = m;
+    return pg_pool_submit(pool, &m->query);
+}

@@ -1,0 +1,54 @@
+/* migrate: the schema migrations embedded in the binary (src/db/migrations/
+ * NNN_name.sql, see cmake/embed_migrations.cmake) and the runner that
+ * applies the missing ones.
+ *
+ * A run is one pipelined implicit transaction on the read-write pool: take
+ * an advisory lock (so daemons starting together on one database apply each
+ * migration exactly once), create schema_version if needed, then for each
+ * embedded migration call a session-temporary function that executes its
+ * SQL and records it unless schema_version already has it. The SQL travels
+ * as a bind parameter; nothing is spliced into statement text. */
+#ifndef PARLEY_DB_MIGRATE_H
+#define PARLEY_DB_MIGRATE_H
+
+#include "db/pool.h"
+
+/* Advisory lock key held while migrating ("parley" in ASCII). */
+#define MIGRATE_LOCK_KEY "112568754006393"
+#define MIGRATE_MAX      (PG_QUERY_MAX_STMTS - 8)
+
+typedef struct migration_s {
+    int version;
+    const char *name;
+    const char *sql;
+} migration_t;
+
+extern const migration_t migrations[];
+extern const int migrations_count;
+
+typedef struct migrate_s migrate_t;
+typedef void (*migrate_cb)(migrate_t *m, int status);
+
+struct migrate_s {
+    migrate_cb cb; /* set by the caller */
+    void *data;
+    /* Results, valid in cb. */
+    int applied;        /* migrations applied by this run */
+    int schema_version; /* highest version recorded in the database */
+    char error[PG_QUERY_ERROR_MAX];
+    /* Private. */
+    pg_query_t query;
+    pg_stmt_t stmts[PG_QUERY_MAX_STMTS];
+    char versions[MIGRATE_MAX][12];
+    const char *params[MIGRATE_MAX][3];
+    const char *lock_param[1];
+};
+
+/* Starts a run on pool. Returns 0 (m->cb runs once with 0 or a negative
+ * code and m->error) or a negative code from pg_pool_submit. */
+int migrate_start(migrate_t *m, pg_pool_t *pool);
+
+/* The highest embedded version. */
+int migrate_latest_version(void);
+
+#endif

@@ -1,0 +1,137 @@
+/* pool: a bounded pool of asynchronous libpq connections on the libuv loop.
+ *
+ * Each connection is driven by a uv_poll on PQsocket: connect with
+ * PQconnectStartParams/PQconnectPoll (host names are resolved first with
+ * uv_getaddrinfo, so libpq never blocks on DNS), queries with
+ * PQsendQueryParams / PQsendQueryPrepared, several statements of one query
+ * in pipeline mode (one round trip; they run as one implicit transaction).
+ * Queries wait in a FIFO of at most queue_max entries; past it
+ * pg_pool_submit answers UV_EBUSY at once. Each query has a deadline (queue
+ * wait included); at the deadline a running query is cancelled on the
+ * server (PQcancel on the thread pool, never on the loop). A connection
+ * that breaks fails its query with UV_ECONNRESET and reconnects with
+ * exponential backoff; queued queries wait for it until their deadline.
+ *
+ * A read-only pool sets default_transaction_read_only on every session. */
+#ifndef PARLEY_DB_POOL_H
+#define PARLEY_DB_POOL_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "db/conninfo.h"
+#include "util/queue.h"
+
+#define PG_POOL_MAX_CONNS  256
+#define PG_QUERY_MAX_STMTS 64
+#define PG_QUERY_ERROR_MAX 512
+/* Reconnect backoff: starts here, doubles, capped, with +-25% jitter. */
+#define PG_BACKOFF_MIN_MS 100
+#define PG_BACKOFF_MAX_MS 5000
+/* After a cancel request, how long a query may take to stop before its
+ * connection is dropped. */
+#define PG_CANCEL_GRACE_MS 2000
+
+typedef struct pg_pool_s pg_pool_t;
+typedef struct pg_query_s pg_query_t;
+typedef struct pg_conn_s pg_conn_t;
+
+/* Called once per submitted query. status: 0, UV_EIO (the server reported
+ * an error: see q->sqlstate and q->error), UV_ETIMEDOUT, UV_ECONNRESET
+ * (connection lost while running), UV_ECANCELED (pg_query_cancel or pool
+ * closing). The results stay valid until pg_query_release(). */
+typedef void (*pg_query_cb)(pg_query_t *q, int status);
+
+/* Notification from LISTEN (see listen.h). */
+typedef void (*pg_notify_cb)(pg_pool_t *pool, const char *channel, const char *payload);
+typedef void (*pg_pool_close_cb)(pg_pool_t *pool);
+
+typedef struct pg_stmt_s {
+    const char *sql;
+    /* Name of a prepared statement: prepared once per connection, then
+     * executed by name. NULL: sent with PQsendQueryParams. */
+    const char *name;
+    int nparams;
+    const char *const *params; /* text format; NULL element = SQL NULL */
+} pg_stmt_t;
+
+struct pg_query_s {
+    /* Set by the caller; borrowed until the callback. */
+    const pg_stmt_t *stmts;
+    int nstmts;          /* 1..PG_QUERY_MAX_STMTS */
+    uint32_t timeout_ms; /* 0: the pool's default */
+    pg_query_cb cb;
+    void *data;
+
+    /* Set by the pool before the callback. */
+    PGresult **results; /* nstmts entries; NULL where none */
+    char sqlstate[6];
+    char error[PG_QUERY_ERROR_MAX];
+
+    /* Private. */
+    queue_node_t node;
+    pg_pool_t *pool;
+    pg_conn_t *conn;
+    uint64_t deadline; /* uv_now() ms */
+    int state;
+    bool cancel_requested;
+    bool timed_out;
+};
+
+typedef struct pg_pool_config_s {
+    const char *name; /* log tag: "db" or "db-ro" */
+    int size;
+    int queue_max;
+    uint32_t query_timeout_ms;
+    uint32_t connect_timeout_ms;
+    bool read_only;
+    /* Statements run on every new connection before it takes queries
+     * (LISTEN, SET). NULL-terminated; borrowed for the pool's life. */
+    const char *const *setup_sql;
+    pg_notify_cb on_notify;
+} pg_pool_config_t;
+
+typedef struct pg_pool_stats_s {
+    int conns_ready; /* connected, idle */
+    int conns_busy;  /* running a query */
+    int conns_down;  /* connecting or waiting to reconnect */
+    int queued;      /* waiting for a connection */
+    uint64_t submitted, completed, failed, rejected_busy, reconnects;
+} pg_pool_stats_t;
+
+/* Creates a pool and starts connecting. conninfo is copied. Returns 0 and
+ * *out, or a negative code (UV_EINVAL, UV_ENOMEM) with err set. */
+int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_t *conninfo,
+                pg_pool_t **out, char *err, size_t errcap);
+
+/* Queues q. Returns 0 (q->cb will run once, never from inside this call),
+ * UV_EBUSY (queue full), UV_EINVAL (bad statement count) or UV_ECANCELED
+ * (pool closing); on an error the callback does not run. */
+__attribute__((warn_unused_result)) int pg_pool_submit(pg_pool_t *pool, pg_query_t *q);
+
+/* Stops q: a queued query is answered UV_ECANCELED at once; a running one
+ * is cancelled on the server and answered UV_ECANCELED when it stops. */
+void pg_query_cancel(pg_query_t *q);
+
+/* Frees q's results (not q itself). Safe on a query never run. */
+void pg_query_release(pg_query_t *q);
+
+/* Fails queued queries with UV_ECANCELED, drops the connections (running
+ * queries are answered UV_ECANCELED) and calls cb once every handle is
+ * closed; the pool is freed after cb returns. */
+void pg_pool_close(pg_pool_t *pool, pg_pool_close_cb cb);
+
+void pg_pool_stats(const pg_pool_t *pool, pg_pool_stats_t *out);
+
+/* The last connection error (for "database unavailable" messages), or "". */
+const char *pg_pool_last_error(const pg_pool_t *pool);
+
+/* True when nothing is queued or running. */
+__attribute__((warn_unused_result)) bool pg_pool_is_idle(const pg_pool_t *pool);
+
+void *pg_pool_get_data(const pg_pool_t *pool);
+void pg_pool_set_data(pg_pool_t *pool, void *data);
+
+#endif

@@ -1,0 +1,39 @@
+/* main: entry point of parleyd: parse the command line, resolve the
+ * configuration, run the command. Exit status 0 ok, 1 runtime error,
+ * 2 usage error (see cli.h), 3 forced exit on a second signal. */
+#include <signal.h>
+#include <stdio.h>
+
+#include "app.h"
+#include "cli.h"
+#include "util/log.h"
+
+int main(int argc, char **argv)
+{
+    /* A peer that goes away must surface as EPIPE, never kill the daemon. */
+    signal(SIGPIPE, SIG_IGN);
+
+    cli_t cli;
+    char err[CONFIG_ERR_MAX];
+    if (cli_parse(argc, argv, &cli, err, sizeof err) != 0) {
+        fprintf(stderr, "parleyd: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    switch (cli.command) {
+    case CLI_CMD_HELP:
+        cli_print_help(stdout);
+        return 0;
+    case CLI_CMD_VERSION:
+        cli_print_version(stdout);
+        return 0;
+    default:
+        break;
+    }
+    config_t cfg;
+    if (cli_load_config(&cli, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "parleyd: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    log_set_level(cfg.log_level);
+    return app_run(&cfg, cli.command);
+}

@@ -1,0 +1,29 @@
+/* strutil: small string and number helpers shared by every layer: bounded
+ * copies, trimming, strict integer parsing. No allocation unless stated. */
+#ifndef PARLEY_UTIL_STRUTIL_H
+#define PARLEY_UTIL_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies src into dst (capacity cap > 0), always NUL-terminated. Returns
+ * false when src did not fit (dst then holds a truncated copy). */
+__attribute__((warn_unused_result)) bool str_copy(char *dst, size_t cap, const char *src);
+
+/* Formats into dst like snprintf; false when the result was truncated. */
+__attribute__((warn_unused_result, format(printf, 3, 4))) bool str_fmt(char *dst, size_t cap,
+                                                                       const char *fmt, ...);
+
+/* Trims ASCII whitespace in place; returns the start of the trimmed text. */
+char *str_trim(char *s);
+
+/* Parses a whole string as a base-10 integer in [min, max]. Leading or
+ * trailing garbage, overflow and empty strings are refused. */
+__attribute__((warn_unused_result)) bool str_parse_i64(const char *s, int64_t min, int64_t max,
+                                                       int64_t *out);
+
+/* true/false, yes/no, on/off, 1/0 (case-insensitive). */
+__attribute__((warn_unused_result)) bool str_parse_bool(const char *s, bool *out);
+
+#endif

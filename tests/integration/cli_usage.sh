@@ -1,0 +1,37 @@
+# cli_usage: --help, --version, usage errors exit 2 with a clear message,
+# bad config files and values name what is wrong.
+source "$(dirname "$0")/lib.sh"
+
+out=$("$PARLEYD" --help)
+grep -q "Usage: parleyd" <<<"$out" || fail "--help lacks usage"
+grep -q -- "--data-dir" <<<"$out" || fail "--help lacks --data-dir"
+"$PARLEYD" --version | grep -qE '^parleyd [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
+"$PARLEYD" help >/dev/null || fail "help command"
+
+expect_usage() { # expect_usage PATTERN ARGS...
+  local pat=$1; shift
+  local rc=0 err
+  err=$("$PARLEYD" "$@" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" = 2 ] || fail "'$*' exited $rc, expected 2"
+  grep -q -- "$pat" <<<"$err" || fail "'$*' said '$err', expected '$pat'"
+  # Nothing on stdout, ever, for errors (stdout belongs to MCP).
+  [ -z "$("$PARLEYD" "$@" 2>/dev/null)" ] || fail "'$*' wrote to stdout"
+}
+expect_usage "unknown option '--bogus'" --bogus
+expect_usage "unknown command 'frobnicate'" frobnicate
+expect_usage "needs a value" serve --data-dir
+expect_usage "not an integer between 1 and 256" serve --db-pool-size 0
+expect_usage "not one of debug" --log-level loud serve
+echo "nonsense line" >"$TMP/bad.conf"
+expect_usage "bad.conf:1: expected 'key = value'" --config "$TMP/bad.conf"
+expect_usage "No such file" --config "$TMP/missing.conf"
+PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
+expect_usage "bad database URL" migrate --db "host='unterminated" && true
+
+# The README documents every option --help lists.
+README=$(dirname "$0")/../../README.md
+for flag in $(grep -oE -- '--[a-z][a-z-]+' <<<"$out" | sort -u); do
+  grep -q -- "$flag" "$README" || fail "README does not document $flag"
+done
+
+echo "cli_usage: ok"

@@ -1,0 +1,360 @@
+/* Tests for db/pool against the shared throw-away PostgreSQL: parameters,
+ * pipelines and prepared statements, errors, the bounded wait queue,
+ * deadlines, cancellation, read-only sessions, lost connections, sessions
+ * left inside a transaction, asynchronous DNS failure, and closing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/pool.h"
+#include "testutil.h"
+
+typedef struct {
+    bool done;
+    int status;
+    char value[256];
+    char sqlstate[6];
+    char error[PG_QUERY_ERROR_MAX];
+    int ntuples;
+    char values[4][32]; /* first cell of each statement's result */
+} result_t;
+
+static void on_done(pg_query_t *q, int status)
+{
+    result_t *r = q->data;
+    r->done = true;
+    r->status = status;
+    strcpy(r->sqlstate, q->sqlstate);
+    strcpy(r->error, q->error);
+    for (int i = 0; i < q->nstmts && i < 4; i++)
+        if (status == 0 && q->results[i] && PQntuples(q->results[i]) > 0)
+            snprintf(r->values[i], sizeof r->values[i], "%s", PQgetvalue(q->results[i], 0, 0));
+    PGresult *last = q->results[q->nstmts - 1];
+    if (status == 0 && last && PQntuples(last) > 0) {
+        r->ntuples = PQntuples(last);
+        snprintf(r->value, sizeof r->value, "%s", PQgetvalue(last, 0, 0));
+    }
+    pg_query_release(q);
+}
+
+typedef struct {
+    uv_loop_t loop;
+    pg_pool_t *pool;
+} fixture_t;
+
+static pg_pool_t *make_pool(uv_loop_t *loop, int size, int queue_max, bool read_only,
+                            const char *host)
+{
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, NULL);
+    if (host)
+        assert_int_equal(pg_conninfo_set(&ci, "host", host), 0);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = size,
+                            .queue_max = queue_max,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .read_only = read_only};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    return p;
+}
+
+static bool closed;
+static void on_closed(pg_pool_t *p)
+{
+    (void)p;
+    closed = true;
+}
+
+static void close_pool(uv_loop_t *loop, pg_pool_t *p)
+{
+    closed = false;
+    pg_pool_close(p, on_closed);
+    test_run_until(loop, &closed, 5000);
+}
+
+/* Submits one statement and runs the loop until it is answered. */
+static void run1(uv_loop_t *loop, pg_pool_t *p, result_t *r, const char *sql, int nparams,
+                 const char *const *params, uint32_t timeout_ms)
+{
+    pg_stmt_t st = {.sql = sql, .nparams = nparams, .params = params};
+    pg_query_t q = {.stmts = &st, .nstmts = 1, .cb = on_done, .data = r, .timeout_ms = timeout_ms};
+    memset(r, 0, sizeof *r);
+    assert_int_equal(pg_pool_submit(p, &q), 0);
+    assert_false(r->done); /* never answered from inside submit */
+    test_run_until(loop, &r->done, 20000);
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 2, 16, false, NULL);
+    result_t r;
+    const char *params[] = {"20", "22", NULL};
+    run1(&loop, p, &r, "SELECT $1::int + $2::int, $3::text IS NULL", 3, params, 0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "42");
+    /* Text that would break SQL if spliced is just a value. */
+    const char *evil[] = {"'); DROP TABLE x; --"};
+    run1(&loop, p, &r, "SELECT length($1)", 1, evil, 0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "20");
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_pipeline_and_prepared(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 16, false, NULL);
+    const char *one[] = {"1"};
+    const char *two[] = {"2"};
+    for (int round = 0; round < 3; round++) {
+        /* The same prepared name twice in one pipeline, then again in later
+         * rounds when it already exists on the session. */
+        pg_stmt_t st[3] = {
+            {.sql = "SELECT $1::int * 10", .name = "times10", .nparams = 1, .params = one},
+            {.sql = "SELECT $1::int * 10", .name = "times10", .nparams = 1, .params = two},
+            {.sql = "SELECT 'last'"},
+        };
+        result_t r = {0};
+        pg_query_t q = {.stmts = st, .nstmts = 3, .cb = on_done, .data = &r};
+        assert_int_equal(pg_pool_submit(p, &q), 0);
+        test_run_until(&loop, &r.done, 10000);
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.values[0], "10");
+        assert_string_equal(r.values[1], "20");
+        assert_string_equal(r.value, "last");
+    }
+    pg_pool_stats_t s;
+    pg_pool_stats(p, &s);
+    assert_int_equal(s.completed, 3);
+    assert_int_equal(s.failed, 0);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_errors_and_atomic_pipeline(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 16, false, NULL);
+    result_t r;
+    run1(&loop, p, &r, "SELEC 1", 0, NULL, 0);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "42601");
+    assert_non_null(strstr(r.error, "syntax error"));
+    run1(&loop, p, &r, "SELECT 1/0", 0, NULL, 0);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "22012");
+
+    run1(&loop, p, &r, "CREATE TEMP TABLE IF NOT EXISTS t_atomic (v int)", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    /* A pipeline is one implicit transaction: the insert is undone. */
+    pg_stmt_t st[2] = {{.sql = "INSERT INTO t_atomic VALUES (1)"}, {.sql = "SELECT 1/0"}};
+    pg_query_t q = {.stmts = st, .nstmts = 2, .cb = on_done, .data = &r};
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pg_pool_submit(p, &q), 0);
+    test_run_until(&loop, &r.done, 10000);
+    assert_int_equal(r.status, UV_EIO);
+    run1(&loop, p, &r, "SELECT count(*) FROM t_atomic", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "0");
+
+    /* Bad submissions are refused at once. */
+    pg_query_t bad = {.stmts = st, .nstmts = 0, .cb = on_done};
+    assert_int_equal(pg_pool_submit(p, &bad), UV_EINVAL);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_queue_full(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 2, false, NULL);
+    /* Wait for the connection so the first query runs at once. */
+    result_t warm;
+    run1(&loop, p, &warm, "SELECT 1", 0, NULL, 0);
+
+    pg_stmt_t slow = {.sql = "SELECT pg_sleep(0.3)"};
+    pg_stmt_t fast = {.sql = "SELECT 1"};
+    result_t r[4] = {0};
+    pg_query_t q[4] = {
+        {.stmts = &slow, .nstmts = 1, .cb = on_done, .data = &r[0]},
+        {.stmts = &fast, .nstmts = 1, .cb = on_done, .data = &r[1]},
+        {.stmts = &fast, .nstmts = 1, .cb = on_done, .data = &r[2]},
+        {.stmts = &fast, .nstmts = 1, .cb = on_done, .data = &r[3]},
+    };
+    assert_int_equal(pg_pool_submit(p, &q[0]), 0); /* running */
+    assert_int_equal(pg_pool_submit(p, &q[1]), 0); /* queued */
+    assert_int_equal(pg_pool_submit(p, &q[2]), 0); /* queued */
+    assert_int_equal(pg_pool_submit(p, &q[3]), UV_EBUSY);
+    pg_pool_stats_t s;
+    pg_pool_stats(p, &s);
+    assert_int_equal(s.queued, 2);
+    assert_int_equal(s.rejected_busy, 1);
+    test_run_until(&loop, &r[2].done, 10000);
+    assert_true(r[0].done && r[1].done);
+    assert_int_equal(r[0].status, 0);
+    assert_int_equal(r[2].status, 0);
+    assert_true(pg_pool_is_idle(p));
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_timeout_and_cancel(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, false, NULL);
+    result_t r;
+    uint64_t t0 = uv_now(&loop);
+    run1(&loop, p, &r, "SELECT pg_sleep(30)", 0, NULL, 300);
+    assert_int_equal(r.status, UV_ETIMEDOUT);
+    assert_true(uv_now(&loop) - t0 < 5000);
+    /* The session is usable again. */
+    run1(&loop, p, &r, "SELECT 'after'", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "after");
+
+    /* Cancel a running query and a queued one. */
+    pg_stmt_t slow = {.sql = "SELECT pg_sleep(30)"};
+    pg_stmt_t fast = {.sql = "SELECT 1"};
+    result_t a = {0}, b = {0};
+    pg_query_t qa = {.stmts = &slow, .nstmts = 1, .cb = on_done, .data = &a};
+    pg_query_t qb = {.stmts = &fast, .nstmts = 1, .cb = on_done, .data = &b};
+    assert_int_equal(pg_pool_submit(p, &qa), 0);
+    assert_int_equal(pg_pool_submit(p, &qb), 0);
+    test_run_for(&loop, 100);
+    pg_query_cancel(&qb);
+    assert_true(b.done);
+    assert_int_equal(b.status, UV_ECANCELED);
+    pg_query_cancel(&qa);
+    test_run_until(&loop, &a.done, 5000);
+    assert_int_equal(a.status, UV_ECANCELED);
+    run1(&loop, p, &r, "SELECT 'still fine'", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_read_only(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, true, NULL);
+    result_t r;
+    run1(&loop, p, &r, "CREATE TABLE ro_should_fail (v int)", 0, NULL, 0);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "25006"); /* read_only_sql_transaction */
+    run1(&loop, p, &r, "SELECT current_setting('default_transaction_read_only')", 0, NULL, 0);
+    assert_string_equal(r.value, "on");
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_connection_lost_and_transaction_left_open(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, false, NULL);
+    result_t r;
+    run1(&loop, p, &r, "SELECT pg_backend_pid()", 0, NULL, 0);
+    char pid[32];
+    strcpy(pid, r.value);
+    /* Kill the session from outside while it runs a query. */
+    pg_stmt_t slow = {.sql = "SELECT pg_sleep(30)"};
+    result_t a = {0};
+    pg_query_t qa = {.stmts = &slow, .nstmts = 1, .cb = on_done, .data = &a};
+    assert_int_equal(pg_pool_submit(p, &qa), 0);
+    test_run_for(&loop, 200);
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%s)", pid);
+    test_pg_exec(sql);
+    test_run_until(&loop, &a.done, 5000);
+    assert_int_equal(a.status, UV_ECONNRESET);
+    assert_true(strlen(a.error) > 0);
+    /* The pool reconnects by itself. */
+    run1(&loop, p, &r, "SELECT pg_backend_pid()", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    assert_string_not_equal(r.value, pid);
+    strcpy(pid, r.value);
+
+    /* A BEGIN without COMMIT never leaks into the next query. */
+    run1(&loop, p, &r, "BEGIN", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    run1(&loop, p, &r, "SELECT now() = statement_timestamp(), pg_backend_pid()", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    pg_pool_stats_t s;
+    pg_pool_stats(p, &s);
+    assert_true(s.reconnects >= 2);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_dns_failure_is_async_and_reported(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, false, "no-such-host.invalid");
+    result_t r;
+    run1(&loop, p, &r, "SELECT 1", 0, NULL, 1500);
+    assert_int_equal(r.status, UV_ETIMEDOUT);
+    if (strstr(r.error, "no-such-host.invalid") == NULL)
+        fail_msg("error does not name the host: %s", r.error);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+static void test_close_fails_queued(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, false, NULL);
+    pg_stmt_t slow = {.sql = "SELECT pg_sleep(30)"};
+    result_t r[3] = {0};
+    pg_query_t q[3];
+    for (int i = 0; i < 3; i++) {
+        q[i] = (pg_query_t){.stmts = &slow, .nstmts = 1, .cb = on_done, .data = &r[i]};
+        assert_int_equal(pg_pool_submit(p, &q[i]), 0);
+    }
+    test_run_for(&loop, 200);
+    closed = false;
+    pg_pool_close(p, on_closed);
+    for (int i = 0; i < 3; i++) {
+        assert_true(r[i].done);
+        assert_int_equal(r[i].status, UV_ECANCELED);
+    }
+    test_run_until(&loop, &closed, 5000);
+    test_loop_close(&loop);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_pipeline_and_prepared),
+        cmocka_unit_test(test_errors_and_atomic_pipeline),
+        cmocka_unit_test(test_queue_full),
+        cmocka_unit_test(test_timeout_and_cancel),
+        cmocka_unit_test(test_read_only),
+        cmocka_unit_test(test_connection_lost_and_transaction_left_open),
+        cmocka_unit_test(test_dns_failure_is_async_and_reported),
+        cmocka_unit_test(test_close_fails_queued),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

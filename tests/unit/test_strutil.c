@@ -1,0 +1,59 @@
+/* Tests for util/strutil: bounded copies, trimming, strict parsing. */
+#include "testutil.h"
+#include "util/strutil.h"
+
+static void test_copy(void **state)
+{
+    (void)state;
+    char buf[4];
+    assert_true(str_copy(buf, sizeof buf, "abc"));
+    assert_string_equal(buf, "abc");
+    assert_false(str_copy(buf, sizeof buf, "abcd"));
+    assert_string_equal(buf, "abc");
+    assert_true(str_fmt(buf, sizeof buf, "%d", 123));
+    assert_false(str_fmt(buf, sizeof buf, "%d", 1234));
+}
+
+static void test_trim(void **state)
+{
+    (void)state;
+    char s[] = "  \t key = v \n";
+    assert_string_equal(str_trim(s), "key = v");
+    char e[] = "   ";
+    assert_string_equal(str_trim(e), "");
+}
+
+static void test_parse_i64(void **state)
+{
+    (void)state;
+    int64_t v;
+    assert_true(str_parse_i64("42", 0, 100, &v));
+    assert_int_equal(v, 42);
+    assert_true(str_parse_i64("-5", -10, 10, &v));
+    assert_int_equal(v, -5);
+    assert_false(str_parse_i64("101", 0, 100, &v));
+    assert_false(str_parse_i64("4x", 0, 100, &v));
+    assert_false(str_parse_i64("", 0, 100, &v));
+    assert_false(str_parse_i64(" 4", 0, 100, &v));
+    assert_false(str_parse_i64("99999999999999999999", 0, INT64_MAX, &v));
+}
+
+static void test_parse_bool(void **state)
+{
+    (void)state;
+    bool b;
+    assert_true(str_parse_bool("YES", &b) && b);
+    assert_true(str_parse_bool("off", &b) && !b);
+    assert_false(str_parse_bool("maybe", &b));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_trim),
+        cmocka_unit_test(test_parse_i64),
+        cmocka_unit_test(test_parse_bool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
