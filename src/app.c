@@ -10,6 +10,7 @@
 #include "app.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,10 +20,15 @@
 #include "db/listen.h"
 #include "db/migrate.h"
 #include "db/pool.h"
+#include "mcp/server.h"
+#include "transport/conn.h"
+#include "transport/endpoint.h"
+#include "transport/listener.h"
 #include "util/log.h"
 
 #define APP_TAG           "main"
 #define APP_DRAIN_POLL_MS 50
+#define APP_MAX_ENDPOINTS 16
 
 typedef enum {
     APP_STARTING = 0,
@@ -46,6 +52,14 @@ typedef struct app_s {
     pg_listen_t *listen;
     int closing_parts; /* pools and listener still closing */
     migrate_t mig;
+    /* MCP serving */
+    bool mcp_started;
+    bool mcp_closing;
+    int mcp_parts; /* listeners, stdio and the server still closing */
+    mcp_server_t mcp;
+    listener_t *listeners[APP_MAX_ENDPOINTS];
+    int nlisteners;
+    conn_t *stdio;
 } app_t;
 
 static void app_shutdown(app_t *a, int exit_code);
@@ -130,20 +144,64 @@ static void app_close_parts(app_t *a)
 
 static bool app_idle(const app_t *a)
 {
-    return (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
+    return (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
+           (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
+}
+
+static void app_mcp_part_closed(app_t *a)
+{
+    if (--a->mcp_parts == 0)
+        app_close_parts(a);
+}
+
+static void listener_closed(listener_t *l)
+{
+    app_mcp_part_closed(l->data);
+}
+
+static void mcp_closed(mcp_server_t *srv)
+{
+    app_mcp_part_closed(srv->app);
+}
+
+/* Closes the MCP side (listeners, stdio, sessions: calls still running are
+ * cancelled), then the database parts. */
+static void app_close_mcp(app_t *a)
+{
+    uv_timer_stop(&a->drain_timer);
+    if (!a->mcp_started) {
+        app_close_parts(a);
+        return;
+    }
+    if (a->mcp_closing)
+        return;
+    a->mcp_closing = true;
+    a->mcp_parts = 1; /* held until every close is issued */
+    for (int i = 0; i < a->nlisteners; i++) {
+        a->mcp_parts++;
+        listener_close(a->listeners[i], listener_closed);
+    }
+    a->nlisteners = 0;
+    if (a->stdio) {
+        a->mcp_parts++;
+        conn_close(a->stdio);
+    }
+    a->mcp_parts++;
+    mcp_server_close(&a->mcp, mcp_closed);
+    app_mcp_part_closed(a);
 }
 
 static void drain_cb(uv_timer_t *t)
 {
     app_t *a = t->data;
     if (app_idle(a)) {
-        app_close_parts(a);
+        app_close_mcp(a);
         return;
     }
     if (uv_now(&a->loop) >= a->drain_deadline) {
         log_warn(APP_TAG, "in-flight work did not finish within %d ms; cancelling it",
                  a->cfg->shutdown_timeout_ms);
-        app_close_parts(a);
+        app_close_mcp(a);
     }
 }
 
@@ -160,6 +218,8 @@ static void app_shutdown(app_t *a, int exit_code)
         return;
     }
     a->state = APP_DRAINING;
+    if (a->mcp_started)
+        a->mcp.closing = true; /* no new sessions */
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -182,6 +242,139 @@ static void on_notify(pg_listen_t *l, const char *channel, const char *payload)
 {
     (void)l;
     log_debug("listen", "notification on %s: %.200s", channel, payload);
+}
+
+static void stdio_closed(conn_t *c)
+{
+    app_t *a = c->data;
+    conn_free(c);
+    free(c);
+    a->stdio = NULL;
+    if (a->mcp_closing) {
+        app_mcp_part_closed(a);
+        return;
+    }
+    log_info(APP_TAG, "stdin ended: shutting down");
+    app_shutdown(a, APP_EXIT_OK);
+}
+
+static int app_start_stdio(app_t *a, char *err, size_t errcap)
+{
+    conn_t *c = malloc(sizeof *c);
+    if (c == NULL || conn_init(c, &a->loop, &a->mcp, "stdio", stdio_closed, a) != 0) {
+        free(c);
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    a->stdio = c;
+    int rc = conn_open_fd(c, 0, true);
+    if (rc == 0)
+        rc = conn_open_fd(c, 1, false);
+    if (rc == 0)
+        rc = conn_start(c);
+    if (rc != 0) {
+        snprintf(err, errcap, "stdin/stdout: %s", uv_strerror(rc));
+        conn_close(c);
+        return rc;
+    }
+    log_info(APP_TAG, "serving MCP on stdin/stdout");
+    return 0;
+}
+
+/* Checks every --listen value before anything binds. */
+static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, size_t errcap)
+{
+    char list[CONFIG_LIST_MAX];
+    snprintf(list, sizeof list, "%s", a->cfg->listen);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        if (*tok == '\0')
+            continue;
+        if (*n == APP_MAX_ENDPOINTS) {
+            snprintf(err, errcap, "listen: at most %d endpoints", APP_MAX_ENDPOINTS);
+            return UV_EINVAL;
+        }
+        endpoint_t *ep = &eps[*n];
+        int rc = endpoint_parse(ep, tok, err, errcap);
+        if (rc != 0)
+            return rc;
+        if (ep->kind == ENDPOINT_TCP && a->cfg->tls_cert[0])
+            ep->tls = true;
+        if (ep->tls) {
+            snprintf(err, errcap, "%s: TLS is not supported yet; use tcp:// or http://", ep->text);
+            return UV_ENOTSUP;
+        }
+        if (ep->kind == ENDPOINT_HTTP) {
+            snprintf(err, errcap, "%s: Streamable HTTP is not supported yet; use unix: or tcp://",
+                     ep->text);
+            return UV_ENOTSUP;
+        }
+        if (!endpoint_is_loopback(ep) && a->cfg->token_file[0] == '\0') {
+            snprintf(err, errcap,
+                     "%s: refusing to listen beyond loopback without bearer tokens; bind to "
+                     "127.0.0.1 or [::1], or configure --token-file",
+                     ep->text);
+            return UV_EACCES;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+static int app_start_mcp(app_t *a)
+{
+    char err[CONFIG_ERR_MAX];
+    endpoint_t eps[APP_MAX_ENDPOINTS];
+    int neps = 0;
+    int rc = app_parse_endpoints(a, eps, &neps, err, sizeof err);
+    if (rc != 0) {
+        app_fatal(a, "listen", err);
+        return rc;
+    }
+    mcp_registry_t reg;
+    rc = mcp_registry_build(&reg, a->cfg->toolsets, a->cfg->read_only, err, sizeof err);
+    if (rc != 0) {
+        app_fatal(a, "toolsets", err);
+        return rc;
+    }
+    mcp_limits_t lim;
+    mcp_limits_default(&lim);
+    lim.max_message_bytes = (size_t)a->cfg->max_message_bytes;
+    lim.session_max_inflight = a->cfg->session_max_inflight;
+    lim.output_high_water = (size_t)a->cfg->output_high_water;
+    lim.output_low_water = (size_t)a->cfg->output_low_water;
+    lim.output_hard_limit = (size_t)a->cfg->output_hard_limit;
+    lim.max_active_calls = a->cfg->max_active_calls;
+    lim.max_sessions = a->cfg->max_sessions;
+    lim.request_timeout_ms = a->cfg->request_timeout_ms;
+    lim.tools_page_size = a->cfg->list_page_size;
+    if (lim.output_low_water > lim.output_high_water)
+        lim.output_low_water = lim.output_high_water;
+    mcp_server_init(&a->mcp, &a->loop, &reg, &lim, a);
+    a->mcp_started = true;
+    log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
+             a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
+             a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");
+    for (int i = 0; i < neps; i++) {
+        listener_t *l;
+        rc = listener_start(&a->loop, &a->mcp, &eps[i], &l, err, sizeof err);
+        if (rc != 0) {
+            app_fatal(a, "listen", err);
+            return rc;
+        }
+        l->data = a;
+        a->listeners[a->nlisteners++] = l;
+    }
+    if (a->cfg->stdio && (rc = app_start_stdio(a, err, sizeof err)) != 0) {
+        app_fatal(a, "stdio", err);
+        return rc;
+    }
+    if (!a->cfg->stdio && neps == 0)
+        log_info(APP_TAG, "no MCP endpoint configured (use --stdio or --listen)");
+    return 0;
 }
 
 static int app_start_serving(app_t *a)
@@ -219,6 +412,8 @@ static int app_start_serving(app_t *a)
         app_fatal(a, "listen connection", err);
         return rc;
     }
+    if ((rc = app_start_mcp(a)) != 0)
+        return rc;
     a->state = APP_RUNNING;
     log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
              a->mig.schema_version);

@@ -61,6 +61,8 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             const char *value;
             if (eq)
                 value = eq + 1;
+            else if (config_key_is_bool(key))
+                value = "true";
             else if (i + 1 < argc)
                 value = argv[++i];
             else {

@@ -10,9 +10,10 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "mcp/server.h"
 #include "util/strutil.h"
 
-typedef enum { OPT_STR, OPT_INT, OPT_LOGLEVEL } opt_type_t;
+typedef enum { OPT_STR, OPT_INT, OPT_LOGLEVEL, OPT_BOOL } opt_type_t;
 
 typedef struct {
     const char *key;
@@ -63,6 +64,52 @@ static const opt_t opts[] = {
      0, 100, 600000, "10000", "Time limit of one connection attempt (DNS included).", "MS"},
     {"shutdown_timeout_ms", "PARLEY_SHUTDOWN_TIMEOUT_MS", OPT_INT, OFF(shutdown_timeout_ms), 0, 100,
      600000, "8000", "Time the first SIGTERM/SIGINT gives in-flight work to drain.", "MS"},
+    {"toolsets", "PARLEY_TOOLSETS", OPT_STR, OFF(toolsets), SZ(toolsets), 0, 0, "all",
+     "Comma-separated toolsets to serve, or 'all' (every toolset except 'conformance', "
+     "which is served only when named).",
+     "LIST"},
+    {"read_only", "PARLEY_READ_ONLY", OPT_BOOL, OFF(read_only), 0, 0, 0, "false",
+     "Serve only tools that are read-only (readOnlyHint).", "[BOOL]"},
+    {"stdio", "PARLEY_STDIO", OPT_BOOL, OFF(stdio), 0, 0, 0, "false",
+     "Serve one MCP session on stdin/stdout; exit 0 when stdin ends.", "[BOOL]"},
+    {"listen", "PARLEY_LISTEN", OPT_STR, OFF(listen), SZ(listen), 0, 0, "(none)",
+     "Comma-separated MCP endpoints: unix:PATH, tcp://HOST:PORT, http://HOST:PORT/PATH, "
+     "https://HOST:PORT/PATH. TCP and HTTP bind to loopback unless tokens are configured.",
+     "LIST"},
+    {"tls_cert", "PARLEY_TLS_CERT", OPT_STR, OFF(tls_cert), SZ(tls_cert), 0, 0, "(none)",
+     "PEM certificate chain for TLS on tcp:// and https:// endpoints.", "FILE"},
+    {"tls_key", "PARLEY_TLS_KEY", OPT_STR, OFF(tls_key), SZ(tls_key), 0, 0, "(none)",
+     "PEM private key matching tls_cert.", "FILE"},
+    {"token_file", "PARLEY_TOKEN_FILE", OPT_STR, OFF(token_file), SZ(token_file), 0, 0, "(none)",
+     "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE"},
+    {"allowed_origins", "PARLEY_ALLOWED_ORIGINS", OPT_STR, OFF(allowed_origins),
+     SZ(allowed_origins), 0, 0, "(loopback origins)",
+     "Comma-separated Origin values HTTP requests may carry besides loopback ones.", "LIST"},
+    {"max_message_bytes", "PARLEY_MAX_MESSAGE_BYTES", OPT_INT, OFF(max_message_bytes), 0, 1024,
+     256 * 1024 * 1024, "4194304",
+     "Largest MCP message accepted; a larger one is answered with an error and dropped.", "BYTES"},
+    {"session_max_inflight", "PARLEY_SESSION_MAX_INFLIGHT", OPT_INT, OFF(session_max_inflight), 0,
+     1, 100000, "64", "Requests one session may have in flight before its input is paused.", "N"},
+    {"output_high_water", "PARLEY_OUTPUT_HIGH_WATER", OPT_INT, OFF(output_high_water), 0, 1024,
+     1024 * 1024 * 1024, "1048576", "Queued output bytes above which a session stops being read.",
+     "BYTES"},
+    {"output_low_water", "PARLEY_OUTPUT_LOW_WATER", OPT_INT, OFF(output_low_water), 0, 0,
+     1024 * 1024 * 1024, "262144", "Queued output bytes below which reading resumes.", "BYTES"},
+    {"output_hard_limit", "PARLEY_OUTPUT_HARD_LIMIT", OPT_INT, OFF(output_hard_limit), 0, 4096,
+     1024 * 1024 * 1024, "16777216",
+     "Queued output bytes past which a session that does not read is disconnected.", "BYTES"},
+    {"max_active_calls", "PARLEY_MAX_ACTIVE_CALLS", OPT_INT, OFF(max_active_calls), 0, 1, 10000000,
+     "4096",
+     "Tool calls running at once across all sessions; past it a call gets a busy error with "
+     "retryAfterMs.",
+     "N"},
+    {"max_sessions", "PARLEY_MAX_SESSIONS", OPT_INT, OFF(max_sessions), 0, 1, 1000000, "10000",
+     "Open sessions across all transports; past it new connections are refused.", "N"},
+    {"request_timeout_ms", "PARLEY_REQUEST_TIMEOUT_MS", OPT_INT, OFF(request_timeout_ms), 0, 100,
+     3600000, "300000", "Time a client has to answer a server request (elicitation, sampling).",
+     "MS"},
+    {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
+     "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
 
@@ -84,6 +131,12 @@ static const opt_t *opt_find(const char *key, size_t *index)
 bool config_has_key(const char *key)
 {
     return opt_find(key, NULL) != NULL;
+}
+
+bool config_key_is_bool(const char *key)
+{
+    const opt_t *o = opt_find(key, NULL);
+    return o != NULL && o->type == OPT_BOOL;
 }
 
 const char *config_source_name(config_source_t src)
@@ -111,6 +164,16 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->db_query_timeout_ms = CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS;
     cfg->db_connect_timeout_ms = CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS;
     cfg->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    strcpy(cfg->toolsets, "all");
+    cfg->max_message_bytes = MCP_DEFAULT_MAX_MESSAGE_BYTES;
+    cfg->session_max_inflight = MCP_DEFAULT_SESSION_MAX_INFLIGHT;
+    cfg->output_high_water = MCP_DEFAULT_OUTPUT_HIGH_WATER;
+    cfg->output_low_water = MCP_DEFAULT_OUTPUT_LOW_WATER;
+    cfg->output_hard_limit = MCP_DEFAULT_OUTPUT_HARD_LIMIT;
+    cfg->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
+    cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
+    cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
+    cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */
@@ -169,6 +232,13 @@ int config_set(config_t *cfg, const char *key, const char *value, config_source_
         *(int *)field = (int)v;
         break;
     }
+    case OPT_BOOL:
+        if (!str_parse_bool(value, (bool *)field)) {
+            snprintf(err, errcap, "%s: '%s' is not a boolean (true/false, yes/no, on/off, 1/0)",
+                     key, value);
+            return UV_EINVAL;
+        }
+        break;
     case OPT_LOGLEVEL:
         if (!log_level_parse(value, (log_level_t *)field)) {
             snprintf(err, errcap, "%s: '%s' is not one of debug, info, warn, error, off", key,

@@ -27,6 +27,7 @@
 #define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS   8000
 #define CONFIG_DEFAULT_PG_START_TIMEOUT_S    60
 #define CONFIG_FILE_MAX_BYTES                (64 * 1024)
+#define CONFIG_LIST_MAX                      2048
 
 typedef enum {
     CONFIG_SRC_DEFAULT = 0,
@@ -53,7 +54,25 @@ typedef struct config_s {
     int db_query_timeout_ms;
     int db_connect_timeout_ms;
     int shutdown_timeout_ms;
-    config_source_t source[16]; /* per key, indexed like the key table */
+    /* MCP serving (defaults of the limits in mcp/server.h). */
+    char toolsets[CONFIG_LIST_MAX]; /* comma-separated, or "all" */
+    bool read_only;
+    bool stdio;
+    char listen[CONFIG_LIST_MAX]; /* comma-separated endpoints */
+    char tls_cert[CONFIG_PATH_MAX];
+    char tls_key[CONFIG_PATH_MAX];
+    char token_file[CONFIG_PATH_MAX];
+    char allowed_origins[CONFIG_LIST_MAX];
+    int max_message_bytes;
+    int session_max_inflight;
+    int output_high_water;
+    int output_low_water;
+    int output_hard_limit;
+    int max_active_calls;
+    int max_sessions;
+    int request_timeout_ms;
+    int list_page_size;         /* server-to-client requests (elicitation, sampling) */
+    config_source_t source[48]; /* per key, indexed like the key table */
 } config_t;
 
 /* Fills every field with its default. Returns 0, or UV_EINVAL with err set
@@ -78,6 +97,10 @@ const char *config_source_name(config_source_t src);
 
 /* True when key names a setting (used by the flag parser). */
 __attribute__((warn_unused_result)) bool config_has_key(const char *key);
+
+/* True when key is a boolean setting: its flag may stand alone
+ * ("--read-only" means "--read-only true"). */
+__attribute__((warn_unused_result)) bool config_key_is_bool(const char *key);
 
 /* Writes the settings reference (key, flag, env, default, meaning). */
 void config_print_reference(FILE *out);

@@ -1,0 +1,233 @@
+/* call: a tools/call in flight and the results it sends (see call.h). */
+#include "mcp/call.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+#include "mcp/session.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+const char *const mcp_log_level_names[] = {"debug", "info",     "notice", "warning",
+                                           "error", "critical", "alert",  "emergency"};
+
+mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
+                          json_t *args, json_t *progress_token)
+{
+    mcp_call_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->session = s;
+    c->kind = kind;
+    c->name = name;
+    c->id = json_incref(id);
+    c->args = json_incref(args);
+    c->progress_token = json_incref(progress_token);
+    c->last_progress = -1e300;
+    return c;
+}
+
+void *mcp_call_app(const mcp_call_t *c)
+{
+    return mcp_session__server(c->session)->app;
+}
+
+uv_loop_t *mcp_call_loop(const mcp_call_t *c)
+{
+    return mcp_session__server(c->session)->loop;
+}
+
+void mcp_call_end_stream(mcp_call_t *c)
+{
+    if (!c->cancelled && !c->finished)
+        mcp_session__end_stream(c->session, c->id);
+}
+
+/* Ends the wait for the client's answer and hands it to the handler. */
+static void wait_end(mcp_call_t *c, int status, const json_t *result, const json_t *error)
+{
+    mcp_reply_fn cb = c->wait_cb;
+    c->wait_id = 0;
+    c->wait_cb = NULL;
+    mcp_server__wait_stop(mcp_session__server(c->session), c);
+    cb(c, status, result, error);
+}
+
+void mcp_call__cancel(mcp_call_t *c)
+{
+    if (c->cancelled || c->finished)
+        return;
+    c->cancelled = true;
+    if (c->wait_id != 0) {
+        /* Tell the client to drop our request too. */
+        if (mcp_session_state(c->session) < MCP_SESSION_CLOSING) {
+            json_t *p = json_pack("{s:I, s:s}", "requestId", (json_int_t)c->wait_id, "reason",
+                                  "the tool call was cancelled");
+            size_t len = 0;
+            char *m = jsonrpc_notification("notifications/cancelled", p, &len);
+            json_decref(p);
+            mcp_session__send(c->session, m, len, c->id, false);
+        }
+        wait_end(c, UV_ECANCELED, NULL, NULL);
+        return;
+    }
+    if (c->on_cancel)
+        c->on_cancel(c);
+}
+
+void mcp_call__answer(mcp_call_t *c, const json_t *result, const json_t *error)
+{
+    if (c->wait_id == 0)
+        return;
+    wait_end(c, error ? UV_EPROTO : 0, result, error);
+}
+
+void mcp_call__wait_expired(mcp_call_t *c)
+{
+    if (c->wait_id == 0)
+        return;
+    log_info(mcp_session_tag(c->session), "%s: the client did not answer request %lld in time",
+             c->name, (long long)c->wait_id);
+    wait_end(c, UV_ETIMEDOUT, NULL, NULL);
+}
+
+int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, json_t *params,
+                     mcp_reply_fn cb)
+{
+    int rc = 0;
+    if (c->cancelled || c->finished)
+        rc = UV_ECANCELED;
+    else if (c->wait_id != 0)
+        rc = UV_EALREADY;
+    else if (!mcp_session__client_has(c->session, capability))
+        rc = UV_ENOTSUP;
+    if (rc != 0) {
+        json_decref(params);
+        return rc;
+    }
+    mcp_server_t *srv = mcp_session__server(c->session);
+    c->wait_id = mcp_session__next_request_id(c->session);
+    c->wait_cb = cb;
+    c->wait_deadline = uv_now(srv->loop) + (uint64_t)srv->limits.request_timeout_ms;
+    json_t *env = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
+                            (json_int_t)c->wait_id, "method", method, "params", params);
+    char *m = env ? json_dumps(env, JSON_COMPACT) : NULL;
+    json_decref(env);
+    mcp_server__wait_start(srv, c);
+    mcp_session__send(c->session, m, m ? strlen(m) : 0, c->id, false);
+    return 0;
+}
+
+static bool call_can_send(const mcp_call_t *c)
+{
+    return !c->finished && !c->cancelled &&
+           mcp_session_state(c->session) < MCP_SESSION_CLOSING;
+}
+
+void mcp_call_progress(mcp_call_t *c, double progress, double total, const char *message)
+{
+    if (c->progress_token == NULL || !call_can_send(c) || progress <= c->last_progress)
+        return;
+    c->last_progress = progress;
+    json_t *p = json_pack("{s:O, s:f}", "progressToken", c->progress_token, "progress", progress);
+    if (total > 0)
+        json_object_set_new(p, "total", json_real(total));
+    if (message)
+        json_object_set_new(p, "message", json_string(message));
+    size_t len;
+    char *m = jsonrpc_notification("notifications/progress", p, &len);
+    json_decref(p);
+    mcp_session__send(c->session, m, len, c->id, false);
+}
+
+void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json_t *data)
+{
+    if (!call_can_send(c) || (int)level < mcp_session__log_level(c->session)) {
+        json_decref(data);
+        return;
+    }
+    json_t *p = json_pack("{s:s, s:o}", "level", mcp_log_level_names[level], "data", data);
+    if (logger)
+        json_object_set_new(p, "logger", json_string(logger));
+    size_t len;
+    char *m = jsonrpc_notification("notifications/message", p, &len);
+    json_decref(p);
+    mcp_session__send(c->session, m, len, c->id, false);
+}
+
+/* Sends (unless cancelled) and releases the call. */
+static void call_end(mcp_call_t *c, char *msg, size_t len)
+{
+    mcp_session_t *s = c->session;
+    if (c->finished) {
+        log_error(mcp_session_tag(s), "%s finished a call twice", c->name);
+        free(msg);
+        return;
+    }
+    if (c->wait_id != 0) {
+        /* Finished without waiting for the answer: it will be ignored. */
+        c->wait_id = 0;
+        mcp_server__wait_stop(mcp_session__server(s), c);
+    }
+    c->finished = true;
+    if (!c->cancelled)
+        mcp_session__send(s, msg, len, c->id, true);
+    else
+        free(msg);
+    json_decref(c->id);
+    json_decref(c->args);
+    json_decref(c->progress_token);
+    mcp_session__call_done(s, c);
+    free(c);
+}
+
+void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
+{
+    buf_t b;
+    buf_init(&b, (size_t)1 << 30);
+    char *id = json_dumps(c->id, JSON_ENCODE_ANY | JSON_COMPACT);
+    int rc = id == NULL || buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
+             buf_append_str(&b, id) ||
+             buf_append_str(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"") ||
+             buf_append_json_escaped(&b, json, len) ||
+             buf_append_str(&b, "\"}],\"structuredContent\":") || buf_append(&b, json, len) ||
+             buf_append_str(&b, "}}");
+    free(id);
+    size_t mlen = 0;
+    char *msg = rc ? NULL : buf_steal(&b, &mlen);
+    buf_free(&b);
+    call_end(c, msg, mlen);
+}
+
+void mcp_call_finish_result(mcp_call_t *c, json_t *result)
+{
+    size_t len = 0;
+    char *msg = jsonrpc_result(c->id, result, &len);
+    json_decref(result);
+    call_end(c, msg, len);
+}
+
+void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    mcp_session__server(c->session)->stats.tool_errors++;
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
+                          "isError", 1);
+    mcp_call_finish_result(c, r);
+}
+
+void mcp_call_finish_rpc_error(mcp_call_t *c, int code, const char *message, json_t *data)
+{
+    size_t len = 0;
+    char *msg = jsonrpc_error(c->id, code, message, data, &len);
+    json_decref(data);
+    call_end(c, msg, len);
+}

@@ -1,0 +1,128 @@
+/* call: one request in flight that a handler answers: tools/call,
+ * resources/read or prompts/get. The handler owns it until it finishes it
+ * with exactly one mcp_call_finish_* (at once or from a later callback).
+ * While it runs it may send progress and log notifications, and ask the
+ * client something (elicitation/create, sampling/createMessage) with
+ * mcp_call_request: the call waits, suspended, for the answer.
+ * A cancelled call (notifications/cancelled, or its session gone) still
+ * has to be finished, but nothing is sent: "the receiver SHOULD NOT send a
+ * response for the cancelled request". Handlers that start work which can
+ * be stopped (a database query) set on_cancel. */
+#ifndef PARLEY_MCP_CALL_H
+#define PARLEY_MCP_CALL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "mcp/registry.h"
+#include "util/queue.h"
+
+typedef struct mcp_session_s mcp_session_t;
+
+/* MCP log levels (RFC 5424 order, as logging/setLevel names them). */
+typedef enum {
+    MCP_LOG_DEBUG = 0,
+    MCP_LOG_INFO,
+    MCP_LOG_NOTICE,
+    MCP_LOG_WARNING,
+    MCP_LOG_ERROR,
+    MCP_LOG_CRITICAL,
+    MCP_LOG_ALERT,
+    MCP_LOG_EMERGENCY,
+} mcp_log_level_t;
+
+extern const char *const mcp_log_level_names[];
+
+typedef enum {
+    MCP_CALL_TOOL = 0,
+    MCP_CALL_RESOURCE,
+    MCP_CALL_PROMPT,
+} mcp_call_kind_t;
+
+/* The answer to a server-to-client request. status: 0 with result (the
+ * client's result object, borrowed); UV_EPROTO with error (the client's
+ * JSON-RPC error object, borrowed); UV_ETIMEDOUT; UV_ECANCELED when the
+ * call was cancelled or its session closed (the handler must still finish
+ * the call; nothing will be sent). */
+typedef void (*mcp_reply_fn)(mcp_call_t *c, int status, const json_t *result,
+                             const json_t *error);
+
+typedef struct mcp_call_s {
+    queue_node_t node; /* in the session's list of calls */
+    mcp_session_t *session;
+    mcp_call_kind_t kind;
+    const char *name;       /* tool, resource URI or prompt name, for logs */
+    const mcp_tool_t *tool; /* MCP_CALL_TOOL */
+    json_t *id;        /* request id */
+    json_t *args;      /* validated arguments (an object) */
+    json_t *progress_token; /* NULL when the client asked for none */
+    double last_progress;
+    uint64_t started_ns; /* uv_hrtime() at the start */
+    bool cancelled;
+    bool finished;
+    void (*on_cancel)(struct mcp_call_s *call); /* set by the handler */
+    void *data;                                 /* the handler's */
+    /* A server-to-client request waiting for its answer. */
+    queue_node_t wait_node; /* in the server's list of waiting calls */
+    int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
+    uint64_t wait_deadline; /* loop time in ms */
+    mcp_reply_fn wait_cb;
+} mcp_call_t;
+
+/* The server's application context (mcp_server_t.app). */
+void *mcp_call_app(const mcp_call_t *c);
+
+/* The loop the call runs on (for the handler's timers). */
+uv_loop_t *mcp_call_loop(const mcp_call_t *c);
+
+/* Ends the transport's response stream for this call, where there is one
+ * (Streamable HTTP: the client resumes with Last-Event-ID); a no-op on
+ * stream transports. */
+void mcp_call_end_stream(mcp_call_t *c);
+
+/* Sends notifications/progress when the client gave a progressToken;
+ * values that do not increase are dropped (progress is monotonic). */
+void mcp_call_progress(mcp_call_t *c, double progress, double total, const char *message);
+
+/* Sends notifications/message at level if the session wants it. data is
+ * stolen. */
+void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json_t *data);
+
+/* Sends a request to the client on behalf of the call (method, params
+ * stolen) and suspends it until cb runs (exactly once). capability is the
+ * client capability the request needs ("elicitation", "sampling").
+ * Returns 0; UV_ENOTSUP when the client did not declare the capability (cb
+ * is not called; tell the model what to do instead); UV_EALREADY when the
+ * call already waits; UV_ECANCELED when the call is cancelled. */
+int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, json_t *params,
+                     mcp_reply_fn cb);
+
+/* Finishes with structuredContent = json (a JSON object as text, e.g. built
+ * by PostgreSQL) and the same JSON as a text block. Not re-serialised. */
+void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len);
+
+/* Finishes with a complete CallToolResult object (stolen). */
+void mcp_call_finish_result(mcp_call_t *c, json_t *result);
+
+/* Finishes with isError: true and a message telling the model what to
+ * change. */
+__attribute__((format(printf, 2, 3))) void mcp_call_finish_error(mcp_call_t *c, const char *fmt,
+                                                                  ...);
+
+/* Finishes with a JSON-RPC error instead of a result (data stolen, may be
+ * NULL). */
+void mcp_call_finish_rpc_error(mcp_call_t *c, int code, const char *message, json_t *data);
+
+/* Internal (session.c). */
+mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
+                          json_t *args, json_t *progress_token);
+void mcp_call__cancel(mcp_call_t *c);
+/* Internal (session.c): the client answered wait_id (result or error). */
+void mcp_call__answer(mcp_call_t *c, const json_t *result, const json_t *error);
+/* Internal (server.c): the answer did not come in time. */
+void mcp_call__wait_expired(mcp_call_t *c);
+
+#endif

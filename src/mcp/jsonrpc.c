@@ -1,0 +1,80 @@
+/* jsonrpc: JSON-RPC 2.0 envelopes (see jsonrpc.h). */
+#include "mcp/jsonrpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+
+/* Envelopes are bounded only by what they carry: results are capped by the
+ * tools that build them. */
+#define JSONRPC_MAX_MESSAGE ((size_t)1 << 30)
+
+static int append_id(buf_t *b, const json_t *id)
+{
+    if (id == NULL)
+        return buf_append_str(b, "null");
+    char *s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (s == NULL)
+        return -1;
+    int rc = buf_append_str(b, s);
+    free(s);
+    return rc;
+}
+
+char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len,
+                          size_t *len)
+{
+    buf_t b;
+    buf_init(&b, JSONRPC_MAX_MESSAGE);
+    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
+        buf_append_str(&b, ",\"result\":") || buf_append(&b, result_text, result_len) ||
+        buf_append_str(&b, "}")) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_steal(&b, len);
+}
+
+char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
+{
+    char *r = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (r == NULL)
+        return NULL;
+    char *out = jsonrpc_result_text(id, r, strlen(r), len);
+    free(r);
+    return out;
+}
+
+char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
+                    size_t *len)
+{
+    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    if (err == NULL)
+        return NULL;
+    if (data)
+        json_object_set(err, "data", (json_t *)data);
+    json_t *env = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                            "error", err);
+    if (env == NULL)
+        return NULL;
+    char *s = json_dumps(env, JSON_COMPACT);
+    json_decref(env);
+    if (s && len)
+        *len = strlen(s);
+    return s;
+}
+
+char *jsonrpc_notification(const char *method, const json_t *params, size_t *len)
+{
+    json_t *env = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+    if (env == NULL)
+        return NULL;
+    if (params)
+        json_object_set(env, "params", (json_t *)params);
+    char *s = json_dumps(env, JSON_COMPACT);
+    json_decref(env);
+    if (s && len)
+        *len = strlen(s);
+    return s;
+}

@@ -1,0 +1,32 @@
+/* jsonrpc: JSON-RPC 2.0 message text: error codes and builders for the
+ * envelopes a server sends. Builders return malloc'd text (no framing) or
+ * NULL on ENOMEM. */
+#ifndef PARLEY_MCP_JSONRPC_H
+#define PARLEY_MCP_JSONRPC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define JSONRPC_PARSE_ERROR      (-32700)
+#define JSONRPC_INVALID_REQUEST  (-32600)
+#define JSONRPC_METHOD_NOT_FOUND (-32601)
+#define JSONRPC_INVALID_PARAMS   (-32602)
+#define JSONRPC_INTERNAL_ERROR   (-32603)
+/* Implementation-defined server errors. */
+#define JSONRPC_SERVER_BUSY      (-32000)
+/* MCP: "Resource not found" (resources/read). */
+#define MCP_ERROR_RESOURCE_NOT_FOUND (-32002)
+
+/* {"jsonrpc":"2.0","id":ID,"result":RESULT_TEXT} — result_text spliced as
+ * is. id NULL means null. */
+char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len,
+                          size_t *len);
+/* The same with a json_t result (serialised compactly). */
+char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len);
+/* {"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M[,"data":D]}} */
+char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
+                    size_t *len);
+/* {"jsonrpc":"2.0","method":M,"params":P} */
+char *jsonrpc_notification(const char *method, const json_t *params, size_t *len);
+
+#endif

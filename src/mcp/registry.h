@@ -1,0 +1,141 @@
+/* registry: the tools a server offers, gathered from the selected toolsets.
+ *
+ * A toolset is a static table of tool definitions. The registry checks each
+ * definition once at start (name, schemas), lists tools under names that
+ * match ^[A-Za-z0-9_-]{1,64}$ (a spec name with dots, "conversations.list",
+ * is listed as "conversations_list" and found under both spellings), and
+ * drops every tool that is not readOnlyHint when the server is read-only. */
+#ifndef PARLEY_MCP_REGISTRY_H
+#define PARLEY_MCP_REGISTRY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct mcp_call_s mcp_call_t;
+
+/* Annotations (hints for clients). */
+#define MCP_TOOL_READ_ONLY   0x1u
+#define MCP_TOOL_DESTRUCTIVE 0x2u
+#define MCP_TOOL_IDEMPOTENT  0x4u
+#define MCP_TOOL_OPEN_WORLD  0x8u
+
+#define MCP_TOOL_NAME_MAX 64
+#define MCP_REGISTRY_MAX_TOOLS 512
+#define MCP_REGISTRY_MAX_RESOURCES 256
+#define MCP_REGISTRY_MAX_PROMPTS 256
+
+/* A handler (tool, resource read, prompt get). It owns the call until it
+ * calls one of the mcp_call_finish_* functions (now or later, from any loop
+ * callback). */
+typedef void (*mcp_tool_fn)(mcp_call_t *call);
+
+typedef struct mcp_tool_def_s {
+    const char *name; /* spec name; may contain dots */
+    const char *title;
+    const char *description;
+    const char *input_schema;  /* JSON text */
+    const char *output_schema; /* JSON text or NULL */
+    unsigned annotations;
+    mcp_tool_fn fn;
+} mcp_tool_def_t;
+
+/* A resource, or a resource template when uri holds {name} parts (RFC 6570
+ * level 1; each part matches one or more characters other than '/'). The
+ * read handler gets arguments {"uri": URI, "vars": {name: value}} and
+ * finishes with a ReadResourceResult ({"contents": [...]}). */
+typedef struct mcp_resource_def_s {
+    const char *uri;
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    mcp_tool_fn fn;
+} mcp_resource_def_t;
+
+/* A prompt. arguments: JSON text of the PromptArgument array, or NULL. The
+ * handler gets the arguments object and finishes with a GetPromptResult. */
+typedef struct mcp_prompt_def_s {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *arguments;
+    mcp_tool_fn fn;
+} mcp_prompt_def_t;
+
+typedef struct mcp_toolset_s {
+    const char *name;
+    const char *description;
+    const mcp_tool_def_t *tools;
+    int ntools;
+    const mcp_resource_def_t *resources;
+    int nresources;
+    const mcp_prompt_def_t *prompts;
+    int nprompts;
+    bool on_request_only; /* not part of "all" (e.g. conformance) */
+} mcp_toolset_t;
+
+typedef struct mcp_tool_s {
+    const mcp_tool_def_t *def;
+    const mcp_toolset_t *toolset;
+    char name[MCP_TOOL_NAME_MAX + 1]; /* listed name */
+    json_t *input_schema;
+    json_t *listing; /* the tools/list entry */
+} mcp_tool_t;
+
+typedef struct mcp_resource_s {
+    const mcp_resource_def_t *def;
+    bool is_template;
+    json_t *listing; /* the resources/list or resources/templates/list entry */
+} mcp_resource_t;
+
+typedef struct mcp_prompt_s {
+    const mcp_prompt_def_t *def;
+    json_t *arguments; /* the PromptArgument array, or NULL */
+    json_t *listing;
+} mcp_prompt_t;
+
+#define MCP_REGISTRY_MAX_TOOLSETS 32
+
+typedef struct mcp_registry_s {
+    const mcp_toolset_t *toolsets[MCP_REGISTRY_MAX_TOOLSETS];
+    int ntoolsets;
+    mcp_tool_t *tools;
+    int ntools;
+    mcp_resource_t *resources; /* fixed ones and templates */
+    int nresources;
+    mcp_prompt_t *prompts;
+    int nprompts;
+} mcp_registry_t;
+
+/* Every toolset compiled in, NULL-terminated. */
+extern const mcp_toolset_t *const mcp_toolsets_available[];
+
+/* Builds a registry from a comma-separated toolset list ("all" = every
+ * toolset not on_request_only). Returns 0, or UV_EINVAL with err naming an
+ * unknown toolset or a bad definition. */
+int mcp_registry_build(mcp_registry_t *r, const char *toolsets, bool read_only, char *err,
+                       size_t errcap);
+void mcp_registry_free(mcp_registry_t *r);
+
+/* Finds a tool by listed name or spec name; NULL if none. */
+const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name);
+
+/* Finds the resource for uri: a fixed one by equality, else the first
+ * template that matches; vars (may be NULL) receives the template's
+ * variables (a new object). NULL if none. */
+const mcp_resource_t *mcp_registry_find_resource(const mcp_registry_t *r, const char *uri,
+                                                 json_t **vars);
+
+/* Finds a prompt by name; NULL if none. */
+const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char *name);
+
+/* Matches uri against an RFC 6570 level-1 template; on a match, vars
+ * (when not NULL) receives {name: value}. */
+__attribute__((warn_unused_result)) bool mcp_uri_template_match(const char *tmpl, const char *uri,
+                                                                json_t **vars);
+
+/* True when name matches ^[A-Za-z0-9_-]{1,64}$. */
+__attribute__((warn_unused_result)) bool mcp_tool_name_valid(const char *name);
+
+#endif

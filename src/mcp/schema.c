@@ -1,0 +1,364 @@
+/* schema: JSON Schema subset validator for tool arguments (see schema.h).
+ * Patterns are POSIX extended regular expressions (regcomp), which cover
+ * the ECMA-262 subset tool schemas use (classes, anchors, repetition). */
+#include "mcp/schema.h"
+
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_MAX_LEN 256
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
+    }
+}
+
+static bool is_type(const json_t *v, const char *t)
+{
+    if (strcmp(t, "object") == 0)
+        return json_is_object(v);
+    if (strcmp(t, "array") == 0)
+        return json_is_array(v);
+    if (strcmp(t, "string") == 0)
+        return json_is_string(v);
+    if (strcmp(t, "integer") == 0)
+        return json_is_integer(v) ||
+               (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)));
+    if (strcmp(t, "number") == 0)
+        return json_is_number(v);
+    if (strcmp(t, "boolean") == 0)
+        return json_is_boolean(v);
+    if (strcmp(t, "null") == 0)
+        return json_is_null(v);
+    return false;
+}
+
+/* A short rendering of the offending value for messages. */
+static void show(const json_t *v, char *out, size_t cap)
+{
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    if (s == NULL) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    if (strlen(s) > 60)
+        snprintf(out, cap, "%.57s...", s);
+    else
+        snprintf(out, cap, "%s", s);
+    free(s);
+}
+
+static size_t utf8_len(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            n++;
+    return n;
+}
+
+static bool fail(char *err, size_t cap, const char *path, const char *what, const json_t *v)
+{
+    char got[80];
+    show(v, got, sizeof got);
+    snprintf(err, cap, "%s: expected %s, got %s (%s)", path[0] ? path : "arguments", what, got,
+             type_name(v));
+    return false;
+}
+
+static bool validate(const json_t *schema, const json_t *v, const char *path, char *err,
+                     size_t cap);
+
+static bool validate_type(const json_t *schema, const json_t *v, const char *path, char *err,
+                          size_t cap)
+{
+    const json_t *t = json_object_get(schema, "type");
+    if (t == NULL)
+        return true;
+    if (json_is_string(t)) {
+        if (is_type(v, json_string_value(t)))
+            return true;
+        char what[64];
+        const char *tn = json_string_value(t);
+        snprintf(what, sizeof what, "%s %s",
+                 strchr("aeiou", tn[0]) && strcmp(tn, "null") ? "an" : "a", tn);
+        if (strcmp(tn, "null") == 0)
+            snprintf(what, sizeof what, "null");
+        return fail(err, cap, path, what, v);
+    }
+    size_t i;
+    const json_t *e;
+    char what[128] = "one of the types";
+    json_array_foreach(t, i, e)
+    {
+        if (json_is_string(e) && is_type(v, json_string_value(e)))
+            return true;
+        size_t n = strlen(what);
+        snprintf(what + n, sizeof what - n, "%s %s", i ? "," : "", json_string_value(e));
+    }
+    return fail(err, cap, path, what, v);
+}
+
+static bool validate_number(const json_t *schema, const json_t *v, const char *path, char *err,
+                            size_t cap)
+{
+    double x = json_number_value(v);
+    const json_t *mn = json_object_get(schema, "minimum");
+    const json_t *mx = json_object_get(schema, "maximum");
+    const json_t *emn = json_object_get(schema, "exclusiveMinimum");
+    const json_t *emx = json_object_get(schema, "exclusiveMaximum");
+    char what[128];
+    if ((mn && x < json_number_value(mn)) || (mx && x > json_number_value(mx))) {
+        if (mn && mx)
+            snprintf(what, sizeof what, "a value between %g and %g", json_number_value(mn),
+                     json_number_value(mx));
+        else if (mn)
+            snprintf(what, sizeof what, "a value of at least %g", json_number_value(mn));
+        else
+            snprintf(what, sizeof what, "a value of at most %g", json_number_value(mx));
+        return fail(err, cap, path, what, v);
+    }
+    if (emn && x <= json_number_value(emn)) {
+        snprintf(what, sizeof what, "a value greater than %g", json_number_value(emn));
+        return fail(err, cap, path, what, v);
+    }
+    if (emx && x >= json_number_value(emx)) {
+        snprintf(what, sizeof what, "a value less than %g", json_number_value(emx));
+        return fail(err, cap, path, what, v);
+    }
+    return true;
+}
+
+static bool validate_string(const json_t *schema, const json_t *v, const char *path, char *err,
+                            size_t cap)
+{
+    const char *s = json_string_value(v);
+    size_t n = utf8_len(s);
+    const json_t *mn = json_object_get(schema, "minLength");
+    const json_t *mx = json_object_get(schema, "maxLength");
+    char what[160];
+    if (mn && (json_int_t)n < json_integer_value(mn)) {
+        snprintf(what, sizeof what, "a string of at least %lld characters",
+                 (long long)json_integer_value(mn));
+        return fail(err, cap, path, what, v);
+    }
+    if (mx && (json_int_t)n > json_integer_value(mx)) {
+        snprintf(what, sizeof what, "a string of at most %lld characters",
+                 (long long)json_integer_value(mx));
+        return fail(err, cap, path, what, v);
+    }
+    const json_t *pat = json_object_get(schema, "pattern");
+    if (pat) {
+        regex_t re;
+        if (regcomp(&re, json_string_value(pat), REG_EXTENDED | REG_NOSUB) != 0) {
+            snprintf(err, cap, "%s: the tool's schema has a bad pattern", path);
+            return false;
+        }
+        int m = regexec(&re, s, 0, NULL, 0);
+        regfree(&re);
+        if (m != 0) {
+            snprintf(what, sizeof what, "a string matching %s", json_string_value(pat));
+            return fail(err, cap, path, what, v);
+        }
+    }
+    return true;
+}
+
+static bool validate_object(const json_t *schema, const json_t *v, const char *path, char *err,
+                            size_t cap)
+{
+    const json_t *props = json_object_get(schema, "properties");
+    const json_t *req = json_object_get(schema, "required");
+    size_t i;
+    const json_t *r;
+    char sub[PATH_MAX_LEN];
+    json_array_foreach(req, i, r)
+    {
+        const char *k = json_string_value(r);
+        if (k && json_object_get(v, k) == NULL) {
+            snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", k);
+            const json_t *ps = props ? json_object_get(props, k) : NULL;
+            const json_t *desc = ps ? json_object_get(ps, "description") : NULL;
+            snprintf(err, cap, "%s: required%s%s", sub, desc ? " — " : "",
+                     desc ? json_string_value(desc) : "");
+            return false;
+        }
+    }
+    const json_t *addl = json_object_get(schema, "additionalProperties");
+    const char *k;
+    const json_t *pv;
+    json_object_foreach((json_t *)v, k, pv)
+    {
+        snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", k);
+        const json_t *ps = props ? json_object_get(props, k) : NULL;
+        if (ps) {
+            if (!validate(ps, pv, sub, err, cap))
+                return false;
+        } else if (json_is_false(addl)) {
+            char known[160] = "";
+            size_t n = 0;
+            const char *pk;
+            const json_t *pvv;
+            json_object_foreach((json_t *)props, pk, pvv)
+            {
+                if (n < sizeof known - 1)
+                    n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "",
+                                          pk);
+            }
+            snprintf(err, cap, "%s: unknown parameter (known: %s)", sub,
+                     known[0] ? known : "none");
+            return false;
+        } else if (json_is_object(addl) && !validate(addl, pv, sub, err, cap)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool validate_array(const json_t *schema, const json_t *v, const char *path, char *err,
+                           size_t cap)
+{
+    const json_t *mn = json_object_get(schema, "minItems");
+    const json_t *mx = json_object_get(schema, "maxItems");
+    char what[96];
+    if (mn && (json_int_t)json_array_size(v) < json_integer_value(mn)) {
+        snprintf(what, sizeof what, "at least %lld items", (long long)json_integer_value(mn));
+        return fail(err, cap, path, what, v);
+    }
+    if (mx && (json_int_t)json_array_size(v) > json_integer_value(mx)) {
+        snprintf(what, sizeof what, "at most %lld items", (long long)json_integer_value(mx));
+        return fail(err, cap, path, what, v);
+    }
+    const json_t *items = json_object_get(schema, "items");
+    if (json_is_object(items)) {
+        size_t i;
+        const json_t *e;
+        char sub[PATH_MAX_LEN];
+        json_array_foreach(v, i, e)
+        {
+            snprintf(sub, sizeof sub, "%s[%zu]", path[0] ? path : "arguments", i);
+            if (!validate(items, e, sub, err, cap))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool validate(const json_t *schema, const json_t *v, const char *path, char *err,
+                     size_t cap)
+{
+    if (!json_is_object(schema))
+        return true;
+    if (!validate_type(schema, v, path, err, cap))
+        return false;
+    const json_t *en = json_object_get(schema, "enum");
+    if (en) {
+        size_t i;
+        const json_t *e;
+        bool found = false;
+        char what[200] = "one of";
+        json_array_foreach(en, i, e)
+        {
+            if (json_equal((json_t *)e, (json_t *)v))
+                found = true;
+            char one[64];
+            show(e, one, sizeof one);
+            size_t n = strlen(what);
+            snprintf(what + n, sizeof what - n, "%s %s", i ? "," : "", one);
+        }
+        if (!found)
+            return fail(err, cap, path, what, v);
+    }
+    const json_t *cn = json_object_get(schema, "const");
+    if (cn && !json_equal((json_t *)cn, (json_t *)v)) {
+        char what[96], one[64];
+        show(cn, one, sizeof one);
+        snprintf(what, sizeof what, "exactly %s", one);
+        return fail(err, cap, path, what, v);
+    }
+    const json_t *any = json_object_get(schema, "anyOf");
+    if (json_is_array(any)) {
+        size_t i;
+        const json_t *alt;
+        char first[512] = "";
+        json_array_foreach(any, i, alt)
+        {
+            char e2[512];
+            if (validate(alt, v, path, e2, sizeof e2))
+                goto any_ok;
+            if (i == 0)
+                snprintf(first, sizeof first, "%s", e2);
+        }
+        snprintf(err, cap, "%s", first);
+        return false;
+    }
+any_ok:
+    if (json_is_number(v))
+        return validate_number(schema, v, path, err, cap);
+    if (json_is_string(v))
+        return validate_string(schema, v, path, err, cap);
+    if (json_is_object(v))
+        return validate_object(schema, v, path, err, cap);
+    if (json_is_array(v))
+        return validate_array(schema, v, path, err, cap);
+    return true;
+}
+
+bool schema_validate(const json_t *schema, const json_t *value, char *err, size_t errcap)
+{
+    return validate(schema, value, "", err, errcap);
+}
+
+static bool check(const json_t *schema, const char *path, char *err, size_t cap)
+{
+    if (!json_is_object(schema)) {
+        snprintf(err, cap, "%s: a schema must be an object", path);
+        return false;
+    }
+    const json_t *pat = json_object_get(schema, "pattern");
+    if (pat) {
+        regex_t re;
+        if (!json_is_string(pat) || regcomp(&re, json_string_value(pat), REG_EXTENDED) != 0) {
+            snprintf(err, cap, "%s: pattern does not compile", path);
+            return false;
+        }
+        regfree(&re);
+    }
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(schema, "properties"), k, v)
+    {
+        char sub[PATH_MAX_LEN];
+        snprintf(sub, sizeof sub, "%s.%s", path, k);
+        if (!check(v, sub, err, cap))
+            return false;
+    }
+    const json_t *items = json_object_get(schema, "items");
+    if (items && !check(items, path, err, cap))
+        return false;
+    return true;
+}
+
+bool schema_check(const json_t *schema, char *err, size_t errcap)
+{
+    return check(schema, "inputSchema", err, errcap);
+}

@@ -1,0 +1,24 @@
+/* schema: validates tool arguments against the tool's inputSchema (a JSON
+ * Schema subset: type, properties, required, additionalProperties, enum,
+ * const, minimum/maximum and their exclusive forms, minLength/maxLength,
+ * pattern, items, minItems/maxItems, anyOf). The error names the field by
+ * its path and says what is expected, for the model to correct its call. */
+#ifndef PARLEY_MCP_SCHEMA_H
+#define PARLEY_MCP_SCHEMA_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Returns true when value satisfies schema; otherwise false with err like
+ * "limit: expected an integer between 1 and 500, got \"ten\"". */
+__attribute__((warn_unused_result)) bool schema_validate(const json_t *schema,
+                                                         const json_t *value, char *err,
+                                                         size_t errcap);
+
+/* Checks that a schema uses only what schema_validate understands and that
+ * its patterns compile. Returns true, or false with err. */
+__attribute__((warn_unused_result)) bool schema_check(const json_t *schema, char *err,
+                                                      size_t errcap);
+
+#endif

@@ -1,0 +1,155 @@
+/* server: shared MCP server state and the session sweep (see server.h). */
+#include "mcp/server.h"
+
+#include <string.h>
+
+#include "mcp/call.h"
+#include "mcp/session.h"
+#include "util/log.h"
+
+const char *const mcp_method_names[MCP_M_COUNT] = {
+    "initialize",         "ping",
+    "tools/list",         "tools/call",
+    "resources/list",     "resources/templates/list",
+    "resources/read",     "resources/subscribe",
+    "resources/unsubscribe", "prompts/list",
+    "prompts/get",        "completion/complete",
+    "logging/setLevel",   "other",
+};
+
+const double mcp_latency_bounds[MCP_LATENCY_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                        0.05,   0.1,   0.25,   0.5,   1,    5};
+
+void mcp_limits_default(mcp_limits_t *l)
+{
+    l->max_message_bytes = MCP_DEFAULT_MAX_MESSAGE_BYTES;
+    l->session_max_inflight = MCP_DEFAULT_SESSION_MAX_INFLIGHT;
+    l->output_high_water = MCP_DEFAULT_OUTPUT_HIGH_WATER;
+    l->output_low_water = MCP_DEFAULT_OUTPUT_LOW_WATER;
+    l->output_hard_limit = MCP_DEFAULT_OUTPUT_HARD_LIMIT;
+    l->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
+    l->tools_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
+    l->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
+    l->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
+}
+
+bool mcp_server_admit(mcp_server_t *srv)
+{
+    if (!srv->closing && srv->stats.sessions_open < srv->limits.max_sessions)
+        return true;
+    srv->stats.refused_sessions++;
+    return false;
+}
+
+void mcp_server_observe_latency(mcp_server_t *srv, double seconds)
+{
+    int i = 0;
+    while (i < MCP_LATENCY_BUCKETS && seconds > mcp_latency_bounds[i])
+        i++;
+    srv->stats.latency_count[i]++;
+    srv->stats.latency_sum += seconds;
+}
+
+void mcp_server_resource_updated(mcp_server_t *srv, const char *uri)
+{
+    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions; n = n->next)
+        mcp_session__resource_updated(mcp_session__from_node(n), uri);
+}
+
+static void wait_tick(uv_timer_t *t)
+{
+    mcp_server_t *srv = t->data;
+    uint64_t now = uv_now(srv->loop);
+    /* A callback may end other waits: restart the scan after each. */
+    bool again = true;
+    while (again) {
+        again = false;
+        for (queue_node_t *n = srv->waiting.next; n != &srv->waiting; n = n->next) {
+            mcp_call_t *c = queue_entry(n, mcp_call_t, wait_node);
+            if (c->wait_deadline <= now) {
+                mcp_call__wait_expired(c);
+                again = true;
+                break;
+            }
+        }
+    }
+    if (queue_empty(&srv->waiting))
+        uv_timer_stop(&srv->wait_ticker);
+}
+
+void mcp_server__wait_start(mcp_server_t *srv, mcp_call_t *c)
+{
+    queue_push_tail(&srv->waiting, &c->wait_node);
+    if (!uv_is_active((uv_handle_t *)&srv->wait_ticker))
+        uv_timer_start(&srv->wait_ticker, wait_tick, MCP_WAIT_TICK_MS, MCP_WAIT_TICK_MS);
+}
+
+void mcp_server__wait_stop(mcp_server_t *srv, mcp_call_t *c)
+{
+    queue_remove(&c->wait_node);
+    if (queue_empty(&srv->waiting))
+        uv_timer_stop(&srv->wait_ticker);
+}
+
+static void sweep_cb(uv_idle_t *h)
+{
+    mcp_server_t *srv = h->data;
+    while (!queue_empty(&srv->sweep)) {
+        queue_node_t *n = queue_head(&srv->sweep);
+        queue_remove(n);
+        mcp_session__free(mcp_session__from_node(n));
+    }
+    uv_idle_stop(&srv->sweeper);
+    if (srv->closing && queue_empty(&srv->sessions) && srv->close_cb) {
+        void (*cb)(mcp_server_t *) = srv->close_cb;
+        srv->close_cb = NULL;
+        uv_close((uv_handle_t *)&srv->sweeper, NULL);
+        uv_close((uv_handle_t *)&srv->wait_ticker, NULL);
+        mcp_registry_free(&srv->registry);
+        if (cb)
+            cb(srv);
+    }
+}
+
+void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registry,
+                     const mcp_limits_t *limits, void *app)
+{
+    memset(srv, 0, sizeof *srv);
+    srv->loop = loop;
+    srv->name = "parley";
+    srv->version = PARLEY_VERSION;
+    srv->instructions =
+        "parley is a conversation archive: Telegram-style chats, Bluesky posts, AI-assistant "
+        "chats and agents' past sessions, kept in PostgreSQL. Use the tools to list, search "
+        "and read conversations; list tools to see what this server offers.";
+    srv->registry = *registry;
+    memset(registry, 0, sizeof *registry);
+    srv->limits = *limits;
+    srv->app = app;
+    queue_init(&srv->sessions);
+    queue_init(&srv->sweep);
+    queue_init(&srv->waiting);
+    uv_idle_init(loop, &srv->sweeper);
+    srv->sweeper.data = srv;
+    uv_timer_init(loop, &srv->wait_ticker);
+    srv->wait_ticker.data = srv;
+}
+
+void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *node)
+{
+    queue_remove(node);
+    queue_push_tail(&srv->sweep, node);
+    uv_idle_start(&srv->sweeper, sweep_cb);
+}
+
+void mcp_server_close(mcp_server_t *srv, void (*cb)(mcp_server_t *))
+{
+    srv->closing = true;
+    srv->close_cb = cb;
+    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions;) {
+        queue_node_t *next = n->next;
+        mcp_session_close(mcp_session__from_node(n));
+        n = next;
+    }
+    uv_idle_start(&srv->sweeper, sweep_cb);
+}

@@ -1,0 +1,128 @@
+/* server: the MCP server shared by every session: identity and
+ * instructions, the tool registry, limits, counters for /metrics and
+ * serverStatus, and the sweep that frees closed sessions (sessions are
+ * closed by flagging; they are freed here, from an idle handle on the next
+ * loop turn, never inside the callback that noticed the close). */
+#ifndef PARLEY_MCP_SERVER_H
+#define PARLEY_MCP_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "mcp/registry.h"
+#include "util/queue.h"
+
+/* Defaults of the limits (config keys of the same name in lower case). */
+#define MCP_DEFAULT_MAX_MESSAGE_BYTES   (4u * 1024 * 1024)
+#define MCP_DEFAULT_SESSION_MAX_INFLIGHT 64
+#define MCP_DEFAULT_OUTPUT_HIGH_WATER   (1u * 1024 * 1024)
+#define MCP_DEFAULT_OUTPUT_LOW_WATER    (256u * 1024)
+#define MCP_DEFAULT_OUTPUT_HARD_LIMIT   (16u * 1024 * 1024)
+#define MCP_DEFAULT_MAX_ACTIVE_CALLS    4096
+#define MCP_DEFAULT_TOOLS_PAGE_SIZE     100
+#define MCP_DEFAULT_MAX_SESSIONS        10000
+#define MCP_DEFAULT_REQUEST_TIMEOUT_MS  300000
+/* How often waiting server-to-client requests are checked for timeouts. */
+#define MCP_WAIT_TICK_MS 100
+/* Resource subscriptions one session may hold. */
+#define MCP_SESSION_MAX_SUBSCRIPTIONS 256
+/* retryAfterMs suggested with a "server busy" error. */
+#define MCP_BUSY_RETRY_AFTER_MS 200
+
+typedef struct mcp_limits_s {
+    size_t max_message_bytes;
+    int session_max_inflight;
+    size_t output_high_water;
+    size_t output_low_water;
+    size_t output_hard_limit;
+    int max_active_calls;
+    int tools_page_size;
+    int max_sessions;
+    int request_timeout_ms;
+} mcp_limits_t;
+
+/* Methods counted in the statistics (the last one counts the others). */
+typedef enum {
+    MCP_M_INITIALIZE = 0,
+    MCP_M_PING,
+    MCP_M_TOOLS_LIST,
+    MCP_M_TOOLS_CALL,
+    MCP_M_RESOURCES_LIST,
+    MCP_M_RESOURCES_TEMPLATES_LIST,
+    MCP_M_RESOURCES_READ,
+    MCP_M_RESOURCES_SUBSCRIBE,
+    MCP_M_RESOURCES_UNSUBSCRIBE,
+    MCP_M_PROMPTS_LIST,
+    MCP_M_PROMPTS_GET,
+    MCP_M_COMPLETION_COMPLETE,
+    MCP_M_LOGGING_SET_LEVEL,
+    MCP_M_OTHER,
+    MCP_M_COUNT
+} mcp_method_t;
+
+extern const char *const mcp_method_names[MCP_M_COUNT];
+
+/* Upper bounds (seconds) of the call-duration histogram buckets. */
+#define MCP_LATENCY_BUCKETS 12
+extern const double mcp_latency_bounds[MCP_LATENCY_BUCKETS];
+
+typedef struct mcp_server_stats_s {
+    uint64_t sessions_opened, sessions_closed;
+    int sessions_open;
+    uint64_t requests, notifications, errors, tool_calls, tool_errors, busy_rejections;
+    uint64_t oversize_messages;
+    uint64_t refused_sessions; /* past max_sessions */
+    int active_calls;
+    uint64_t by_method[MCP_M_COUNT];
+    uint64_t latency_count[MCP_LATENCY_BUCKETS + 1]; /* last: +Inf */
+    double latency_sum;
+} mcp_server_stats_t;
+
+typedef struct mcp_server_s {
+    uv_loop_t *loop;
+    const char *name, *version, *instructions;
+    mcp_registry_t registry;
+    mcp_limits_t limits;
+    void *app; /* handed to tool handlers (mcp_call_app) */
+    mcp_server_stats_t stats;
+    queue_node_t sessions; /* live sessions */
+    queue_node_t sweep;    /* closed sessions waiting to be freed */
+    uv_idle_t sweeper;
+    queue_node_t waiting; /* calls waiting for a client's answer */
+    uv_timer_t wait_ticker;
+    uint64_t next_session_id;
+    bool closing;
+    void (*close_cb)(struct mcp_server_s *);
+} mcp_server_t;
+
+/* Initialises srv (owned by the caller) with an already built registry
+ * (ownership passes). */
+void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registry,
+                     const mcp_limits_t *limits, void *app);
+
+/* Default limits. */
+void mcp_limits_default(mcp_limits_t *l);
+
+/* Asks every session to close; cb runs once all are freed. Transports must
+ * stop accepting first. */
+void mcp_server_close(mcp_server_t *srv, void (*cb)(mcp_server_t *));
+
+/* True when another session may open (max_sessions); counts a refusal. */
+__attribute__((warn_unused_result)) bool mcp_server_admit(mcp_server_t *srv);
+
+/* Sends notifications/resources/updated to every session subscribed to
+ * uri. */
+void mcp_server_resource_updated(mcp_server_t *srv, const char *uri);
+
+/* Records a finished call's duration for the histogram. */
+void mcp_server_observe_latency(mcp_server_t *srv, double seconds);
+
+/* Internal: queues a session for freeing on the next loop turn. */
+void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *session_node);
+/* Internal (call.c): a call starts or stops waiting for a client answer. */
+struct mcp_call_s;
+void mcp_server__wait_start(mcp_server_t *srv, struct mcp_call_s *c);
+void mcp_server__wait_stop(mcp_server_t *srv, struct mcp_call_s *c);
+
+#endif

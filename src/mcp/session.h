@@ -1,0 +1,115 @@
+/* session: one MCP session, whatever carries it. It parses JSON-RPC
+ * messages, runs the lifecycle (initialize, version negotiation,
+ * initialized, ping, logging/setLevel), lists and calls tools, tracks the
+ * calls in flight (cancellation, progress), and applies backpressure: it
+ * asks its transport to stop reading while too many calls are in flight or
+ * too much output is queued, and closes the session past a hard output
+ * limit. The session survives every bad message.
+ *
+ * A transport gives the session its operations and feeds it messages; it
+ * tells the session when output drained and when it closed. The session is
+ * freed by the server's sweep once its transport is closed and no call is
+ * left in flight. */
+#ifndef PARLEY_MCP_SESSION_H
+#define PARLEY_MCP_SESSION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp/server.h"
+
+typedef struct mcp_session_s mcp_session_t;
+
+typedef struct mcp_transport_ops_s {
+    /* Queues one message for the peer; ownership of msg (malloc'd) passes
+     * to the transport, which adds its own framing. related is the id of
+     * the client request the message belongs to (its response, or a
+     * progress, log or server request sent while it runs), NULL for none;
+     * final marks the response itself (Streamable HTTP routes by these and
+     * ends a POST's stream after its last response). Returns 0 or a
+     * negative code (the session then closes). */
+    int (*send)(void *t, char *msg, size_t len, const json_t *related, bool final);
+    /* Bytes queued and not yet written. */
+    size_t (*queued_bytes)(void *t);
+    /* Starts or stops reading input (backpressure). */
+    void (*set_reading)(void *t, bool on);
+    /* Asks the transport to close; it later calls
+     * mcp_session_transport_closed. */
+    void (*close)(void *t);
+    /* Optional: ends the response stream of the request related (the
+     * client resumes it later), for transports that have one per request
+     * (Streamable HTTP). */
+    void (*end_stream)(void *t, const json_t *related);
+} mcp_transport_ops_t;
+
+/* Supported protocol revisions, newest first. */
+extern const char *const mcp_protocol_versions[];
+
+typedef enum {
+    MCP_SESSION_NEW = 0,   /* waiting for initialize */
+    MCP_SESSION_READY,     /* initialize answered */
+    MCP_SESSION_DRAINING,  /* input ended: finish calls, flush, close */
+    MCP_SESSION_CLOSING,   /* close requested */
+    MCP_SESSION_CLOSED,    /* transport gone; waiting for calls, then sweep */
+} mcp_session_state_t;
+
+/* Creates a session on srv for a transport. kind names the transport in
+ * logs and metrics ("stdio", "unix", "tcp", "http"). NULL on ENOMEM. */
+mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops, void *t,
+                               const char *kind);
+
+/* One complete message. Returns false when the session wants no more
+ * input for now (the transport stops delivering until set_reading(on)). */
+bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len);
+
+/* The same for a message the transport already parsed (borrowed). */
+bool mcp_session_receive_json(mcp_session_t *s, json_t *msg);
+
+/* A message longer than the limit was dropped by the framer. */
+void mcp_session_oversize(mcp_session_t *s, size_t limit);
+
+/* Output was written; the session may resume reading. */
+void mcp_session_drained(mcp_session_t *s);
+
+/* The input ended (EOF): answer what is in flight, flush, then close. */
+void mcp_session_input_ended(mcp_session_t *s);
+
+/* The transport is closed: the session never touches it again. */
+void mcp_session_transport_closed(mcp_session_t *s);
+
+/* Asks the transport to close the session (server shutdown). */
+void mcp_session_close(mcp_session_t *s);
+
+const char *mcp_session_tag(const mcp_session_t *s);
+mcp_session_state_t mcp_session_state(const mcp_session_t *s);
+const char *mcp_session_protocol_version(const mcp_session_t *s);
+
+/* Requests in flight (calls waiting for their handlers). */
+int mcp_session_inflight(const mcp_session_t *s);
+
+/* Internal (call.c): sends a complete JSON-RPC message (takes ownership;
+ * NULL means out of memory); a session that cannot send any more is
+ * closed. related/final as in mcp_transport_ops_t.send. */
+void mcp_session__send(mcp_session_t *s, char *msg, size_t len, const json_t *related,
+                       bool final);
+/* Internal (call.c): asks the transport to end the stream of request id. */
+void mcp_session__end_stream(mcp_session_t *s, const json_t *id);
+/* Internal (call.c): the client declared capability cap at initialize. */
+__attribute__((warn_unused_result)) bool mcp_session__client_has(const mcp_session_t *s,
+                                                                 const char *cap);
+/* Internal (call.c): a fresh id for a server-to-client request. */
+int64_t mcp_session__next_request_id(mcp_session_t *s);
+/* Internal (server.c): notifies the session if it subscribed to uri. */
+void mcp_session__resource_updated(mcp_session_t *s, const char *uri);
+/* Internal (call.c): a call finished; remove it and resume input. */
+void mcp_session__call_done(mcp_session_t *s, struct mcp_call_s *call);
+/* Internal (call.c): the session's log level threshold (syslog order). */
+int mcp_session__log_level(const mcp_session_t *s);
+mcp_server_t *mcp_session__server(const mcp_session_t *s);
+/* Internal (server.c): frees a swept session. */
+void mcp_session__free(mcp_session_t *s);
+mcp_session_t *mcp_session__from_node(queue_node_t *node);
+
+#endif

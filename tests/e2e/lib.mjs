@@ -1,0 +1,69 @@
+// Helpers for the end-to-end tests: they drive the real parleyd with the
+// official MCP TypeScript SDK client, against the shared test PostgreSQL.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+export const PARLEYD = process.env.PARLEYD;
+export const PG = process.env.PARLEY_TEST_PG;
+if (!PARLEYD || !PG) throw new Error("run through ctest (PARLEYD and PARLEY_TEST_PG unset)");
+
+export function tmpdir(prefix = "parley-e2e-") {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// Arguments every daemon in these tests gets.
+export function baseArgs(extra = []) {
+  return ["serve", "--db", PG, "--log-level", "debug", ...extra];
+}
+
+// A connected SDK client over stdio; stderr is kept for diagnostics.
+export async function stdioClient(extra = [], clientCaps = {}, name = "e2e") {
+  const transport = new StdioClientTransport({
+    command: PARLEYD,
+    args: baseArgs(["--stdio", ...extra]),
+    stderr: "pipe",
+  });
+  const log = [];
+  transport.stderr?.on("data", (d) => log.push(d.toString()));
+  const client = new Client({ name, version: "1.0.0" }, { capabilities: clientCaps });
+  await client.connect(transport);
+  return { client, transport, log };
+}
+
+// Starts parleyd in the background and resolves once it logs "ready".
+export async function startDaemon(extra = []) {
+  const child = spawn(PARLEYD, baseArgs(extra), { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d.toString()));
+  const deadline = Date.now() + 60000;
+  while (!/ready \(schema version/.test(log)) {
+    if (child.exitCode !== null) throw new Error(`parleyd exited early:\n${log}`);
+    if (Date.now() > deadline) throw new Error(`parleyd did not get ready:\n${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    child,
+    log: () => log,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      const [code] = await once(child, "exit");
+      return code;
+    },
+  };
+}
+
+// Resident memory of a process in KiB.
+export function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) : 0;
+}
+
+export function textOf(result) {
+  return result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}

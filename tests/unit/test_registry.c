@@ -1,0 +1,116 @@
+/* Tests for mcp/registry and mcp/schema: toolset selection, dotted names
+ * listed with underscores and found both ways, read-only filtering, URI
+ * templates, and argument validation messages that name the field. */
+#include <string.h>
+
+#include "mcp/registry.h"
+#include "mcp/schema.h"
+#include "testutil.h"
+
+static void fn(mcp_call_t *c)
+{
+    (void)c;
+}
+
+static const mcp_tool_def_t tools_a[] = {
+    {"conversations.list", "List", "Lists.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY, fn},
+    {"conversations.send", "Send", "Sends.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
+     fn},
+};
+static const mcp_toolset_t set_a = {"alpha", "A", tools_a, 2, NULL, 0, NULL, 0, false};
+static const mcp_tool_def_t tools_b[] = {
+    {"bad name!", "Bad", "Bad.", "{\"type\":\"object\"}", NULL, 0, fn},
+};
+static const mcp_toolset_t set_b = {"broken", "B", tools_b, 1, NULL, 0, NULL, 0, true};
+
+const mcp_toolset_t *const mcp_toolsets_available[] = {&set_a, &set_b, NULL};
+
+static void test_names_and_read_only(void **state)
+{
+    (void)state;
+    mcp_registry_t r;
+    char err[256];
+    assert_int_equal(mcp_registry_build(&r, "all", false, err, sizeof err), 0);
+    assert_int_equal(r.ntools, 2); /* "broken" is on request only */
+    assert_string_equal(r.tools[0].name, "conversations_list");
+    assert_ptr_equal(mcp_registry_find(&r, "conversations.list"), &r.tools[0]);
+    assert_ptr_equal(mcp_registry_find(&r, "conversations_list"), &r.tools[0]);
+    assert_null(mcp_registry_find(&r, "conversations"));
+    mcp_registry_free(&r);
+    assert_int_equal(mcp_registry_build(&r, " alpha ", true, err, sizeof err), 0);
+    assert_int_equal(r.ntools, 1);
+    assert_null(mcp_registry_find(&r, "conversations_send"));
+    mcp_registry_free(&r);
+    assert_int_equal(mcp_registry_build(&r, "alpha,nope", false, err, sizeof err), UV_EINVAL);
+    assert_non_null(strstr(err, "unknown toolset 'nope'"));
+    assert_int_equal(mcp_registry_build(&r, "broken", false, err, sizeof err), UV_EINVAL);
+    assert_non_null(strstr(err, "^[A-Za-z0-9_-]{1,64}$"));
+    assert_false(mcp_tool_name_valid(""));
+    assert_false(mcp_tool_name_valid("a.b"));
+    assert_true(mcp_tool_name_valid("a-b_C9"));
+}
+
+static void test_uri_templates(void **state)
+{
+    (void)state;
+    json_t *vars = NULL;
+    assert_true(mcp_uri_template_match("test://t/{id}/data", "test://t/123/data", &vars));
+    assert_string_equal(json_string_value(json_object_get(vars, "id")), "123");
+    json_decref(vars);
+    assert_false(mcp_uri_template_match("test://t/{id}/data", "test://t//data", NULL));
+    assert_false(mcp_uri_template_match("test://t/{id}/data", "test://t/1/2/data", NULL));
+    assert_false(mcp_uri_template_match("test://t/{id}", "test://x/1", NULL));
+    assert_true(mcp_uri_template_match("chat://{chat}/{msg}", "chat://5/6", &vars));
+    assert_string_equal(json_string_value(json_object_get(vars, "msg")), "6");
+    json_decref(vars);
+}
+
+static void expect_error(const char *schema_text, const char *value_text, const char *needle)
+{
+    json_error_t je;
+    json_t *schema = json_loads(schema_text, 0, &je);
+    json_t *value = json_loads(value_text, JSON_DECODE_ANY, &je);
+    assert_non_null(schema);
+    assert_non_null(value);
+    char err[512];
+    assert_false(schema_validate(schema, value, err, sizeof err));
+    if (strstr(err, needle) == NULL)
+        fail_msg("error \"%s\" lacks \"%s\"", err, needle);
+    json_decref(schema);
+    json_decref(value);
+}
+
+static void test_schema_messages(void **state)
+{
+    (void)state;
+    const char *s = "{\"type\":\"object\",\"properties\":{"
+                    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500},"
+                    "\"kind\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},"
+                    "\"user\":{\"type\":\"string\",\"pattern\":\"^@[a-z]+$\"},"
+                    "\"ids\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}},"
+                    "\"required\":[\"kind\"],\"additionalProperties\":false}";
+    expect_error(s, "{}", "kind");
+    expect_error(s, "{\"kind\":\"c\"}", "kind: expected one of");
+    expect_error(s, "{\"kind\":\"a\",\"limit\":\"ten\"}", "limit: expected an integer");
+    expect_error(s, "{\"kind\":\"a\",\"limit\":0}", "limit");
+    expect_error(s, "{\"kind\":\"a\",\"user\":\"bob\"}", "user");
+    expect_error(s, "{\"kind\":\"a\",\"ids\":[1,\"x\"]}", "ids[1]");
+    expect_error(s, "{\"kind\":\"a\",\"other\":1}", "other");
+    json_error_t je;
+    json_t *schema = json_loads(s, 0, &je);
+    json_t *ok = json_loads("{\"kind\":\"a\",\"limit\":5,\"user\":\"@bob\",\"ids\":[1,2]}", 0, &je);
+    char err[512];
+    assert_true(schema_validate(schema, ok, err, sizeof err));
+    json_decref(schema);
+    json_decref(ok);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_read_only),
+        cmocka_unit_test(test_uri_templates),
+        cmocka_unit_test(test_schema_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

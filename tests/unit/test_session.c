@@ -1,0 +1,319 @@
+/* Tests for mcp/session through an in-memory transport: every JSON-RPC
+ * error path (-32700, -32600, -32601, -32602), version negotiation, the
+ * busy error, backpressure on in-flight calls and queued output, the hard
+ * output limit, and that the session answers a ping after each fault. */
+#include <string.h>
+
+#include "mcp/call.h"
+#include "mcp/session.h"
+#include "testutil.h"
+
+static mcp_call_t *parked; /* a call the "hang" tool never finishes */
+
+static void tool_echo(mcp_call_t *c)
+{
+    json_t *o = json_pack("{s:O}", "args", c->args);
+    char *s = json_dumps(o, JSON_COMPACT);
+    mcp_call_finish_json(c, s, strlen(s));
+    free(s);
+    json_decref(o);
+}
+
+static void tool_hang(mcp_call_t *c)
+{
+    parked = c;
+}
+
+static const mcp_tool_def_t tools[] = {
+    {"echo", "Echo", "Echoes.",
+     "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}", NULL,
+     MCP_TOOL_READ_ONLY, tool_echo},
+    {"hang", "Hang", "Never returns by itself.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
+     tool_hang},
+};
+static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
+const mcp_toolset_t *const mcp_toolsets_available[] = {&set, NULL};
+
+typedef struct {
+    json_t *out[64];
+    int n;
+    size_t queued;
+    bool reading;
+    int closes;
+    mcp_session_t *s;
+} mem_t;
+
+static int mem_send(void *t, char *msg, size_t len, const json_t *related, bool final)
+{
+    mem_t *m = t;
+    (void)related;
+    (void)final;
+    json_error_t je;
+    assert_true(m->n < 64);
+    m->out[m->n] = json_loadb(msg, len, 0, &je);
+    assert_non_null(m->out[m->n]);
+    m->n++;
+    free(msg);
+    return 0;
+}
+
+static size_t mem_queued(void *t)
+{
+    return ((mem_t *)t)->queued;
+}
+
+static void mem_set_reading(void *t, bool on)
+{
+    ((mem_t *)t)->reading = on;
+}
+
+static void mem_close(void *t)
+{
+    mem_t *m = t;
+    m->closes++;
+    mcp_session_transport_closed(m->s);
+}
+
+static const mcp_transport_ops_t mem_ops = {mem_send, mem_queued, mem_set_reading, mem_close,
+                                            NULL};
+
+static uv_loop_t loop;
+static mcp_server_t srv;
+static mem_t mem;
+
+static void setup_server(int max_active_calls)
+{
+    uv_loop_init(&loop);
+    mcp_registry_t r;
+    char err[256];
+    assert_int_equal(mcp_registry_build(&r, "all", false, err, sizeof err), 0);
+    mcp_limits_t lim;
+    mcp_limits_default(&lim);
+    lim.max_message_bytes = 1024;
+    lim.max_active_calls = max_active_calls;
+    lim.session_max_inflight = 2;
+    lim.output_high_water = 1000;
+    lim.output_low_water = 100;
+    lim.output_hard_limit = 5000;
+    mcp_server_init(&srv, &loop, &r, &lim, NULL);
+    memset(&mem, 0, sizeof mem);
+    mem.reading = true;
+    mem.s = mcp_session_new(&srv, &mem_ops, &mem, "mem");
+    assert_non_null(mem.s);
+}
+
+static bool closed_flag;
+static void server_closed(mcp_server_t *s)
+{
+    (void)s;
+    closed_flag = true;
+}
+
+static void teardown_server(void)
+{
+    for (int i = 0; i < mem.n; i++)
+        json_decref(mem.out[i]);
+    closed_flag = false;
+    mcp_server_close(&srv, server_closed);
+    test_run_until(&loop, &closed_flag, 5000);
+    test_loop_close(&loop);
+}
+
+static void send_msg(const char *text)
+{
+    mcp_session_receive(mem.s, text, strlen(text));
+}
+
+/* The error code of the last output, and its id (NULL for null). */
+static void expect_error(int code, const char *id_text)
+{
+    assert_true(mem.n > 0);
+    json_t *last = mem.out[mem.n - 1];
+    json_t *err = json_object_get(last, "error");
+    if (err == NULL)
+        fail_msg("expected error %d, got %s", code, json_dumps(last, 0));
+    assert_int_equal(json_integer_value(json_object_get(err, "code")), code);
+    assert_non_null(json_string_value(json_object_get(err, "message")));
+    json_t *id = json_object_get(last, "id");
+    if (id_text == NULL)
+        assert_true(json_is_null(id));
+    else {
+        char *s = json_dumps(id, JSON_ENCODE_ANY);
+        assert_string_equal(s, id_text);
+        free(s);
+    }
+}
+
+static void expect_ping_ok(void)
+{
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+    json_t *last = mem.out[mem.n - 1];
+    json_t *res = json_object_get(last, "result");
+    assert_true(json_is_object(res) && json_object_size(res) == 0);
+}
+
+static void initialize(const char *version, const char *expect)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+             "\"version\":\"1\"}}}",
+             version);
+    send_msg(msg);
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    assert_string_equal(json_string_value(json_object_get(res, "protocolVersion")), expect);
+}
+
+static void test_error_paths(void **state)
+{
+    (void)state;
+    setup_server(100);
+    initialize("2024-11-05", "2024-11-05");
+    send_msg("{not json");
+    expect_error(-32700, NULL);
+    send_msg("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+    expect_error(-32600, NULL);
+    send_msg("42");
+    expect_error(-32600, NULL);
+    send_msg("{\"jsonrpc\":\"1.0\",\"id\":7,\"method\":\"ping\"}");
+    expect_error(-32600, "7");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":8}");
+    expect_error(-32600, "8");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":5}");
+    expect_error(-32600, "9");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}");
+    expect_error(-32600, NULL);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\",\"params\":[1]}");
+    expect_error(-32602, "10");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"nope/nope\"}");
+    expect_error(-32601, "11");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{}}");
+    expect_error(-32602, "12");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"missing\"}}");
+    expect_error(-32602, "13");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":[]}}");
+    expect_error(-32602, "14");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/list\",\"params\":{\"cursor\":"
+             "\"zz\"}}");
+    expect_error(-32602, "15");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"2025-11-25\"}}");
+    expect_error(-32600, "\"s\"");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"resources/list\"}");
+    expect_error(-32601, "16"); /* no toolset offers resources */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"logging/setLevel\",\"params\":{"
+             "\"level\":\"loud\"}}");
+    expect_error(-32602, "17");
+    mcp_session_oversize(mem.s, 1024);
+    expect_error(-32600, NULL);
+    /* Notifications and stray responses get no answer. */
+    int before = mem.n;
+    send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\",\"params\":{}}");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}}");
+    assert_int_equal(mem.n, before);
+    /* Invalid arguments are a tool result with isError, naming the field. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":\"x\"}}}");
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    const char *text =
+        json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_non_null(strstr(text, "n: expected an integer"));
+    /* A good call: structuredContent and the same JSON as text. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":3}}}");
+    res = json_object_get(mem.out[mem.n - 1], "result");
+    json_t *sc = json_object_get(res, "structuredContent");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(sc, "args"), "n")), 3);
+    text = json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    json_error_t je;
+    json_t *parsed = json_loads(text, 0, &je);
+    assert_true(json_equal(parsed, sc));
+    json_decref(parsed);
+    expect_ping_ok();
+    teardown_server();
+}
+
+static void test_version_negotiation(void **state)
+{
+    (void)state;
+    setup_server(100);
+    initialize("1999-01-01", "2025-11-25");
+    teardown_server();
+    setup_server(100);
+    initialize("2025-06-18", "2025-06-18");
+    teardown_server();
+}
+
+static void test_busy_and_backpressure(void **state)
+{
+    (void)state;
+    setup_server(1);
+    initialize("2025-11-25", "2025-11-25");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"hang\"}}");
+    assert_non_null(parked);
+    /* The global cap is reached: busy with retryAfterMs. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\"}}");
+    expect_error(-32000, "2");
+    json_t *data = json_object_get(json_object_get(mem.out[mem.n - 1], "error"), "data");
+    assert_true(json_integer_value(json_object_get(data, "retryAfterMs")) > 0);
+    /* Cancelling the parked call: no response is sent for it. */
+    int before = mem.n;
+    mcp_call_t *c = parked;
+    send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+             "\"requestId\":1}}");
+    assert_true(c->cancelled);
+    mcp_call_finish_error(c, "stopped");
+    parked = NULL;
+    assert_int_equal(mem.n, before);
+    expect_ping_ok();
+    /* Queued output above the high-water mark pauses input; below the low
+     * one resumes it. */
+    mem.queued = 2000;
+    expect_ping_ok();
+    assert_false(mem.reading);
+    mem.queued = 50;
+    mcp_session_drained(mem.s);
+    assert_true(mem.reading);
+    /* Past the hard limit the session is closed. */
+    mem.queued = 6000;
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    assert_int_equal(mem.closes, 1);
+    teardown_server();
+}
+
+static void test_inflight_cap(void **state)
+{
+    (void)state;
+    setup_server(100);
+    initialize("2025-11-25", "2025-11-25");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"hang\"}}");
+    mcp_call_t *first = parked;
+    assert_true(mem.reading);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"hang\"}}");
+    assert_false(mem.reading); /* session_max_inflight = 2 */
+    mcp_call_finish_error(first, "done");
+    assert_true(mem.reading);
+    mcp_call_finish_error(parked, "done");
+    parked = NULL;
+    teardown_server();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_paths),
+        cmocka_unit_test(test_version_negotiation),
+        cmocka_unit_test(test_busy_and_backpressure),
+        cmocka_unit_test(test_inflight_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
