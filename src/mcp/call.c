@@ -113,8 +113,8 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
     c->wait_id = mcp_session__next_request_id(c->session);
     c->wait_cb = cb;
     c->wait_deadline = uv_now(srv->loop) + (uint64_t)srv->limits.request_timeout_ms;
-    json_t *env = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id",
-                            (json_int_t)c->wait_id, "method", method, "params", params);
+    json_t *env = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)c->wait_id,
+                            "method", method, "params", params);
     char *m = env ? json_dumps(env, JSON_COMPACT) : NULL;
     json_decref(env);
     mcp_server__wait_start(srv, c);
@@ -124,8 +124,7 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
 
 static bool call_can_send(const mcp_call_t *c)
 {
-    return !c->finished && !c->cancelled &&
-           mcp_session_state(c->session) < MCP_SESSION_CLOSING;
+    return !c->finished && !c->cancelled && mcp_session_state(c->session) < MCP_SESSION_CLOSING;
 }
 
 void mcp_call_progress(mcp_call_t *c, double progress, double total, const char *message)
@@ -219,8 +218,8 @@ void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     mcp_session__server(c->session)->stats.tool_errors++;
-    json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
-                          "isError", 1);
+    json_t *r =
+        json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError", 1);
     mcp_call_finish_result(c, r);
 }
 

@@ -47,8 +47,7 @@ typedef enum {
  * JSON-RPC error object, borrowed); UV_ETIMEDOUT; UV_ECANCELED when the
  * call was cancelled or its session closed (the handler must still finish
  * the call; nothing will be sent). */
-typedef void (*mcp_reply_fn)(mcp_call_t *c, int status, const json_t *result,
-                             const json_t *error);
+typedef void (*mcp_reply_fn)(mcp_call_t *c, int status, const json_t *result, const json_t *error);
 
 typedef struct mcp_call_s {
     queue_node_t node; /* in the session's list of calls */
@@ -56,8 +55,8 @@ typedef struct mcp_call_s {
     mcp_call_kind_t kind;
     const char *name;       /* tool, resource URI or prompt name, for logs */
     const mcp_tool_t *tool; /* MCP_CALL_TOOL */
-    json_t *id;        /* request id */
-    json_t *args;      /* validated arguments (an object) */
+    json_t *id;             /* request id */
+    json_t *args;           /* validated arguments (an object) */
     json_t *progress_token; /* NULL when the client asked for none */
     double last_progress;
     uint64_t started_ns; /* uv_hrtime() at the start */
@@ -110,7 +109,7 @@ void mcp_call_finish_result(mcp_call_t *c, json_t *result);
 /* Finishes with isError: true and a message telling the model what to
  * change. */
 __attribute__((format(printf, 2, 3))) void mcp_call_finish_error(mcp_call_t *c, const char *fmt,
-                                                                  ...);
+                                                                 ...);
 
 /* Finishes with a JSON-RPC error instead of a result (data stolen, may be
  * NULL). */

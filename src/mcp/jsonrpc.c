@@ -22,8 +22,7 @@ static int append_id(buf_t *b, const json_t *id)
     return rc;
 }
 
-char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len,
-                          size_t *len)
+char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len, size_t *len)
 {
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
@@ -54,8 +53,8 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
         return NULL;
     if (data)
         json_object_set(err, "data", (json_t *)data);
-    json_t *env = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                            "error", err);
+    json_t *env =
+        json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
     if (env == NULL)
         return NULL;
     char *s = json_dumps(env, JSON_COMPACT);

@@ -13,7 +13,7 @@
 #define JSONRPC_INVALID_PARAMS   (-32602)
 #define JSONRPC_INTERNAL_ERROR   (-32603)
 /* Implementation-defined server errors. */
-#define JSONRPC_SERVER_BUSY      (-32000)
+#define JSONRPC_SERVER_BUSY (-32000)
 /* MCP: "Resource not found" (resources/read). */
 #define MCP_ERROR_RESOURCE_NOT_FOUND (-32002)
 

@@ -40,9 +40,9 @@ static json_t *make_listing(const mcp_tool_t *t, json_t *output_schema)
                             (d->annotations & MCP_TOOL_DESTRUCTIVE) != 0, "idempotentHint",
                             (d->annotations & MCP_TOOL_IDEMPOTENT) != 0, "openWorldHint",
                             (d->annotations & MCP_TOOL_OPEN_WORLD) != 0);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:O, s:o}", "name", t->name, "title", d->title,
-                          "description", d->description, "inputSchema", t->input_schema,
-                          "annotations", ann);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:O, s:o}", "name", t->name, "title", d->title, "description",
+                  d->description, "inputSchema", t->input_schema, "annotations", ann);
     if (o && output_schema)
         json_object_set_new(o, "outputSchema", output_schema);
     else
@@ -50,8 +50,8 @@ static json_t *make_listing(const mcp_tool_t *t, json_t *output_schema)
     return o;
 }
 
-static int add_tool(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_tool_def_t *d,
-                    char *err, size_t errcap)
+static int add_tool(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_tool_def_t *d, char *err,
+                    size_t errcap)
 {
     if (r->ntools == MCP_REGISTRY_MAX_TOOLS) {
         snprintf(err, errcap, "too many tools (at most %d)", MCP_REGISTRY_MAX_TOOLS);
@@ -109,8 +109,8 @@ static int add_resource(mcp_registry_t *r, const mcp_resource_def_t *d, char *er
     mcp_resource_t *res = &r->resources[r->nresources];
     res->def = d;
     res->is_template = strchr(d->uri, '{') != NULL;
-    res->listing = json_pack("{s:s, s:s}", res->is_template ? "uriTemplate" : "uri", d->uri,
-                             "name", d->name);
+    res->listing =
+        json_pack("{s:s, s:s}", res->is_template ? "uriTemplate" : "uri", d->uri, "name", d->name);
     if (res->listing == NULL) {
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
@@ -222,8 +222,7 @@ int mcp_registry_build(mcp_registry_t *r, const char *toolsets, bool read_only, 
                 for (int i = 0; mcp_toolsets_available[i]; i++)
                     n += (size_t)snprintf(known + n, sizeof known - n, "%s, ",
                                           mcp_toolsets_available[i]->name);
-                snprintf(err, errcap, "unknown toolset '%.*s' (known: %sall)", (int)len, p,
-                         known);
+                snprintf(err, errcap, "unknown toolset '%.*s' (known: %sall)", (int)len, p, known);
                 rc = UV_EINVAL;
                 break;
             }

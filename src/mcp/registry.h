@@ -20,10 +20,10 @@ typedef struct mcp_call_s mcp_call_t;
 #define MCP_TOOL_IDEMPOTENT  0x4u
 #define MCP_TOOL_OPEN_WORLD  0x8u
 
-#define MCP_TOOL_NAME_MAX 64
-#define MCP_REGISTRY_MAX_TOOLS 512
+#define MCP_TOOL_NAME_MAX          64
+#define MCP_REGISTRY_MAX_TOOLS     512
 #define MCP_REGISTRY_MAX_RESOURCES 256
-#define MCP_REGISTRY_MAX_PROMPTS 256
+#define MCP_REGISTRY_MAX_PROMPTS   256
 
 /* A handler (tool, resource read, prompt get). It owns the call until it
  * calls one of the mcp_call_finish_* functions (now or later, from any loop

@@ -221,11 +221,9 @@ static bool validate_object(const json_t *schema, const json_t *v, const char *p
             json_object_foreach((json_t *)props, pk, pvv)
             {
                 if (n < sizeof known - 1)
-                    n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "",
-                                          pk);
+                    n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", pk);
             }
-            snprintf(err, cap, "%s: unknown parameter (known: %s)", sub,
-                     known[0] ? known : "none");
+            snprintf(err, cap, "%s: unknown parameter (known: %s)", sub, known[0] ? known : "none");
             return false;
         } else if (json_is_object(addl) && !validate(addl, pv, sub, err, cap)) {
             return false;
@@ -263,8 +261,7 @@ static bool validate_array(const json_t *schema, const json_t *v, const char *pa
     return true;
 }
 
-static bool validate(const json_t *schema, const json_t *v, const char *path, char *err,
-                     size_t cap)
+static bool validate(const json_t *schema, const json_t *v, const char *path, char *err, size_t cap)
 {
     if (!json_is_object(schema))
         return true;

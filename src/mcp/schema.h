@@ -12,9 +12,8 @@
 
 /* Returns true when value satisfies schema; otherwise false with err like
  * "limit: expected an integer between 1 and 500, got \"ten\"". */
-__attribute__((warn_unused_result)) bool schema_validate(const json_t *schema,
-                                                         const json_t *value, char *err,
-                                                         size_t errcap);
+__attribute__((warn_unused_result)) bool schema_validate(const json_t *schema, const json_t *value,
+                                                         char *err, size_t errcap);
 
 /* Checks that a schema uses only what schema_validate understands and that
  * its patterns compile. Returns true, or false with err. */

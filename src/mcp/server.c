@@ -8,13 +8,20 @@
 #include "util/log.h"
 
 const char *const mcp_method_names[MCP_M_COUNT] = {
-    "initialize",         "ping",
-    "tools/list",         "tools/call",
-    "resources/list",     "resources/templates/list",
-    "resources/read",     "resources/subscribe",
-    "resources/unsubscribe", "prompts/list",
-    "prompts/get",        "completion/complete",
-    "logging/setLevel",   "other",
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "other",
 };
 
 const double mcp_latency_bounds[MCP_LATENCY_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,

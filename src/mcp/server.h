@@ -14,15 +14,15 @@
 #include "util/queue.h"
 
 /* Defaults of the limits (config keys of the same name in lower case). */
-#define MCP_DEFAULT_MAX_MESSAGE_BYTES   (4u * 1024 * 1024)
+#define MCP_DEFAULT_MAX_MESSAGE_BYTES    (4u * 1024 * 1024)
 #define MCP_DEFAULT_SESSION_MAX_INFLIGHT 64
-#define MCP_DEFAULT_OUTPUT_HIGH_WATER   (1u * 1024 * 1024)
-#define MCP_DEFAULT_OUTPUT_LOW_WATER    (256u * 1024)
-#define MCP_DEFAULT_OUTPUT_HARD_LIMIT   (16u * 1024 * 1024)
-#define MCP_DEFAULT_MAX_ACTIVE_CALLS    4096
-#define MCP_DEFAULT_TOOLS_PAGE_SIZE     100
-#define MCP_DEFAULT_MAX_SESSIONS        10000
-#define MCP_DEFAULT_REQUEST_TIMEOUT_MS  300000
+#define MCP_DEFAULT_OUTPUT_HIGH_WATER    (1u * 1024 * 1024)
+#define MCP_DEFAULT_OUTPUT_LOW_WATER     (256u * 1024)
+#define MCP_DEFAULT_OUTPUT_HARD_LIMIT    (16u * 1024 * 1024)
+#define MCP_DEFAULT_MAX_ACTIVE_CALLS     4096
+#define MCP_DEFAULT_TOOLS_PAGE_SIZE      100
+#define MCP_DEFAULT_MAX_SESSIONS         10000
+#define MCP_DEFAULT_REQUEST_TIMEOUT_MS   300000
 /* How often waiting server-to-client requests are checked for timeouts. */
 #define MCP_WAIT_TICK_MS 100
 /* Resource subscriptions one session may hold. */

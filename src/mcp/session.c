@@ -10,8 +10,8 @@
 #include "mcp/schema.h"
 #include "util/log.h"
 
-const char *const mcp_protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
-                                             "2024-11-05", NULL};
+const char *const mcp_protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+                                             NULL};
 
 struct mcp_session_s {
     queue_node_t node; /* in server->sessions, then server->sweep */
@@ -30,7 +30,7 @@ struct mcp_session_s {
     int64_t next_request_id;
     char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
     int nsubs;
-    bool reading;        /* what we last asked of the transport */
+    bool reading; /* what we last asked of the transport */
     bool transport_gone;
     bool swept; /* handed to the server's sweep */
 };
@@ -121,8 +121,7 @@ void mcp_session__free(mcp_session_t *s)
 
 /* ---- output --------------------------------------------------------------- */
 
-void mcp_session__send(mcp_session_t *s, char *msg, size_t len, const json_t *related,
-                       bool final)
+void mcp_session__send(mcp_session_t *s, char *msg, size_t len, const json_t *related, bool final)
 {
     if (msg == NULL) {
         log_error(s->tag, "out of memory building a message; closing the session");
@@ -226,8 +225,8 @@ static void handle_initialize(mcp_session_t *s, const json_t *id, const json_t *
              json_is_string(cname) ? json_string_value(cname) : "unknown client", s->kind,
              s->protocol);
     const mcp_registry_t *r = &s->srv->registry;
-    json_t *caps = json_pack("{s:{s:b}, s:{}, s:{}}", "tools", "listChanged", 0, "logging",
-                             "completions");
+    json_t *caps =
+        json_pack("{s:{s:b}, s:{}, s:{}}", "tools", "listChanged", 0, "logging", "completions");
     if (r->nresources > 0)
         json_object_set_new(caps, "resources",
                             json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 0));
@@ -292,8 +291,8 @@ static void handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *
 /* Admits a request that a handler answers: checks the global cap on work
  * in flight (a busy error with retryAfterMs past it), and registers the
  * call. NULL when it was answered already. */
-static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char *name,
-                              json_t *id, json_t *args, const json_t *params)
+static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
+                              json_t *args, const json_t *params)
 {
     mcp_server_t *srv = s->srv;
     if (srv->stats.active_calls >= srv->limits.max_active_calls) {
@@ -323,8 +322,7 @@ static void handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     if (name == NULL) {
-        send_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call: params.name must be a string",
-                   NULL);
+        send_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call: params.name must be a string", NULL);
         return;
     }
     const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
@@ -548,9 +546,8 @@ static void handle_complete(mcp_session_t *s, const json_t *id, const json_t *pa
                    "completion/complete: params.ref and params.argument must be objects", NULL);
         return;
     }
-    send_result(s, id,
-                json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0, "hasMore",
-                          0));
+    send_result(
+        s, id, json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0, "hasMore", 0));
 }
 
 /* A response from the client to one of our requests. */
@@ -733,10 +730,10 @@ bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
     case MCP_M_COUNT:
         break;
     }
-    bool unserved = mi == MCP_M_OTHER ||
-                    (!has_resources && mi >= MCP_M_RESOURCES_LIST &&
-                     mi <= MCP_M_RESOURCES_UNSUBSCRIBE) ||
-                    (!has_prompts && (mi == MCP_M_PROMPTS_LIST || mi == MCP_M_PROMPTS_GET));
+    bool unserved =
+        mi == MCP_M_OTHER ||
+        (!has_resources && mi >= MCP_M_RESOURCES_LIST && mi <= MCP_M_RESOURCES_UNSUBSCRIBE) ||
+        (!has_prompts && (mi == MCP_M_PROMPTS_LIST || mi == MCP_M_PROMPTS_GET));
     if (unserved) {
         char text[160];
         snprintf(text, sizeof text, "Method not found: %.100s", name);

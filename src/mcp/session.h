@@ -48,11 +48,11 @@ typedef struct mcp_transport_ops_s {
 extern const char *const mcp_protocol_versions[];
 
 typedef enum {
-    MCP_SESSION_NEW = 0,   /* waiting for initialize */
-    MCP_SESSION_READY,     /* initialize answered */
-    MCP_SESSION_DRAINING,  /* input ended: finish calls, flush, close */
-    MCP_SESSION_CLOSING,   /* close requested */
-    MCP_SESSION_CLOSED,    /* transport gone; waiting for calls, then sweep */
+    MCP_SESSION_NEW = 0,  /* waiting for initialize */
+    MCP_SESSION_READY,    /* initialize answered */
+    MCP_SESSION_DRAINING, /* input ended: finish calls, flush, close */
+    MCP_SESSION_CLOSING,  /* close requested */
+    MCP_SESSION_CLOSED,   /* transport gone; waiting for calls, then sweep */
 } mcp_session_state_t;
 
 /* Creates a session on srv for a transport. kind names the transport in
@@ -92,8 +92,7 @@ int mcp_session_inflight(const mcp_session_t *s);
 /* Internal (call.c): sends a complete JSON-RPC message (takes ownership;
  * NULL means out of memory); a session that cannot send any more is
  * closed. related/final as in mcp_transport_ops_t.send. */
-void mcp_session__send(mcp_session_t *s, char *msg, size_t len, const json_t *related,
-                       bool final);
+void mcp_session__send(mcp_session_t *s, char *msg, size_t len, const json_t *related, bool final);
 /* Internal (call.c): asks the transport to end the stream of request id. */
 void mcp_session__end_stream(mcp_session_t *s, const json_t *id);
 /* Internal (call.c): the client declared capability cap at initialize. */

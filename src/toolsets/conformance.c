@@ -9,7 +9,7 @@
 
 #include "mcp/call.h"
 
-#define PNG_1X1                                                                                   \
+#define PNG_1X1                                                                                    \
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJg" \
     "gg=="
 #define WAV_TINY "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -162,9 +162,7 @@ static void progress_step(stepper_t *st)
     /* The reference answers String(progressToken). */
     const json_t *t = c->progress_token;
     char *tok = t && !json_is_string(t) ? json_dumps(t, JSON_ENCODE_ANY) : NULL;
-    finish_content(c, json_pack("[o]", text_block(tok   ? tok
-                                                  : t ? json_string_value(t)
-                                                      : "0")));
+    finish_content(c, json_pack("[o]", text_block(tok ? tok : t ? json_string_value(t) : "0")));
     free(tok);
 }
 
@@ -217,7 +215,8 @@ static void sampling_reply(mcp_call_t *c, int status, const json_t *result, cons
         request_failed(c, "sampling", status, error);
         return;
     }
-    const char *text = json_string_value(json_object_get(json_object_get(result, "content"), "text"));
+    const char *text =
+        json_string_value(json_object_get(json_object_get(result, "content"), "text"));
     char out[2048];
     snprintf(out, sizeof out, "LLM response: %s", text ? text : "(no text)");
     finish_content(c, json_pack("[o]", text_block(out)));
@@ -236,8 +235,7 @@ static void sampling(mcp_call_t *c)
         mcp_call_finish_error(c, "sampling failed: %s", uv_strerror(rc));
 }
 
-static void elicitation_reply(mcp_call_t *c, int status, const json_t *result,
-                              const json_t *error)
+static void elicitation_reply(mcp_call_t *c, int status, const json_t *result, const json_t *error)
 {
     if (status != 0) {
         request_failed(c, "elicitation", status, error);
@@ -267,12 +265,12 @@ static void elicitation(mcp_call_t *c)
 {
     const char *message = json_string_value(json_object_get(c->args, "message"));
     json_error_t je;
-    json_t *schema = json_loads(
-        "{\"type\":\"object\",\"properties\":{"
-        "\"username\":{\"type\":\"string\",\"description\":\"User's response\"},"
-        "\"email\":{\"type\":\"string\",\"description\":\"User's email address\"}},"
-        "\"required\":[\"username\",\"email\"]}",
-        0, &je);
+    json_t *schema =
+        json_loads("{\"type\":\"object\",\"properties\":{"
+                   "\"username\":{\"type\":\"string\",\"description\":\"User's response\"},"
+                   "\"email\":{\"type\":\"string\",\"description\":\"User's email address\"}},"
+                   "\"required\":[\"username\",\"email\"]}",
+                   0, &je);
     elicit(c, json_pack("{s:s, s:o}", "message", message, "requestedSchema", schema));
 }
 
@@ -290,8 +288,8 @@ static void elicitation_defaults(mcp_call_t *c)
         "\"default\":true}},\"required\":[]}",
         0, &je);
     elicit(c, json_pack("{s:s, s:s, s:o}", "mode", "form", "message",
-                        "Please review and update the form fields with defaults",
-                        "requestedSchema", schema));
+                        "Please review and update the form fields with defaults", "requestedSchema",
+                        schema));
 }
 
 static void elicitation_enums(mcp_call_t *c)
@@ -336,8 +334,8 @@ static void read_static_text(mcp_call_t *c)
 
 static void read_static_binary(mcp_call_t *c)
 {
-    contents(c, json_pack("{s:s, s:s, s:s}", "uri", "test://static-binary", "mimeType",
-                          "image/png", "blob", PNG_1X1));
+    contents(c, json_pack("{s:s, s:s, s:s}", "uri", "test://static-binary", "mimeType", "image/png",
+                          "blob", PNG_1X1));
 }
 
 static void read_watched(mcp_call_t *c)
@@ -349,13 +347,13 @@ static void read_watched(mcp_call_t *c)
 static void read_template(mcp_call_t *c)
 {
     const char *id = json_string_value(json_object_get(json_object_get(c->args, "vars"), "id"));
-    json_t *data = json_pack("{s:s, s:b, s:s+}", "id", id, "templateTest", 1, "data",
-                             "Data for ID: ", id);
+    json_t *data =
+        json_pack("{s:s, s:b, s:s+}", "id", id, "templateTest", 1, "data", "Data for ID: ", id);
     char *text = json_dumps(data, JSON_COMPACT);
     json_decref(data);
-    contents(c, json_pack("{s:s, s:s, s:s}", "uri",
-                          json_string_value(json_object_get(c->args, "uri")), "mimeType",
-                          "application/json", "text", text ? text : "{}"));
+    contents(c,
+             json_pack("{s:s, s:s, s:s}", "uri", json_string_value(json_object_get(c->args, "uri")),
+                       "mimeType", "application/json", "text", text ? text : "{}"));
     free(text);
 }
 
@@ -396,10 +394,9 @@ static void prompt_embedded(mcp_call_t *c)
 
 static void prompt_image(mcp_call_t *c)
 {
-    user_messages(c,
-                  json_pack("{s:s, s:s, s:s}", "type", "image", "data", PNG_1X1, "mimeType",
-                            "image/png"),
-                  text_block("Please analyze the image above."));
+    user_messages(
+        c, json_pack("{s:s, s:s, s:s}", "type", "image", "data", PNG_1X1, "mimeType", "image/png"),
+        text_block("Please analyze the image above."));
 }
 
 /* ---- tables ------------------------------------------------------------- */

@@ -8,7 +8,7 @@
 
 /* One queued output message: the message and its newline. */
 typedef struct out_item_s {
-    uv_write_t req; /* streams */
+    uv_write_t req;    /* streams */
     queue_node_t node; /* files: in file_q */
     conn_t *conn;
     char *msg;
@@ -134,8 +134,7 @@ static void feed(conn_t *c, const char *p, size_t n)
 {
     int rc = framer_feed(&c->framer, p, n);
     if (rc != 0) {
-        log_warn(mcp_session_tag(c->session), "closing: input buffer full (%s)",
-                 uv_strerror(rc));
+        log_warn(mcp_session_tag(c->session), "closing: input buffer full (%s)", uv_strerror(rc));
         conn_close(c);
     }
 }
@@ -319,7 +318,7 @@ static int conn_send(void *t, char *msg, size_t len, const json_t *related, bool
 {
     conn_t *c = t;
     (void)related;
-    (void)final;
+    (void) final;
     if (c->state != CONN_OPEN) {
         free(msg);
         return UV_ECANCELED;

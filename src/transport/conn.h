@@ -69,11 +69,11 @@ struct conn_s {
     bool want_read;    /* the session wants input */
     bool reading;      /* a read is armed */
     bool eof;
-    bool eof_delivered; /* the session was told */
+    bool eof_delivered;  /* the session was told */
     queue_node_t file_q; /* file output waiting for the writer */
-    size_t queued;      /* output bytes not yet written */
-    int pending;        /* handles closing and requests outstanding */
-    tls_conn_t *tls;    /* NULL for plain connections */
+    size_t queued;       /* output bytes not yet written */
+    int pending;         /* handles closing and requests outstanding */
+    tls_conn_t *tls;     /* NULL for plain connections */
     conn_close_cb on_close;
     void *data; /* the owner's */
 };

@@ -43,8 +43,7 @@ static int parse_hostport(endpoint_t *ep, const char *s, size_t n, char *err, si
     memcpy(port, colon + 1, plen);
     port[plen] = '\0';
     if (!str_parse_i64(port, 0, 65535, &pv)) {
-        snprintf(err, errcap, "%s: port '%s' is not a number between 0 and 65535", ep->text,
-                 port);
+        snprintf(err, errcap, "%s: port '%s' is not a number between 0 and 65535", ep->text, port);
         return UV_EINVAL;
     }
     ep->port = (int)pv;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#define ENDPOINT_PATH_MAX 108 /* sun_path */
+#define ENDPOINT_PATH_MAX      108 /* sun_path */
 #define ENDPOINT_HTTP_PATH_MAX 256
 
 typedef enum {
@@ -21,11 +21,11 @@ typedef enum {
 
 typedef struct endpoint_s {
     endpoint_kind_t kind;
-    bool tls;                       /* tcp with --tls-cert, or https:// */
-    char text[300];                 /* as given, for logs */
+    bool tls;       /* tcp with --tls-cert, or https:// */
+    char text[300]; /* as given, for logs */
     char unix_path[ENDPOINT_PATH_MAX];
-    struct sockaddr_storage addr;   /* tcp and http */
-    char host[64];                  /* as written, without brackets */
+    struct sockaddr_storage addr; /* tcp and http */
+    char host[64];                /* as written, without brackets */
     int port;
     char http_path[ENDPOINT_HTTP_PATH_MAX]; /* "/mcp" */
 } endpoint_t;

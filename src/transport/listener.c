@@ -114,8 +114,8 @@ static int unix_check_stale(const char *path, char *err, size_t errcap)
     if (lstat(path, &st) != 0)
         return 0;
     if (!S_ISSOCK(st.st_mode)) {
-        snprintf(err, errcap, "unix:%s exists and is not a socket; remove it or choose another path",
-                 path);
+        snprintf(err, errcap,
+                 "unix:%s exists and is not a socket; remove it or choose another path", path);
         return UV_EEXIST;
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -196,7 +196,6 @@ int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, lis
     *out = l;
     return 0;
 }
-
 
 void listener_close(listener_t *l, listener_close_cb cb)
 {

@@ -47,7 +47,7 @@ static int mem_send(void *t, char *msg, size_t len, const json_t *related, bool 
 {
     mem_t *m = t;
     (void)related;
-    (void)final;
+    (void) final;
     json_error_t je;
     assert_true(m->n < 64);
     m->out[m->n] = json_loadb(msg, len, 0, &je);
@@ -74,8 +74,7 @@ static void mem_close(void *t)
     mcp_session_transport_closed(m->s);
 }
 
-static const mcp_transport_ops_t mem_ops = {mem_send, mem_queued, mem_set_reading, mem_close,
-                                            NULL};
+static const mcp_transport_ops_t mem_ops = {mem_send, mem_queued, mem_set_reading, mem_close, NULL};
 
 static uv_loop_t loop;
 static mcp_server_t srv;
@@ -220,8 +219,8 @@ static void test_error_paths(void **state)
              "\"echo\",\"arguments\":{\"n\":\"x\"}}}");
     json_t *res = json_object_get(mem.out[mem.n - 1], "result");
     assert_true(json_is_true(json_object_get(res, "isError")));
-    const char *text =
-        json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
     assert_non_null(strstr(text, "n: expected an integer"));
     /* A good call: structuredContent and the same JSON as text. */
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"tools/call\",\"params\":{\"name\":"
@@ -229,7 +228,8 @@ static void test_error_paths(void **state)
     res = json_object_get(mem.out[mem.n - 1], "result");
     json_t *sc = json_object_get(res, "structuredContent");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(sc, "args"), "n")), 3);
-    text = json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
     json_error_t je;
     json_t *parsed = json_loads(text, 0, &je);
     assert_true(json_equal(parsed, sc));
