@@ -23,7 +23,10 @@
 #include "mcp/server.h"
 #include "transport/conn.h"
 #include "transport/endpoint.h"
+#include "transport/http.h"
 #include "transport/listener.h"
+#include "transport/tokens.h"
+#include "util/buf.h"
 #include "util/log.h"
 
 #define APP_TAG           "main"
@@ -59,6 +62,9 @@ typedef struct app_s {
     mcp_server_t mcp;
     listener_t *listeners[APP_MAX_ENDPOINTS];
     int nlisteners;
+    http_server_t *https[APP_MAX_ENDPOINTS]; /* kept until disposed after the loop */
+    int nhttp;
+    tokens_t tokens;
     conn_t *stdio;
 } app_t;
 
@@ -79,6 +85,10 @@ static void handle_closed(uv_handle_t *h)
 
 static void app_close_handles(app_t *a)
 {
+    /* h2o's own handles keep the loop alive until its contexts are
+     * disposed, which must happen outside uv_run (app_run does it). */
+    if (a->nhttp > 0)
+        uv_stop(&a->loop);
     uv_close((uv_handle_t *)&a->sigint, handle_closed);
     uv_close((uv_handle_t *)&a->sigterm, handle_closed);
     uv_close((uv_handle_t *)&a->drain_timer, handle_closed);
@@ -159,6 +169,11 @@ static void listener_closed(listener_t *l)
     app_mcp_part_closed(l->data);
 }
 
+static void http_closed(http_server_t *hs)
+{
+    app_mcp_part_closed(http_server_get_data(hs));
+}
+
 static void mcp_closed(mcp_server_t *srv)
 {
     app_mcp_part_closed(srv->app);
@@ -182,6 +197,10 @@ static void app_close_mcp(app_t *a)
         listener_close(a->listeners[i], listener_closed);
     }
     a->nlisteners = 0;
+    for (int i = 0; i < a->nhttp; i++) {
+        a->mcp_parts++;
+        http_server_close(a->https[i], http_closed);
+    }
     if (a->stdio) {
         a->mcp_parts++;
         conn_close(a->stdio);
@@ -307,11 +326,6 @@ static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, siz
             snprintf(err, errcap, "%s: TLS is not supported yet; use tcp:// or http://", ep->text);
             return UV_ENOTSUP;
         }
-        if (ep->kind == ENDPOINT_HTTP) {
-            snprintf(err, errcap, "%s: Streamable HTTP is not supported yet; use unix: or tcp://",
-                     ep->text);
-            return UV_ENOTSUP;
-        }
         if (!endpoint_is_loopback(ep) && a->cfg->token_file[0] == '\0') {
             snprintf(err, errcap,
                      "%s: refusing to listen beyond loopback without bearer tokens; bind to "
@@ -322,6 +336,30 @@ static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, siz
         (*n)++;
     }
     return 0;
+}
+
+/* Database figures for /metrics. */
+static void app_metrics(buf_t *b, void *data)
+{
+    app_t *a = data;
+    pg_pool_t *pools[2] = {a->rw, a->ro};
+    const char *names[2] = {"rw", "ro"};
+    buf_append_str(b, "# HELP parley_db_pool Database pool state.\n# TYPE parley_db_pool gauge\n");
+    for (int i = 0; i < 2; i++) {
+        if (pools[i] == NULL)
+            continue;
+        pg_pool_stats_t st;
+        pg_pool_stats(pools[i], &st);
+        buf_printf(b,
+                   "parley_db_pool{pool=\"%s\",state=\"ready\"} %d\n"
+                   "parley_db_pool{pool=\"%s\",state=\"busy\"} %d\n"
+                   "parley_db_pool{pool=\"%s\",state=\"down\"} %d\n"
+                   "parley_db_pool{pool=\"%s\",state=\"queued\"} %d\n",
+                   names[i], st.conns_ready, names[i], st.conns_busy, names[i], st.conns_down,
+                   names[i], st.queued);
+        buf_printf(b, "parley_db_queries_total{pool=\"%s\"} %llu\n", names[i],
+                   (unsigned long long)st.submitted);
+    }
 }
 
 static int app_start_mcp(app_t *a)
@@ -358,7 +396,39 @@ static int app_start_mcp(app_t *a)
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
              a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");
+    if (a->cfg->token_file[0] &&
+        (rc = tokens_load(&a->tokens, a->cfg->token_file, err, sizeof err)) != 0) {
+        app_fatal(a, "tokens", err);
+        return rc;
+    }
+    for (int i = 0; i < a->tokens.n; i++) {
+        mcp_policy_t pol;
+        if ((rc = tokens_policy(&a->tokens.tokens[i], &a->mcp.registry, &pol, err, sizeof err)) !=
+            0) {
+            app_fatal(a, "tokens", err);
+            return rc;
+        }
+    }
     for (int i = 0; i < neps; i++) {
+        if (eps[i].kind == ENDPOINT_HTTP) {
+            http_options_t ho = {
+                .tokens = a->tokens.n > 0 ? &a->tokens : NULL,
+                .allowed_origins = a->cfg->allowed_origins,
+                .metrics = app_metrics,
+                .metrics_data = a,
+            };
+            http_server_t *hs = NULL;
+            rc = http_server_start(&a->loop, &a->mcp, &eps[i], &ho, &hs, err, sizeof err);
+            if (hs) {
+                http_server_set_data(hs, a);
+                a->https[a->nhttp++] = hs;
+            }
+            if (rc != 0) {
+                app_fatal(a, "listen", err);
+                return rc;
+            }
+            continue;
+        }
         listener_t *l;
         rc = listener_start(&a->loop, &a->mcp, &eps[i], &l, err, sizeof err);
         if (rc != 0) {
@@ -542,6 +612,11 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     }
 
     uv_run(&a->loop, UV_RUN_DEFAULT);
+    for (int i = 0; i < a->nhttp; i++)
+        http_server_dispose(a->https[i]);
+    if (a->nhttp > 0)
+        uv_run(&a->loop, UV_RUN_DEFAULT);
+    tokens_free(&a->tokens);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)
         log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));

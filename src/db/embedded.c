@@ -164,10 +164,16 @@ static int emb_spawn(pg_embedded_t *e, char **argv)
     char env_home[EMB_PATH_MAX + 8];
     snprintf(env_home, sizeof env_home, "HOME=%s", e->pg_dir);
     char *env[] = {"PATH=/usr/bin:/bin", "LC_ALL=C.UTF-8", env_home, NULL};
-    uv_stdio_container_t stdio[3] = {
+    /* rm and initdb inherit the exclusive lock as fd 3: if parleyd is
+     * killed while they run, the next parleyd waits for them to finish
+     * instead of racing them on data.tmp. pg_ctl must not (the server
+     * would hold the lock for its whole life). */
+    bool hold_lock = e->state == EMB_CLEAN_TMP || e->state == EMB_INITDB;
+    uv_stdio_container_t stdio[4] = {
         {.flags = UV_IGNORE},
         {.flags = UV_INHERIT_FD, .data.fd = fd},
         {.flags = UV_INHERIT_FD, .data.fd = fd},
+        {.flags = UV_INHERIT_FD, .data.fd = e->lock_fd},
     };
     uv_process_options_t o = {
         .exit_cb = proc_exit_cb,
@@ -175,7 +181,7 @@ static int emb_spawn(pg_embedded_t *e, char **argv)
         .args = argv,
         .env = env,
         .cwd = e->pg_dir,
-        .stdio_count = 3,
+        .stdio_count = hold_lock && e->lock_fd >= 0 ? 4 : 3,
         .stdio = stdio,
     };
     if (e->as_root) {

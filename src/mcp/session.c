@@ -28,6 +28,7 @@ struct mcp_session_s {
     queue_node_t calls;
     int inflight;
     int64_t next_request_id;
+    mcp_policy_t policy;
     char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
     int nsubs;
     bool reading; /* what we last asked of the transport */
@@ -58,6 +59,11 @@ const char *mcp_session_tag(const mcp_session_t *s)
     return s->tag;
 }
 
+const char *mcp_session_kind(const mcp_session_t *s)
+{
+    return s->kind;
+}
+
 mcp_session_state_t mcp_session_state(const mcp_session_t *s)
 {
     return s->state;
@@ -79,6 +85,7 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     s->t = t;
     s->kind = kind;
     s->log_level = MCP_LOG_DEBUG;
+    s->policy.toolset_mask = ~0u;
     s->reading = true;
     queue_init(&s->calls);
     snprintf(s->tag, sizeof s->tag, "s:%llu", (unsigned long long)++srv->next_session_id);
@@ -87,6 +94,31 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     srv->stats.sessions_open++;
     log_debug(s->tag, "session opened (%s)", kind);
     return s;
+}
+
+void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
+{
+    s->policy = *p;
+}
+
+bool mcp_protocol_supported(const char *version)
+{
+    for (int i = 0; mcp_protocol_versions[i]; i++)
+        if (strcmp(version, mcp_protocol_versions[i]) == 0)
+            return true;
+    return false;
+}
+
+/* True when the session's policy lets it see tool t. */
+static bool tool_allowed(const mcp_session_t *s, const mcp_tool_t *t)
+{
+    if (s->policy.read_only && !(t->def->annotations & MCP_TOOL_READ_ONLY))
+        return false;
+    const mcp_registry_t *r = &s->srv->registry;
+    for (int i = 0; i < r->ntoolsets && i < 32; i++)
+        if (r->toolsets[i] == t->toolset)
+            return (s->policy.toolset_mask >> i) & 1u;
+    return true;
 }
 
 int mcp_session_inflight(const mcp_session_t *s)
@@ -258,34 +290,49 @@ static void handle_set_level(mcp_session_t *s, const json_t *id, const json_t *p
 
 /* ---- tools ------------------------------------------------------------------- */
 
-static void handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params)
+/* Lists entries [start, start+page) of one kind; cursors are offsets. */
+static void list_page(mcp_session_t *s, const json_t *id, const json_t *params, const char *what,
+                      json_t *all)
 {
-    const mcp_registry_t *r = &s->srv->registry;
-    int page = s->srv->limits.tools_page_size;
-    long start = 0;
+    long start = 0, n = (long)json_array_size(all), page = s->srv->limits.tools_page_size;
     const json_t *cursor = json_object_get(params, "cursor");
     if (cursor != NULL && !json_is_null(cursor)) {
         const char *c = json_string_value(cursor);
         char *end = NULL;
         if (c != NULL && c[0] != '\0')
             start = strtol(c, &end, 10);
-        if (c == NULL || c[0] == '\0' || *end != '\0' || start <= 0 || start >= r->ntools) {
-            send_error(s, id, JSONRPC_INVALID_PARAMS,
-                       "tools/list: invalid cursor (pass the nextCursor of the previous page)",
-                       NULL);
+        if (c == NULL || c[0] == '\0' || *end != '\0' || start <= 0 || start >= n) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "%s/list: invalid cursor (pass the nextCursor of the previous page)",
+                     strcmp(what, "resourceTemplates") == 0 ? "resources/templates" : what);
+            send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+            json_decref(all);
             return;
         }
     }
-    json_t *tools = json_array();
-    for (long i = start; i < r->ntools && i < start + page; i++)
-        json_array_append(tools, r->tools[i].listing);
-    json_t *result = json_pack("{s:o}", "tools", tools);
-    if (start + page < r->ntools) {
+    json_t *items = json_array();
+    for (long i = start; i < n && i < start + page; i++)
+        json_array_append(items, json_array_get(all, (size_t)i));
+    json_decref(all);
+    json_t *result = json_object();
+    json_object_set_new(result, what, items);
+    if (start + page < n) {
         char next[24];
         snprintf(next, sizeof next, "%ld", start + page);
         json_object_set_new(result, "nextCursor", json_string(next));
     }
     send_result(s, id, result);
+}
+
+static void handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    json_t *all = json_array();
+    for (int i = 0; i < r->ntools; i++)
+        if (tool_allowed(s, &r->tools[i]))
+            json_array_append(all, r->tools[i].listing);
+    list_page(s, id, params, "tools", all);
 }
 
 /* Admits a request that a handler answers: checks the global cap on work
@@ -326,6 +373,8 @@ static void handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params
         return;
     }
     const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
+    if (tool != NULL && !tool_allowed(s, tool))
+        tool = NULL;
     if (tool == NULL) {
         char msg[160];
         snprintf(msg, sizeof msg, "Unknown tool: %.100s (see tools/list)", name);
@@ -367,41 +416,6 @@ void mcp_session__call_done(mcp_session_t *s, mcp_call_t *c)
 }
 
 /* ---- resources and prompts ----------------------------------------------- */
-
-/* Lists entries [start, start+page) of one kind; cursors are offsets. */
-static void list_page(mcp_session_t *s, const json_t *id, const json_t *params, const char *what,
-                      json_t *all)
-{
-    long start = 0, n = (long)json_array_size(all), page = s->srv->limits.tools_page_size;
-    const json_t *cursor = json_object_get(params, "cursor");
-    if (cursor != NULL && !json_is_null(cursor)) {
-        const char *c = json_string_value(cursor);
-        char *end = NULL;
-        if (c != NULL && c[0] != '\0')
-            start = strtol(c, &end, 10);
-        if (c == NULL || c[0] == '\0' || *end != '\0' || start <= 0 || start >= n) {
-            char msg[160];
-            snprintf(msg, sizeof msg,
-                     "%s/list: invalid cursor (pass the nextCursor of the previous page)",
-                     strcmp(what, "resourceTemplates") == 0 ? "resources/templates" : what);
-            send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
-            json_decref(all);
-            return;
-        }
-    }
-    json_t *items = json_array();
-    for (long i = start; i < n && i < start + page; i++)
-        json_array_append(items, json_array_get(all, (size_t)i));
-    json_decref(all);
-    json_t *result = json_object();
-    json_object_set_new(result, what, items);
-    if (start + page < n) {
-        char next[24];
-        snprintf(next, sizeof next, "%ld", start + page);
-        json_object_set_new(result, "nextCursor", json_string(next));
-    }
-    send_result(s, id, result);
-}
 
 static void handle_resources_list(mcp_session_t *s, const json_t *id, const json_t *params,
                                   bool templates)

@@ -44,6 +44,13 @@ typedef struct mcp_transport_ops_s {
     void (*end_stream)(void *t, const json_t *related);
 } mcp_transport_ops_t;
 
+/* What a session may use (bearer-token limits): toolsets by their index
+ * in the registry, and whether only read-only tools. */
+typedef struct mcp_policy_s {
+    unsigned toolset_mask;
+    bool read_only;
+} mcp_policy_t;
+
 /* Supported protocol revisions, newest first. */
 extern const char *const mcp_protocol_versions[];
 
@@ -59,6 +66,12 @@ typedef enum {
  * logs and metrics ("stdio", "unix", "tcp", "http"). NULL on ENOMEM. */
 mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops, void *t,
                                const char *kind);
+
+/* Restricts what the session offers (before initialize). */
+void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p);
+
+/* True when version is a revision this server speaks. */
+__attribute__((warn_unused_result)) bool mcp_protocol_supported(const char *version);
 
 /* One complete message. Returns false when the session wants no more
  * input for now (the transport stops delivering until set_reading(on)). */
@@ -83,6 +96,8 @@ void mcp_session_transport_closed(mcp_session_t *s);
 void mcp_session_close(mcp_session_t *s);
 
 const char *mcp_session_tag(const mcp_session_t *s);
+/* The transport kind given at creation ("stdio", "unix", "tcp", "http"). */
+const char *mcp_session_kind(const mcp_session_t *s);
 mcp_session_state_t mcp_session_state(const mcp_session_t *s);
 const char *mcp_session_protocol_version(const mcp_session_t *s);
 

@@ -31,8 +31,13 @@ static const mcp_tool_def_t tools[] = {
     {"hang", "Hang", "Never returns by itself.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
      tool_hang},
 };
+static const mcp_tool_def_t more_tools[] = {
+    {"poke", "Poke", "Changes something.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
+     tool_echo},
+};
 static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
-const mcp_toolset_t *const mcp_toolsets_available[] = {&set, NULL};
+static const mcp_toolset_t set2 = {"u", "U", more_tools, 1, NULL, 0, NULL, 0, false};
+const mcp_toolset_t *const mcp_toolsets_available[] = {&set, &set2, NULL};
 
 typedef struct {
     json_t *out[64];
@@ -307,6 +312,30 @@ static void test_inflight_cap(void **state)
     teardown_server();
 }
 
+static int listed_tools(void)
+{
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"tools/list\"}");
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    return (int)json_array_size(json_object_get(res, "tools"));
+}
+
+static void test_policy(void **state)
+{
+    (void)state;
+    setup_server(100);
+    assert_int_equal(listed_tools(), 3);
+    mcp_policy_t ro = {.toolset_mask = ~0u, .read_only = true};
+    mcp_session_set_policy(mem.s, &ro);
+    assert_int_equal(listed_tools(), 2);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":51,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"poke\"}}");
+    expect_error(-32602, "51");
+    mcp_policy_t only_u = {.toolset_mask = 2u, .read_only = false};
+    mcp_session_set_policy(mem.s, &only_u);
+    assert_int_equal(listed_tools(), 1);
+    teardown_server();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_version_negotiation),
         cmocka_unit_test(test_busy_and_backpressure),
         cmocka_unit_test(test_inflight_cap),
+        cmocka_unit_test(test_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,47 @@
+/* tokens: the bearer tokens of --token-file. One token per line:
+ *
+ *     TOKEN [toolsets=a,b] [read_only]
+ *
+ * '#' starts a comment. A token with toolsets= may use only those toolsets;
+ * read_only limits it to read-only tools. Tokens are compared in constant
+ * time and never logged; a token is at least 16 characters. */
+#ifndef PARLEY_TRANSPORT_TOKENS_H
+#define PARLEY_TRANSPORT_TOKENS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mcp/session.h"
+
+#define TOKENS_MAX         1024
+#define TOKEN_MIN_LEN      16
+#define TOKEN_MAX_LEN      256
+#define TOKENS_FILE_MAX    (1024 * 1024)
+
+typedef struct token_s {
+    char secret[TOKEN_MAX_LEN + 1];
+    size_t len;
+    char toolsets[256]; /* "" = every served toolset */
+    bool read_only;
+} token_t;
+
+typedef struct tokens_s {
+    token_t *tokens;
+    int n;
+} tokens_t;
+
+/* Loads path (read once at start). Returns 0, or a negative code with err
+ * naming the file and line (never the token). */
+int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap);
+void tokens_free(tokens_t *t);
+
+/* Finds the token presented in an Authorization header value ("Bearer
+ * X"); NULL when absent or unknown. */
+const token_t *tokens_check(const tokens_t *t, const char *header, size_t len);
+
+/* Applies a token's limits to a session against the served registry.
+ * Returns 0, or UV_EINVAL with err when it names a toolset not served. */
+int tokens_policy(const token_t *tok, const mcp_registry_t *r, mcp_policy_t *out, char *err,
+                  size_t errcap);
+
+#endif

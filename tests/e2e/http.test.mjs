@@ -1,0 +1,281 @@
+// MCP Streamable HTTP with the official SDK client and raw fetch: sessions,
+// JSON and SSE answers, pagination, progress, logging, cancellation,
+// elicitation, resumption with Last-Event-ID, DELETE, the HTTP error
+// statuses, DNS-rebinding protection (Host and Origin), bearer tokens,
+// /healthz and /metrics.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { spawnSync } from "node:child_process";
+import { PARLEYD, baseArgs, startDaemon, textOf, tmpdir } from "./lib.mjs";
+
+let daemon;
+let url;
+
+before(async () => {
+  daemon = await startDaemon([
+    "--toolsets", "conformance",
+    "--listen", "http://127.0.0.1:0/mcp",
+    "--list-page-size", "4",
+  ]);
+  const port = /http:\/\/127\.0\.0\.1:0\/mcp \(port (\d+)\)/.exec(daemon.log())[1];
+  url = `http://127.0.0.1:${port}/mcp`;
+});
+
+after(async () => {
+  assert.equal(await daemon.stop(), 0);
+});
+
+async function connect(caps = {}, headers = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const client = new Client({ name: "http-e2e", version: "1" }, { capabilities: caps });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const JSON_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+function initBody(id = 1) {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+}
+
+test("session, pagination, calls, progress and logging over HTTP", async () => {
+  const { client, transport } = await connect();
+  try {
+    assert.match(transport.sessionId, /^[0-9a-f]{64}$/);
+    const names = [];
+    let cursor;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    assert.equal(names.length, 14);
+    await assert.rejects(client.listTools({ cursor: "bogus" }), (e) => e.code === -32602);
+    assert.equal(textOf(await client.callTool({ name: "test_simple_text", arguments: {} })),
+      "This is a simple text response for testing.");
+    const seen = [];
+    await client.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
+    assert.deepEqual(seen, [0, 50, 100]);
+    const logs = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params.data));
+    await client.setLoggingLevel("info");
+    await client.callTool({ name: "test_tool_with_logging", arguments: {} });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(logs, ["Tool execution started", "Tool processing data", "Tool execution completed"]);
+    const bad = await client.callTool({ name: "test_elicitation", arguments: {} });
+    assert.equal(bad.isError, true);
+    assert.match(textOf(bad), /message/);
+  } finally {
+    await transport.terminateSession();
+    await client.close();
+  }
+});
+
+test("elicitation accepted, declined, cancelled and unsupported; cancel stops a call", async () => {
+  const { client, transport } = await connect({ elicitation: {} });
+  let answer;
+  let hang = false;
+  client.setRequestHandler(ElicitRequestSchema, (req, extra) => {
+    if (!hang) return answer;
+    return new Promise((resolve) => extra.signal.addEventListener("abort", () => resolve({ action: "cancel" })));
+  });
+  try {
+    for (const action of ["accept", "decline", "cancel"]) {
+      answer = action === "accept" ? { action, content: { username: "u", email: "e@x.org" } } : { action };
+      const r = await client.callTool({ name: "test_elicitation", arguments: { message: "m" } });
+      assert.match(textOf(r), new RegExp(`action=${action}`));
+    }
+    hang = true;
+    const ac = new AbortController();
+    const call = client.callTool({ name: "test_elicitation", arguments: { message: "m" } }, undefined, {
+      signal: ac.signal,
+    });
+    setTimeout(() => ac.abort(), 200);
+    await assert.rejects(call);
+    assert.deepEqual(await client.ping(), {});
+  } finally {
+    await client.close();
+  }
+  const plain = await connect({});
+  try {
+    const r = await plain.client.callTool({ name: "test_elicitation", arguments: { message: "m" } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /does not support elicitation/);
+  } finally {
+    await plain.client.close();
+  }
+});
+
+test("a cut stream is resumed with Last-Event-ID", async () => {
+  const { client, transport } = await connect();
+  try {
+    const r = await client.callTool({ name: "test_reconnection", arguments: {} });
+    assert.match(textOf(r), /Reconnection test completed successfully/);
+  } finally {
+    await client.close();
+  }
+  // The same by hand: the POST stream ends after its priming event; a GET
+  // with that event's id gets the result.
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  const sid = init.headers.get("mcp-session-id");
+  const h = { ...JSON_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+  const post = await fetch(url, {
+    method: "POST",
+    headers: h,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_reconnection", arguments: {} } }),
+  });
+  assert.equal(post.headers.get("content-type"), "text/event-stream");
+  const text = await post.text();
+  const lastId = /id: (\S+)/.exec(text)[1];
+  assert.match(text, /retry: \d+/);
+  assert.doesNotMatch(text, /"result"/);
+  await new Promise((r) => setTimeout(r, 300));
+  const get = await fetch(url, { headers: { ...h, accept: "text/event-stream", "last-event-id": lastId } });
+  assert.equal(get.status, 200);
+  const replay = await get.text();
+  assert.match(replay, /"id":7,"result"/);
+  const del = await fetch(url, { method: "DELETE", headers: h });
+  assert.equal(del.status, 200);
+  const after = await fetch(url, { method: "POST", headers: h, body: '{"jsonrpc":"2.0","id":8,"method":"ping"}' });
+  assert.equal(after.status, 404);
+});
+
+test("HTTP errors: session header, bad JSON, batches, methods, media types", async () => {
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  let r = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: ping });
+  assert.equal(r.status, 400);
+  assert.match((await r.json()).error.message, /Mcp-Session-Id/);
+  r = await fetch(url, { method: "POST", headers: { ...JSON_HEADERS, "mcp-session-id": "f00" }, body: ping });
+  assert.equal(r.status, 404);
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  assert.equal(init.status, 200);
+  const sid = init.headers.get("mcp-session-id");
+  const h = { ...JSON_HEADERS, "mcp-session-id": sid };
+  r = await fetch(url, { method: "POST", headers: h, body: "{oops" });
+  assert.equal(r.status, 400);
+  assert.equal((await r.json()).error.code, -32700);
+  r = await fetch(url, { method: "POST", headers: h, body: `[${ping}]` });
+  assert.equal(r.status, 400);
+  assert.equal((await r.json()).error.code, -32600);
+  r = await fetch(url, { method: "POST", headers: h, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
+  assert.equal(r.status, 202);
+  r = await fetch(url, { method: "POST", headers: h, body: '{"jsonrpc":"2.0","id":2,"method":"nope"}' });
+  assert.equal(r.status, 200);
+  assert.equal((await r.json()).error.code, -32601);
+  r = await fetch(url, { method: "POST", headers: { ...h, "mcp-protocol-version": "1999-01-01" }, body: ping });
+  assert.equal(r.status, 400);
+  r = await fetch(url, { method: "POST", headers: { ...h, "content-type": "text/plain" }, body: ping });
+  assert.equal(r.status, 415);
+  r = await fetch(url, { method: "PUT", headers: h, body: ping });
+  assert.equal(r.status, 405);
+  r = await fetch(url, { method: "POST", headers: h, body: ping });
+  assert.deepEqual(await r.json(), { jsonrpc: "2.0", id: 1, result: {} });
+  r = await fetch(url.replace("/mcp", "/elsewhere"));
+  assert.equal(r.status, 404);
+});
+
+test("DNS rebinding: a foreign Host or Origin is refused", async () => {
+  const port = new URL(url).port;
+  // fetch cannot forge Host; use a raw request.
+  const net = await import("node:net");
+  const raw = (hostHeader, origin) =>
+    new Promise((resolve, reject) => {
+      const body = initBody();
+      const s = net.connect(Number(port), "127.0.0.1", () => {
+        s.write(
+          `POST /mcp HTTP/1.1\r\nHost: ${hostHeader}\r\n` +
+            (origin ? `Origin: ${origin}\r\n` : "") +
+            `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      });
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(data)[1])));
+      s.on("error", reject);
+    });
+  assert.equal(await raw("evil.example.com", "http://evil.example.com"), 403);
+  assert.equal(await raw(`evil.example.com:${port}`, null), 403);
+  assert.equal(await raw(`127.0.0.1:${port}`, "http://evil.example.com"), 403);
+  assert.equal(await raw(`localhost:${port}`, `http://localhost:${port}`), 200);
+  assert.equal(await raw(`127.0.0.1:${port}`, null), 200);
+});
+
+test("/healthz and /metrics", async () => {
+  const h = await fetch(url.replace("/mcp", "/healthz"));
+  assert.equal(h.status, 200);
+  assert.deepEqual(await h.json(), { status: "ok" });
+  const m = await (await fetch(url.replace("/mcp", "/metrics"))).text();
+  assert.match(m, /^parley_sessions\{transport="http"\} \d+$/m);
+  assert.match(m, /^parley_requests_total\{method="tools\/call"\} [1-9]\d*$/m);
+  assert.match(m, /^parley_call_duration_seconds_bucket\{le="\+Inf"\} [1-9]\d*$/m);
+  assert.match(m, /^parley_db_pool\{pool="ro",state="queued"\} \d+$/m);
+  assert.match(m, /^parley_errors_total \d+$/m);
+});
+
+test("bearer tokens: 401 without, toolsets and read-only per token", async () => {
+  const dir = tmpdir();
+  const file = path.join(dir, "tokens");
+  fs.writeFileSync(
+    file,
+    "# tokens\nfull-access-token-0123456789\nlimited-token-0123456789 toolsets=conformance read_only\n",
+  );
+  const d = await startDaemon([
+    "--toolsets", "conformance",
+    "--listen", "http://127.0.0.1:0/mcp",
+    "--token-file", file,
+  ]);
+  try {
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const u = `http://127.0.0.1:${port}/mcp`;
+    const r = await fetch(u, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers.get("www-authenticate"), "Bearer");
+    const bad = await fetch(u, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, authorization: "Bearer wrong-token-0123456789" },
+      body: initBody(),
+    });
+    assert.equal(bad.status, 401);
+    const t = new StreamableHTTPClientTransport(new URL(u), {
+      requestInit: { headers: { authorization: "Bearer full-access-token-0123456789" } },
+    });
+    const c = new Client({ name: "tok", version: "1" });
+    await c.connect(t);
+    assert.equal((await c.listTools()).tools.length, 14);
+    await c.close();
+    assert.doesNotMatch(d.log(), /full-access-token/, "tokens are never logged");
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+  // A token naming a toolset that is not served stops the start.
+  fs.writeFileSync(file, "some-long-token-0123456789 toolsets=telegramx\n");
+  const r = spawnSync(PARLEYD, baseArgs(["--listen", "http://127.0.0.1:0/mcp", "--token-file", file]), {
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /toolset 'telegramx', which is not served/);
+  assert.doesNotMatch(r.stderr, /some-long-token/);
+  // Beyond loopback with tokens is allowed.
+  fs.writeFileSync(file, "some-long-token-0123456789\n");
+  const open = await startDaemon(["--listen", "http://0.0.0.0:0/mcp", "--token-file", file]);
+  assert.equal(await open.stop(), 0);
+});
