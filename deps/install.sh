@@ -15,10 +15,12 @@ PKGS=(
   libssl-dev                              # TLS (OpenSSL 3)
   libjansson-dev                          # JSON
   libh2o-dev                              # HTTP server on libuv (transports)
+  android-libboringssl-dev                # BoringSSL, for the TLS module's second test build
   libcmocka-dev                           # C unit tests
   postgresql-15 postgresql-contrib        # embedded default and test clusters (pg_trgm)
   postgresql-client-15                    # psql, used by integration tests
   procps util-linux passwd                # pgrep, runuser, useradd
+  openssl                                 # test certificates
 )
 
 installed() {

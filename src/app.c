@@ -25,6 +25,7 @@
 #include "transport/endpoint.h"
 #include "transport/http.h"
 #include "transport/listener.h"
+#include "transport/tls.h"
 #include "transport/tokens.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -65,6 +66,7 @@ typedef struct app_s {
     http_server_t *https[APP_MAX_ENDPOINTS]; /* kept until disposed after the loop */
     int nhttp;
     tokens_t tokens;
+    tls_ctx_t *tls;
     conn_t *stdio;
 } app_t;
 
@@ -322,9 +324,9 @@ static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, siz
             return rc;
         if (ep->kind == ENDPOINT_TCP && a->cfg->tls_cert[0])
             ep->tls = true;
-        if (ep->tls) {
-            snprintf(err, errcap, "%s: TLS is not supported yet; use tcp:// or http://", ep->text);
-            return UV_ENOTSUP;
+        if (ep->tls && (a->cfg->tls_cert[0] == '\0' || a->cfg->tls_key[0] == '\0')) {
+            snprintf(err, errcap, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
+            return UV_EINVAL;
         }
         if (!endpoint_is_loopback(ep) && a->cfg->token_file[0] == '\0') {
             snprintf(err, errcap,
@@ -396,6 +398,13 @@ static int app_start_mcp(app_t *a)
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
              a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");
+    if (a->cfg->tls_cert[0] && a->cfg->tls_key[0]) {
+        a->tls = tls_ctx_new_server(a->cfg->tls_cert, a->cfg->tls_key, err, sizeof err);
+        if (a->tls == NULL) {
+            app_fatal(a, "tls", err);
+            return UV_EINVAL;
+        }
+    }
     if (a->cfg->token_file[0] &&
         (rc = tokens_load(&a->tokens, a->cfg->token_file, err, sizeof err)) != 0) {
         app_fatal(a, "tokens", err);
@@ -416,6 +425,7 @@ static int app_start_mcp(app_t *a)
                 .allowed_origins = a->cfg->allowed_origins,
                 .metrics = app_metrics,
                 .metrics_data = a,
+                .ssl_ctx = eps[i].tls ? tls_ctx_native(a->tls) : NULL,
             };
             http_server_t *hs = NULL;
             rc = http_server_start(&a->loop, &a->mcp, &eps[i], &ho, &hs, err, sizeof err);
@@ -430,7 +440,8 @@ static int app_start_mcp(app_t *a)
             continue;
         }
         listener_t *l;
-        rc = listener_start(&a->loop, &a->mcp, &eps[i], &l, err, sizeof err);
+        rc = listener_start(&a->loop, &a->mcp, &eps[i], eps[i].tls ? a->tls : NULL, &l, err,
+                            sizeof err);
         if (rc != 0) {
             app_fatal(a, "listen", err);
             return rc;
@@ -617,6 +628,7 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     if (a->nhttp > 0)
         uv_run(&a->loop, UV_RUN_DEFAULT);
     tokens_free(&a->tokens);
+    tls_ctx_free(a->tls);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)
         log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));

@@ -4,17 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/tls.h"
 #include "util/log.h"
 
-/* One queued output message: the message and its newline. */
+/* One queued write: a message and its newline, or (TLS) records. */
 typedef struct out_item_s {
     uv_write_t req;    /* streams */
     queue_node_t node; /* files: in file_q */
     conn_t *conn;
     char *msg;
-    size_t len;  /* message bytes, newline excluded */
-    size_t done; /* files: bytes written so far (newline included) */
+    size_t len;   /* bytes of msg */
+    bool newline; /* a '\n' follows msg */
+    size_t done;  /* files: bytes written so far (newline included) */
 } out_item_t;
+
+static size_t item_bytes(const out_item_t *it)
+{
+    return it->len + (it->newline ? 1u : 0u);
+}
 
 static const mcp_transport_ops_t conn_ops;
 
@@ -147,11 +154,49 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = CONN_READ_CHUNK;
 }
 
+static int raw_write(conn_t *c, char *data, size_t len);
+
+/* TLS: decrypts what arrived, sends what the engine answers (handshake),
+ * and feeds the plaintext. Returns false when the connection must end. */
+static bool tls_input(conn_t *c, const char *p, size_t n)
+{
+    buf_t plain, out;
+    buf_init(&plain, (size_t)4 * CONN_READ_CHUNK);
+    buf_init(&out, (size_t)4 * CONN_READ_CHUNK);
+    int rc = tls_conn_feed(c->tls, p, n, &plain, &out);
+    if (out.len > 0) {
+        size_t len;
+        char *data = buf_steal(&out, &len);
+        if (data == NULL || raw_write(c, data, len) != 0)
+            rc = rc ? rc : UV_ENOMEM;
+    }
+    if (plain.len > 0 && c->state == CONN_OPEN)
+        feed(c, plain.data, plain.len);
+    buf_free(&plain);
+    buf_free(&out);
+    if (rc == UV_EOF)
+        return false;
+    if (rc != 0) {
+        log_info(c->session ? mcp_session_tag(c->session) : "tls", "closing: %s",
+                 rc == UV_EPROTO ? tls_conn_error(c->tls) : uv_strerror(rc));
+        conn_close(c);
+        return false;
+    }
+    return true;
+}
+
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     conn_t *c = s->data;
     (void)buf;
-    if (n > 0) {
+    if (n > 0 && c->tls != NULL) {
+        if (!tls_input(c, c->rbuf, (size_t)n) && c->state == CONN_OPEN) {
+            uv_read_stop(s);
+            c->reading = false;
+            c->eof = true;
+            deliver_eof(c);
+        }
+    } else if (n > 0) {
         feed(c, c->rbuf, (size_t)n);
     } else if (n < 0) {
         if (n != UV_EOF)
@@ -251,7 +296,7 @@ static void write_cb(uv_write_t *req, int status)
 {
     out_item_t *it = req->data;
     conn_t *c = it->conn;
-    size_t bytes = it->len + 1;
+    size_t bytes = item_bytes(it);
     item_free(it);
     c->pending--;
     if (status != 0 && c->state == CONN_OPEN) {
@@ -282,9 +327,9 @@ static void file_write_cb(uv_fs_t *req)
         return;
     }
     it->done += (size_t)n;
-    if (it->done == it->len + 1) {
+    if (it->done == item_bytes(it)) {
         queue_remove(&it->node);
-        size_t bytes = it->len + 1;
+        size_t bytes = item_bytes(it);
         item_free(it);
         output_done(c, bytes);
     }
@@ -302,7 +347,8 @@ static void file_write_next(conn_t *c)
     int nb = 0;
     if (it->done < it->len)
         b[nb++] = uv_buf_init(it->msg + it->done, (unsigned)(it->len - it->done));
-    b[nb++] = uv_buf_init("\n", 1);
+    if (it->newline)
+        b[nb++] = uv_buf_init("\n", 1);
     int rc = uv_fs_write(c->loop, &c->out->req, c->out->fd, b, (unsigned)nb, -1, file_write_cb);
     if (rc != 0) {
         log_warn(mcp_session_tag(c->session), "writing output: %s", uv_strerror(rc));
@@ -314,6 +360,41 @@ static void file_write_next(conn_t *c)
     c->pending++;
 }
 
+/* Queues data (ownership passes) followed by a newline when newline. */
+static int queue_write(conn_t *c, char *data, size_t len, bool newline)
+{
+    out_item_t *it = calloc(1, sizeof *it);
+    if (it == NULL) {
+        free(data);
+        return UV_ENOMEM;
+    }
+    it->conn = c;
+    it->msg = data;
+    it->len = len;
+    it->newline = newline;
+    c->queued += item_bytes(it);
+    if (c->out->kind == CONN_IO_FILE) {
+        queue_push_tail(&c->file_q, &it->node);
+        file_write_next(c);
+        return 0;
+    }
+    uv_buf_t b[2] = {uv_buf_init(data, (unsigned)len), uv_buf_init("\n", 1)};
+    it->req.data = it;
+    int rc = uv_write(&it->req, c->out->stream, b, newline ? 2 : 1, write_cb);
+    if (rc != 0) {
+        c->queued -= item_bytes(it);
+        item_free(it);
+        return rc;
+    }
+    c->pending++;
+    return 0;
+}
+
+static int raw_write(conn_t *c, char *data, size_t len)
+{
+    return queue_write(c, data, len, false);
+}
+
 static int conn_send(void *t, char *msg, size_t len, const json_t *related, bool final)
 {
     conn_t *c = t;
@@ -323,30 +404,21 @@ static int conn_send(void *t, char *msg, size_t len, const json_t *related, bool
         free(msg);
         return UV_ECANCELED;
     }
-    out_item_t *it = calloc(1, sizeof *it);
-    if (it == NULL) {
-        free(msg);
-        return UV_ENOMEM;
+    if (c->tls == NULL)
+        return queue_write(c, msg, len, true);
+    buf_t out;
+    buf_init(&out, (size_t)1 << 30);
+    int rc = tls_conn_write(c->tls, msg, len, &out);
+    if (rc == 0)
+        rc = tls_conn_write(c->tls, "\n", 1, &out);
+    free(msg);
+    if (rc == 0 && out.len > 0) {
+        size_t n;
+        char *data = buf_steal(&out, &n);
+        rc = data ? raw_write(c, data, n) : UV_ENOMEM;
     }
-    it->conn = c;
-    it->msg = msg;
-    it->len = len;
-    c->queued += len + 1;
-    if (c->out->kind == CONN_IO_FILE) {
-        queue_push_tail(&c->file_q, &it->node);
-        file_write_next(c);
-        return 0;
-    }
-    uv_buf_t b[2] = {uv_buf_init(msg, (unsigned)len), uv_buf_init("\n", 1)};
-    it->req.data = it;
-    int rc = uv_write(&it->req, c->out->stream, b, 2, write_cb);
-    if (rc != 0) {
-        c->queued -= len + 1;
-        item_free(it);
-        return rc;
-    }
-    c->pending++;
-    return 0;
+    buf_free(&out);
+    return rc;
 }
 
 static size_t conn_queued_bytes(void *t)
@@ -401,7 +473,7 @@ static void conn_maybe_closed(conn_t *c)
     while (!queue_empty(&c->file_q)) {
         out_item_t *it = queue_entry(queue_head(&c->file_q), out_item_t, node);
         queue_remove(&it->node);
-        c->queued -= it->len + 1;
+        c->queued -= item_bytes(it);
         item_free(it);
     }
     if (c->session)
@@ -412,6 +484,8 @@ static void conn_maybe_closed(conn_t *c)
 
 void conn_free(conn_t *c)
 {
+    tls_conn_free(c->tls);
+    c->tls = NULL;
     framer_free(&c->framer);
     free(c->rbuf);
     c->rbuf = NULL;

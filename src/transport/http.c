@@ -41,16 +41,16 @@ typedef enum {
 
 typedef struct resp_s {
     h2o_generator_t gen;
-    h2o_req_t *req;   /* NULL once finished or stopped */
+    h2o_req_t *req; /* NULL once finished or stopped */
     http_server_t *hs;
-    lstream_t *ls;    /* attached stream, or NULL */
+    lstream_t *ls; /* attached stream, or NULL */
     resp_mode_t mode;
-    buf_t out;        /* SSE bytes not yet handed to h2o */
-    char *inflight;   /* handed to h2o; freed on proceed or stop */
+    buf_t out;      /* SSE bytes not yet handed to h2o */
+    char *inflight; /* handed to h2o; freed on proceed or stop */
     size_t inflight_len;
-    bool sending;     /* waiting for proceed */
-    bool finish;      /* end once out is written */
-    char *single;     /* RESP_UNDECIDED: the one message so far */
+    bool sending; /* waiting for proceed */
+    bool finish;  /* end once out is written */
+    char *single; /* RESP_UNDECIDED: the one message so far */
     size_t single_len;
     int nmsgs;
     queue_node_t node; /* in hs->resps */
@@ -582,8 +582,8 @@ static hsess_t *hsess_find(http_server_t *hs, h2o_iovec_t id)
 
 static bool host_is_loopback(const char *h, size_t n)
 {
-    return (n == 9 && strncasecmp(h, "localhost", 9) == 0) || (n == 9 && memcmp(h, "127.0.0.1", 9) == 0) ||
-           (n == 5 && memcmp(h, "[::1]", 5) == 0);
+    return (n == 9 && strncasecmp(h, "localhost", 9) == 0) ||
+           (n == 9 && memcmp(h, "127.0.0.1", 9) == 0) || (n == 5 && memcmp(h, "[::1]", 5) == 0);
 }
 
 /* The host part of "host[:port]" or "[v6][:port]". */
@@ -711,7 +711,8 @@ static void serve_metrics(http_server_t *hs, h2o_req_t *req)
             buf_printf(&b, "parley_call_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
                        (unsigned long long)cum);
     }
-    buf_printf(&b, "parley_call_duration_seconds_sum %.6f\nparley_call_duration_seconds_count %llu\n",
+    buf_printf(&b,
+               "parley_call_duration_seconds_sum %.6f\nparley_call_duration_seconds_count %llu\n",
                st->latency_sum, (unsigned long long)cum);
     if (hs->opt.metrics)
         hs->opt.metrics(&b, hs->opt.metrics_data);
@@ -768,7 +769,8 @@ static hsess_t *session_of(http_server_t *hs, h2o_req_t *req, const token_t *tok
 static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
 {
     h2o_iovec_t ct = header(req, H2O_STRLIT("content-type"));
-    if (ct.base == NULL || h2o_strstr(ct.base, ct.len, H2O_STRLIT("application/json")) == SIZE_MAX) {
+    if (ct.base == NULL ||
+        h2o_strstr(ct.base, ct.len, H2O_STRLIT("application/json")) == SIZE_MAX) {
         send_rpc_error(req, 415, "Unsupported Media Type", JSONRPC_INVALID_REQUEST,
                        "Content-Type must be application/json");
         return;
@@ -779,8 +781,8 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         return;
     }
     json_error_t je;
-    json_t *m = json_loadb(req->entity.base ? req->entity.base : "", req->entity.len,
-                           JSON_DECODE_ANY, &je);
+    json_t *m =
+        json_loadb(req->entity.base ? req->entity.base : "", req->entity.len, JSON_DECODE_ANY, &je);
     if (m == NULL) {
         char text[200];
         snprintf(text, sizeof text, "Parse error: %s at byte %d", je.text, je.position);
@@ -838,8 +840,7 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         /* Backpressure: too much in flight or unread on this session. */
         add_header(req, "retry-after", "1", 1);
         char *e = jsonrpc_error(id, JSONRPC_SERVER_BUSY, "session busy, retry later", NULL, NULL);
-        send_body(req, 429, "Too Many Requests", "application/json", e ? e : "",
-                  e ? strlen(e) : 0);
+        send_body(req, 429, "Too Many Requests", "application/json", e ? e : "", e ? strlen(e) : 0);
         free(e);
         json_decref(m);
         return;
@@ -943,8 +944,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/healthz"))) {
         bool ok = hs->state == HTTP_ACTIVE;
         const char *body = ok ? "{\"status\":\"ok\"}" : "{\"status\":\"stopping\"}";
-        send_body(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "application/json",
-                  body, strlen(body));
+        send_body(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "application/json", body,
+                  strlen(body));
         return 0;
     }
     const token_t *tok;
@@ -1133,7 +1134,8 @@ int http_server_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep,
     hs->conf.server_name = h2o_iovec_init(H2O_STRLIT("parley"));
     /* No cleartext HTTP/2 (h2c): HTTP/1.1, and HTTP/2 over TLS by ALPN. */
     hs->conf.http1.upgrade_to_http2 = 0;
-    h2o_hostconf_t *host = h2o_config_register_host(&hs->conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    h2o_hostconf_t *host =
+        h2o_config_register_host(&hs->conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     h2o_handler_t *handler = h2o_create_handler(path, sizeof(*handler) + sizeof(hs));
     handler->on_req = on_req;

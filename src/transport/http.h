@@ -36,13 +36,13 @@
 #include "util/buf.h"
 
 /* Defaults. */
-#define HTTP_SESSION_IDLE_MS      (30 * 60 * 1000)
-#define HTTP_EVENT_RING_MAX       1024        /* events kept per session */
-#define HTTP_EVENT_RING_BYTES     (4u << 20)  /* bytes of events kept per session */
-#define HTTP_SSE_RETRY_MS         1000        /* "retry:" sent to clients */
-#define HTTP_TICK_MS              1000
-#define HTTP_SSE_PING_MS          15000       /* comment on idle SSE streams */
-#define HTTP_DRAIN_MS             2000        /* shutdown: time given to open responses */
+#define HTTP_SESSION_IDLE_MS  (30 * 60 * 1000)
+#define HTTP_EVENT_RING_MAX   1024       /* events kept per session */
+#define HTTP_EVENT_RING_BYTES (4u << 20) /* bytes of events kept per session */
+#define HTTP_SSE_RETRY_MS     1000       /* "retry:" sent to clients */
+#define HTTP_TICK_MS          1000
+#define HTTP_SSE_PING_MS      15000 /* comment on idle SSE streams */
+#define HTTP_DRAIN_MS         2000  /* shutdown: time given to open responses */
 
 typedef struct http_server_s http_server_t;
 typedef void (*http_close_cb)(http_server_t *hs);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "transport/conn.h"
+#include "transport/tls.h"
 #include "util/log.h"
 
 #define LISTENER_TAG "listen"
@@ -98,6 +99,8 @@ static void on_connection(uv_stream_t *server, int status)
     }
     conn_open_accepted(c, s);
     int rc = uv_accept(server, s);
+    if (rc == 0 && l->tls != NULL && (c->tls = tls_conn_new(l->tls, true, NULL)) == NULL)
+        rc = UV_ENOMEM;
     if (rc == 0)
         rc = conn_start(c);
     if (rc != 0) {
@@ -144,8 +147,8 @@ static int unix_check_stale(const char *path, char *err, size_t errcap)
     return -e;
 }
 
-int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, listener_t **out,
-                   char *err, size_t errcap)
+int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, struct tls_ctx_s *tls,
+                   listener_t **out, char *err, size_t errcap)
 {
     listener_t *l = calloc(1, sizeof *l);
     if (l == NULL) {
@@ -155,6 +158,7 @@ int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, lis
     l->loop = loop;
     l->srv = srv;
     l->ep = *ep;
+    l->tls = tls;
     queue_init(&l->conns);
     int rc;
     if (ep->kind == ENDPOINT_UNIX) {

@@ -34,15 +34,17 @@ struct listener_s {
     } h;
     bool bound;         /* listening (a Unix socket file is ours to remove) */
     queue_node_t conns; /* open connections */
-    int pending;        /* the listening handle and conns still closing */
+    struct tls_ctx_s *tls;
+    int pending; /* the listening handle and conns still closing */
     listener_close_cb on_closed;
     void *data;
 };
 
-/* Binds and listens. Returns 0 with *out (owned until listener_close's
+/* Binds and listens; with tls (not owned; outlives the listener) every
+ * connection speaks TLS. Returns 0 with *out (owned until listener_close's
  * callback), or a negative code with err. */
-int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, listener_t **out,
-                   char *err, size_t errcap);
+int listener_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep, struct tls_ctx_s *tls,
+                   listener_t **out, char *err, size_t errcap);
 
 /* Stops accepting and closes every connection; cb runs when all are
  * closed, then the listener is freed. */

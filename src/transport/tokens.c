@@ -65,8 +65,8 @@ int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap)
                 tok->read_only = true;
                 continue;
             }
-            snprintf(err, errcap, "%s:%d: unknown option '%.40s' (toolsets=a,b or read_only)",
-                     path, lineno, word);
+            snprintf(err, errcap, "%s:%d: unknown option '%.40s' (toolsets=a,b or read_only)", path,
+                     lineno, word);
             rc = UV_EINVAL;
         }
         if (rc == 0)

@@ -13,10 +13,10 @@
 
 #include "mcp/session.h"
 
-#define TOKENS_MAX         1024
-#define TOKEN_MIN_LEN      16
-#define TOKEN_MAX_LEN      256
-#define TOKENS_FILE_MAX    (1024 * 1024)
+#define TOKENS_MAX      1024
+#define TOKEN_MIN_LEN   16
+#define TOKEN_MAX_LEN   256
+#define TOKENS_FILE_MAX (1024 * 1024)
 
 typedef struct token_s {
     char secret[TOKEN_MAX_LEN + 1];
