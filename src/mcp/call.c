@@ -195,6 +195,13 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
              buf_append_json_escaped(&b, json, len) ||
              buf_append_str(&b, "\"}],\"structuredContent\":") || buf_append(&b, json, len) ||
              buf_append_str(&b, "}}");
+    /* A raw line break in valid JSON text can only be whitespace between
+     * tokens (strings escape theirs): blank it, so the message stays one
+     * line for newline-delimited transports. */
+    if (rc == 0)
+        for (size_t i = b.len - len - 2; i < b.len; i++)
+            if (b.data[i] == '\n' || b.data[i] == '\r')
+                b.data[i] = ' ';
     free(id);
     size_t mlen = 0;
     char *msg = rc ? NULL : buf_steal(&b, &mlen);

@@ -215,21 +215,20 @@ static void file_read_cb(uv_fs_t *req)
     uv_fs_req_cleanup(req);
     c->in.req_busy = false;
     c->reading = false;
-    if (c->state != CONN_OPEN) {
-        c->pending--;
-        conn_maybe_closed(c);
-        return;
+    /* Counted in pending until the end (see write_cb). */
+    if (c->state == CONN_OPEN) {
+        if (n > 0) {
+            feed(c, c->rbuf, (size_t)n);
+        } else {
+            if (n < 0 && n != UV_ECANCELED)
+                log_warn(mcp_session_tag(c->session), "reading input: %s", uv_strerror((int)n));
+            c->eof = true;
+            deliver_eof(c);
+        }
+        conn_read_more(c);
     }
     c->pending--;
-    if (n > 0) {
-        feed(c, c->rbuf, (size_t)n);
-    } else {
-        if (n < 0)
-            log_warn(mcp_session_tag(c->session), "reading input: %s", uv_strerror((int)n));
-        c->eof = true;
-        deliver_eof(c);
-    }
-    conn_read_more(c);
+    conn_maybe_closed(c);
 }
 
 /* Arms a read when the session wants input and none is armed. */
@@ -298,14 +297,16 @@ static void write_cb(uv_write_t *req, int status)
     conn_t *c = it->conn;
     size_t bytes = item_bytes(it);
     item_free(it);
-    c->pending--;
+    /* The request stays counted in pending until the end: what the
+     * session does from here may close the conn. */
     if (status != 0 && c->state == CONN_OPEN) {
         log_debug(mcp_session_tag(c->session), "write: %s", uv_strerror(status));
         c->queued -= bytes;
         conn_close(c);
-        return;
+    } else {
+        output_done(c, bytes);
     }
-    output_done(c, bytes);
+    c->pending--;
     conn_maybe_closed(c);
 }
 
@@ -317,24 +318,24 @@ static void file_write_cb(uv_fs_t *req)
     ssize_t n = req->result;
     uv_fs_req_cleanup(req);
     c->out->req_busy = false;
-    c->pending--;
     out_item_t *it = queue_entry(queue_head(&c->file_q), out_item_t, node);
+    /* Counted in pending until the end (see write_cb). */
     if (n < 0) {
         if (c->state == CONN_OPEN)
             log_warn(mcp_session_tag(c->session), "writing output: %s", uv_strerror((int)n));
         conn_close(c);
-        conn_maybe_closed(c);
-        return;
+    } else {
+        it->done += (size_t)n;
+        if (it->done == item_bytes(it)) {
+            queue_remove(&it->node);
+            size_t bytes = item_bytes(it);
+            item_free(it);
+            output_done(c, bytes);
+        }
+        if (c->state == CONN_OPEN)
+            file_write_next(c);
     }
-    it->done += (size_t)n;
-    if (it->done == item_bytes(it)) {
-        queue_remove(&it->node);
-        size_t bytes = item_bytes(it);
-        item_free(it);
-        output_done(c, bytes);
-    }
-    if (c->state == CONN_OPEN)
-        file_write_next(c);
+    c->pending--;
     conn_maybe_closed(c);
 }
 

@@ -126,6 +126,7 @@ struct http_server_s {
     uv_timer_t ticker;
     uint64_t close_started;
     uint64_t last_ping;
+    size_t ring_bytes_total;
     bool timers_closing;
     int handles_open;
     http_close_cb close_cb;
@@ -186,19 +187,25 @@ static void ring_drop_oldest(hsess_t *h)
 {
     event_t *e = &h->ring[h->ring_head];
     h->ring_bytes -= e->len;
+    h->hs->ring_bytes_total -= e->len;
     free(e->text);
     e->text = NULL;
     h->ring_head = (h->ring_head + 1) % HTTP_EVENT_RING_MAX;
     h->ring_count--;
 }
 
-/* Keeps a copy of an event for resumption; the oldest go first. */
+/* Keeps a copy of an event for resumption; the session's oldest go first.
+ * Past the total for all sessions an event is not kept (that stream then
+ * cannot be resumed past it). */
 static void ring_add(hsess_t *h, uint64_t stream, uint64_t seq, const char *text, size_t len)
 {
     while (h->ring_count > 0 &&
-           (h->ring_count == HTTP_EVENT_RING_MAX || h->ring_bytes + len > HTTP_EVENT_RING_BYTES))
+           (h->ring_count == HTTP_EVENT_RING_MAX || h->ring_bytes + len > HTTP_EVENT_RING_BYTES ||
+            h->hs->ring_bytes_total + len > HTTP_EVENT_BYTES_TOTAL))
         ring_drop_oldest(h);
-    if (len > HTTP_EVENT_RING_BYTES)
+    if (len > HTTP_EVENT_RING_BYTES || h->hs->ring_bytes_total + len > HTTP_EVENT_BYTES_TOTAL)
+        return;
+    if (h->ring == NULL && (h->ring = calloc(HTTP_EVENT_RING_MAX, sizeof *h->ring)) == NULL)
         return;
     char *copy = malloc(len);
     if (copy == NULL)
@@ -208,6 +215,7 @@ static void ring_add(hsess_t *h, uint64_t stream, uint64_t seq, const char *text
     *e = (event_t){stream, seq, copy, len};
     h->ring_count++;
     h->ring_bytes += len;
+    h->hs->ring_bytes_total += len;
 }
 
 /* Formats one SSE event ("id: S-N", event message, the JSON as data lines). */
@@ -438,8 +446,10 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
         free(msg);
         return UV_ENOMEM;
     }
-    ring_add(h, stream, seq, ev.data, ev.len);
     resp_t *r = ls ? ls->resp : NULL;
+    /* A message that may still go out as a plain JSON answer is not kept. */
+    if (r == NULL || r->mode == RESP_SSE)
+        ring_add(h, stream, seq, ev.data, ev.len);
     if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs++ == 0) {
         r->single = msg;
         r->single_len = len;
@@ -543,10 +553,7 @@ static hsess_t *hsess_new(http_server_t *hs)
 {
     hsess_t *h = calloc(1, sizeof *h);
     unsigned char rnd[32];
-    if (h == NULL || (h->ring = calloc(HTTP_EVENT_RING_MAX, sizeof *h->ring)) == NULL ||
-        uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0) {
-        if (h)
-            free(h->ring);
+    if (h == NULL || uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0) {
         free(h);
         return NULL;
     }
@@ -558,7 +565,6 @@ static hsess_t *hsess_new(http_server_t *hs)
     queue_init(&h->streams);
     h->session = mcp_session_new(hs->srv, &hsess_ops, h, "http");
     if (h->session == NULL) {
-        free(h->ring);
         free(h);
         return NULL;
     }

@@ -21,9 +21,9 @@
  * the session's toolsets or make it read-only. Session ids are 256 random
  * bits (getrandom via uv_random).
  *
- * Every SSE event has an id "STREAM-SEQ"; a session keeps its last events
- * in a bounded ring for resumption. A session idle (no request, no open
- * stream) for HTTP_SESSION_IDLE_MS is closed. */
+ * Every SSE event has an id "STREAM-SEQ"; a session keeps its last SSE
+ * events in a bounded ring for resumption (per session and in total). A session idle (no request,
+ * no open stream) for HTTP_SESSION_IDLE_MS is closed. */
 #ifndef PARLEY_TRANSPORT_HTTP_H
 #define PARLEY_TRANSPORT_HTTP_H
 
@@ -36,13 +36,14 @@
 #include "util/buf.h"
 
 /* Defaults. */
-#define HTTP_SESSION_IDLE_MS  (30 * 60 * 1000)
-#define HTTP_EVENT_RING_MAX   1024       /* events kept per session */
-#define HTTP_EVENT_RING_BYTES (4u << 20) /* bytes of events kept per session */
-#define HTTP_SSE_RETRY_MS     1000       /* "retry:" sent to clients */
-#define HTTP_TICK_MS          1000
-#define HTTP_SSE_PING_MS      15000 /* comment on idle SSE streams */
-#define HTTP_DRAIN_MS         2000  /* shutdown: time given to open responses */
+#define HTTP_SESSION_IDLE_MS   (30 * 60 * 1000)
+#define HTTP_EVENT_RING_MAX    256         /* events kept per session */
+#define HTTP_EVENT_RING_BYTES  (1u << 20)  /* bytes of events kept per session */
+#define HTTP_EVENT_BYTES_TOTAL (64u << 20) /* bytes of events kept, all sessions */
+#define HTTP_SSE_RETRY_MS      1000        /* "retry:" sent to clients */
+#define HTTP_TICK_MS           1000
+#define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
+#define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
 
 typedef struct http_server_s http_server_t;
 typedef void (*http_close_cb)(http_server_t *hs);

@@ -11,7 +11,9 @@ import {
   LoggingMessageNotificationSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
-import { PARLEYD, baseArgs, stdioClient, textOf } from "./lib.mjs";
+import fs from "node:fs";
+import path from "node:path";
+import { PARLEYD, baseArgs, stdioClient, textOf, tmpdir } from "./lib.mjs";
 
 const CONF = ["--toolsets", "conformance"];
 
@@ -188,6 +190,19 @@ test("cancelling a call waiting on the client stops it and sends no response", a
   }
 });
 
+test("a client that never answers an elicitation gets a timeout result", async () => {
+  const { client } = await stdioClient([...CONF, "--request-timeout-ms", "300"], { elicitation: {} });
+  client.setRequestHandler(ElicitRequestSchema, () => new Promise(() => {}));
+  try {
+    const r = await client.callTool({ name: "test_elicitation", arguments: { message: "m" } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /timed out/);
+    assert.deepEqual(await client.ping(), {});
+  } finally {
+    await client.close();
+  }
+});
+
 test("sampling goes to the client and back", async () => {
   const { client } = await stdioClient(CONF, { sampling: {} });
   client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
@@ -249,4 +264,33 @@ test("stdio: stdout carries only MCP, and stdin EOF exits 0", async () => {
     { jsonrpc: "2.0", id: 1, result: {} },
     { jsonrpc: "2.0", id: 2, result: {} },
   ]);
+});
+
+test("stdio: stdin and stdout may be regular files", async () => {
+  const dir = tmpdir();
+  const input = path.join(dir, "in.jsonl");
+  const output = path.join(dir, "out.jsonl");
+  fs.writeFileSync(
+    input,
+    [
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"file","version":"1"}}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":9}}}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/list"}',
+    ].join("\n") + "\n",
+  );
+  const inFd = fs.openSync(input, "r");
+  const outFd = fs.openSync(output, "w");
+  const child = spawn(PARLEYD, baseArgs(["--stdio", ...CONF]), { stdio: [inFd, outFd, "pipe"] });
+  const [code] = await once(child, "exit");
+  fs.closeSync(inFd);
+  fs.closeSync(outFd);
+  assert.equal(code, 0);
+  const lines = fs.readFileSync(output, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines[0].id, 1);
+  // The call still running at EOF is answered before the exit.
+  const progress = lines.filter((l) => l.method === "notifications/progress");
+  assert.deepEqual(progress.map((p) => p.params.progress), [0, 50, 100]);
+  assert.ok(lines.some((l) => l.id === 2 && l.result));
+  assert.equal(lines.find((l) => l.id === 3).result.tools.length, 14);
 });

@@ -19,6 +19,13 @@ static void tool_echo(mcp_call_t *c)
     json_decref(o);
 }
 
+/* JSON as PostgreSQL may print it, with line breaks between tokens. */
+static void tool_lines(mcp_call_t *c)
+{
+    const char *j = "{\n  \"a\": \"x\\ny\",\r\n  \"b\": [1,\n2]\n}";
+    mcp_call_finish_json(c, j, strlen(j));
+}
+
 static void tool_hang(mcp_call_t *c)
 {
     parked = c;
@@ -32,11 +39,13 @@ static const mcp_tool_def_t tools[] = {
      tool_hang},
 };
 static const mcp_tool_def_t more_tools[] = {
+    {"lines", "Lines", "JSON with line breaks.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
+     tool_lines},
     {"poke", "Poke", "Changes something.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
      tool_echo},
 };
 static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
-static const mcp_toolset_t set2 = {"u", "U", more_tools, 1, NULL, 0, NULL, 0, false};
+static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, false};
 const mcp_toolset_t *const mcp_toolsets_available[] = {&set, &set2, NULL};
 
 typedef struct {
@@ -323,16 +332,22 @@ static void test_policy(void **state)
 {
     (void)state;
     setup_server(100);
-    assert_int_equal(listed_tools(), 3);
+    assert_int_equal(listed_tools(), 4);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":52,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"lines\"}}");
+    json_t *sc =
+        json_object_get(json_object_get(mem.out[mem.n - 1], "result"), "structuredContent");
+    assert_string_equal(json_string_value(json_object_get(sc, "a")), "x\ny");
+    assert_int_equal(json_array_size(json_object_get(sc, "b")), 2);
     mcp_policy_t ro = {.toolset_mask = ~0u, .read_only = true};
     mcp_session_set_policy(mem.s, &ro);
-    assert_int_equal(listed_tools(), 2);
+    assert_int_equal(listed_tools(), 3);
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":51,\"method\":\"tools/call\",\"params\":{\"name\":"
              "\"poke\"}}");
     expect_error(-32602, "51");
     mcp_policy_t only_u = {.toolset_mask = 2u, .read_only = false};
     mcp_session_set_policy(mem.s, &only_u);
-    assert_int_equal(listed_tools(), 1);
+    assert_int_equal(listed_tools(), 2);
     teardown_server();
 }
 

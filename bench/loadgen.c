@@ -1,0 +1,504 @@
+/* loadgen: a load generator for parleyd's MCP endpoints. It opens N
+ * concurrent sessions over a Unix socket, TCP or Streamable HTTP, each
+ * running initialize and then one request after another (ping, or
+ * tools/call of a tool) for a fixed time, and prints throughput and latency
+ * percentiles. One libuv loop; HTTP goes through libcurl's multi interface
+ * driven by that loop.
+ *
+ *   parley-loadgen --url unix:/path | tcp://127.0.0.1:P | http://127.0.0.1:P/mcp
+ *                  [--sessions N] [--seconds S] [--tool NAME] [--label TEXT]
+ *
+ * Output: one line of key=value pairs (label, transport, sessions, requests,
+ * errors, seconds, rps, p50_ms, p90_ms, p99_ms, max_ms). */
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#define MAX_SAMPLES (20u * 1000 * 1000)
+#define READ_CHUNK  65536
+
+typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
+
+static struct {
+    transport_t transport;
+    const char *url;
+    char path[256];
+    struct sockaddr_in addr;
+    int sessions;
+    double seconds;
+    const char *tool;
+    const char *label;
+} opt = {.sessions = 10, .seconds = 5, .label = "-"};
+
+static uv_loop_t *loop;
+static double *samples;
+static size_t nsamples;
+static uint64_t errors, started_ns, deadline_ns;
+static int live_sessions;
+static bool measuring;
+
+static void record(uint64_t t0)
+{
+    uint64_t now = uv_hrtime();
+    if (measuring && nsamples < MAX_SAMPLES)
+        samples[nsamples++] = (double)(now - t0) / 1e6;
+}
+
+static int request_text(char *buf, size_t cap, long id)
+{
+    if (opt.tool)
+        return snprintf(buf, cap,
+                        "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{"
+                        "\"name\":\"%s\",\"arguments\":{}}}",
+                        id, opt.tool);
+    return snprintf(buf, cap, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"ping\"}", id);
+}
+
+static const char INIT[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"parley-loadgen\","
+    "\"version\":\"1\"}}}";
+static const char INITIALIZED[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+
+/* ---- stream sessions (unix, tcp) ----------------------------------------- */
+
+typedef struct {
+    union {
+        uv_pipe_t pipe;
+        uv_tcp_t tcp;
+    } h;
+    uv_connect_t connect;
+    char *rbuf;
+    size_t rlen;
+    long next_id;
+    uint64_t t0;
+    bool done;
+} ssess_t;
+
+static void s_closed(uv_handle_t *h)
+{
+    ssess_t *s = h->data;
+    free(s->rbuf);
+    free(s);
+    live_sessions--;
+}
+
+static void s_write_done(uv_write_t *w, int status)
+{
+    if (status != 0)
+        errors++;
+    free(w->data);
+    free(w);
+}
+
+static void s_send(ssess_t *s, const char *text, size_t len)
+{
+    uv_write_t *w = malloc(sizeof *w);
+    char *copy = malloc(len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\n';
+    w->data = copy;
+    uv_buf_t b = uv_buf_init(copy, (unsigned)len + 1);
+    if (uv_write(w, (uv_stream_t *)&s->h, &b, 1, s_write_done) != 0) {
+        errors++;
+        free(copy);
+        free(w);
+    }
+}
+
+static void s_next(ssess_t *s)
+{
+    if (uv_hrtime() >= deadline_ns) {
+        s->done = true;
+        uv_close((uv_handle_t *)&s->h, s_closed);
+        return;
+    }
+    char req[512];
+    int n = request_text(req, sizeof req, ++s->next_id);
+    s->t0 = uv_hrtime();
+    s_send(s, req, (size_t)n);
+}
+
+static void s_alloc(uv_handle_t *h, size_t sz, uv_buf_t *b)
+{
+    ssess_t *s = h->data;
+    (void)sz;
+    b->base = s->rbuf + s->rlen;
+    b->len = READ_CHUNK - s->rlen;
+}
+
+static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
+{
+    ssess_t *s = st->data;
+    (void)b;
+    if (n < 0) {
+        if (!s->done) {
+            errors++;
+            s->done = true;
+            uv_close((uv_handle_t *)&s->h, s_closed);
+        }
+        return;
+    }
+    s->rlen += (size_t)n;
+    char *nl;
+    while (!s->done && (nl = memchr(s->rbuf, '\n', s->rlen)) != NULL) {
+        size_t len = (size_t)(nl - s->rbuf) + 1;
+        bool is_error = memmem(s->rbuf, len, "\"error\"", 7) != NULL;
+        bool is_init = s->next_id == 0;
+        memmove(s->rbuf, s->rbuf + len, s->rlen - len);
+        s->rlen -= len;
+        if (is_error)
+            errors++;
+        if (is_init) {
+            s_send(s, INITIALIZED, sizeof INITIALIZED - 1);
+        } else {
+            record(s->t0);
+        }
+        s_next(s);
+    }
+    if (s->rlen == READ_CHUNK) {
+        errors++;
+        s->rlen = 0;
+    }
+}
+
+static void s_connected(uv_connect_t *c, int status)
+{
+    ssess_t *s = c->data;
+    if (status != 0) {
+        fprintf(stderr, "connect: %s\n", uv_strerror(status));
+        errors++;
+        uv_close((uv_handle_t *)&s->h, s_closed);
+        return;
+    }
+    uv_read_start((uv_stream_t *)&s->h, s_alloc, s_read);
+    s_send(s, INIT, sizeof INIT - 1);
+}
+
+static void s_start(void)
+{
+    ssess_t *s = calloc(1, sizeof *s);
+    s->rbuf = malloc(READ_CHUNK);
+    s->connect.data = s;
+    live_sessions++;
+    if (opt.transport == T_UNIX) {
+        uv_pipe_init(loop, &s->h.pipe, 0);
+        s->h.pipe.data = s;
+        uv_pipe_connect(&s->connect, &s->h.pipe, opt.path, s_connected);
+    } else {
+        uv_tcp_init(loop, &s->h.tcp);
+        s->h.tcp.data = s;
+        uv_tcp_nodelay(&s->h.tcp, 1);
+        uv_tcp_connect(&s->connect, &s->h.tcp, (struct sockaddr *)&opt.addr, s_connected);
+    }
+}
+
+/* ---- HTTP sessions (libcurl multi on the loop) --------------------------- */
+
+typedef struct {
+    CURL *easy;
+    struct curl_slist *headers;
+    char session_id[128];
+    char body[512];
+    char resp[READ_CHUNK];
+    size_t resp_len;
+    int phase; /* 0 initialize, 1 initialized, 2 requests */
+    long next_id;
+    uint64_t t0;
+} hsess_t;
+
+typedef struct {
+    uv_poll_t poll;
+    curl_socket_t fd;
+} hsock_t;
+
+static CURLM *multi;
+static uv_timer_t curl_timer;
+
+static size_t h_write(char *p, size_t sz, size_t n, void *ud)
+{
+    hsess_t *h = ud;
+    size_t len = sz * n;
+    if (h->resp_len + len < sizeof h->resp) {
+        memcpy(h->resp + h->resp_len, p, len);
+        h->resp_len += len;
+    }
+    return len;
+}
+
+static size_t h_header(char *p, size_t sz, size_t n, void *ud)
+{
+    hsess_t *h = ud;
+    size_t len = sz * n;
+    if (len > 16 && strncasecmp(p, "mcp-session-id:", 15) == 0) {
+        const char *v = p + 15;
+        while (*v == ' ')
+            v++;
+        size_t vl = strcspn(v, "\r\n");
+        if (vl < sizeof h->session_id) {
+            memcpy(h->session_id, v, vl);
+            h->session_id[vl] = '\0';
+        }
+    }
+    return len;
+}
+
+static void h_post(hsess_t *h, const char *body)
+{
+    snprintf(h->body, sizeof h->body, "%s", body);
+    h->resp_len = 0;
+    curl_slist_free_all(h->headers);
+    h->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    h->headers = curl_slist_append(h->headers, "Accept: application/json, text/event-stream");
+    if (h->session_id[0]) {
+        char hdr[160];
+        snprintf(hdr, sizeof hdr, "Mcp-Session-Id: %s", h->session_id);
+        h->headers = curl_slist_append(h->headers, hdr);
+        h->headers = curl_slist_append(h->headers, "MCP-Protocol-Version: 2025-11-25");
+    }
+    curl_easy_setopt(h->easy, CURLOPT_HTTPHEADER, h->headers);
+    curl_easy_setopt(h->easy, CURLOPT_POSTFIELDS, h->body);
+    h->t0 = uv_hrtime();
+    curl_multi_add_handle(multi, h->easy);
+}
+
+static void h_free(hsess_t *h)
+{
+    curl_easy_cleanup(h->easy);
+    curl_slist_free_all(h->headers);
+    free(h);
+    live_sessions--;
+}
+
+/* One exchange finished: go on with the next. */
+static void h_done(hsess_t *h, CURLcode res)
+{
+    curl_multi_remove_handle(multi, h->easy);
+    long status = 0;
+    curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
+    bool ok = res == CURLE_OK && status >= 200 && status < 300 &&
+              (h->phase == 1 || memmem(h->resp, h->resp_len, "\"result\"", 8) != NULL);
+    if (!ok)
+        errors++;
+    if (h->phase == 2 && ok)
+        record(h->t0);
+    if (!ok && h->phase < 2) {
+        h_free(h);
+        return;
+    }
+    if (h->phase < 2)
+        h->phase++;
+    if (h->phase == 1) {
+        h_post(h, INITIALIZED);
+        return;
+    }
+    if (uv_hrtime() >= deadline_ns) {
+        h_free(h);
+        return;
+    }
+    char req[512];
+    request_text(req, sizeof req, ++h->next_id);
+    h_post(h, req);
+}
+
+static void check_multi(void)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        hsess_t *h;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
+        h_done(h, m->data.result);
+    }
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    hsock_t *s = p->data;
+    int flags = 0;
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    int running;
+    curl_multi_socket_action(multi, s->fd, flags, &running);
+    check_multi();
+}
+
+static void poll_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *up, void *sp)
+{
+    (void)e;
+    (void)up;
+    hsock_t *s = sp;
+    if (what == CURL_POLL_REMOVE) {
+        if (s) {
+            uv_poll_stop(&s->poll);
+            uv_close((uv_handle_t *)&s->poll, poll_closed);
+            curl_multi_assign(multi, fd, NULL);
+        }
+        return 0;
+    }
+    if (s == NULL) {
+        s = calloc(1, sizeof *s);
+        s->fd = fd;
+        uv_poll_init_socket(loop, &s->poll, fd);
+        s->poll.data = s;
+        curl_multi_assign(multi, fd, s);
+    }
+    int ev = (what & CURL_POLL_IN ? UV_READABLE : 0) | (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
+    uv_poll_start(&s->poll, ev, on_poll);
+    return 0;
+}
+
+static void on_curl_timer(uv_timer_t *t)
+{
+    (void)t;
+    int running;
+    curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_multi();
+}
+
+static int on_timer(CURLM *m, long ms, void *up)
+{
+    (void)m;
+    (void)up;
+    if (ms < 0)
+        uv_timer_stop(&curl_timer);
+    else
+        uv_timer_start(&curl_timer, on_curl_timer, (uint64_t)ms, 0);
+    return 0;
+}
+
+static void h_start(void)
+{
+    hsess_t *h = calloc(1, sizeof *h);
+    h->easy = curl_easy_init();
+    curl_easy_setopt(h->easy, CURLOPT_URL, opt.url);
+    curl_easy_setopt(h->easy, CURLOPT_WRITEFUNCTION, h_write);
+    curl_easy_setopt(h->easy, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(h->easy, CURLOPT_HEADERFUNCTION, h_header);
+    curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, h);
+    curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
+    curl_easy_setopt(h->easy, CURLOPT_TCP_NODELAY, 1L);
+    live_sessions++;
+    h_post(h, INIT);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double p)
+{
+    if (nsamples == 0)
+        return 0;
+    size_t i = (size_t)(p * (double)(nsamples - 1));
+    return samples[i];
+}
+
+static void on_start_measuring(uv_timer_t *t)
+{
+    (void)t;
+    measuring = true;
+    started_ns = uv_hrtime();
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: parley-loadgen --url unix:PATH|tcp://IP:PORT|http://IP:PORT/mcp "
+                    "[--sessions N] [--seconds S] [--tool NAME] [--label TEXT]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc)
+            usage();
+        if (strcmp(argv[i], "--url") == 0)
+            opt.url = argv[++i];
+        else if (strcmp(argv[i], "--sessions") == 0)
+            opt.sessions = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--seconds") == 0)
+            opt.seconds = atof(argv[++i]);
+        else if (strcmp(argv[i], "--tool") == 0)
+            opt.tool = argv[++i];
+        else if (strcmp(argv[i], "--label") == 0)
+            opt.label = argv[++i];
+        else
+            usage();
+    }
+    if (opt.url == NULL || opt.sessions < 1 || opt.seconds <= 0)
+        usage();
+    if (strncmp(opt.url, "unix:", 5) == 0) {
+        opt.transport = T_UNIX;
+        snprintf(opt.path, sizeof opt.path, "%s", opt.url + 5);
+    } else if (strncmp(opt.url, "tcp://", 6) == 0) {
+        opt.transport = T_TCP;
+        char host[64];
+        int port;
+        if (sscanf(opt.url + 6, "%63[^:]:%d", host, &port) != 2 ||
+            uv_ip4_addr(host, port, &opt.addr) != 0)
+            usage();
+    } else if (strncmp(opt.url, "http://", 7) == 0) {
+        opt.transport = T_HTTP;
+    } else {
+        usage();
+    }
+    samples = malloc(MAX_SAMPLES * sizeof *samples);
+    loop = uv_default_loop();
+    /* A short warm-up (connections, first requests) is not measured. */
+    double warmup = opt.seconds > 2 ? 1.0 : 0.0;
+    deadline_ns = uv_hrtime() + (uint64_t)((opt.seconds + warmup) * 1e9);
+    uv_timer_t warm;
+    uv_timer_init(loop, &warm);
+    uv_timer_start(&warm, on_start_measuring, (uint64_t)(warmup * 1000), 0);
+    if (opt.transport == T_HTTP) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        multi = curl_multi_init();
+        curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+        curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
+        curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)opt.sessions);
+        uv_timer_init(loop, &curl_timer);
+        for (int i = 0; i < opt.sessions; i++)
+            h_start();
+    } else {
+        for (int i = 0; i < opt.sessions; i++)
+            s_start();
+    }
+    while (live_sessions > 0)
+        uv_run(loop, UV_RUN_ONCE);
+    double secs = (double)(uv_hrtime() - started_ns) / 1e9;
+    if (opt.transport == T_HTTP) {
+        uv_close((uv_handle_t *)&curl_timer, NULL);
+        curl_multi_cleanup(multi);
+        curl_global_cleanup();
+    }
+    uv_close((uv_handle_t *)&warm, NULL);
+    uv_run(loop, UV_RUN_DEFAULT);
+    qsort(samples, nsamples, sizeof *samples, cmp);
+    static const char *const names[] = {"unix", "tcp", "http"};
+    printf("label=%s transport=%s sessions=%d requests=%zu errors=%llu seconds=%.2f rps=%.0f "
+           "p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
+           opt.label, names[opt.transport], opt.sessions, nsamples, (unsigned long long)errors,
+           secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.99),
+           nsamples ? samples[nsamples - 1] : 0.0);
+    free(samples);
+    return errors > 0 ? 1 : 0;
+}
