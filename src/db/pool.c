@@ -61,6 +61,9 @@ struct pg_conn_s {
     pg_expect_t expect[2 * PG_QUERY_MAX_STMTS];
     int nexpect, next_expect;
     bool pipeline;
+    bool copying;    /* sending COPY data (copy_off bytes sent so far) */
+    bool copy_ended; /* PQputCopyEnd accepted */
+    size_t copy_off;
     bool flushing;        /* output still queued in libpq */
     bool cancel_sent;     /* a cancel was requested for q */
     bool cancel_inflight; /* PQcancel still running: do not reuse yet */
@@ -103,6 +106,9 @@ typedef struct pg_cancel_work_s {
     char err[256];
     int ok;
 } pg_cancel_work_t;
+
+/* COPY data handed to libpq per call. */
+#define PG_COPY_CHUNK (256u * 1024)
 
 static void conn_connect(pg_conn_t *c);
 static void conn_lost(pg_conn_t *c, const char *why);
@@ -288,7 +294,7 @@ static int conn_poll_watch(pg_conn_t *c, int events)
 
 static void conn_poll_update(pg_conn_t *c)
 {
-    int events = UV_READABLE | (c->flushing ? UV_WRITABLE : 0);
+    int events = UV_READABLE | (c->flushing || c->copying ? UV_WRITABLE : 0);
     int rc = conn_poll_watch(c, events);
     if (rc != 0)
         conn_lost(c, uv_strerror(rc));
@@ -338,6 +344,7 @@ static void conn_drop_pg(pg_conn_t *c)
     conn_forget_prepared(c);
     c->pipeline = false;
     c->flushing = false;
+    c->copying = false;
     c->cancel_sent = false;
     c->nexpect = c->next_expect = 0;
     c->setup_pending = 0;
@@ -760,6 +767,39 @@ static void conn_job_done(pg_conn_t *c)
         pool_dispatch(p);
 }
 
+/* COPY FROM STDIN: hands the data to libpq as fast as the socket takes
+ * it (a full buffer answers 0: wait until writable). Returns 0, or
+ * UV_EIO (connection unusable). */
+static int conn_copy_pump(pg_conn_t *c)
+{
+    const pg_stmt_t *st = &c->q->stmts[0];
+    while (c->copy_off < st->copy_len) {
+        size_t n = st->copy_len - c->copy_off;
+        if (n > PG_COPY_CHUNK)
+            n = PG_COPY_CHUNK;
+        int r = PQputCopyData(c->pg, st->copy_data + c->copy_off, (int)n);
+        if (r < 0)
+            return UV_EIO;
+        if (r == 0)
+            break;
+        c->copy_off += n;
+    }
+    if (c->copy_off == st->copy_len && !c->copy_ended) {
+        const char *why = c->q->cancel_requested ? "cancelled" : NULL;
+        int r = PQputCopyEnd(c->pg, why);
+        if (r < 0)
+            return UV_EIO;
+        c->copy_ended = r == 1;
+    }
+    int f = PQflush(c->pg);
+    if (f < 0)
+        return UV_EIO;
+    c->flushing = f == 1;
+    if (c->copy_ended && !c->flushing)
+        c->copying = false;
+    return 0;
+}
+
 static void conn_read(pg_conn_t *c)
 {
     pg_pool_t *p = c->pool;
@@ -805,6 +845,24 @@ static void conn_read(pg_conn_t *c)
             conn_job_done(c);
             return;
         }
+        if (PQresultStatus(r) == PGRES_COPY_IN) {
+            PQclear(r);
+            if (c->q == NULL || c->q->stmts[0].copy_data == NULL) {
+                /* A COPY the caller gave no data for: end it at once. */
+                PQputCopyEnd(c->pg, "no data was given for COPY FROM STDIN");
+                continue;
+            }
+            c->copying = true;
+            c->copy_ended = false;
+            c->copy_off = 0;
+            if (conn_copy_pump(c) != 0) {
+                conn_lost(c, NULL);
+                return;
+            }
+            if (c->copying)
+                return; /* the rest when the socket is writable */
+            continue;
+        }
         conn_take_result(c, r);
     }
 }
@@ -823,7 +881,19 @@ static void conn_on_poll(uv_poll_t *h, int status, int events)
     case PG_CONN_SETUP:
     case PG_CONN_READY:
     case PG_CONN_BUSY:
-        if ((events & UV_WRITABLE) && c->flushing) {
+        if ((events & UV_WRITABLE) && c->copying) {
+            if (conn_copy_pump(c) != 0) {
+                conn_lost(c, NULL);
+                return;
+            }
+            if (!c->copying) {
+                /* All sent: results may be ready already. */
+                pg_query_t *q = c->q;
+                conn_read(c);
+                if (c->state != PG_CONN_BUSY || c->q != q || c->pool->closing)
+                    return;
+            }
+        } else if ((events & UV_WRITABLE) && c->flushing) {
             int f = PQflush(c->pg);
             if (f < 0) {
                 conn_lost(c, NULL);
@@ -920,6 +990,9 @@ int pg_pool_submit(pg_pool_t *p, pg_query_t *q)
         return UV_ECANCELED;
     if (q->nstmts < 1 || q->nstmts > PG_QUERY_MAX_STMTS || q->stmts == NULL || q->cb == NULL)
         return UV_EINVAL;
+    for (int i = 0; i < q->nstmts; i++)
+        if (q->stmts[i].copy_data != NULL && (q->nstmts != 1 || q->stmts[i].name != NULL))
+            return UV_EINVAL; /* COPY runs alone and unprepared */
     if (p->queued >= p->cfg.queue_max) {
         p->stats.rejected_busy++;
         return UV_EBUSY;

@@ -5,11 +5,11 @@
  * uv_getaddrinfo, so libpq never blocks on DNS), queries with
  * PQsendQueryParams / PQsendQueryPrepared, several statements of one query
  * in pipeline mode (one round trip; they run as one implicit transaction).
- * Queries wait in a FIFO of at most queue_max entries; past it
- * pg_pool_submit answers UV_EBUSY at once. Each query has a deadline (queue
- * wait included); at the deadline a running query is cancelled on the
- * server (PQcancel on the thread pool, never on the loop). A connection
- * that breaks fails its query with UV_ECONNRESET and reconnects with
+ * "COPY ... FROM STDIN" statements stream their data with
+ * PQputCopyData as the socket takes it. Queries wait in a FIFO of at most queue_max entries; past
+ * it pg_pool_submit answers UV_EBUSY at once. Each query has a deadline (queue wait included); at
+ * the deadline a running query is cancelled on the server (PQcancel on the thread pool, never on
+ * the loop). A connection that breaks fails its query with UV_ECONNRESET and reconnects with
  * exponential backoff; queued queries wait for it until their deadline.
  *
  * A read-only pool sets default_transaction_read_only on every session. */
@@ -55,6 +55,11 @@ typedef struct pg_stmt_s {
     const char *name;
     int nparams;
     const char *const *params; /* text format; NULL element = SQL NULL */
+    /* For "COPY ... FROM STDIN": the data to send (COPY text format),
+     * borrowed until the callback. Such a statement must be the query's
+     * only one (COPY does not run in pipeline mode). */
+    const char *copy_data;
+    size_t copy_len;
 } pg_stmt_t;
 
 struct pg_query_s {

@@ -3,6 +3,7 @@
  * deadlines, cancellation, read-only sessions, lost connections, sessions
  * left inside a transaction, asynchronous DNS failure, and closing. */
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "db/pool.h"
@@ -343,6 +344,61 @@ static void test_close_fails_queued(void **state)
     test_loop_close(&loop);
 }
 
+/* COPY FROM STDIN: several MiB (more than the socket takes at once), a
+ * row that does not parse (the error names the line, nothing is kept), and
+ * COPY refused beside other statements. */
+static void test_copy_in(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 16, false, NULL);
+    result_t r;
+    char table[64];
+    snprintf(table, sizeof table, "copy_test_%d", (int)getpid());
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s; CREATE TABLE %s (id int, t text)", table,
+             table);
+    test_pg_exec(sql);
+    size_t rows = 100000, cap = rows * 80, len = 0;
+    char *data = malloc(cap);
+    for (size_t i = 0; i < rows; i++)
+        len +=
+            (size_t)snprintf(data + len, cap - len,
+                             "%zu\tline %zu with a tab\\tand UTF-8 \xc3\xa9\xe2\x9c\x93\n", i, i);
+    snprintf(sql, sizeof sql, "COPY %s (id, t) FROM STDIN", table);
+    pg_stmt_t st = {.sql = sql, .copy_data = data, .copy_len = len};
+    pg_query_t q = {.stmts = &st, .nstmts = 1, .cb = on_done, .data = &r};
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pg_pool_submit(p, &q), 0);
+    test_run_until(&loop, &r.done, 30000);
+    assert_int_equal(r.status, 0);
+    char count_sql[128];
+    snprintf(count_sql, sizeof count_sql, "SELECT count(*), max(id) FROM %s", table);
+    run1(&loop, p, &r, count_sql, 0, NULL, 0);
+    assert_string_equal(r.value, "100000");
+    /* A bad row fails the whole COPY. */
+    const char *bad = "1\tok\nnot-a-number\tx\n";
+    pg_stmt_t st2 = {.sql = sql, .copy_data = bad, .copy_len = strlen(bad)};
+    pg_query_t q2 = {.stmts = &st2, .nstmts = 1, .cb = on_done, .data = &r};
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pg_pool_submit(p, &q2), 0);
+    test_run_until(&loop, &r.done, 30000);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "22P02");
+    run1(&loop, p, &r, count_sql, 0, NULL, 0);
+    assert_string_equal(r.value, "100000");
+    /* COPY must run alone. */
+    pg_stmt_t two[2] = {{.sql = sql, .copy_data = bad, .copy_len = 1}, {.sql = "SELECT 1"}};
+    pg_query_t q3 = {.stmts = two, .nstmts = 2, .cb = on_done, .data = &r};
+    assert_int_equal(pg_pool_submit(p, &q3), UV_EINVAL);
+    free(data);
+    snprintf(sql, sizeof sql, "DROP TABLE %s", table);
+    test_pg_exec(sql);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_connection_lost_and_transaction_left_open),
         cmocka_unit_test(test_dns_failure_is_async_and_reported),
         cmocka_unit_test(test_close_fails_queued),
+        cmocka_unit_test(test_copy_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
