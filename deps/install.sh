@@ -14,6 +14,7 @@ PKGS=(
   libcurl4-openssl-dev                    # HTTP client (curl multi), OpenSSL flavour
   libssl-dev                              # TLS (OpenSSL 3)
   libjansson-dev                          # JSON
+  libyajl-dev                             # streaming JSON parser (imports)
   libh2o-dev                              # HTTP server on libuv (transports)
   android-libboringssl-dev                # BoringSSL, for the TLS module's second test build
   libcmocka-dev                           # C unit tests

@@ -19,6 +19,7 @@
 #include "db/embedded.h"
 #include "db/listen.h"
 #include "db/migrate.h"
+#include "archive/tg_import.h"
 #include "db/pool.h"
 #include "mcp/server.h"
 #include "transport/conn.h"
@@ -67,6 +68,7 @@ typedef struct app_s {
     int nhttp;
     tokens_t tokens;
     tls_ctx_t *tls;
+    tg_import_t *import;
     conn_t *stdio;
 } app_t;
 
@@ -156,7 +158,8 @@ static void app_close_parts(app_t *a)
 
 static bool app_idle(const app_t *a)
 {
-    return (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
+    return (a->import == NULL || tg_import_done(a->import)) &&
+           (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
            (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
 }
 
@@ -241,6 +244,8 @@ static void app_shutdown(app_t *a, int exit_code)
     a->state = APP_DRAINING;
     if (a->mcp_started)
         a->mcp.closing = true; /* no new sessions */
+    if (a->import != NULL && !tg_import_done(a->import))
+        tg_import_stop(a->import);
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -327,6 +332,15 @@ static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, siz
         if (ep->tls && (a->cfg->tls_cert[0] == '\0' || a->cfg->tls_key[0] == '\0')) {
             snprintf(err, errcap, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
             return UV_EINVAL;
+        }
+        if (!endpoint_is_loopback(ep) && ep->kind == ENDPOINT_TCP) {
+            /* Newline-delimited sessions carry no credentials: only local
+             * clients may use them. */
+            snprintf(err, errcap,
+                     "%s: tcp:// endpoints bind to loopback only (they carry no bearer token); "
+                     "serve remote clients on https:// with --token-file",
+                     ep->text);
+            return UV_EACCES;
         }
         if (!endpoint_is_loopback(ep) && a->cfg->token_file[0] == '\0') {
             snprintf(err, errcap,
@@ -501,6 +515,23 @@ static int app_start_serving(app_t *a)
     return 0;
 }
 
+static void import_done(tg_import_t *imp, int status)
+{
+    app_t *a = tg_import_data(imp);
+    tg_import_stats_t st;
+    tg_import_get_stats(imp, &st);
+    if (status != 0) {
+        log_error(APP_TAG, "import failed: %s", tg_import_error(imp));
+        app_shutdown(a, APP_EXIT_FAILURE);
+        return;
+    }
+    log_info(APP_TAG, "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts",
+             (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
+             (unsigned long long)st.messages, (unsigned long long)st.written,
+             (unsigned long long)st.contacts);
+    app_shutdown(a, APP_EXIT_OK);
+}
+
 static void migrate_done(migrate_t *m, int status)
 {
     app_t *a = m->data;
@@ -512,6 +543,14 @@ static void migrate_done(migrate_t *m, int status)
         log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
                  m->applied, m->applied == 1 ? "" : "s");
         app_shutdown(a, APP_EXIT_OK);
+        return;
+    }
+    if (a->cmd == CLI_CMD_IMPORT) {
+        char err[CONFIG_ERR_MAX];
+        int rc = tg_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->tz, import_done, a,
+                                 &a->import, err, sizeof err);
+        if (rc != 0)
+            app_fatal(a, "import", err);
         return;
     }
     if (a->state == APP_STARTING && app_start_serving(a) != 0)
@@ -629,6 +668,7 @@ int app_run(const config_t *cfg, cli_command_t cmd)
         uv_run(&a->loop, UV_RUN_DEFAULT);
     tokens_free(&a->tokens);
     tls_ctx_free(a->tls);
+    tg_import_free(a->import);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)
         log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));

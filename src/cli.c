@@ -5,6 +5,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "archive/tg_import.h"
 #include "db/conninfo.h"
 #include "util/strutil.h"
 
@@ -12,10 +13,8 @@ static const struct {
     const char *name;
     cli_command_t cmd;
 } commands[] = {
-    {"serve", CLI_CMD_SERVE},
-    {"migrate", CLI_CMD_MIGRATE},
-    {"help", CLI_CMD_HELP},
-    {"version", CLI_CMD_VERSION},
+    {"serve", CLI_CMD_SERVE}, {"migrate", CLI_CMD_MIGRATE}, {"import", CLI_CMD_IMPORT},
+    {"help", CLI_CMD_HELP},   {"version", CLI_CMD_VERSION},
 };
 
 int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
@@ -89,7 +88,9 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
                     break;
             if (k == sizeof commands / sizeof commands[0]) {
                 snprintf(err, errcap,
-                         "unknown command '%s' (commands: serve, migrate, help, version)", a);
+                         "unknown command '%s' (commands: serve, migrate, import, help, "
+                         "version)",
+                         a);
                 return UV_EINVAL;
             }
             cli->command = commands[k].cmd;
@@ -101,6 +102,15 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             return UV_EINVAL;
         }
         cli->args[cli->nargs++] = a;
+    }
+    if (cli->command == CLI_CMD_IMPORT) {
+        if (cli->nargs != 2 || strcmp(cli->args[0], "telegram-export") != 0) {
+            snprintf(err, errcap,
+                     "usage: parleyd import telegram-export PATH (a result.json, or the export "
+                     "folder holding it)");
+            return UV_EINVAL;
+        }
+        return 0;
     }
     if (cli->nargs > 0 && cli->command != CLI_CMD_HELP) {
         snprintf(err, errcap, "unexpected argument '%s'", cli->args[0]);
@@ -133,6 +143,16 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             snprintf(err, errcap, "option --%s: %s", cli->flags[i].key, msg);
             return rc;
         }
+    }
+    if (cli->command == CLI_CMD_IMPORT &&
+        !str_copy(cfg->import_path, sizeof cfg->import_path, cli->args[1])) {
+        snprintf(err, errcap, "import: the path is too long");
+        return UV_EINVAL;
+    }
+    char tzn[16];
+    if (!tg_import_parse_tz(cfg->tz, tzn, sizeof tzn)) {
+        snprintf(err, errcap, "tz: '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", cfg->tz);
+        return UV_EINVAL;
     }
     /* A malformed database URL is a bad value, found before any work. */
     const char *urls[] = {cfg->db_url, cfg->db_ro_url};
@@ -167,6 +187,9 @@ void cli_print_help(FILE *out)
             "  serve      run the daemon (default): start or reuse the database, apply\n"
             "             migrations, serve until SIGINT/SIGTERM\n"
             "  migrate    apply the schema migrations and exit\n"
+            "  import telegram-export PATH\n"
+            "             import a Telegram Desktop JSON export (result.json or its\n"
+            "             folder) into the store; idempotent\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

@@ -17,6 +17,7 @@
 typedef enum {
     CLI_CMD_SERVE = 0,
     CLI_CMD_MIGRATE,
+    CLI_CMD_IMPORT,
     CLI_CMD_HELP,
     CLI_CMD_VERSION,
 } cli_command_t;

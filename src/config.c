@@ -108,6 +108,10 @@ static const opt_t opts[] = {
     {"request_timeout_ms", "PARLEY_REQUEST_TIMEOUT_MS", OPT_INT, OFF(request_timeout_ms), 0, 100,
      3600000, "300000", "Time a client has to answer a server request (elicitation, sampling).",
      "MS"},
+    {"tz", "PARLEY_TZ", OPT_STR, OFF(tz), SZ(tz), 0, 0, "+00:00",
+     "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
+     "e.g. +03:00.",
+     "OFFSET"},
     {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
      "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };
@@ -174,6 +178,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
+    strcpy(cfg->tz, "+00:00");
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */

@@ -70,9 +70,11 @@ typedef struct config_s {
     int output_hard_limit;
     int max_active_calls;
     int max_sessions;
-    int request_timeout_ms;
-    int list_page_size;         /* server-to-client requests (elicitation, sampling) */
-    config_source_t source[48]; /* per key, indexed like the key table */
+    int request_timeout_ms; /* server-to-client requests (elicitation, sampling) */
+    int list_page_size;
+    char tz[16];                       /* import: UTC offset of export dates */
+    char import_path[CONFIG_PATH_MAX]; /* import: the export (an argument, not a key) */
+    config_source_t source[48];        /* per key, indexed like the key table */
 } config_t;
 
 /* Fills every field with its default. Returns 0, or UV_EINVAL with err set

@@ -86,6 +86,12 @@ void mcp_call__answer(mcp_call_t *c, const json_t *result, const json_t *error)
     wait_end(c, error ? UV_EPROTO : 0, result, error);
 }
 
+void mcp_call__wait_abort(mcp_call_t *c, int status)
+{
+    if (c->wait_id != 0)
+        wait_end(c, status, NULL, NULL);
+}
+
 void mcp_call__wait_expired(mcp_call_t *c)
 {
     if (c->wait_id == 0)

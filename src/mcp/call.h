@@ -44,9 +44,9 @@ typedef enum {
 
 /* The answer to a server-to-client request. status: 0 with result (the
  * client's result object, borrowed); UV_EPROTO with error (the client's
- * JSON-RPC error object, borrowed); UV_ETIMEDOUT; UV_ECANCELED when the
- * call was cancelled or its session closed (the handler must still finish
- * the call; nothing will be sent). */
+ * JSON-RPC error object, borrowed); UV_ETIMEDOUT; UV_EOF when the client's
+ * input ended; UV_ECANCELED when the call was cancelled or its session closed (the handler must
+ * still finish the call; nothing will be sent). */
 typedef void (*mcp_reply_fn)(mcp_call_t *c, int status, const json_t *result, const json_t *error);
 
 typedef struct mcp_call_s {
@@ -123,5 +123,7 @@ void mcp_call__cancel(mcp_call_t *c);
 void mcp_call__answer(mcp_call_t *c, const json_t *result, const json_t *error);
 /* Internal (server.c): the answer did not come in time. */
 void mcp_call__wait_expired(mcp_call_t *c);
+/* Internal (session.c): no answer can come (status, e.g. UV_EOF). */
+void mcp_call__wait_abort(mcp_call_t *c, int status);
 
 #endif

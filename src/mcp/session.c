@@ -573,8 +573,10 @@ static void handle_response(mcp_session_t *s, const json_t *m)
     for (queue_node_t *n = s->calls.next; n != &s->calls; n = n->next) {
         mcp_call_t *c = queue_entry(n, mcp_call_t, node);
         if (c->wait_id != 0 && c->wait_id == json_integer_value(id)) {
+            /* An error member of any shape is an error (a malformed one
+             * included); a result is taken only without one. */
             const json_t *err = json_object_get(m, "error");
-            mcp_call__answer(c, json_object_get(m, "result"), json_is_object(err) ? err : NULL);
+            mcp_call__answer(c, err ? NULL : json_object_get(m, "result"), err);
             return;
         }
     }
@@ -590,7 +592,11 @@ static void handle_cancelled(mcp_session_t *s, const json_t *params)
     for (queue_node_t *n = s->calls.next; n != &s->calls; n = n->next) {
         mcp_call_t *c = queue_entry(n, mcp_call_t, node);
         if (json_equal(c->id, (json_t *)rid)) {
-            log_debug(s->tag, "call %s cancelled by the client", c->tool->name);
+            log_debug(s->tag, "call %s cancelled by the client", c->name);
+            /* No response will come: transports that route by request
+             * (Streamable HTTP) end its stream. */
+            if (!s->transport_gone && s->ops->abandon)
+                s->ops->abandon(s->t, c->id);
             mcp_call__cancel(c);
             return;
         }
@@ -788,6 +794,15 @@ void mcp_session_input_ended(mcp_session_t *s)
     if (s->state < MCP_SESSION_DRAINING) {
         log_debug(s->tag, "input ended; finishing %d call(s) in flight", s->inflight);
         s->state = MCP_SESSION_DRAINING;
+        /* The client can no longer answer our requests: those calls get
+         * their failure now rather than at the timeout. */
+        for (queue_node_t *n = s->calls.next; n != &s->calls;) {
+            queue_node_t *next = n->next;
+            mcp_call_t *c = queue_entry(n, mcp_call_t, node);
+            if (c->wait_id != 0)
+                mcp_call__wait_abort(c, UV_EOF);
+            n = next;
+        }
     }
     session_maybe_finish(s);
 }

@@ -42,6 +42,8 @@ typedef struct mcp_transport_ops_s {
      * client resumes it later), for transports that have one per request
      * (Streamable HTTP). */
     void (*end_stream)(void *t, const json_t *related);
+    /* Optional: request related will get no response (it was cancelled). */
+    void (*abandon)(void *t, const json_t *related);
 } mcp_transport_ops_t;
 
 /* What a session may use (bearer-token limits): toolsets by their index

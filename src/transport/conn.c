@@ -127,23 +127,61 @@ int conn_start(conn_t *c)
 
 /* ---- input -------------------------------------------------------------- */
 
+/* Delivery is never re-entered: the session may ask to resume reading
+ * while a message is being delivered (a call finished at once and freed a
+ * slot); that resume is noted and done once the framer returned. */
+static void pump_pending(conn_t *c)
+{
+    while (c->resume_pending && c->state == CONN_OPEN) {
+        c->resume_pending = false;
+        if (!c->want_read)
+            break;
+        c->delivering = true;
+        framer_resume(&c->framer);
+        c->delivering = false;
+        if (c->eof && !c->eof_delivered) {
+            c->delivering = true;
+            bool all = framer_finish(&c->framer);
+            c->delivering = false;
+            if (all && c->state == CONN_OPEN && !c->eof_delivered) {
+                c->eof_delivered = true;
+                mcp_session_input_ended(c->session);
+            }
+        }
+    }
+}
+
 static void deliver_eof(conn_t *c)
 {
     if (c->eof_delivered || c->state != CONN_OPEN)
         return;
-    if (!framer_finish(&c->framer))
-        return; /* paused; finished when reading resumes */
+    if (c->delivering) {
+        c->resume_pending = true; /* finished by the outer delivery */
+        return;
+    }
+    c->delivering = true;
+    bool all = framer_finish(&c->framer);
+    c->delivering = false;
+    if (!all || c->state != CONN_OPEN) {
+        pump_pending(c); /* paused; finished when reading resumes */
+        return;
+    }
     c->eof_delivered = true;
     mcp_session_input_ended(c->session);
 }
 
 static void feed(conn_t *c, const char *p, size_t n)
 {
+    c->delivering = true;
     int rc = framer_feed(&c->framer, p, n);
+    c->delivering = false;
     if (rc != 0) {
         log_warn(mcp_session_tag(c->session), "closing: input buffer full (%s)", uv_strerror(rc));
         conn_close(c);
+        return;
     }
+    pump_pending(c);
+    conn_read_more(c);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -266,10 +304,11 @@ static void conn_set_reading(void *t, bool on)
     if (c->state != CONN_OPEN)
         return;
     if (on) {
-        framer_resume(&c->framer);
-        if (c->eof)
-            deliver_eof(c);
-        conn_read_more(c);
+        c->resume_pending = true;
+        if (!c->delivering) {
+            pump_pending(c);
+            conn_read_more(c);
+        }
     } else if (c->reading && c->in.kind == CONN_IO_STREAM) {
         uv_read_stop(c->in.stream);
         c->reading = false;

@@ -70,6 +70,8 @@ struct conn_s {
     bool reading;      /* a read is armed */
     bool eof;
     bool eof_delivered;  /* the session was told */
+    bool delivering;     /* inside the framer: resumes wait for it */
+    bool resume_pending; /* a resume (or EOF) to do once delivery returns */
     queue_node_t file_q; /* file output waiting for the writer */
     size_t queued;       /* output bytes not yet written */
     int pending;         /* handles closing and requests outstanding */

@@ -52,6 +52,9 @@ typedef struct resp_s {
     bool finish;  /* end once out is written */
     char *single; /* RESP_UNDECIDED: the one message so far */
     size_t single_len;
+    uint64_t single_seq;  /* its event's sequence number */
+    bool single_is_final; /* it is the request's response */
+    uint64_t prime_seq;   /* sequence number of the priming event */
     int nmsgs;
     queue_node_t node; /* in hs->resps */
 } resp_t;
@@ -218,6 +221,22 @@ static void ring_add(hsess_t *h, uint64_t stream, uint64_t seq, const char *text
     h->hs->ring_bytes_total += len;
 }
 
+/* Drops the newest event when it is seq. */
+static void ring_drop_newest(hsess_t *h, uint64_t seq)
+{
+    if (h->ring_count == 0)
+        return;
+    int last = (h->ring_head + h->ring_count - 1) % HTTP_EVENT_RING_MAX;
+    event_t *e = &h->ring[last];
+    if (e->seq != seq)
+        return;
+    h->ring_bytes -= e->len;
+    h->hs->ring_bytes_total -= e->len;
+    free(e->text);
+    e->text = NULL;
+    h->ring_count--;
+}
+
 /* Formats one SSE event ("id: S-N", event message, the JSON as data lines). */
 static int format_event(buf_t *b, uint64_t stream, uint64_t seq, const char *msg, size_t len)
 {
@@ -335,7 +354,10 @@ static void resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream)
     h2o_start_response(req, &r->gen);
     buf_t pre;
     buf_init(&pre, r->out.limit);
-    uint64_t seq = h ? ++h->next_seq : 0;
+    /* The priming event's id comes before the events already queued (it
+     * was reserved when the response began), so a client that resumes from
+     * it misses none of them. */
+    uint64_t seq = r->prime_seq ? r->prime_seq : h ? ++h->next_seq : 0;
     if (buf_printf(&pre, "id: %llu-%llu\nretry: %d\ndata: \n\n", (unsigned long long)stream,
                    (unsigned long long)seq, HTTP_SSE_RETRY_MS) == 0 &&
         buf_append(&pre, r->out.data, r->out.len) == 0) {
@@ -447,12 +469,13 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
         return UV_ENOMEM;
     }
     resp_t *r = ls ? ls->resp : NULL;
-    /* A message that may still go out as a plain JSON answer is not kept. */
-    if (r == NULL || r->mode == RESP_SSE)
-        ring_add(h, stream, seq, ev.data, ev.len);
+    ring_add(h, stream, seq, ev.data, ev.len);
+    if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs == 0)
+        r->single_seq = seq;
     if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs++ == 0) {
         r->single = msg;
         r->single_len = len;
+        r->single_is_final = final && related != NULL;
         msg = NULL;
     }
     if (r != NULL) {
@@ -501,6 +524,24 @@ static void hsess_end_stream(void *t, const json_t *related)
     resp_end(r);
 }
 
+/* A cancelled request gets no response: take it off its stream, and end
+ * the stream when nothing else is pending on it. */
+static void hsess_abandon(void *t, const json_t *related)
+{
+    hsess_t *h = t;
+    size_t idx = 0;
+    lstream_t *ls = lstream_by_id(h, related, &idx);
+    if (ls == NULL)
+        return;
+    json_array_remove(ls->pending, idx);
+    if (json_array_size(ls->pending) > 0 || ls->standalone)
+        return;
+    resp_t *r = ls->resp;
+    lstream_free(ls);
+    if (r)
+        resp_end(r);
+}
+
 static void hsess_close(void *t)
 {
     hsess_t *h = t;
@@ -526,6 +567,7 @@ static const mcp_transport_ops_t hsess_ops = {
     .set_reading = hsess_set_reading,
     .close = hsess_close,
     .end_stream = hsess_end_stream,
+    .abandon = hsess_abandon,
 };
 
 static void hsess_free(hsess_t *h)
@@ -806,6 +848,18 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     json_t *id = json_object_get(m, "id");
     bool is_request = method != NULL && id != NULL;
     bool is_init = method != NULL && strcmp(method, "initialize") == 0;
+    if (is_request && !json_is_string(id) && !json_is_integer(id)) {
+        send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                       "Invalid Request: \"id\" must be a string or an integer");
+        json_decref(m);
+        return;
+    }
+    if (is_init && !is_request) {
+        send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                       "Invalid Request: initialize is a request (it needs an \"id\")");
+        json_decref(m);
+        return;
+    }
     hsess_t *h;
     if (is_init && header(req, H2O_STRLIT("mcp-session-id")).base == NULL) {
         if (!mcp_server_admit(hs->srv)) {
@@ -863,11 +917,12 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     json_array_append(ls->pending, id);
     ls->resp = r;
     r->ls = ls;
+    r->prime_seq = ++h->next_seq;
     uint64_t stream_no = ls->no;
     mcp_session_receive_json(h->session, m);
     json_decref(m);
     /* ls may be gone (answered); r is still ours (undecided). */
-    if (r->finish && r->nmsgs == 1) {
+    if (r->finish && r->nmsgs == 1 && r->single_is_final) {
         req->res.status = 200;
         req->res.reason = "OK";
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
@@ -876,6 +931,8 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
             add_header(req, "mcp-session-id", h->id, strlen(h->id));
         req->res.content_length = r->single_len;
         h2o_iovec_t body = h2o_strdup(&req->pool, r->single, r->single_len);
+        /* Answered as plain JSON: its event is not needed for resumption. */
+        ring_drop_newest(h, r->single_seq);
         resp_detach(r);
         r->req = NULL;
         resp_free(r);

@@ -192,6 +192,40 @@ test("HTTP errors: session header, bad JSON, batches, methods, media types", asy
   assert.equal(r.status, 404);
 });
 
+test("HTTP: a cancelled call ends its stream; bad ids and notification-initialize are refused", async () => {
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  const sid = init.headers.get("mcp-session-id");
+  const h = { ...JSON_HEADERS, "mcp-session-id": sid };
+  // Without the elicitation capability test_elicitation answers at once, so
+  // use the logging tool and cancel it while it runs.
+  const post = fetch(url, {
+    method: "POST",
+    headers: h,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "test_tool_with_logging", arguments: {} } }),
+  });
+  await new Promise((r) => setTimeout(r, 20));
+  const c = await fetch(url, {
+    method: "POST",
+    headers: h,
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 5 } }),
+  });
+  assert.equal(c.status, 202);
+  const body = await (await post).text(); // ends instead of hanging
+  assert.doesNotMatch(body, /"id":5,"result"/);
+  for (const bad of ['{"jsonrpc":"2.0","id":null,"method":"ping"}', '{"jsonrpc":"2.0","id":{},"method":"ping"}']) {
+    const r = await fetch(url, { method: "POST", headers: h, body: bad });
+    assert.equal(r.status, 400);
+    assert.equal((await r.json()).error.code, -32600);
+  }
+  const n = await fetch(url, {
+    method: "POST",
+    headers: JSON_HEADERS,
+    body: '{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}',
+  });
+  assert.equal(n.status, 400);
+  assert.equal(n.headers.get("mcp-session-id"), null);
+});
+
 test("DNS rebinding: a foreign Host or Origin is refused", async () => {
   const port = new URL(url).port;
   // fetch cannot forge Host; use a raw request.

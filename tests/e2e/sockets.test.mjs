@@ -167,10 +167,40 @@ test("a client that never reads cannot grow the daemon's memory", async () => {
   }
 });
 
+test("a call answered at once while the session is one below its in-flight cap is answered once", async () => {
+  const d = await startDaemon(["--toolsets", "conformance", "--listen", "tcp://127.0.0.1:0"]);
+  try {
+    const port = Number(/\(port (\d+)\)/.exec(d.log())[1]);
+    const sock = await connect({ host: "127.0.0.1", port });
+    const c = lineClient(sock);
+    await c.request(0, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: {} },
+      clientInfo: { name: "cap", version: "1" },
+    });
+    // 63 calls wait for elicitation answers that never come (the cap is 64).
+    for (let i = 1; i < 64; i++)
+      c.raw(JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "test_elicitation", arguments: { message: "m" } } }) + "\n");
+    await new Promise((r) => setTimeout(r, 300));
+    const r = await c.request(1000, "tools/call", { name: "test_simple_text", arguments: {} });
+    assert.equal(r.result.content[0].text, "This is a simple text response for testing.");
+    const pong = await c.request(1001, "ping", {});
+    assert.deepEqual(pong.result, {});
+    assert.equal(c.lines.filter((l) => l.id === 1000).length, 1);
+    sock.destroy();
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
 test("binding beyond loopback without tokens is refused", () => {
-  const r = spawnSync(PARLEYD, baseArgs(["--listen", "tcp://0.0.0.0:0"]), { encoding: "utf8" });
+  const r = spawnSync(PARLEYD, baseArgs(["--listen", "http://0.0.0.0:0/mcp"]), { encoding: "utf8" });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /refusing to listen beyond loopback without bearer tokens/);
+  // tcp:// carries no credentials: loopback only, tokens or not.
+  const t = spawnSync(PARLEYD, baseArgs(["--listen", "tcp://0.0.0.0:0"]), { encoding: "utf8" });
+  assert.equal(t.status, 1);
+  assert.match(t.stderr, /tcp:\/\/ endpoints bind to loopback only/);
   const r2 = spawnSync(PARLEYD, baseArgs(["--listen", "gopher://x"]), { encoding: "utf8" });
   assert.notEqual(r2.status, 0);
   assert.match(r2.stderr, /unknown endpoint/);

@@ -14,7 +14,7 @@ stop_ok() { # stop_ok PID LOG: SIGTERM, exit 0 within 10 s
 
 # 1. First start: cluster, schema, ready; SIGTERM: clean exit, no postgres.
 start_daemon "$TMP/1.log" --data-dir "$D" serve
-wait_log "$TMP/1.log" "ready (schema version 1)" 120
+wait_log "$TMP/1.log" "ready (schema version" 120
 grep -q "creating the embedded cluster" "$TMP/1.log" || fail "no initdb on first start"
 grep -q "applied migration 001_" "$TMP/1.log" || fail "schema not created"
 cluster_running "$D" || fail "cluster not running"
@@ -26,7 +26,7 @@ cluster_running "$D" && fail "pg_ctl still sees the cluster"
 
 # 2. Restart reuses the cluster (no initdb, no migration); SIGINT works too.
 start_daemon "$TMP/2.log" --data-dir "$D"
-wait_log "$TMP/2.log" "ready (schema version 1)"
+wait_log "$TMP/2.log" "ready (schema version"
 grep -q "creating the embedded cluster" "$TMP/2.log" && fail "initdb ran again"
 grep -q "applied migration" "$TMP/2.log" && fail "migration applied twice"
 kill -INT "$DPID"
@@ -67,7 +67,7 @@ B=$DPID
 wait_log "$TMP/5b.log" "ready"
 grep -q "joining the embedded cluster" "$TMP/5b.log" || fail "second daemon did not join"
 "$PARLEYD" --data-dir "$D" migrate 2>"$TMP/5m.log" || { cat "$TMP/5m.log"; fail "migrate"; }
-grep -q "schema is at version 1 (0 migrations applied)" "$TMP/5m.log" || fail "migrate output"
+grep -q "schema is at version [0-9]* (0 migrations applied)" "$TMP/5m.log" || fail "migrate output"
 grep -q "still uses the embedded cluster" "$TMP/5m.log" || fail "migrate should leave it up"
 cluster_running "$D" || fail "migrate stopped a cluster in use"
 stop_ok "$A" "$TMP/5a.log"

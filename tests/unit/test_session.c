@@ -88,7 +88,12 @@ static void mem_close(void *t)
     mcp_session_transport_closed(m->s);
 }
 
-static const mcp_transport_ops_t mem_ops = {mem_send, mem_queued, mem_set_reading, mem_close, NULL};
+static const mcp_transport_ops_t mem_ops = {
+    .send = mem_send,
+    .queued_bytes = mem_queued,
+    .set_reading = mem_set_reading,
+    .close = mem_close,
+};
 
 static uv_loop_t loop;
 static mcp_server_t srv;

@@ -1,0 +1,73 @@
+/* tg_reader: reads a Telegram Desktop JSON export incrementally, a bounded
+ * chunk at a time, with a streaming JSON parser (yajl), so memory stays
+ * flat whatever the file size. It understands both shapes: a single-chat
+ * export ({name, type, id, messages}) and a whole-account export (chats.list,
+ * left_chats.list, contacts.list, ...). Each step turns one chunk into
+ * events: a chat begins (its own fields), rows of its messages in COPY text
+ * format for import_staging, the chat ends, the contacts list.
+ *
+ * Runs on the libuv thread pool (one step at a time); it touches nothing
+ * but its file and its own memory. */
+#ifndef PARLEY_ARCHIVE_TG_READER_H
+#define PARLEY_ARCHIVE_TG_READER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+/* Bytes read and parsed per step. */
+#define TG_READER_CHUNK (1u << 20)
+/* A step hands over its rows once they pass this size (or at a chat's
+ * end). */
+#define TG_READER_ROWS_FLUSH (4u << 20)
+/* Largest single message object accepted. */
+#define TG_READER_MESSAGE_MAX (16u << 20)
+#define TG_READER_MAX_EVENTS  64
+
+typedef enum {
+    TG_EV_CHAT_BEGIN = 0, /* json: the chat's own fields; left: from left_chats */
+    TG_EV_ROWS,           /* rows: COPY rows (import_id, chat_key, msg) */
+    TG_EV_CHAT_END,       /* json: the chat's fields again (with those after messages) */
+    TG_EV_CONTACTS,       /* json: the contacts list (an array) */
+} tg_event_kind_t;
+
+typedef struct tg_event_s {
+    tg_event_kind_t kind;
+    int64_t chat_key; /* ordinal of the chat in the export, from 1 */
+    json_t *json;
+    bool left;
+    buf_t rows;
+    size_t nrows;
+} tg_event_t;
+
+typedef struct tg_reader_s tg_reader_t;
+
+/* A reader of fd (owned by the caller) for import import_id. NULL on
+ * ENOMEM. */
+tg_reader_t *tg_reader_new(int fd, int64_t import_id);
+void tg_reader_free(tg_reader_t *r);
+
+/* Reads and parses the next chunk, filling events (*nevents of them;
+ * the caller frees them with tg_events_free). Returns 0 (more to come),
+ * 1 (end of input, all events delivered), or a negative code with
+ * tg_reader_error() saying what and where (byte offset, last message id). */
+int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents);
+
+void tg_events_free(tg_event_t *events, int n);
+
+const char *tg_reader_error(const tg_reader_t *r);
+
+/* Bytes of the file consumed so far. */
+uint64_t tg_reader_offset(const tg_reader_t *r);
+
+/* Messages read so far. */
+uint64_t tg_reader_messages(const tg_reader_t *r);
+
+/* Appends s as a COPY text-format field (backslash, tab, newline and
+ * carriage return escaped). */
+int tg_copy_escape(buf_t *b, const char *s, size_t n);
+
+#endif

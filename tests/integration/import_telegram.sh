@@ -1,0 +1,148 @@
+# import_telegram: `parleyd import telegram-export` on the fixtures of
+# ../shared and on generated exports covering every field: both export
+# shapes, forum topics through reply chains, every media type, files present
+# and missing, the 2020 format with --tz, contacts, left chats; re-importing
+# changes nothing; a later export applies edits and adds messages without
+# deleting; truncated, malformed and missing inputs fail clearly, exit 1 and
+# leave the store unchanged; an embedded-cluster import works while a
+# daemon serves the same data directory.
+source "$(dirname "$0")/lib.sh"
+: "${PARLEY_TEST_PG_DIR:?}"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FIX=$ROOT/../shared/fixtures/telegram-export
+DB=it_imp_$$
+psql_t() { psql -X -q -At -h "$PARLEY_TEST_PG_DIR" -U parley -d "${2:-$DB}" -c "$1"; }
+psql_t "CREATE DATABASE $DB" postgres
+URL="host=$PARLEY_TEST_PG_DIR port=5432 user=parley dbname=$DB"
+imp() { "$PARLEYD" import telegram-export "$@" --db "$URL"; }
+# Everything a tool could read, without the bookkeeping times.
+snapshot() {
+  psql_t "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (
+    SELECT row(chat_id, id, topic_id, sender_id, sender_name, date, edit_date, text, entities,
+               reply_to_id, reply_to_chat_id, forward_from_name, media_kind, has_link, kind,
+               action, extra)::text AS x FROM messages
+    UNION ALL SELECT row(id, kind, title, active, last_message_id, extra)::text FROM chats
+    UNION ALL SELECT row(id, first_name, last_name, phone, is_contact)::text FROM users
+    UNION ALL SELECT row(chat_id, message_id, kind, export_path, state, file_size, extra)::text
+              FROM media
+    UNION ALL SELECT row(chat_id, id, title)::text FROM topics) s"
+}
+
+[ -f "$FIX/private_group_small.json" ] || fail "fixtures missing at $FIX"
+
+# --- the shared fixtures, twice ------------------------------------------
+imp "$FIX/private_group_small.json" 2>"$TMP/a.log" || { cat "$TMP/a.log"; fail "import small"; }
+grep -q "imported 1 chat, 5 messages (5 new or changed)" "$TMP/a.log" || { cat "$TMP/a.log"; fail "summary"; }
+imp "$FIX/private_group_services.json" 2>"$TMP/b.log" || { cat "$TMP/b.log"; fail "import services"; }
+[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -4696915167")" = 5 ] || fail "5 messages"
+[ "$(psql_t "SELECT text FROM messages WHERE chat_id = -4696915167 AND id = 603443")" = "Что то на русском." ] ||
+  fail "Cyrillic text"
+[ "$(psql_t "SELECT kind FROM chats WHERE id = -4696915167")" = group ] || fail "private_group -> group"
+[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -20001 AND kind = 'unsupported'")" -ge 1 ] ||
+  fail "unsupported messages kept"
+[ "$(psql_t "SELECT action->>'action' FROM messages WHERE chat_id = -20001 AND id = 4")" = invite_members ] ||
+  fail "service action"
+before=$(snapshot)
+imp "$FIX/private_group_small.json" 2>"$TMP/c.log" || fail "re-import"
+grep -q "(0 new or changed)" "$TMP/c.log" || { cat "$TMP/c.log"; fail "re-import wrote rows"; }
+imp "$FIX/private_group_services.json" 2>/dev/null || fail "re-import services"
+[ "$(snapshot)" = "$before" ] || fail "re-import changed the store"
+
+# --- generated edge cases ----------------------------------------------------
+node "$ROOT/tests/harness/gen_tg_export.mjs" edge "$TMP/edge"
+imp "$TMP/edge/forum" 2>"$TMP/f.log" || { cat "$TMP/f.log"; fail "import forum folder"; }
+F=-1000001234567
+[ "$(psql_t "SELECT kind FROM chats WHERE id = $F")" = forum ] || fail "forum kind"
+[ "$(psql_t "SELECT string_agg(id || ':' || title, ',' ORDER BY id) FROM topics WHERE chat_id = $F")" = \
+  "10:Hardware,20:Software and tools" ] || fail "topics and topic_edit"
+[ "$(psql_t "SELECT string_agg(id::text, ',' ORDER BY id) FROM messages WHERE chat_id = $F AND topic_id = 10")" = \
+  "10,11,12,45" ] || fail "topic through reply chains"
+[ "$(psql_t "SELECT has_link FROM messages WHERE chat_id = $F AND id = 21")" = t ] || fail "link entity"
+[ "$(psql_t "SELECT string_agg(message_id || ':' || kind || ':' || state, ',' ORDER BY message_id) FROM media WHERE chat_id = $F")" = \
+  "31:photo:remote,32:video:remote,33:voice:unavailable,34:sticker:remote,35:video_note:remote,36:animation:remote,37:audio:remote,38:document:remote,39:document:unavailable" ] ||
+  fail "media kinds and missing-file markers: $(psql_t "SELECT string_agg(message_id || ':' || kind || ':' || state, ',' ORDER BY message_id) FROM media WHERE chat_id = $F")"
+[ "$(psql_t "SELECT extra->>'sticker_emoji' FROM media WHERE chat_id = $F AND message_id = 34")" = "👍" ] ||
+  fail "sticker emoji"
+[ "$(psql_t "SELECT string_agg(coalesce(media_kind, '-'), ',' ORDER BY id) FROM messages WHERE chat_id = $F AND id BETWEEN 40 AND 42")" = \
+  "location,contact,poll" ] || fail "location, contact, poll"
+[ "$(psql_t "SELECT sender_id FROM messages WHERE chat_id = $F AND id = 43")" = -1000000000777 ] ||
+  fail "channel sender"
+[ "$(psql_t "SELECT (extra->>'via_bot') || (extra->>'author') || forward_from_name FROM messages WHERE chat_id = $F AND id = 43")" = \
+  "@helperEdNews" ] || fail "via_bot, author, forwarded_from"
+[ "$(psql_t "SELECT extra->'reactions'->0->>'emoji' FROM messages WHERE chat_id = $F AND id = 44")" = "🔥" ] ||
+  fail "reactions"
+[ "$(psql_t "SELECT edit_date = to_timestamp(1767225920) FROM messages WHERE chat_id = $F AND id = 49")" = t ] ||
+  fail "edited date"
+
+imp "$TMP/edge/old.json" --tz +03:00 2>"$TMP/o.log" || { cat "$TMP/o.log"; fail "import 2020 format"; }
+[ "$(psql_t "SELECT date = '2020-01-01 09:00:00+00' FROM messages WHERE chat_id = 55501 AND id = 1")" = t ] ||
+  fail "--tz offset applied to local dates"
+[ "$(psql_t "SELECT text FROM messages WHERE chat_id = 55501 AND id = 2")" = "look here: http://old.example" ] ||
+  fail "array text"
+[ "$(psql_t "SELECT entities->1->>'type' FROM messages WHERE chat_id = 55501 AND id = 2")" = bold ] ||
+  fail "entities from an array text"
+[ "$(psql_t "SELECT sender_id FROM messages WHERE chat_id = 55501 AND id = 2")" = 42 ] || fail "integer from_id"
+
+imp "$TMP/edge/account/result.json" 2>"$TMP/acc.log" || { cat "$TMP/acc.log"; fail "whole-account import"; }
+grep -q "imported 5 chats, 5 messages" "$TMP/acc.log" || { cat "$TMP/acc.log"; fail "account summary"; }
+grep -q "2 contacts" "$TMP/acc.log" || fail "contacts"
+[ "$(psql_t "SELECT is_contact AND phone = '+1 111' AND last_name = 'Lee' FROM users WHERE id = 1001")" = t ] ||
+  fail "contact fields"
+[ "$(psql_t "SELECT active FROM chats WHERE id = -321")" = f ] || fail "left chat inactive"
+[ "$(psql_t "SELECT kind || ':' || title FROM chats WHERE id = 42")" = "private:Saved Messages" ] || fail "saved messages"
+[ "$(psql_t "SELECT kind FROM chats WHERE id = -1000000000888")" = channel ] || fail "channel"
+
+# --- a later export: edits and new messages, nothing deleted -----------------
+n_before=$(psql_t "SELECT count(*) FROM messages WHERE chat_id = $F")
+imp "$TMP/edge/forum_v2.json" 2>"$TMP/v2.log" || { cat "$TMP/v2.log"; fail "second export"; }
+grep -q "(2 new or changed)" "$TMP/v2.log" || { cat "$TMP/v2.log"; fail "second export wrote other than 2"; }
+[ "$(psql_t "SELECT text FROM messages WHERE chat_id = $F AND id = 49")" = "edited twice" ] || fail "edit applied"
+[ "$(psql_t "SELECT topic_id FROM messages WHERE chat_id = $F AND id = 50")" = 20 ] || fail "new message's topic"
+[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = $F")" = $((n_before + 1)) ] || fail "count after update"
+
+# --- bad input: clear errors, exit 1, store unchanged --------------------------
+before=$(snapshot)
+size=$(stat -c %s "$TMP/edge/forum_v2.json")
+head -c $((size / 2)) "$TMP/edge/forum_v2.json" >"$TMP/truncated.json"
+if imp "$TMP/truncated.json" 2>"$TMP/t.log"; then fail "a truncated export was accepted"; fi
+grep -q "truncated.json: truncated JSON" "$TMP/t.log" || { cat "$TMP/t.log"; fail "truncation not named"; }
+grep -q "at byte [0-9]* (after message id [0-9]*)" "$TMP/t.log" || { cat "$TMP/t.log"; fail "no byte offset"; }
+grep -q "the store is unchanged" "$TMP/t.log" || fail "no 'unchanged'"
+printf 'this is not JSON' >"$TMP/text.json"
+if imp "$TMP/text.json" 2>"$TMP/x.log"; then fail "text accepted"; fi
+grep -q "text.json: malformed JSON" "$TMP/x.log" || { cat "$TMP/x.log"; fail "malformed not said"; }
+printf '[1,2]' >"$TMP/array.json"
+if imp "$TMP/array.json" 2>"$TMP/y.log"; then fail "array accepted"; fi
+grep -q "not a Telegram export" "$TMP/y.log" || { cat "$TMP/y.log"; fail "array not refused"; }
+printf '{"name":"x","type":"private_group","id":5,"messages":[{"id":1,"type":"message","date":"2020-01-01T00:00:00","text":"a"},7]}' >"$TMP/entry.json"
+if imp "$TMP/entry.json" 2>"$TMP/z.log"; then fail "bad entry accepted"; fi
+grep -q 'an entry of "messages" is not an object at byte [0-9]* (after message id 1)' "$TMP/z.log" ||
+  { cat "$TMP/z.log"; fail "bad entry not located"; }
+mkdir -p "$TMP/empty"
+if imp "$TMP/empty" 2>"$TMP/e.log"; then fail "empty folder accepted"; fi
+grep -q "empty: the folder has no result.json" "$TMP/e.log" || { cat "$TMP/e.log"; fail "folder error"; }
+if imp "$TMP/nope.json" 2>"$TMP/n.log"; then fail "missing file accepted"; fi
+grep -q "nope.json: No such file or directory" "$TMP/n.log" || { cat "$TMP/n.log"; fail "missing file error"; }
+[ "$(snapshot)" = "$before" ] || fail "a failed import changed the store"
+[ "$(psql_t "SELECT count(*) FROM import_staging")" = 0 ] || fail "staged rows left behind"
+rc=0
+"$PARLEYD" import telegram-export x --tz 25:00 --db "$URL" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "bad --tz exit $rc, want 2"
+rc=0
+"$PARLEYD" import json x --db "$URL" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "unknown import kind exit $rc, want 2"
+
+# --- the embedded cluster, with a daemon serving the same data directory --------
+D="$TMP/data"
+start_daemon "$TMP/serve.log" serve --data-dir "$D"
+wait_log "$TMP/serve.log" "ready (schema version" 120
+"$PARLEYD" import telegram-export "$FIX/private_group_small.json" --data-dir "$D" 2>"$TMP/emb.log" ||
+  { cat "$TMP/emb.log"; fail "import beside a running daemon"; }
+grep -q "imported 1 chat, 5 messages" "$TMP/emb.log" || fail "embedded import summary"
+cluster_running "$D" || fail "the import stopped the daemon's cluster"
+kill -TERM "$DPID"
+wait_exit "$DPID" 20
+[ "$EXIT_RC" = 0 ] || { cat "$TMP/serve.log"; fail "daemon exit $EXIT_RC"; }
+
+psql_t "DROP DATABASE $DB" postgres
+echo "import_telegram: ok"
