@@ -591,7 +591,7 @@ static void handle_cancelled(mcp_session_t *s, const json_t *params)
         return;
     for (queue_node_t *n = s->calls.next; n != &s->calls; n = n->next) {
         mcp_call_t *c = queue_entry(n, mcp_call_t, node);
-        if (json_equal(c->id, (json_t *)rid)) {
+        if (!c->cancelled && json_equal(c->id, (json_t *)rid)) {
             log_debug(s->tag, "call %s cancelled by the client", c->name);
             /* No response will come: transports that route by request
              * (Streamable HTTP) end its stream. */

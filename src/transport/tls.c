@@ -50,6 +50,7 @@ tls_ctx_t *tls_ctx_new_server(const char *cert_file, const char *key_file, char 
         return NULL;
     }
     SSL_CTX_set_min_proto_version(t->ssl_ctx, TLS1_2_VERSION);
+    tls_compat_no_renegotiation(t->ssl_ctx);
     char what[1100];
     if (SSL_CTX_use_certificate_chain_file(t->ssl_ctx, cert_file) != 1) {
         snprintf(what, sizeof what, "certificate %s", cert_file);
@@ -166,6 +167,7 @@ static int handshake(tls_conn_t *c, buf_t *out)
 {
     if (c->established)
         return 0;
+    ERR_clear_error(); /* SSL_get_error reads the thread's error queue */
     int r = SSL_do_handshake(c->ssl);
     int rc = drain_wbio(c, out);
     if (rc != 0)
@@ -205,6 +207,7 @@ int tls_conn_feed(tls_conn_t *c, const char *p, size_t n, buf_t *plain, buf_t *o
         return rc;
     char tmp[16384];
     for (;;) {
+        ERR_clear_error();
         int r = SSL_read(c->ssl, tmp, (int)sizeof tmp);
         if (r > 0) {
             if ((rc = buf_append(plain, tmp, (size_t)r)) != 0)
@@ -228,6 +231,7 @@ int tls_conn_write(tls_conn_t *c, const char *p, size_t n, buf_t *out)
         return buf_append(&c->pending, p, n);
     while (n > 0) {
         int chunk = n > (1u << 30) ? (1 << 30) : (int)n;
+        ERR_clear_error();
         int r = SSL_write(c->ssl, p, chunk);
         if (r <= 0)
             return fail(c, "TLS write");
