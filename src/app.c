@@ -525,10 +525,13 @@ static void import_done(tg_import_t *imp, int status)
         app_shutdown(a, APP_EXIT_FAILURE);
         return;
     }
-    log_info(APP_TAG, "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts",
+    log_info(APP_TAG,
+             "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts, %llu "
+             "files stored (%llu not in the export)",
              (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
              (unsigned long long)st.messages, (unsigned long long)st.written,
-             (unsigned long long)st.contacts);
+             (unsigned long long)st.contacts, (unsigned long long)st.files_stored,
+             (unsigned long long)st.files_missing);
     app_shutdown(a, APP_EXIT_OK);
 }
 
@@ -547,8 +550,10 @@ static void migrate_done(migrate_t *m, int status)
     }
     if (a->cmd == CLI_CMD_IMPORT) {
         char err[CONFIG_ERR_MAX];
-        int rc = tg_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->tz, import_done, a,
-                                 &a->import, err, sizeof err);
+        char media_root[CONFIG_PATH_MAX + 16];
+        snprintf(media_root, sizeof media_root, "%s/media", a->cfg->data_dir);
+        int rc = tg_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->tz, media_root,
+                                 import_done, a, &a->import, err, sizeof err);
         if (rc != 0)
             app_fatal(a, "import", err);
         return;

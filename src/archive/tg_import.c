@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive/media_store.h"
 #include "archive/tg_reader.h"
 #include "util/log.h"
 
@@ -32,6 +33,12 @@ struct tg_import_s {
     pg_pool_t *pool;
     imp_state_t state;
     char path[4096];
+    char export_dir[4096];
+    char media_root[4096];
+    int64_t media_chat;
+    json_t *media_batch; /* [{message_id, ordinal, export_path}] -> results */
+    uv_work_t media_work;
+    char media_chat_buf[32];
     char tz[16];
     int fd;
     uint64_t size;
@@ -206,6 +213,153 @@ static void fail_later_cleanup(tg_import_t *imp, int status)
 
 /* ---- events ---------------------------------------------------------------- */
 
+/* ---- media files ------------------------------------------------------------- */
+
+static void media_next(tg_import_t *imp);
+
+/* True when p is a relative path that stays inside the export folder. */
+static bool safe_relative(const char *p)
+{
+    if (p[0] == '/' || p[0] == '\0')
+        return false;
+    for (const char *s = p; *s;) {
+        const char *slash = strchr(s, '/');
+        size_t n = slash ? (size_t)(slash - s) : strlen(s);
+        if (n == 2 && s[0] == '.' && s[1] == '.')
+            return false;
+        s += n + (slash ? 1 : 0);
+        if (!slash)
+            break;
+    }
+    return true;
+}
+
+static void media_work(uv_work_t *w)
+{
+    tg_import_t *imp = w->data;
+    size_t i;
+    json_t *row;
+    json_array_foreach(imp->media_batch, i, row)
+    {
+        const char *rel = json_string_value(json_object_get(row, "export_path"));
+        char full[8200], err[512], sha[65], stored[MEDIA_STORE_REL_MAX];
+        uint64_t size = 0;
+        struct stat st;
+        if (rel == NULL || !safe_relative(rel)) {
+            json_object_set_new(row, "state", json_string("error"));
+            json_object_set_new(row, "error", json_string("path leaves the export folder"));
+            continue;
+        }
+        snprintf(full, sizeof full, "%s/%s", imp->export_dir, rel);
+        if (lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+            json_object_set_new(row, "state", json_string("unavailable"));
+            json_object_set_new(row, "error", json_string("not in the export folder"));
+            continue;
+        }
+        if (media_store_put(imp->media_root, full, sha, stored, &size, err, sizeof err) != 0) {
+            json_object_set_new(row, "state", json_string("error"));
+            json_object_set_new(row, "error", json_string(err));
+            continue;
+        }
+        json_object_set_new(row, "state", json_string("done"));
+        json_object_set_new(row, "sha256", json_string(sha));
+        json_object_set_new(row, "local_path", json_string(stored));
+        json_object_set_new(row, "size", json_integer((json_int_t)size));
+    }
+}
+
+static void media_saved(pg_query_t *q, int status)
+{
+    tg_import_t *imp = q->data;
+    pg_query_release(q);
+    free(imp->param_json);
+    imp->param_json = NULL;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, q->error);
+        fail_later_cleanup(imp, status);
+        return;
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach(imp->media_batch, i, row)
+    {
+        const char *st = json_string_value(json_object_get(row, "state"));
+        if (st && strcmp(st, "done") == 0)
+            imp->stats.files_stored++;
+        else
+            imp->stats.files_missing++;
+    }
+    json_decref(imp->media_batch);
+    imp->media_batch = NULL;
+    media_next(imp);
+}
+
+static void media_after(uv_work_t *w, int status)
+{
+    tg_import_t *imp = w->data;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(status));
+        fail_later_cleanup(imp, status);
+        return;
+    }
+    imp->param_json = json_dumps(imp->media_batch, JSON_COMPACT);
+    imp->params[0] = imp->media_chat_buf;
+    imp->params[1] = imp->param_json ? imp->param_json : "[]";
+    submit(imp,
+           "UPDATE media m SET state = u.state, sha256 = u.sha256, local_path = u.local_path, "
+           "error = u.error, file_size = coalesce(u.size, m.file_size), "
+           "downloaded_at = CASE WHEN u.state = 'done' THEN now() END, updated_at = now() "
+           "FROM jsonb_to_recordset($2::jsonb) AS u(message_id bigint, ordinal smallint, "
+           "state text, sha256 text, local_path text, error text, size bigint) "
+           "WHERE m.chat_id = $1::bigint AND m.message_id = u.message_id "
+           "AND m.ordinal = u.ordinal",
+           2, media_saved);
+}
+
+static void media_listed(pg_query_t *q, int status)
+{
+    tg_import_t *imp = q->data;
+    if (status != 0 || q->results[0] == NULL) {
+        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, q->error);
+        pg_query_release(q);
+        fail_later_cleanup(imp, status ? status : UV_EIO);
+        return;
+    }
+    json_error_t je;
+    imp->media_batch = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+    pg_query_release(q);
+    if (json_array_size(imp->media_batch) == 0) {
+        json_decref(imp->media_batch);
+        imp->media_batch = NULL;
+        events_next(imp);
+        return;
+    }
+    imp->media_work.data = imp;
+    int rc = uv_queue_work(imp->loop, &imp->media_work, media_work, media_after);
+    if (rc != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(rc));
+        fail_later_cleanup(imp, rc);
+    }
+}
+
+/* Copies the next batch of the chat's files that are still to be looked
+ * at; back to the events when none is left. */
+static void media_next(tg_import_t *imp)
+{
+    snprintf(imp->media_chat_buf, sizeof imp->media_chat_buf, "%lld", (long long)imp->media_chat);
+    imp->params[0] = imp->media_chat_buf;
+    snprintf(imp->param_buf[2], sizeof imp->param_buf[2], "%d", TG_IMPORT_MEDIA_BATCH);
+    imp->params[1] = imp->param_buf[2];
+    submit(imp,
+           "SELECT coalesce(jsonb_agg(jsonb_build_object('message_id', message_id, 'ordinal', "
+           "ordinal, 'export_path', export_path) ORDER BY message_id, ordinal), '[]')::text "
+           "FROM (SELECT message_id, ordinal, export_path FROM media "
+           "WHERE chat_id = $1::bigint AND state = 'remote' AND export_path IS NOT NULL "
+           "AND NOT parley_tg_file_missing(export_path) ORDER BY message_id, ordinal "
+           "LIMIT $2::integer) s",
+           2, media_listed);
+}
+
 static void event_done(pg_query_t *q, int status)
 {
     tg_import_t *imp = q->data;
@@ -233,7 +387,13 @@ static void event_done(pg_query_t *q, int status)
                      (long long)json_integer_value(json_object_get(res, "chat_id")),
                      (long long)json_integer_value(json_object_get(res, "messages")),
                      (long long)json_integer_value(json_object_get(res, "written")));
+        imp->media_chat = json_integer_value(json_object_get(res, "chat_id"));
         json_decref(res);
+        pg_query_release(q);
+        free(imp->param_json);
+        imp->param_json = NULL;
+        media_next(imp);
+        return;
     } else if (e->kind == TG_EV_CONTACTS && q->results[0] && PQntuples(q->results[0]) == 1) {
         imp->stats.contacts += strtoull(PQgetvalue(q->results[0], 0, 0), NULL, 10);
     }
@@ -377,7 +537,8 @@ static void id_done(pg_query_t *q, int status)
 /* ---- public ------------------------------------------------------------------ */
 
 int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const char *tz,
-                    tg_import_cb cb, void *data, tg_import_t **out, char *err, size_t errcap)
+                    const char *media_root, tg_import_cb cb, void *data, tg_import_t **out,
+                    char *err, size_t errcap)
 {
     char tzn[16];
     if (!tg_import_parse_tz(tz, tzn, sizeof tzn)) {
@@ -423,6 +584,15 @@ int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const ch
     imp->fd = fd;
     imp->size = (uint64_t)st.st_size;
     snprintf(imp->path, sizeof imp->path, "%s", file);
+    snprintf(imp->export_dir, sizeof imp->export_dir, "%s", file);
+    char *slash = strrchr(imp->export_dir, '/');
+    if (slash == NULL)
+        snprintf(imp->export_dir, sizeof imp->export_dir, ".");
+    else if (slash == imp->export_dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    snprintf(imp->media_root, sizeof imp->media_root, "%s", media_root);
     snprintf(imp->tz, sizeof imp->tz, "%s", tzn);
     imp->cb = cb;
     imp->data = data;
@@ -468,6 +638,7 @@ void tg_import_free(tg_import_t *imp)
     tg_reader_free(imp->reader);
     json_decref(imp->headers);
     json_decref(imp->imported);
+    json_decref(imp->media_batch);
     free(imp->param_json);
     if (imp->fd >= 0)
         close(imp->fd);

@@ -22,6 +22,8 @@
 #define TG_IMPORT_QUERY_TIMEOUT_MS (60u * 60 * 1000)
 /* Non-terminal progress: a line this often. */
 #define TG_IMPORT_PROGRESS_MS 5000
+/* Media rows copied per thread-pool job. */
+#define TG_IMPORT_MEDIA_BATCH 128
 
 typedef struct tg_import_s tg_import_t;
 
@@ -33,13 +35,18 @@ typedef struct tg_import_stats_s {
     uint64_t messages; /* read from the export */
     uint64_t written;  /* messages inserted or changed */
     uint64_t contacts;
+    uint64_t files_stored;  /* media files copied into the media store */
+    uint64_t files_missing; /* referenced but not in the export folder */
 } tg_import_stats_t;
 
 /* Checks path (a result.json, or a folder holding one; a TZ offset such as
- * "+03:00" for exports without date_unixtime), opens it and starts. Returns
+ * "+03:00" for exports without date_unixtime), opens it and starts. The
+ * files of each chat found in the export folder are copied into the media
+ * store at media_root (see media_store.h) after the chat is imported. Returns
  * 0, or a negative code with err naming the file. */
 int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const char *tz,
-                    tg_import_cb cb, void *data, tg_import_t **out, char *err, size_t errcap);
+                    const char *media_root, tg_import_cb cb, void *data, tg_import_t **out,
+                    char *err, size_t errcap);
 
 /* Stops at the next step boundary (SIGINT): the staged rows are removed,
  * whole chats already imported stay; the callback runs with UV_ECANCELED. */

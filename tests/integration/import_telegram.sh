@@ -14,7 +14,8 @@ DB=it_imp_$$
 psql_t() { psql -X -q -At -h "$PARLEY_TEST_PG_DIR" -U parley -d "${2:-$DB}" -c "$1"; }
 psql_t "CREATE DATABASE $DB" postgres
 URL="host=$PARLEY_TEST_PG_DIR port=5432 user=parley dbname=$DB"
-imp() { "$PARLEYD" import telegram-export "$@" --db "$URL"; }
+MEDIA=$TMP/d/media
+imp() { "$PARLEYD" import telegram-export "$@" --db "$URL" --data-dir "$TMP/d"; }
 # Everything a tool could read, without the bookkeeping times.
 snapshot() {
   psql_t "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (
@@ -58,9 +59,16 @@ F=-1000001234567
 [ "$(psql_t "SELECT string_agg(id::text, ',' ORDER BY id) FROM messages WHERE chat_id = $F AND topic_id = 10")" = \
   "10,11,12,45" ] || fail "topic through reply chains"
 [ "$(psql_t "SELECT has_link FROM messages WHERE chat_id = $F AND id = 21")" = t ] || fail "link entity"
+# Files in the export folder are stored; markers and absent files are not.
 [ "$(psql_t "SELECT string_agg(message_id || ':' || kind || ':' || state, ',' ORDER BY message_id) FROM media WHERE chat_id = $F")" = \
-  "31:photo:remote,32:video:remote,33:voice:unavailable,34:sticker:remote,35:video_note:remote,36:animation:remote,37:audio:remote,38:document:remote,39:document:unavailable" ] ||
-  fail "media kinds and missing-file markers: $(psql_t "SELECT string_agg(message_id || ':' || kind || ':' || state, ',' ORDER BY message_id) FROM media WHERE chat_id = $F")"
+  "31:photo:done,32:video:done,33:voice:unavailable,34:sticker:unavailable,35:video_note:unavailable,36:animation:unavailable,37:audio:unavailable,38:document:done,39:document:unavailable" ] ||
+  fail "media kinds, stored files, missing-file markers: $(psql_t "SELECT string_agg(message_id || ':' || kind || ':' || state, ',' ORDER BY message_id) FROM media WHERE chat_id = $F")"
+grep -q "3 files stored" "$TMP/f.log" || { cat "$TMP/f.log"; fail "files stored count"; }
+sha=$(sha256sum "$TMP/edge/forum/files/report.pdf" | cut -d' ' -f1)
+[ "$(psql_t "SELECT sha256 || ' ' || local_path FROM media WHERE chat_id = $F AND message_id = 38")" = "$sha ${sha:0:2}/$sha" ] ||
+  fail "sha256 and local_path"
+cmp -s "$MEDIA/${sha:0:2}/$sha" "$TMP/edge/forum/files/report.pdf" || fail "stored file differs"
+[ "$(find "$MEDIA" -type f | wc -l)" = 1 ] || fail "identical files stored once (content-addressed)"
 [ "$(psql_t "SELECT extra->>'sticker_emoji' FROM media WHERE chat_id = $F AND message_id = 34")" = "👍" ] ||
   fail "sticker emoji"
 [ "$(psql_t "SELECT string_agg(coalesce(media_kind, '-'), ',' ORDER BY id) FROM messages WHERE chat_id = $F AND id BETWEEN 40 AND 42")" = \
@@ -126,10 +134,10 @@ grep -q "nope.json: No such file or directory" "$TMP/n.log" || { cat "$TMP/n.log
 [ "$(snapshot)" = "$before" ] || fail "a failed import changed the store"
 [ "$(psql_t "SELECT count(*) FROM import_staging")" = 0 ] || fail "staged rows left behind"
 rc=0
-"$PARLEYD" import telegram-export x --tz 25:00 --db "$URL" 2>/dev/null || rc=$?
+"$PARLEYD" import telegram-export x --tz 25:00 --db "$URL" --data-dir "$TMP/d" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "bad --tz exit $rc, want 2"
 rc=0
-"$PARLEYD" import json x --db "$URL" 2>/dev/null || rc=$?
+"$PARLEYD" import json x --db "$URL" --data-dir "$TMP/d" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "unknown import kind exit $rc, want 2"
 
 # --- the embedded cluster, with a daemon serving the same data directory --------

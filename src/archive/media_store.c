@@ -1,0 +1,119 @@
+/* media_store: content-addressed media files (see media_store.h). */
+#include "archive/media_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Creates dir and its missing parents. */
+static int mkdir_p(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return 0;
+    return -errno;
+}
+
+int media_store_put(const char *root, const char *src, char sha256[65],
+                    char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
+{
+    int rc = mkdir_p(root);
+    if (rc != 0) {
+        snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
+        return rc;
+    }
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        rc = -errno;
+        snprintf(err, errcap, "%s: %s", src, strerror(-rc));
+        return rc;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/.incoming-XXXXXX", root);
+    int out = mkostemp(tmp, O_CLOEXEC);
+    if (out < 0) {
+        rc = -errno;
+        snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
+        close(in);
+        return rc;
+    }
+    fchmod(out, 0644);
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    char *buf = malloc(MEDIA_STORE_CHUNK);
+    uint64_t total = 0;
+    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        rc = -ENOMEM;
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, MEDIA_STORE_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            snprintf(err, errcap, "%s: %s", src, strerror(-rc));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        EVP_DigestUpdate(md, buf, (size_t)n);
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -errno;
+                snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
+                goto done;
+            }
+            off += w;
+        }
+        total += (uint64_t)n;
+    }
+    unsigned char digest[32];
+    unsigned int dlen = 0;
+    EVP_DigestFinal_ex(md, digest, &dlen);
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(sha256 + 2 * i, 3, "%02x", digest[i]);
+    snprintf(rel, MEDIA_STORE_REL_MAX, "%.2s/%s", sha256, sha256);
+    char dir[4200], final[4300];
+    snprintf(dir, sizeof dir, "%s/%.2s", root, sha256);
+    if ((rc = mkdir_p(dir)) != 0) {
+        snprintf(err, errcap, "media store %s: %s", dir, strerror(-rc));
+        goto done;
+    }
+    snprintf(final, sizeof final, "%s/%s", root, rel);
+    struct stat st;
+    if (stat(final, &st) == 0 && (uint64_t)st.st_size == total) {
+        unlink(tmp); /* already stored */
+    } else if (rename(tmp, final) != 0) {
+        rc = -errno;
+        snprintf(err, errcap, "media store %s: %s", final, strerror(-rc));
+        goto done;
+    }
+    tmp[0] = '\0';
+    *size = total;
+done:
+    if (tmp[0])
+        unlink(tmp);
+    close(out);
+    close(in);
+    free(buf);
+    EVP_MD_CTX_free(md);
+    return rc;
+}

@@ -1,0 +1,22 @@
+/* media_store: the content-addressed store of media files under
+ * DATA_DIR/media: a file is kept once, as xx/SHA256 (xx = the first two hex
+ * digits), whatever chats refer to it. Blocking file I/O in bounded
+ * chunks: call it on the thread pool, never on the loop. */
+#ifndef PARLEY_ARCHIVE_MEDIA_STORE_H
+#define PARLEY_ARCHIVE_MEDIA_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEDIA_STORE_CHUNK (256u * 1024)
+/* "xx/" + 64 hex digits + NUL */
+#define MEDIA_STORE_REL_MAX 68
+
+/* Copies src into the store at root (created if missing), hashing it on
+ * the way; a file already stored is not written again. Returns 0 with
+ * sha256 (hex), rel (the path inside root) and *size, or a negative errno
+ * code with err. */
+int media_store_put(const char *root, const char *src, char sha256[65],
+                    char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
+
+#endif
