@@ -444,6 +444,13 @@ static void events_next(tg_import_t *imp)
                    5, event_done);
             return;
         }
+        case TG_EV_PERSONAL:
+            if (!json_is_object(e->json))
+                continue;
+            imp->param_json = json_dumps(e->json, JSON_COMPACT);
+            imp->params[0] = imp->param_json ? imp->param_json : "{}";
+            submit(imp, "SELECT parley_tg_import_self($1::jsonb)", 1, event_done);
+            return;
         case TG_EV_CONTACTS:
             if (!json_is_array(e->json))
                 continue;

@@ -33,6 +33,7 @@ typedef enum {
     B_NESTED = 0,
     B_MESSAGE,
     B_CONTACTS,
+    B_PERSONAL,
 } build_role_t;
 
 typedef struct frame_s {
@@ -365,6 +366,9 @@ static int open_container(tg_reader_t *r, bool is_map)
         } else if (is_map && key_is(f, "contacts")) {
             kind = F_BUILD;
             role = B_CONTACTS;
+        } else if (is_map && key_is(f, "personal_information")) {
+            kind = F_BUILD;
+            role = B_PERSONAL;
         }
         break;
     case F_SECTION:
@@ -435,10 +439,12 @@ static int close_container(tg_reader_t *r)
                 r->rows_chat = 0; /* the next rows start a new event */
             return r->failed ? 0 : 1;
         }
-        if (done.role == B_CONTACTS) {
-            tg_event_t *e = event_add(r, TG_EV_CONTACTS, 0);
+        if (done.role == B_CONTACTS || done.role == B_PERSONAL) {
+            bool contacts = done.role == B_CONTACTS;
+            tg_event_t *e = event_add(r, contacts ? TG_EV_CONTACTS : TG_EV_PERSONAL, 0);
             if (e)
-                e->json = json_incref(json_object_get(done.node, "list"));
+                e->json = contacts ? json_incref(json_object_get(done.node, "list"))
+                                   : json_incref(done.node);
             json_decref(done.node);
             return 1;
         }

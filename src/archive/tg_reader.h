@@ -32,6 +32,7 @@ typedef enum {
     TG_EV_ROWS,           /* rows: COPY rows (import_id, chat_key, msg) */
     TG_EV_CHAT_END,       /* json: the chat's fields again (with those after messages) */
     TG_EV_CONTACTS,       /* json: the contacts list (an array) */
+    TG_EV_PERSONAL,       /* json: personal_information (the account's own user) */
 } tg_event_kind_t;
 
 typedef struct tg_event_s {

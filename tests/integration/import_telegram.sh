@@ -97,6 +97,8 @@ grep -q "2 contacts" "$TMP/acc.log" || fail "contacts"
 [ "$(psql_t "SELECT is_contact AND phone = '+1 111' AND last_name = 'Lee' FROM users WHERE id = 1001")" = t ] ||
   fail "contact fields"
 [ "$(psql_t "SELECT active FROM chats WHERE id = -321")" = f ] || fail "left chat inactive"
+[ "$(psql_t "SELECT username || ':' || phone || ':' || (extra->>'is_self') FROM users WHERE id = 42")" = "me:+1 555:true" ] ||
+  fail "personal_information"
 [ "$(psql_t "SELECT kind || ':' || title FROM chats WHERE id = 42")" = "private:Saved Messages" ] || fail "saved messages"
 [ "$(psql_t "SELECT kind FROM chats WHERE id = -1000000000888")" = channel ] || fail "channel"
 
