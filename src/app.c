@@ -9,7 +9,9 @@
  * handle, and let the loop end. A second signal exits at once. */
 #include "app.h"
 
+#include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "db/embedded.h"
 #include "db/listen.h"
 #include "db/migrate.h"
+#include "archive/archive.h"
 #include "archive/tg_import.h"
 #include "db/pool.h"
 #include "mcp/server.h"
@@ -69,6 +72,9 @@ typedef struct app_s {
     tokens_t tokens;
     tls_ctx_t *tls;
     tg_import_t *import;
+    archive_t archive; /* the toolsets' context */
+    char media_root[CONFIG_PATH_MAX + 16];
+    char export_root[CONFIG_PATH_MAX + 16];
     conn_t *stdio;
 } app_t;
 
@@ -181,7 +187,7 @@ static void http_closed(http_server_t *hs)
 
 static void mcp_closed(mcp_server_t *srv)
 {
-    app_mcp_part_closed(srv->app);
+    app_mcp_part_closed((app_t *)((char *)srv - offsetof(app_t, mcp)));
 }
 
 /* Closes the MCP side (listeners, stdio, sessions: calls still running are
@@ -378,6 +384,26 @@ static void app_metrics(buf_t *b, void *data)
     }
 }
 
+/* The daemon's own figures for serverStatus (malloc'd JSON). */
+static char *app_status_json(void *data)
+{
+    app_t *a = data;
+    pg_pool_stats_t rw = {0}, ro = {0};
+    if (a->rw)
+        pg_pool_stats(a->rw, &rw);
+    if (a->ro)
+        pg_pool_stats(a->ro, &ro);
+    json_t *j = json_pack("{s:s, s:i, s:I, s:i, s:{s:i, s:i, s:i}, s:{s:i, s:i, s:i}}", "version",
+                          PARLEY_VERSION, "sessions", a->mcp.stats.sessions_open, "toolCalls",
+                          (json_int_t)a->mcp.stats.tool_calls, "activeCalls",
+                          a->mcp.stats.active_calls, "dbPool", "busy", rw.conns_busy, "ready",
+                          rw.conns_ready, "queued", rw.queued, "dbReadPool", "busy", ro.conns_busy,
+                          "ready", ro.conns_ready, "queued", ro.queued);
+    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    return s;
+}
+
 static int app_start_mcp(app_t *a)
 {
     char err[CONFIG_ERR_MAX];
@@ -407,7 +433,18 @@ static int app_start_mcp(app_t *a)
     lim.tools_page_size = a->cfg->list_page_size;
     if (lim.output_low_water > lim.output_high_water)
         lim.output_low_water = lim.output_high_water;
-    mcp_server_init(&a->mcp, &a->loop, &reg, &lim, a);
+    snprintf(a->media_root, sizeof a->media_root, "%s/media", a->cfg->data_dir);
+    if (a->cfg->export_root[0])
+        snprintf(a->export_root, sizeof a->export_root, "%s", a->cfg->export_root);
+    else
+        snprintf(a->export_root, sizeof a->export_root, "%s/exports", a->cfg->data_dir);
+    a->archive = (archive_t){.rw = a->rw,
+                             .ro = a->ro,
+                             .media_root = a->media_root,
+                             .export_root = a->export_root,
+                             .status_json = app_status_json,
+                             .status_data = a};
+    mcp_server_init(&a->mcp, &a->loop, &reg, &lim, &a->archive);
     a->mcp_started = true;
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,

@@ -112,6 +112,8 @@ static const opt_t opts[] = {
      "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
      "e.g. +03:00.",
      "OFFSET"},
+    {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
+     "DATA_DIR/exports", "The only directory the mediaDownload tool writes into.", "DIR"},
     {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
      "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };

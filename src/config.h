@@ -73,6 +73,7 @@ typedef struct config_s {
     int request_timeout_ms; /* server-to-client requests (elicitation, sampling) */
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
+    char export_root[CONFIG_PATH_MAX]; /* mediaDownload writes only here ("" = DATA_DIR/exports) */
     char import_path[CONFIG_PATH_MAX]; /* import: the export (an argument, not a key) */
     config_source_t source[48];        /* per key, indexed like the key table */
 } config_t;

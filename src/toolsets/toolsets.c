@@ -2,8 +2,10 @@
  * mcp/registry.h). A new toolset adds one line here. */
 #include "toolsets/toolsets.h"
 #include "toolsets/conformance.h"
+#include "toolsets/telegram.h"
 
 const mcp_toolset_t *const mcp_toolsets_available[] = {
+    &toolset_telegram,
     &toolset_conformance,
     NULL,
 };

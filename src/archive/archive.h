@@ -1,0 +1,50 @@
+/* archive: what the data toolsets get from the daemon: the database pools
+ * and directories (set as the MCP server's application context), and one
+ * generic operation, a call of an SQL function that answers JSON built by
+ * PostgreSQL (parley_tg_tool for the telegram toolset). Toolsets never see
+ * libpq: they get the JSON, or an error with its class. */
+#ifndef PARLEY_ARCHIVE_ARCHIVE_H
+#define PARLEY_ARCHIVE_ARCHIVE_H
+
+#include <stdbool.h>
+
+#include "archive/search.h"
+#include "db/pool.h"
+
+typedef struct archive_s {
+    pg_pool_t *rw;           /* writes */
+    pg_pool_t *ro;           /* reads (a replica, or read-only sessions) */
+    const char *media_root;  /* DATA_DIR/media */
+    const char *export_root; /* where mediaDownload may write */
+    /* JSON object describing the daemon for serverStatus (malloc'd), or
+     * NULL. */
+    char *(*status_json)(void *data);
+    void *status_data;
+} archive_t;
+
+/* Errors a tool reports to the model as its own (isError): */
+typedef enum {
+    ARCHIVE_ERR_NONE = 0,
+    ARCHIVE_ERR_ARGUMENT,  /* the caller's mistake (unknown id, bad date, bad regex) */
+    ARCHIVE_ERR_CONNECTOR, /* needs an upstream connector that is not configured */
+    ARCHIVE_ERR_BUSY,      /* the database is busy or slow: retry */
+    ARCHIVE_ERR_INTERNAL,
+} archive_err_t;
+
+typedef struct archive_tool_op_s archive_tool_op_t;
+
+/* json on success; else err and a message. */
+typedef void (*archive_tool_cb)(void *data, int status, const char *json, archive_err_t err,
+                                const char *message);
+
+/* Runs parley_tg_tool(tool, args, ctx) on the read-only pool, or on the
+ * read-write pool when write. Returns 0 with *op (for archive_cancel until
+ * the callback), or a negative code (UV_EBUSY, UV_ENOMEM) without calling
+ * back. */
+int archive_tool(archive_t *ar, bool write, const char *tool, const char *args_json,
+                 const char *ctx_json, archive_tool_cb cb, void *data, archive_tool_op_t **op);
+
+/* Cancels the query on the server; the callback still runs. */
+void archive_tool_cancel(archive_tool_op_t *op);
+
+#endif

@@ -1,0 +1,517 @@
+/* telegram: the telegram toolset over the archive (see telegram.h). */
+#include "toolsets/telegram.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "archive/archive.h"
+#include "mcp/call.h"
+
+/* ---- the generic handler -------------------------------------------------- */
+
+static void tool_cancel(mcp_call_t *c)
+{
+    if (c->data)
+        archive_tool_cancel(c->data);
+}
+
+static void tool_done(void *data, int status, const char *json, archive_err_t err,
+                      const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status == 0) {
+        mcp_call_finish_json(c, json, strlen(json));
+        return;
+    }
+    switch (err) {
+    case ARCHIVE_ERR_ARGUMENT:
+    case ARCHIVE_ERR_CONNECTOR:
+        mcp_call_finish_error(c, "%s", message);
+        return;
+    case ARCHIVE_ERR_BUSY:
+        mcp_call_finish_error(c, "The archive is busy or unreachable (%s); retry in a moment.",
+                              message);
+        return;
+    default:
+        mcp_call_finish_error(c, "The archive could not answer: %s", message);
+    }
+}
+
+static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
+{
+    archive_t *ar = mcp_call_app(c);
+    char *args = json_dumps(c->args, JSON_COMPACT);
+    char *daemon = ar->status_json ? ar->status_json(ar->status_data) : NULL;
+    char ctx[4096];
+    snprintf(ctx, sizeof ctx, "{\"daemon\":%s}", daemon ? daemon : "null");
+    free(daemon);
+    bool write = !(c->tool->def->annotations & MCP_TOOL_READ_ONLY);
+    archive_tool_op_t *op = NULL;
+    int rc = args ? archive_tool(ar, write, tool, args, ctx, cb, c, &op) : UV_ENOMEM;
+    free(args);
+    if (rc != 0) {
+        mcp_call_finish_error(c, "The archive is busy (%s); retry in a moment.", uv_strerror(rc));
+        return;
+    }
+    c->data = op;
+    c->on_cancel = tool_cancel;
+}
+
+static void generic(mcp_call_t *c)
+{
+    run_tool(c, c->tool->def->name, tool_done);
+}
+
+/* ---- mediaDownload ---------------------------------------------------------- */
+
+typedef struct {
+    uv_work_t work;
+    mcp_call_t *call;
+    char src[PATH_MAX];
+    char dst[PATH_MAX];
+    char mime[128];
+    int64_t bytes;
+    int status;
+    char error[PATH_MAX + 256];
+} download_t;
+
+/* Resolves the destination inside the export root: relative paths are
+ * taken from the root; ".." and paths (or symlinks) that lead elsewhere
+ * are refused. */
+static int resolve_output(const char *root, const char *out, const char *name, char *dst,
+                          size_t cap, char *err, size_t errcap)
+{
+    char rroot[PATH_MAX];
+    if (mkdir(root, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errcap, "export root %s: %s", root, strerror(errno));
+        return -1;
+    }
+    if (realpath(root, rroot) == NULL) {
+        snprintf(err, errcap, "export root %s: %s", root, strerror(errno));
+        return -1;
+    }
+    char want[PATH_MAX * 2];
+    if (out == NULL || out[0] == '\0')
+        snprintf(want, sizeof want, "%s/%s", rroot, name);
+    else if (out[0] == '/')
+        snprintf(want, sizeof want, "%s", out);
+    else
+        snprintf(want, sizeof want, "%s/%s", rroot, out);
+    for (const char *p = want; (p = strstr(p, "..")) != NULL; p += 2) {
+        bool start = p == want || p[-1] == '/';
+        bool end = p[2] == '\0' || p[2] == '/';
+        if (start && end) {
+            snprintf(err, errcap, "outputPath: \"..\" is not allowed; give a path inside %s",
+                     rroot);
+            return -1;
+        }
+    }
+    struct stat st;
+    if (stat(want, &st) == 0 && S_ISDIR(st.st_mode)) {
+        size_t n = strlen(want);
+        snprintf(want + n, sizeof want - n, "/%s", name);
+    }
+    /* The parent must exist and resolve inside the root. */
+    char parent[PATH_MAX * 2];
+    snprintf(parent, sizeof parent, "%s", want);
+    char *slash = strrchr(parent, '/');
+    if (slash == NULL || slash[1] == '\0') {
+        snprintf(err, errcap, "outputPath: give a file name or a directory");
+        return -1;
+    }
+    *slash = '\0';
+    char rparent[PATH_MAX];
+    if (realpath(parent[0] ? parent : "/", rparent) == NULL) {
+        snprintf(err, errcap, "outputPath: directory %s: %s", parent, strerror(errno));
+        return -1;
+    }
+    size_t rl = strlen(rroot);
+    if (strncmp(rparent, rroot, rl) != 0 || (rparent[rl] != '\0' && rparent[rl] != '/')) {
+        snprintf(err, errcap, "outputPath: %s is outside the export root %s", want, rroot);
+        return -1;
+    }
+    if (lstat(want, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(err, errcap, "outputPath: %s is a symbolic link; choose another name", want);
+        return -1;
+    }
+    if ((size_t)snprintf(dst, cap, "%s/%s", rparent, slash + 1) >= cap) {
+        snprintf(err, errcap, "outputPath: too long");
+        return -1;
+    }
+    return 0;
+}
+
+static void download_work(uv_work_t *w)
+{
+    download_t *d = w->data;
+    int in = open(d->src, O_RDONLY | O_CLOEXEC);
+    int out = -1;
+    char *buf = malloc(256 * 1024);
+    d->bytes = 0;
+    d->status = -1;
+    if (in < 0) {
+        snprintf(d->error, sizeof d->error, "stored file %s: %s", d->src, strerror(errno));
+        goto done;
+    }
+    out = open(d->dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (out < 0 || buf == NULL) {
+        snprintf(d->error, sizeof d->error, "outputPath %s: %s", d->dst, strerror(errno));
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, 256 * 1024);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(d->error, sizeof d->error, "reading %s: %s", d->src, strerror(errno));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t k = write(out, buf + off, (size_t)(n - off));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                snprintf(d->error, sizeof d->error, "writing %s: %s", d->dst, strerror(errno));
+                goto done;
+            }
+            off += k;
+        }
+        d->bytes += n;
+    }
+    d->status = 0;
+done:
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    free(buf);
+}
+
+static void download_after(uv_work_t *w, int status)
+{
+    download_t *d = w->data;
+    mcp_call_t *c = d->call;
+    if (status != 0 || d->status != 0) {
+        mcp_call_finish_error(c, "mediaDownload failed: %s",
+                              status != 0 ? uv_strerror(status) : d->error);
+    } else {
+        char when[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        json_t *r = json_pack("{s:s, s:I, s:s, s:s}", "path", d->dst, "bytes", (json_int_t)d->bytes,
+                              "mimeType", d->mime[0] ? d->mime : "application/octet-stream",
+                              "downloadedAt", when);
+        char *text = json_dumps(r, JSON_COMPACT);
+        json_decref(r);
+        mcp_call_finish_json(c, text, strlen(text));
+        free(text);
+    }
+    free(d);
+}
+
+static void media_done(void *data, int status, const char *json, archive_err_t err,
+                       const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    if (c->cancelled) {
+        mcp_call_finish_error(c, "cancelled");
+        return;
+    }
+    archive_t *ar = mcp_call_app(c);
+    json_error_t je;
+    json_t *m = json_loads(json, 0, &je);
+    const char *state = json_string_value(json_object_get(m, "state"));
+    const char *local = json_string_value(json_object_get(m, "localPath"));
+    if (state == NULL || strcmp(state, "done") != 0 || local == NULL) {
+        mcp_call_finish_error(c,
+                              "The file of message %lld is not in the media store (state %s%s%s); "
+                              "only files stored by an import or a sync can be downloaded.",
+                              (long long)json_integer_value(json_object_get(m, "messageId")),
+                              state ? state : "unknown",
+                              json_string_value(json_object_get(m, "exportPath")) ? ", export path "
+                                                                                  : "",
+                              json_string_value(json_object_get(m, "exportPath"))
+                                  ? json_string_value(json_object_get(m, "exportPath"))
+                                  : "");
+        json_decref(m);
+        return;
+    }
+    download_t *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        json_decref(m);
+        mcp_call_finish_error(c, "out of memory");
+        return;
+    }
+    d->call = c;
+    snprintf(d->src, sizeof d->src, "%s/%s", ar->media_root, local);
+    snprintf(d->mime, sizeof d->mime, "%s",
+             json_string_value(json_object_get(m, "mimeType"))
+                 ? json_string_value(json_object_get(m, "mimeType"))
+                 : "");
+    const char *fname = json_string_value(json_object_get(m, "fileName"));
+    char name[256];
+    snprintf(name, sizeof name, "%s",
+             fname && !strchr(fname, '/') ? fname : strrchr(local, '/') + 1);
+    char why[PATH_MAX * 2 + 256];
+    const char *out = json_string_value(json_object_get(c->args, "outputPath"));
+    json_decref(m);
+    if (resolve_output(ar->export_root, out, name, d->dst, sizeof d->dst, why, sizeof why) != 0) {
+        free(d);
+        mcp_call_finish_error(c, "%s", why);
+        return;
+    }
+    d->work.data = d;
+    int rc = uv_queue_work(mcp_call_loop(c), &d->work, download_work, download_after);
+    if (rc != 0) {
+        free(d);
+        mcp_call_finish_error(c, "mediaDownload failed: %s", uv_strerror(rc));
+    }
+}
+
+static void media_download(mcp_call_t *c)
+{
+    run_tool(c, "mediaDownload", media_done);
+}
+
+/* ---- definitions ------------------------------------------------------------------ */
+
+#define RO       (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
+#define WRITE    (MCP_TOOL_IDEMPOTENT)
+#define DESTRUCT (MCP_TOOL_DESTRUCTIVE | MCP_TOOL_OPEN_WORLD)
+#define SEND     (MCP_TOOL_OPEN_WORLD)
+
+#define OBJ(props, req)                                                                            \
+    "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req                           \
+    "],\"additionalProperties\":false}"
+#define NOARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
+#define CHAN(desc)                                                                                 \
+    "\"channelId\":{\"type\":[\"string\",\"integer\"],\"description\":\"" desc                     \
+    " (numeric id or @username)\"}"
+#define USER                                                                                       \
+    "\"userId\":{\"type\":[\"string\",\"integer\"],\"description\":\"User (numeric id or "         \
+    "@username)\"}"
+#define LIMIT(d)                                                                                   \
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Default " #d                  \
+    "; larger values are capped (the answer says so)\"}"
+#define SOURCE                                                                                     \
+    "\"source\":{\"type\":\"string\",\"enum\":[\"archive\",\"live\",\"both\"],\"description\":"    \
+    "\"archive (default) reads the store; live and both need a connected account\"}"
+#define DATE(n, d) "\"" n "\":{\"type\":\"string\",\"description\":\"" d " (ISO-8601)\"}"
+#define TAGS       "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}}"
+#define TAGSRC     "\"source\":{\"type\":\"string\",\"enum\":[\"manual\",\"auto\"]}"
+#define MSGID      "\"messageId\":{\"type\":\"integer\"}"
+#define TOPIC      "\"topicId\":{\"type\":\"integer\",\"description\":\"Forum topic id\"}"
+
+#define OUT_OBJ "{\"type\":\"object\"}"
+#define OUT_LIST(key)                                                                              \
+    "{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":\"array\"},\"limit\":{\"type\":"   \
+    "\"integer\"},\"limitCapped\":{\"type\":\"boolean\"}},\"required\":[\"" key "\"]}"
+#define OUT_KEYS(k1)                                                                               \
+    "{\"type\":\"object\",\"properties\":{\"" k1 "\":{}},\"required\":[\"" k1 "\"]}"
+
+static const mcp_tool_def_t tools[] = {
+    /* auth / health */
+    {"authStatus", "Auth status", "Whether a Telegram account is connected, and which.", NOARGS,
+     "{\"type\":\"object\",\"properties\":{\"authenticated\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"authenticated\"]}",
+     RO, generic},
+    {"serverStatus", "Server status",
+     "Diagnostics: realtime sync state, sync queue size, jobs in progress, full-text search, last "
+     "sync time, and the daemon's own figures.",
+     NOARGS,
+     "{\"type\":\"object\",\"properties\":{\"realtimeActive\":{\"type\":\"boolean\"},"
+     "\"queueSize\":{\"type\":\"integer\"},\"jobsInProgress\":{\"type\":\"integer\"},"
+     "\"ftsEnabled\":{\"type\":\"boolean\"}},\"required\":[\"realtimeActive\",\"queueSize\","
+     "\"jobsInProgress\",\"ftsEnabled\"]}",
+     RO, generic},
+    /* sync */
+    {"syncJobsList", "List sync jobs", "Sync jobs, optionally by status or chat.",
+     OBJ("\"status\":{\"type\":\"string\",\"enum\":[\"pending\",\"in_progress\",\"idle\","
+         "\"error\"]}," CHAN("Chat") "," LIMIT(50),
+         ""),
+     OUT_LIST("jobs"), RO, generic},
+    {"syncJobsAdd", "Add a sync job",
+     "Schedules the sync of a chat (run by the live sync when a connector is configured).",
+     OBJ(CHAN("Chat to sync") ",\"depth\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+                              "\"Messages to fetch back (default 1000)\"}," DATE(
+                                  "minDate", "Oldest date to fetch") ",\"enableRealtime\":{"
+                                                                     "\"type\":\"boolean\"}",
+         "\"channelId\""),
+     OUT_KEYS("job"), WRITE, generic},
+    {"syncJobsRetry", "Retry sync jobs", "Sets failed or idle jobs back to pending.",
+     OBJ("\"jobId\":{\"type\":\"integer\"}," CHAN("Chat") ",\"allErrors\":{\"type\":\"boolean\"}",
+         ""),
+     OUT_KEYS("updated"), WRITE, generic},
+    {"syncJobsCancel", "Cancel sync jobs", "Stops jobs (status idle, realtime off).",
+     OBJ("\"jobId\":{\"type\":\"integer\"}," CHAN("Chat"), ""), OUT_KEYS("canceled"),
+     MCP_TOOL_DESTRUCTIVE, generic},
+    {"syncRealtimeSet", "Realtime updates", "Turns realtime updates on or off (needs a connector).",
+     OBJ("\"enabled\":{\"type\":\"boolean\"}", "\"enabled\""), OUT_KEYS("realtimeActive"),
+     WRITE | MCP_TOOL_OPEN_WORLD, generic},
+    /* channels */
+    {"channelsList", "List chats", "Chats in the archive, most recently active first.",
+     OBJ(LIMIT(50) ",\"includeInactive\":{\"type\":\"boolean\",\"description\":\"Also chats left "
+                   "or deleted\"}",
+         ""),
+     OUT_LIST("channels"), RO, generic},
+    {"channelsSearch", "Search dialogs",
+     "Live search of the account's dialogs (needs a connector).",
+     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(100), "\"query\""),
+     OUT_LIST("channels"), RO | MCP_TOOL_OPEN_WORLD, generic},
+    {"channelsGet", "Get a chat", "A chat's record, message count and sync jobs.",
+     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
+    {"channelsSetSync", "Enable sync", "Marks a chat for sync (or not).",
+     OBJ(CHAN("Chat") ",\"enabled\":{\"type\":\"boolean\"}", "\"channelId\",\"enabled\""),
+     OUT_KEYS("syncEnabled"), WRITE, generic},
+    {"channelsMetadataGet", "Chat metadata", "Title, username and description of a chat.",
+     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
+    {"channelsMetadataRefresh", "Refresh metadata",
+     "Fetches chat metadata from Telegram (needs a connector).",
+     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}}," LIMIT(
+             20) ",\"force\":{\"type\":\"boolean\"},\"onlyMissing\":{\"type\":\"boolean\"}",
+         ""),
+     OUT_LIST("channels"), WRITE | MCP_TOOL_OPEN_WORLD, generic},
+    {"channelsTagsSet", "Set chat tags", "Replaces a chat's tags of one source (default manual).",
+     OBJ(CHAN("Chat") "," TAGS "," TAGSRC, "\"channelId\",\"tags\""), OUT_KEYS("tags"), WRITE,
+     generic},
+    {"channelsTagsList", "List chat tags", "A chat's tags with source and confidence.",
+     OBJ(CHAN("Chat") "," TAGSRC, "\"channelId\""), OUT_KEYS("tags"), RO, generic},
+    {"channelsTagsSearch", "Chats by tag", "Chats carrying a tag.",
+     OBJ("\"tag\":{\"type\":\"string\",\"minLength\":1}," TAGSRC "," LIMIT(100), "\"tag\""),
+     OUT_LIST("channels"), RO, generic},
+    {"channelsTagsAuto", "Auto-tag chats",
+     "Derives tags from each chat's most distinctive words against the whole archive (ts_stat "
+     "document frequencies), stored with source auto and a confidence.",
+     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}}," LIMIT(
+             50) ",\"source\":{\"type\":\"string\",\"enum\":[\"auto\"]},\"refreshMetadata\":{"
+                 "\"type\":"
+                 "\"boolean\"}",
+         ""),
+     OUT_LIST("channels"), WRITE, generic},
+    /* topics */
+    {"topicsList", "List topics", "Forum topics of a chat, most recently active first.",
+     OBJ(CHAN("Forum chat") "," LIMIT(100), "\"channelId\""), OUT_LIST("topics"), RO, generic},
+    {"topicsSearch", "Search topics", "Forum topics whose title matches.",
+     OBJ(CHAN("Forum chat") ",\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(100),
+         "\"channelId\",\"query\""),
+     OUT_LIST("topics"), RO, generic},
+    /* messages */
+    {"messagesList", "List messages", "Messages, newest first, by chat, topic and dates.",
+     OBJ(CHAN("Chat") "," TOPIC "," SOURCE
+                      "," DATE("fromDate", "From") "," DATE("toDate", "To") "," LIMIT(50),
+         ""),
+     OUT_LIST("messages"), RO, generic},
+    {"messagesGet", "Get a message", "One message.",
+     OBJ(CHAN("Chat") "," MSGID "," SOURCE, "\"channelId\",\"messageId\""), OUT_KEYS("message"), RO,
+     generic},
+    {"messagesContext", "Message context", "Messages before and after one message, in time order.",
+     OBJ(CHAN("Chat") "," MSGID ",\"before\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200},"
+                      "\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200}," SOURCE,
+         "\"channelId\",\"messageId\""),
+     "{\"type\":\"object\",\"properties\":{\"before\":{\"type\":\"array\"},\"target\":{\"type\":"
+     "\"object\"},\"after\":{\"type\":\"array\"}},\"required\":[\"before\",\"target\",\"after\"]}",
+     RO, generic},
+    {"messagesSearch", "Search messages",
+     "Full-text search (web syntax: words, \\\"phrases\\\", OR, -word; CJK by substring), regex "
+     "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
+     OBJ("\"query\":{\"type\":\"string\"},\"regex\":{\"type\":\"string\"}," SOURCE
+         ",\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}},"
+         "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," TOPIC
+         "," DATE("fromDate", "From") "," DATE("toDate", "To") "," LIMIT(
+             100) ",\"caseInsensitive\":{\"type\":\"boolean\"},"
+                  "\"fuzzy\":{\"type\":\"boolean\"},\"kind\":{\"type\":\"string\","
+                  "\"enum\":[\"links\",\"media\",\"photos\",\"videos\",\"documents\","
+                  "\"files\"]},\"orderBy\":{\"type\":\"string\",\"enum\":[\"time\","
+                  "\"rank\"]}",
+         ""),
+     OUT_LIST("messages"), RO, generic},
+    {"messagesSend", "Send a message", "Sends a text message (needs a connector).",
+     OBJ(CHAN("Chat") ",\"text\":{\"type\":\"string\",\"minLength\":1}," TOPIC
+                      ",\"replyToMessageId\":{\"type\":\"integer\"}",
+         "\"channelId\",\"text\""),
+     OUT_KEYS("messageId"), SEND, generic},
+    {"messagesSendFile", "Send a file", "Sends a file (needs a connector).",
+     OBJ(CHAN("Chat") ",\"filePath\":{\"type\":\"string\",\"minLength\":1},\"caption\":{\"type\":"
+                      "\"string\"},\"filename\":{\"type\":\"string\"}," TOPIC,
+         "\"channelId\",\"filePath\""),
+     OUT_KEYS("messageId"), SEND, generic},
+    /* media */
+    {"mediaDownload", "Download media",
+     "Copies a message's stored file under the export root (outputPath: a file or directory "
+     "inside it).",
+     OBJ(CHAN("Chat") "," MSGID ",\"outputPath\":{\"type\":\"string\"}",
+         "\"channelId\",\"messageId\""),
+     "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":"
+     "\"integer\"},\"mimeType\":{\"type\":\"string\"},\"downloadedAt\":{\"type\":\"string\"}},"
+     "\"required\":[\"path\",\"bytes\",\"mimeType\",\"downloadedAt\"]}",
+     MCP_TOOL_IDEMPOTENT, media_download},
+    /* contacts */
+    {"contactsSearch", "Search contacts", "People by name, username, alias or phone (fuzzy).",
+     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(50), "\"query\""),
+     OUT_LIST("contacts"), RO, generic},
+    {"contactsGet", "Get a contact", "A person's record and activity.", OBJ(USER, "\"userId\""),
+     OUT_KEYS("userId"), RO, generic},
+    {"contactsAliasSet", "Set alias", "A local alias for a person.",
+     OBJ(USER ",\"alias\":{\"type\":\"string\",\"minLength\":1}", "\"userId\",\"alias\""),
+     OUT_KEYS("alias"), WRITE, generic},
+    {"contactsAliasRemove", "Remove alias", "Removes a person's alias.", OBJ(USER, "\"userId\""),
+     OUT_KEYS("removed"), WRITE, generic},
+    {"contactsTagsAdd", "Tag a contact", "Adds tags to a person.",
+     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEYS("tags"), WRITE, generic},
+    {"contactsTagsRemove", "Untag a contact", "Removes tags from a person.",
+     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEYS("tags"), WRITE, generic},
+    {"contactsNotesSet", "Set notes", "Local notes about a person (empty clears them).",
+     OBJ(USER ",\"notes\":{\"type\":\"string\"}", "\"userId\",\"notes\""), OUT_KEYS("userId"),
+     WRITE, generic},
+    /* groups */
+    {"groupsList", "List groups", "Groups, supergroups, forums and channels, optionally by title.",
+     OBJ("\"query\":{\"type\":\"string\"}," LIMIT(100), ""), OUT_LIST("groups"), RO, generic},
+    {"groupsInfo", "Group info", "A group's record, counts, members and most active senders.",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
+    {"groupsRename", "Rename a group", "Renames a group (needs a connector).",
+     OBJ(CHAN("Group") ",\"name\":{\"type\":\"string\",\"minLength\":1}", "\"channelId\",\"name\""),
+     OUT_KEYS("name"), DESTRUCT, generic},
+    {"groupsMembersAdd", "Add members", "Adds members (needs a connector).",
+     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
+                       "\"string\",\"integer\"]}}",
+         "\"channelId\",\"userIds\""),
+     OUT_KEYS("failed"), DESTRUCT, generic},
+    {"groupsMembersRemove", "Remove members", "Removes members (needs a connector).",
+     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
+                       "\"string\",\"integer\"]}}",
+         "\"channelId\",\"userIds\""),
+     OUT_KEYS("removed"), DESTRUCT, generic},
+    {"groupsInviteLinkGet", "Invite link", "A group's invite link (needs a connector).",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, RO | MCP_TOOL_OPEN_WORLD, generic},
+    {"groupsInviteLinkRevoke", "Revoke invite link", "Revokes the invite link (needs a connector).",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, DESTRUCT, generic},
+    {"groupsJoin", "Join a group", "Joins by invite link or username (needs a connector).",
+     OBJ("\"invite\":{\"type\":\"string\",\"minLength\":1}", "\"invite\""), OUT_OBJ, SEND, generic},
+    {"groupsLeave", "Leave a group", "Leaves a group (needs a connector).",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("left"), DESTRUCT, generic},
+};
+
+const mcp_toolset_t toolset_telegram = {
+    .name = "telegram",
+    .description = "Telegram chats, messages, topics, contacts and groups (vNext schema)",
+    .tools = tools,
+    .ntools = (int)(sizeof tools / sizeof tools[0]),
+};
