@@ -1,0 +1,524 @@
+/* http_client: libcurl multi on libuv (see http_client.h).
+ *
+ * Sockets: opened by open_socket (the address policy is applied there for
+ * untrusted requests), watched by a sock_t (uv_poll) that libcurl assigns
+ * with curl_multi_assign, and closed by close_socket: if a poll handle
+ * watches the descriptor, the descriptor is closed in the handle's close
+ * callback, so libuv never polls a closed (or reused) descriptor. */
+#include "net/http_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define NET_TAG       "net"
+#define NET_MAX_SOCKS 4096
+
+typedef struct sock_s {
+    uv_poll_t poll;
+    curl_socket_t fd;
+    net_client_t *client;
+    bool close_fd; /* close fd once the handle is closed */
+    bool closing;
+} sock_t;
+
+typedef enum {
+    NET_ACTIVE = 0,
+    NET_CLOSING,
+} net_state_t;
+
+struct net_client_s {
+    uv_loop_t *loop;
+    net_state_t state;
+    net_config_t cfg;
+    addr_policy_t policy;
+    CURLM *multi;
+    uv_timer_t timer;
+    queue_node_t reqs;
+    int open_handles;             /* timer + poll handles + file writes */
+    sock_t *socks[NET_MAX_SOCKS]; /* by descriptor, for close_socket */
+    void (*close_cb)(net_client_t *c);
+};
+
+static void check_done(net_client_t *c);
+static void maybe_closed(net_client_t *c);
+
+/* ---- sockets --------------------------------------------------------------- */
+
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    net_req_t *r = clientp;
+    (void)purpose;
+    if (r->untrusted) {
+        char why[160];
+        if (!addr_policy_allows(&r->client->policy, &a->addr, why, sizeof why)) {
+            snprintf(r->error, sizeof r->error, "refused to connect to %s", why);
+            r->result = UV_EACCES;
+            return CURL_SOCKET_BAD;
+        }
+    }
+    int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd < 0)
+        return CURL_SOCKET_BAD;
+    if (fd >= NET_MAX_SOCKS) {
+        close(fd);
+        return CURL_SOCKET_BAD;
+    }
+    return fd;
+}
+
+static void sock_closed(uv_handle_t *h)
+{
+    sock_t *s = h->data;
+    net_client_t *c = s->client;
+    if (s->close_fd)
+        close(s->fd);
+    if (s->fd >= 0 && s->fd < NET_MAX_SOCKS && c->socks[s->fd] == s)
+        c->socks[s->fd] = NULL;
+    free(s);
+    c->open_handles--;
+    maybe_closed(c);
+}
+
+static void sock_release(net_client_t *c, sock_t *s, bool close_fd)
+{
+    if (s->closing) {
+        s->close_fd |= close_fd;
+        return;
+    }
+    s->closing = true;
+    s->close_fd = close_fd;
+    uv_poll_stop(&s->poll);
+    (void)c;
+    uv_close((uv_handle_t *)&s->poll, sock_closed);
+}
+
+static int close_socket(void *clientp, curl_socket_t fd)
+{
+    net_client_t *c = clientp;
+    sock_t *s = fd >= 0 && fd < NET_MAX_SOCKS ? c->socks[fd] : NULL;
+    if (s != NULL) {
+        c->socks[fd] = NULL; /* the number may be reused at once */
+        sock_release(c, s, true);
+    } else {
+        close(fd);
+    }
+    return 0;
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    sock_t *s = h->data;
+    net_client_t *c = s->client;
+    int flags = 0;
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    int running;
+    curl_multi_socket_action(c->multi, s->fd, flags, &running);
+    check_done(c);
+}
+
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    net_client_t *c = userp;
+    sock_t *s = socketp;
+    (void)e;
+    if (what == CURL_POLL_REMOVE) {
+        if (s != NULL) {
+            curl_multi_assign(c->multi, fd, NULL);
+            /* The descriptor stays libcurl's: close_socket closes it. */
+            if (fd >= 0 && fd < NET_MAX_SOCKS && c->socks[fd] == s)
+                c->socks[fd] = NULL;
+            sock_release(c, s, false);
+        }
+        return 0;
+    }
+    if (s == NULL) {
+        s = calloc(1, sizeof *s);
+        if (s == NULL)
+            return -1;
+        s->fd = fd;
+        s->client = c;
+        if (uv_poll_init_socket(c->loop, &s->poll, fd) != 0) {
+            free(s);
+            return -1;
+        }
+        s->poll.data = s;
+        c->open_handles++;
+        curl_multi_assign(c->multi, fd, s);
+        if (fd >= 0 && fd < NET_MAX_SOCKS)
+            c->socks[fd] = s;
+    }
+    int ev = (what & CURL_POLL_IN ? UV_READABLE : 0) | (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
+    uv_poll_start(&s->poll, ev, on_poll);
+    return 0;
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+    net_client_t *c = t->data;
+    int running;
+    curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_done(c);
+}
+
+static int on_timer(CURLM *m, long ms, void *userp)
+{
+    net_client_t *c = userp;
+    (void)m;
+    if (ms < 0)
+        uv_timer_stop(&c->timer);
+    else
+        uv_timer_start(&c->timer, on_timeout, (uint64_t)ms, 0);
+    return 0;
+}
+
+/* ---- bodies ------------------------------------------------------------------ */
+
+static void file_write_next(net_req_t *r);
+static void req_finish(net_req_t *r);
+
+static void file_written(uv_fs_t *w)
+{
+    net_req_t *r = w->data;
+    net_client_t *c = r->client;
+    ssize_t n = w->result;
+    uv_fs_req_cleanup(w);
+    c->open_handles--;
+    free(r->writing);
+    r->writing = NULL;
+    if (n < 0 && r->result == 0) {
+        snprintf(r->error, sizeof r->error, "writing %s: %s", r->to_file, uv_strerror((int)n));
+        r->result = (int)n;
+    }
+    file_write_next(r);
+    if (r->paused && r->pending.len < NET_FILE_BUFFER / 2 && r->state == NET_REQ_RUNNING) {
+        r->paused = false;
+        curl_easy_pause(r->easy, CURLPAUSE_CONT);
+    }
+    if (r->state == NET_REQ_FLUSHING && r->writing == NULL)
+        req_finish(r);
+    maybe_closed(c);
+}
+
+/* Hands the buffered bytes to the thread pool, one write at a time. */
+static void file_write_next(net_req_t *r)
+{
+    if (r->writing != NULL || r->pending.len == 0 || r->fd < 0 || r->result != 0)
+        return;
+    size_t len;
+    r->writing = buf_steal(&r->pending, &len);
+    r->writing_len = len;
+    uv_buf_t b = uv_buf_init(r->writing, (unsigned)len);
+    r->wreq.data = r;
+    if (uv_fs_write(r->client->loop, &r->wreq, r->fd, &b, 1, -1, file_written) != 0) {
+        free(r->writing);
+        r->writing = NULL;
+        r->result = UV_EIO;
+        return;
+    }
+    r->client->open_handles++;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *userp)
+{
+    net_req_t *r = userp;
+    size_t len = size * n;
+    uint64_t cap = r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES;
+    if (r->bytes + len > cap) {
+        snprintf(r->error, sizeof r->error, "response larger than %llu bytes",
+                 (unsigned long long)cap);
+        r->result = UV_E2BIG;
+        return 0; /* aborts the transfer */
+    }
+    if (r->to_file == NULL) {
+        if (buf_append(&r->body_buf, p, len) != 0) {
+            r->result = UV_ENOMEM;
+            return 0;
+        }
+        r->bytes += len;
+        return len;
+    }
+    if (r->pending.len + len > NET_FILE_BUFFER) {
+        /* The disk is behind: libcurl keeps the data and waits. */
+        r->paused = true;
+        file_write_next(r);
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    if (buf_append(&r->pending, p, len) != 0) {
+        r->result = UV_ENOMEM;
+        return 0;
+    }
+    r->bytes += len;
+    if (r->pending.len >= NET_FILE_BUFFER / 4)
+        file_write_next(r);
+    return len;
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+static int status_of(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_OK:
+        return 0;
+    case CURLE_OPERATION_TIMEDOUT:
+        return UV_ETIMEDOUT;
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return UV_EAI_NONAME;
+    case CURLE_COULDNT_CONNECT:
+        return UV_ECONNREFUSED;
+    case CURLE_FILESIZE_EXCEEDED:
+        return UV_E2BIG;
+    default:
+        return UV_EIO;
+    }
+}
+
+static void req_finish(net_req_t *r)
+{
+    net_client_t *c = r->client;
+    if (r->fd >= 0) {
+        close(r->fd); /* bounded: the data was written by the thread pool */
+        r->fd = -1;
+        if (r->result != 0 && r->to_file)
+            unlink(r->to_file);
+    }
+    r->state = NET_REQ_DONE;
+    queue_remove(&r->node);
+    curl_easy_cleanup(r->easy);
+    r->easy = NULL;
+    curl_slist_free_all(r->headers);
+    r->headers = NULL;
+    buf_free(&r->pending);
+    r->cb(r, r->result);
+    maybe_closed(c);
+}
+
+/* A transfer ended: flush the file, then call back. */
+static void transfer_done(net_req_t *r, CURLcode rc)
+{
+    net_client_t *c = r->client;
+    curl_multi_remove_handle(c->multi, r->easy);
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http_status);
+    if (r->result == 0 && rc != CURLE_OK) {
+        r->result = status_of(rc);
+        if (r->error[0] == '\0')
+            snprintf(r->error, sizeof r->error, "%s", curl_easy_strerror(rc));
+    }
+    r->state = NET_REQ_FLUSHING;
+    if (r->result == 0)
+        file_write_next(r);
+    if (r->writing == NULL)
+        req_finish(r);
+}
+
+static void check_done(net_client_t *c)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        net_req_t *r = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+        transfer_done(r, m->data.result);
+    }
+}
+
+int net_request(net_client_t *c, net_req_t *r)
+{
+    if (c->state != NET_ACTIVE)
+        return UV_ECANCELED;
+    r->client = c;
+    r->http_status = 0;
+    r->bytes = 0;
+    r->error[0] = '\0';
+    r->result = 0;
+    r->fd = -1;
+    r->paused = false;
+    r->writing = NULL;
+    buf_init(&r->body_buf, r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES);
+    buf_init(&r->pending, NET_FILE_BUFFER + CURL_MAX_WRITE_SIZE);
+    if (r->untrusted && !addr_policy_url_ok(&c->policy, r->url, r->error, sizeof r->error))
+        return UV_EACCES;
+    if (r->to_file) {
+        r->fd = open(r->to_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (r->fd < 0) {
+            int e = errno;
+            snprintf(r->error, sizeof r->error, "%s: %s", r->to_file, strerror(e));
+            return -e;
+        }
+    }
+    CURL *e = curl_easy_init();
+    if (e == NULL) {
+        if (r->fd >= 0)
+            close(r->fd);
+        return UV_ENOMEM;
+    }
+    r->easy = e;
+    curl_easy_setopt(e, CURLOPT_URL, r->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.timeout_ms);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+                     (curl_off_t)(r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES));
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "parley/" PARLEY_VERSION);
+    if (r->untrusted) {
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, c->policy.allow_http ? "http,https" : "https");
+        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR,
+                         c->policy.allow_http ? "http,https" : "https");
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)NET_MAX_REDIRECTS);
+    } else {
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    }
+    if (r->body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+    }
+    if (r->method)
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+    if (r->content_type) {
+        char h[160];
+        snprintf(h, sizeof h, "Content-Type: %s", r->content_type);
+        r->headers = curl_slist_append(NULL, h);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    }
+    r->state = NET_REQ_RUNNING;
+    queue_push_tail(&c->reqs, &r->node);
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+        queue_remove(&r->node);
+        curl_easy_cleanup(e);
+        r->easy = NULL;
+        if (r->fd >= 0)
+            close(r->fd);
+        return UV_EIO;
+    }
+    return 0;
+}
+
+void net_request_cancel(net_req_t *r)
+{
+    if (r->state != NET_REQ_RUNNING)
+        return;
+    r->result = UV_ECANCELED;
+    snprintf(r->error, sizeof r->error, "cancelled");
+    transfer_done(r, CURLE_ABORTED_BY_CALLBACK);
+}
+
+void net_req_release(net_req_t *r)
+{
+    buf_free(&r->body_buf);
+    buf_free(&r->pending);
+}
+
+/* ---- client ---------------------------------------------------------------------- */
+
+int net_client_new(uv_loop_t *loop, const net_config_t *cfg, const addr_policy_t *policy,
+                   net_client_t **out, char *err, size_t errcap)
+{
+    static bool global_done;
+    if (!global_done) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            snprintf(err, errcap, "libcurl failed to initialise");
+            return UV_EIO;
+        }
+        global_done = true;
+    }
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    if (!(v->features & CURL_VERSION_ASYNCHDNS)) {
+        snprintf(err, errcap,
+                 "libcurl %s resolves names synchronously, which would block the event loop; "
+                 "install a libcurl built with the threaded or c-ares resolver",
+                 v->version);
+        return UV_ENOTSUP;
+    }
+    net_client_t *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->multi = curl_multi_init()) == NULL) {
+        free(c);
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    c->loop = loop;
+    c->cfg = *cfg;
+    if (c->cfg.max_connections <= 0)
+        c->cfg.max_connections = NET_DEFAULT_MAX_CONNECTIONS;
+    if (c->cfg.max_per_host <= 0)
+        c->cfg.max_per_host = NET_DEFAULT_MAX_PER_HOST;
+    if (c->cfg.connect_timeout_ms == 0)
+        c->cfg.connect_timeout_ms = NET_DEFAULT_CONNECT_MS;
+    if (c->cfg.timeout_ms == 0)
+        c->cfg.timeout_ms = NET_DEFAULT_TIMEOUT_MS;
+    if (policy)
+        c->policy = *policy;
+    queue_init(&c->reqs);
+    uv_timer_init(loop, &c->timer);
+    c->timer.data = c;
+    c->open_handles = 1;
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->cfg.max_connections);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->cfg.max_per_host);
+    *out = c;
+    return 0;
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    net_client_t *c = h->data;
+    c->open_handles--;
+    maybe_closed(c);
+}
+
+static void maybe_closed(net_client_t *c)
+{
+    if (c->state != NET_CLOSING || !queue_empty(&c->reqs))
+        return;
+    if (c->multi != NULL) {
+        /* Closes the cached connections (through close_socket). */
+        curl_multi_cleanup(c->multi);
+        c->multi = NULL;
+        uv_close((uv_handle_t *)&c->timer, timer_closed);
+        return;
+    }
+    if (c->open_handles > 0)
+        return;
+    void (*cb)(net_client_t *) = c->close_cb;
+    c->close_cb = NULL;
+    free(c);
+    if (cb)
+        cb(NULL);
+}
+
+void net_client_close(net_client_t *c, void (*cb)(net_client_t *c))
+{
+    if (c->state == NET_CLOSING)
+        return;
+    c->state = NET_CLOSING;
+    c->close_cb = cb;
+    for (queue_node_t *n = c->reqs.next; n != &c->reqs;) {
+        queue_node_t *next = n->next;
+        net_request_cancel(queue_entry(n, net_req_t, node));
+        n = next;
+    }
+    maybe_closed(c);
+}

@@ -1,0 +1,104 @@
+/* http_client: HTTP requests on the daemon's loop with libcurl's multi
+ * interface: libcurl's sockets are watched with uv_poll and its timeouts
+ * with a uv_timer; parley opens and closes the sockets itself (so a
+ * socket is closed only after its poll handle), which is also where the
+ * address policy checks the address actually connected to for untrusted
+ * requests. DNS is asynchronous (the client refuses to start if libcurl
+ * lacks it). Connections are capped in total and per host; requests have
+ * connect and total timeouts and a size cap; a body can stream to a file
+ * through the thread pool, pausing the transfer while the disk catches up. */
+#ifndef PARLEY_NET_HTTP_CLIENT_H
+#define PARLEY_NET_HTTP_CLIENT_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "net/addr_policy.h"
+#include "util/buf.h"
+#include "util/queue.h"
+
+#define NET_DEFAULT_MAX_CONNECTIONS 64
+#define NET_DEFAULT_MAX_PER_HOST    8
+#define NET_DEFAULT_CONNECT_MS      10000
+#define NET_DEFAULT_TIMEOUT_MS      60000
+#define NET_DEFAULT_MAX_BYTES       (64u << 20)
+#define NET_MAX_REDIRECTS           3
+/* File downloads: bytes buffered before the transfer pauses. */
+#define NET_FILE_BUFFER (1u << 20)
+
+typedef struct net_client_s net_client_t;
+typedef struct net_req_s net_req_t;
+
+/* status: 0 (a response arrived: see http_status), UV_EACCES (the address
+ * policy refused: see error), UV_E2BIG (larger than max_bytes),
+ * UV_ETIMEDOUT, UV_ECANCELED, UV_ECONNREFUSED, UV_EAI_NONAME, UV_EIO. */
+typedef void (*net_req_cb)(net_req_t *r, int status);
+
+typedef struct net_config_s {
+    int max_connections;
+    int max_per_host;
+    uint32_t connect_timeout_ms;
+    uint32_t timeout_ms;
+} net_config_t;
+
+typedef enum {
+    NET_REQ_NEW = 0,
+    NET_REQ_RUNNING,
+    NET_REQ_FLUSHING, /* transfer done, file writes finishing */
+    NET_REQ_DONE,
+} net_req_state_t;
+
+struct net_req_s {
+    /* Set by the caller; borrowed until the callback. */
+    const char *url;
+    const char *method; /* NULL: GET, or POST when body is set */
+    const char *body;   /* request body, or NULL */
+    size_t body_len;
+    const char *content_type; /* of the body */
+    bool untrusted;           /* the URL came from a tool or upstream content */
+    const char *to_file;      /* stream the response body here (else memory) */
+    uint64_t max_bytes;       /* 0: NET_DEFAULT_MAX_BYTES */
+    net_req_cb cb;
+    void *data;
+    /* Results, valid in the callback. */
+    long http_status;
+    buf_t body_buf; /* the response body when not to a file */
+    uint64_t bytes;
+    char error[256];
+    /* Private. */
+    net_req_state_t state;
+    net_client_t *client;
+    CURL *easy;
+    struct curl_slist *headers;
+    queue_node_t node;
+    int fd;
+    buf_t pending; /* file: bytes waiting for the writer */
+    char *writing; /* file: bytes being written */
+    size_t writing_len;
+    uv_fs_t wreq;
+    bool paused;
+    int result;
+};
+
+/* Creates a client. policy (copied) applies to untrusted requests. Returns
+ * 0, or a negative code with err (e.g. libcurl without asynchronous DNS). */
+int net_client_new(uv_loop_t *loop, const net_config_t *cfg, const addr_policy_t *policy,
+                   net_client_t **out, char *err, size_t errcap);
+
+/* Starts r. Returns 0 (the callback runs later, never from inside) or a
+ * negative code. */
+int net_request(net_client_t *c, net_req_t *r);
+
+/* Stops r; its callback runs with UV_ECANCELED. */
+void net_request_cancel(net_req_t *r);
+
+/* Frees what the results hold (after the callback). */
+void net_req_release(net_req_t *r);
+
+/* Cancels every request and frees the client once libcurl and the loop
+ * let go; cb runs then. */
+void net_client_close(net_client_t *c, void (*cb)(net_client_t *c));
+
+#endif

@@ -1,0 +1,309 @@
+/* Tests for net/http_client against a small loopback HTTP server written
+ * for the test (libuv): a body into memory, a large body streamed to a file
+ * (the transfer pauses while the disk catches up), status codes, the size
+ * cap, a timeout, connection refused, the address policy refusing loopback
+ * for untrusted URLs (directly and through a redirect), the allow-list,
+ * cancellation, and a clean close. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "net/http_client.h"
+#include "testutil.h"
+
+#define BIG_BYTES (3u << 20)
+
+static uv_loop_t loop;
+static uv_tcp_t server;
+static int port;
+
+typedef struct {
+    uv_tcp_t tcp;
+    char req[4096];
+    size_t len;
+    bool answered;
+} peer_t;
+
+static void peer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void written(uv_write_t *w, int status)
+{
+    (void)status;
+    free(w->data);
+    free(w);
+}
+
+static void send_text(peer_t *p, const char *head, const char *body, size_t blen)
+{
+    size_t hl = strlen(head);
+    char *b = malloc(hl + blen);
+    memcpy(b, head, hl);
+    if (blen)
+        memcpy(b + hl, body, blen);
+    uv_write_t *w = malloc(sizeof *w);
+    w->data = b;
+    uv_buf_t ub = uv_buf_init(b, (unsigned)(hl + blen));
+    uv_write(w, (uv_stream_t *)&p->tcp, &ub, 1, written);
+}
+
+static void respond(peer_t *p)
+{
+    char head[512];
+    if (strncmp(p->req, "GET /ok ", 8) == 0) {
+        snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+        send_text(p, head, "hello", 5);
+    } else if (strncmp(p->req, "POST /echo ", 11) == 0) {
+        const char *body = strstr(p->req, "\r\n\r\n") + 4;
+        snprintf(head, sizeof head, "HTTP/1.1 201 Created\r\nContent-Length: %zu\r\n\r\n",
+                 strlen(body));
+        send_text(p, head, body, strlen(body));
+    } else if (strncmp(p->req, "GET /big ", 9) == 0) {
+        char *body = malloc(BIG_BYTES);
+        for (size_t i = 0; i < BIG_BYTES; i++)
+            body[i] = (char)('a' + i % 26);
+        snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", BIG_BYTES);
+        send_text(p, head, body, BIG_BYTES);
+        free(body);
+    } else if (strncmp(p->req, "GET /redirect ", 14) == 0) {
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:%d/ok\r\nContent-Length: "
+                 "0\r\n\r\n",
+                 port);
+        send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /slow ", 10) == 0) {
+        return; /* never answers */
+    } else {
+        snprintf(head, sizeof head, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        send_text(p, head, "", 0);
+    }
+    p->answered = true;
+}
+
+static void peer_alloc(uv_handle_t *h, size_t s, uv_buf_t *b)
+{
+    peer_t *p = h->data;
+    (void)s;
+    b->base = p->req + p->len;
+    b->len = sizeof p->req - p->len - 1;
+}
+
+static void peer_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    peer_t *p = s->data;
+    (void)b;
+    if (n < 0) {
+        uv_close((uv_handle_t *)s, peer_closed);
+        return;
+    }
+    p->len += (size_t)n;
+    p->req[p->len] = '\0';
+    char *end = strstr(p->req, "\r\n\r\n");
+    if (end && !p->answered) {
+        const char *cl = strstr(p->req, "Content-Length: ");
+        size_t want = cl ? (size_t)atoi(cl + 16) : 0;
+        if (p->len - (size_t)(end + 4 - p->req) >= want) {
+            respond(p);
+            p->len = 0;
+            p->answered = false;
+        }
+    }
+}
+
+static void on_conn(uv_stream_t *srv, int status)
+{
+    (void)status;
+    peer_t *p = calloc(1, sizeof *p);
+    uv_tcp_init(&loop, &p->tcp);
+    p->tcp.data = p;
+    uv_accept(srv, (uv_stream_t *)&p->tcp);
+    uv_read_start((uv_stream_t *)&p->tcp, peer_alloc, peer_read);
+}
+
+static net_client_t *client;
+
+static int setup(void **state)
+{
+    (void)state;
+    uv_loop_init(&loop);
+    uv_tcp_init(&loop, &server);
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", 0, &a);
+    uv_tcp_bind(&server, (struct sockaddr *)&a, 0);
+    uv_listen((uv_stream_t *)&server, 64, on_conn);
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    uv_tcp_getsockname(&server, (struct sockaddr *)&ss, &len);
+    port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    net_config_t cfg = {.connect_timeout_ms = 2000, .timeout_ms = 1500};
+    addr_policy_t pol = {.allow_http = true};
+    char err[256];
+    assert_int_equal(net_client_new(&loop, &cfg, &pol, &client, err, sizeof err), 0);
+    return 0;
+}
+
+static bool client_closed;
+static void on_client_closed(net_client_t *c)
+{
+    (void)c;
+    client_closed = true;
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, h->data && h != (uv_handle_t *)&server ? peer_closed : NULL);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    net_client_close(client, on_client_closed);
+    test_run_until(&loop, &client_closed, 5000);
+    uv_walk(&loop, close_walk, NULL);
+    test_loop_close(&loop);
+    return 0;
+}
+
+typedef struct {
+    net_req_t r;
+    bool done;
+    int status;
+} job_t;
+
+static void on_done(net_req_t *r, int status)
+{
+    job_t *j = (job_t *)r;
+    j->done = true;
+    j->status = status;
+}
+
+static void run(job_t *j, const char *path, bool untrusted, const char *to_file)
+{
+    static char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    j->r.url = url;
+    j->r.untrusted = untrusted;
+    j->r.to_file = to_file;
+    j->r.cb = on_done;
+    j->done = false;
+    int rc = net_request(client, &j->r);
+    if (rc != 0) {
+        j->done = true;
+        j->status = rc;
+        return;
+    }
+    assert_false(j->done);
+    test_run_until(&loop, &j->done, 10000);
+}
+
+static void test_memory_and_status(void **state)
+{
+    (void)state;
+    job_t j = {0};
+    run(&j, "/ok", false, NULL);
+    assert_int_equal(j.status, 0);
+    assert_int_equal(j.r.http_status, 200);
+    assert_int_equal(j.r.body_buf.len, 5);
+    assert_memory_equal(j.r.body_buf.data, "hello", 5);
+    net_req_release(&j.r);
+    job_t p = {.r = {.body = "{\"a\":1}", .body_len = 7, .content_type = "application/json"}};
+    p.r.method = NULL;
+    run(&p, "/echo", false, NULL);
+    assert_int_equal(p.r.http_status, 201);
+    assert_memory_equal(p.r.body_buf.data, "{\"a\":1}", 7);
+    net_req_release(&p.r);
+    job_t n = {0};
+    run(&n, "/missing", false, NULL);
+    assert_int_equal(n.status, 0);
+    assert_int_equal(n.r.http_status, 404);
+    net_req_release(&n.r);
+}
+
+static void test_file_and_cap(void **state)
+{
+    (void)state;
+    char *dir = test_tmpdir("parley-net");
+    char path[256];
+    snprintf(path, sizeof path, "%s/big.bin", dir);
+    job_t j = {0};
+    run(&j, "/big", false, path);
+    assert_int_equal(j.status, 0);
+    assert_int_equal(j.r.bytes, BIG_BYTES);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, BIG_BYTES);
+    net_req_release(&j.r);
+    job_t c = {.r = {.max_bytes = 1000}};
+    run(&c, "/big", false, NULL);
+    assert_int_equal(c.status, UV_E2BIG);
+    net_req_release(&c.r);
+    test_rmdir(dir);
+}
+
+static void test_policy(void **state)
+{
+    (void)state;
+    job_t j = {0};
+    run(&j, "/ok", true, NULL);
+    assert_int_equal(j.status, UV_EACCES);
+    assert_non_null(strstr(j.r.error, "loopback address 127.0.0.1"));
+    net_req_release(&j.r);
+    /* Allowed for the test: then a redirect to it is re-checked too. */
+    addr_policy_t pol = {.allow_http = true};
+    strcpy(pol.allow[pol.nallow++], "127.0.0.1");
+    net_config_t cfg = {0};
+    net_client_t *open_client;
+    char err[256];
+    assert_int_equal(net_client_new(&loop, &cfg, &pol, &open_client, err, sizeof err), 0);
+    net_client_t *saved = client;
+    client = open_client;
+    job_t k = {0};
+    run(&k, "/redirect", true, NULL);
+    assert_int_equal(k.status, 0);
+    assert_int_equal(k.r.http_status, 200);
+    net_req_release(&k.r);
+    client_closed = false;
+    net_client_close(open_client, on_client_closed);
+    test_run_until(&loop, &client_closed, 5000);
+    client = saved;
+}
+
+static void test_timeout_refused_cancel(void **state)
+{
+    (void)state;
+    job_t t = {0};
+    run(&t, "/slow", false, NULL);
+    assert_int_equal(t.status, UV_ETIMEDOUT);
+    net_req_release(&t.r);
+    job_t r = {.r = {.url = "http://127.0.0.1:1/", .cb = on_done}};
+    assert_int_equal(net_request(client, &r.r), 0);
+    test_run_until(&loop, &r.done, 5000);
+    assert_int_equal(r.status, UV_ECONNREFUSED);
+    net_req_release(&r.r);
+    static char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/slow", port);
+    job_t c = {.r = {.url = url, .cb = on_done}};
+    assert_int_equal(net_request(client, &c.r), 0);
+    test_run_for(&loop, 50);
+    net_request_cancel(&c.r);
+    test_run_until(&loop, &c.done, 5000);
+    assert_int_equal(c.status, UV_ECANCELED);
+    net_req_release(&c.r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_and_status),
+        cmocka_unit_test(test_file_and_cap),
+        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_timeout_refused_cancel),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
