@@ -25,6 +25,8 @@
 #include "archive/tg_import.h"
 #include "db/pool.h"
 #include "mcp/server.h"
+#include "net/http_client.h"
+#include "upstream/tg_bot.h"
 #include "transport/conn.h"
 #include "transport/endpoint.h"
 #include "transport/http.h"
@@ -73,6 +75,9 @@ typedef struct app_s {
     tls_ctx_t *tls;
     tg_import_t *import;
     archive_t archive; /* the toolsets' context */
+    net_client_t *net;
+    tg_bot_t *bot;
+    archive_upstream_t upstream;
     char media_root[CONFIG_PATH_MAX + 16];
     char export_root[CONFIG_PATH_MAX + 16];
     conn_t *stdio;
@@ -190,8 +195,27 @@ static void mcp_closed(mcp_server_t *srv)
     app_mcp_part_closed((app_t *)((char *)srv - offsetof(app_t, mcp)));
 }
 
+static void net_closed(void *data)
+{
+    app_t *a = data;
+    a->net = NULL;
+    app_mcp_part_closed(a);
+}
+
+/* The connector is closed: then its HTTP client. */
+static void bot_closed(tg_bot_t *b, void *data)
+{
+    app_t *a = data;
+    (void)b;
+    a->bot = NULL;
+    if (a->net)
+        net_client_close(a->net, net_closed, a);
+    else
+        app_mcp_part_closed(a);
+}
+
 /* Closes the MCP side (listeners, stdio, sessions: calls still running are
- * cancelled), then the database parts. */
+ * cancelled), the connector, then the database parts. */
 static void app_close_mcp(app_t *a)
 {
     uv_timer_stop(&a->drain_timer);
@@ -215,6 +239,13 @@ static void app_close_mcp(app_t *a)
     if (a->stdio) {
         a->mcp_parts++;
         conn_close(a->stdio);
+    }
+    if (a->bot) {
+        a->mcp_parts++;
+        tg_bot_close(a->bot, bot_closed, a);
+    } else if (a->net) {
+        a->mcp_parts++;
+        net_client_close(a->net, net_closed, a);
     }
     a->mcp_parts++;
     mcp_server_close(&a->mcp, mcp_closed);
@@ -384,6 +415,60 @@ static void app_metrics(buf_t *b, void *data)
     }
 }
 
+/* The connector as the toolsets see it. */
+static int up_send(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
+                   archive_sent_cb cb, void *data)
+{
+    app_t *a = ctx;
+    return a->bot ? tg_bot_send_message(a->bot, chat, text, topic, reply_to, cb, data)
+                  : UV_ECANCELED;
+}
+
+static bool up_realtime(void *ctx)
+{
+    app_t *a = ctx;
+    return a->bot && tg_bot_realtime(a->bot);
+}
+
+static void up_set_realtime(void *ctx, bool on)
+{
+    app_t *a = ctx;
+    if (a->bot)
+        tg_bot_set_realtime(a->bot, on);
+}
+
+static const char *up_state(void *ctx)
+{
+    app_t *a = ctx;
+    return a->bot ? tg_bot_state(a->bot) : "none";
+}
+
+/* Starts the Telegram Bot API connector when a token is configured. */
+static int app_start_upstream(app_t *a, char *err, size_t errcap)
+{
+    if (a->cfg->telegram_bot_token[0] == '\0')
+        return 0;
+    net_config_t nc = {.timeout_ms = (uint32_t)(a->cfg->telegram_poll_timeout_s + 30) * 1000};
+    int rc = net_client_new(&a->loop, &nc, NULL, &a->net, err, errcap);
+    if (rc != 0)
+        return rc;
+    tg_bot_config_t bc = {.token = a->cfg->telegram_bot_token,
+                          .api_url = a->cfg->telegram_api_url,
+                          .poll_timeout_s = a->cfg->telegram_poll_timeout_s,
+                          .realtime = true};
+    rc = tg_bot_start(&a->loop, a->net, a->rw, &bc, &a->bot, err, errcap);
+    if (rc != 0)
+        return rc;
+    a->upstream = (archive_upstream_t){.ctx = a,
+                                       .send_message = up_send,
+                                       .realtime = up_realtime,
+                                       .set_realtime = up_set_realtime,
+                                       .state = up_state};
+    a->archive.upstream = &a->upstream;
+    log_info(APP_TAG, "telegram: Bot API connector started (realtime sync)");
+    return 0;
+}
+
 /* The daemon's own figures for serverStatus (malloc'd JSON). */
 static char *app_status_json(void *data)
 {
@@ -446,6 +531,10 @@ static int app_start_mcp(app_t *a)
                              .status_data = a};
     mcp_server_init(&a->mcp, &a->loop, &reg, &lim, &a->archive);
     a->mcp_started = true;
+    if ((rc = app_start_upstream(a, err, sizeof err)) != 0) {
+        app_fatal(a, "telegram", err);
+        return rc;
+    }
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
              a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");

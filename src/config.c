@@ -114,6 +114,16 @@ static const opt_t opts[] = {
      "OFFSET"},
     {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
      "DATA_DIR/exports", "The only directory the mediaDownload tool writes into.", "DIR"},
+    {"telegram_bot_token", "TELEGRAM_BOT_TOKEN", OPT_STR, OFF(telegram_bot_token),
+     SZ(telegram_bot_token), 0, 0, "(none)",
+     "Telegram bot token: serve syncs the bot's chats in real time and can send. Secret: never "
+     "logged; prefer the environment or the config file to a flag.",
+     "TOKEN"},
+    {"telegram_api_url", "PARLEY_TELEGRAM_API_URL", OPT_STR, OFF(telegram_api_url),
+     SZ(telegram_api_url), 0, 0, "https://api.telegram.org",
+     "Bot API server (a self-hosted one, or a test server).", "URL"},
+    {"telegram_poll_timeout_s", "PARLEY_TELEGRAM_POLL_TIMEOUT_S", OPT_INT,
+     OFF(telegram_poll_timeout_s), 0, 1, 50, "25", "Long-poll timeout of getUpdates.", "SECONDS"},
     {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
      "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };
@@ -181,6 +191,8 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
+    strcpy(cfg->telegram_api_url, "https://api.telegram.org");
+    cfg->telegram_poll_timeout_s = 25;
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */

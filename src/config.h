@@ -74,8 +74,11 @@ typedef struct config_s {
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
     char export_root[CONFIG_PATH_MAX]; /* mediaDownload writes only here ("" = DATA_DIR/exports) */
+    char telegram_bot_token[256];      /* secret: never logged */
+    char telegram_api_url[CONFIG_URL_MAX];
+    int telegram_poll_timeout_s;
     char import_path[CONFIG_PATH_MAX]; /* import: the export (an argument, not a key) */
-    config_source_t source[48];        /* per key, indexed like the key table */
+    config_source_t source[64];        /* per key, indexed like the key table */
 } config_t;
 
 /* Fills every field with its default. Returns 0, or UV_EINVAL with err set

@@ -7,9 +7,21 @@
 #define PARLEY_ARCHIVE_ARCHIVE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "archive/search.h"
 #include "db/pool.h"
+
+/* The upstream connector, when one is configured (Telegram Bot API). */
+typedef void (*archive_sent_cb)(void *data, int status, const char *json, const char *error);
+typedef struct archive_upstream_s {
+    void *ctx;
+    int (*send_message)(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
+                        archive_sent_cb cb, void *data);
+    bool (*realtime)(void *ctx);
+    void (*set_realtime)(void *ctx, bool on);
+    const char *(*state)(void *ctx);
+} archive_upstream_t;
 
 typedef struct archive_s {
     pg_pool_t *rw;           /* writes */
@@ -20,6 +32,7 @@ typedef struct archive_s {
      * NULL. */
     char *(*status_json)(void *data);
     void *status_data;
+    const archive_upstream_t *upstream; /* NULL: archive only */
 } archive_t;
 
 /* Errors a tool reports to the model as its own (isError): */

@@ -42,7 +42,8 @@ struct net_client_s {
     queue_node_t reqs;
     int open_handles;             /* timer + poll handles + file writes */
     sock_t *socks[NET_MAX_SOCKS]; /* by descriptor, for close_socket */
-    void (*close_cb)(net_client_t *c);
+    void (*close_cb)(void *data);
+    void *close_data;
 };
 
 static void check_done(net_client_t *c);
@@ -502,19 +503,21 @@ static void maybe_closed(net_client_t *c)
     }
     if (c->open_handles > 0)
         return;
-    void (*cb)(net_client_t *) = c->close_cb;
+    void (*cb)(void *) = c->close_cb;
+    void *data = c->close_data;
     c->close_cb = NULL;
     free(c);
     if (cb)
-        cb(NULL);
+        cb(data);
 }
 
-void net_client_close(net_client_t *c, void (*cb)(net_client_t *c))
+void net_client_close(net_client_t *c, void (*cb)(void *data), void *data)
 {
     if (c->state == NET_CLOSING)
         return;
     c->state = NET_CLOSING;
     c->close_cb = cb;
+    c->close_data = data;
     for (queue_node_t *n = c->reqs.next; n != &c->reqs;) {
         queue_node_t *next = n->next;
         net_request_cancel(queue_entry(n, net_req_t, node));

@@ -91,14 +91,14 @@ int net_client_new(uv_loop_t *loop, const net_config_t *cfg, const addr_policy_t
  * negative code. */
 int net_request(net_client_t *c, net_req_t *r);
 
-/* Stops r; its callback runs with UV_ECANCELED. */
+/* Stops r; its callback runs with UV_ECANCELED, from inside this call. */
 void net_request_cancel(net_req_t *r);
 
 /* Frees what the results hold (after the callback). */
 void net_req_release(net_req_t *r);
 
 /* Cancels every request and frees the client once libcurl and the loop
- * let go; cb runs then. */
-void net_client_close(net_client_t *c, void (*cb)(net_client_t *c));
+ * let go; cb(data) runs then. */
+void net_client_close(net_client_t *c, void (*cb)(void *data), void *data);
 
 #endif

@@ -32,9 +32,20 @@ static void tool_done(void *data, int status, const char *json, archive_err_t er
         mcp_call_finish_json(c, json, strlen(json));
         return;
     }
+    archive_t *ar = mcp_call_app(c);
     switch (err) {
-    case ARCHIVE_ERR_ARGUMENT:
     case ARCHIVE_ERR_CONNECTOR:
+        if (ar->upstream != NULL) {
+            mcp_call_finish_error(c,
+                                  "%s is not available through the Telegram Bot API connector "
+                                  "yet; the archive tools (channelsList, messagesSearch, "
+                                  "groupsInfo, ...) answer from what is stored.",
+                                  c->tool->def->name);
+            return;
+        }
+        mcp_call_finish_error(c, "%s", message);
+        return;
+    case ARCHIVE_ERR_ARGUMENT:
         mcp_call_finish_error(c, "%s", message);
         return;
     case ARCHIVE_ERR_BUSY:
@@ -52,9 +63,13 @@ static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
     char *args = json_dumps(c->args, JSON_COMPACT);
     char *daemon = ar->status_json ? ar->status_json(ar->status_data) : NULL;
     char ctx[4096];
-    snprintf(ctx, sizeof ctx, "{\"daemon\":%s}", daemon ? daemon : "null");
+    const archive_upstream_t *up = ar->upstream;
+    snprintf(ctx, sizeof ctx, "{\"daemon\":%s,\"realtimeActive\":%s,\"upstream\":\"%s\"}",
+             daemon ? daemon : "null", up && up->realtime(up->ctx) ? "true" : "false",
+             up ? up->state(up->ctx) : "none");
     free(daemon);
-    bool write = !(c->tool->def->annotations & MCP_TOOL_READ_ONLY);
+    bool write =
+        !(c->tool->def->annotations & MCP_TOOL_READ_ONLY) && strcmp(tool, "resolveChannel") != 0;
     archive_tool_op_t *op = NULL;
     int rc = args ? archive_tool(ar, write, tool, args, ctx, cb, c, &op) : UV_ENOMEM;
     free(args);
@@ -69,6 +84,77 @@ static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
 static void generic(mcp_call_t *c)
 {
     run_tool(c, c->tool->def->name, tool_done);
+}
+
+/* ---- tools the connector runs ---------------------------------------------- */
+
+static void sent(void *data, int status, const char *json, const char *error)
+{
+    mcp_call_t *c = data;
+    if (status != 0) {
+        mcp_call_finish_error(c, "messagesSend failed: %s", error ? error : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    json_t *m = json_loads(json, 0, &je);
+    json_t *r = json_pack("{s:I, s:I, s:I}", "messageId",
+                          json_integer_value(json_object_get(m, "message_id")), "channelId",
+                          json_integer_value(json_object_get(json_object_get(m, "chat"), "id")),
+                          "date", json_integer_value(json_object_get(m, "date")));
+    char *text = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    json_decref(m);
+    mcp_call_finish_json(c, text, strlen(text));
+    free(text);
+}
+
+static void send_resolved(void *data, int status, const char *json, archive_err_t err,
+                          const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    archive_t *ar = mcp_call_app(c);
+    json_error_t je;
+    json_t *r = json_loads(json, 0, &je);
+    int64_t chat = json_integer_value(json_object_get(r, "channelId"));
+    json_decref(r);
+    int rc = ar->upstream->send_message(
+        ar->upstream->ctx, chat, json_string_value(json_object_get(c->args, "text")),
+        json_integer_value(json_object_get(c->args, "topicId")),
+        json_integer_value(json_object_get(c->args, "replyToMessageId")), sent, c);
+    if (rc == UV_EBUSY)
+        mcp_call_finish_error(c, "Too many messages are waiting to be sent; retry in a moment.");
+    else if (rc != 0)
+        mcp_call_finish_error(c, "messagesSend failed: %s", uv_strerror(rc));
+}
+
+static void messages_send(mcp_call_t *c)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL) {
+        generic(c); /* isError: no connector */
+        return;
+    }
+    run_tool(c, "resolveChannel", send_resolved);
+}
+
+static void sync_realtime_set(mcp_call_t *c)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL) {
+        generic(c);
+        return;
+    }
+    bool on = json_is_true(json_object_get(c->args, "enabled"));
+    ar->upstream->set_realtime(ar->upstream->ctx, on);
+    char text[64];
+    snprintf(text, sizeof text, "{\"realtimeActive\":%s}",
+             ar->upstream->realtime(ar->upstream->ctx) ? "true" : "false");
+    mcp_call_finish_json(c, text, strlen(text));
 }
 
 /* ---- mediaDownload ---------------------------------------------------------- */
@@ -365,7 +451,7 @@ static const mcp_tool_def_t tools[] = {
      MCP_TOOL_DESTRUCTIVE, generic},
     {"syncRealtimeSet", "Realtime updates", "Turns realtime updates on or off (needs a connector).",
      OBJ("\"enabled\":{\"type\":\"boolean\"}", "\"enabled\""), OUT_KEYS("realtimeActive"),
-     WRITE | MCP_TOOL_OPEN_WORLD, generic},
+     WRITE | MCP_TOOL_OPEN_WORLD, sync_realtime_set},
     /* channels */
     {"channelsList", "List chats", "Chats in the archive, most recently active first.",
      OBJ(LIMIT(50) ",\"includeInactive\":{\"type\":\"boolean\",\"description\":\"Also chats left "
@@ -447,7 +533,7 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Chat") ",\"text\":{\"type\":\"string\",\"minLength\":1}," TOPIC
                       ",\"replyToMessageId\":{\"type\":\"integer\"}",
          "\"channelId\",\"text\""),
-     OUT_KEYS("messageId"), SEND, generic},
+     OUT_KEYS("messageId"), SEND, messages_send},
     {"messagesSendFile", "Send a file", "Sends a file (needs a connector).",
      OBJ(CHAN("Chat") ",\"filePath\":{\"type\":\"string\",\"minLength\":1},\"caption\":{\"type\":"
                       "\"string\"},\"filename\":{\"type\":\"string\"}," TOPIC,

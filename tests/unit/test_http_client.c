@@ -147,9 +147,9 @@ static int setup(void **state)
 }
 
 static bool client_closed;
-static void on_client_closed(net_client_t *c)
+static void on_client_closed(void *data)
 {
-    (void)c;
+    (void)data;
     client_closed = true;
 }
 
@@ -163,7 +163,7 @@ static void close_walk(uv_handle_t *h, void *arg)
 static int teardown(void **state)
 {
     (void)state;
-    net_client_close(client, on_client_closed);
+    net_client_close(client, on_client_closed, NULL);
     test_run_until(&loop, &client_closed, 5000);
     uv_walk(&loop, close_walk, NULL);
     test_loop_close(&loop);
@@ -269,7 +269,7 @@ static void test_policy(void **state)
     assert_int_equal(k.r.http_status, 200);
     net_req_release(&k.r);
     client_closed = false;
-    net_client_close(open_client, on_client_closed);
+    net_client_close(open_client, on_client_closed, NULL);
     test_run_until(&loop, &client_closed, 5000);
     client = saved;
 }

@@ -173,6 +173,9 @@ BEGIN
             'use source "archive" to read what is stored');
     END IF;
     CASE tool
+    -- internal: the chat a channelId names (for tools the connector runs)
+    WHEN 'resolveChannel' THEN
+        RETURN jsonb_build_object('channelId', parley_tg_chat(a, 'channelId'));
     -- auth / health
     WHEN 'authStatus' THEN
         RETURN (SELECT coalesce(

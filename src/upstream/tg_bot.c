@@ -1,0 +1,648 @@
+/* tg_bot: Telegram Bot API connector (see tg_bot.h). */
+#include "upstream/tg_bot.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/queue.h"
+
+#define BOT_TAG "telegram"
+
+typedef enum {
+    BOT_STARTING = 0, /* getMe, account */
+    BOT_POLLING,
+    BOT_BACKOFF,
+    BOT_STOPPED,
+    BOT_CLOSING,
+} bot_state_t;
+
+typedef struct send_s {
+    queue_node_t node;
+    int64_t chat;
+    char *body; /* the sendMessage JSON */
+    tg_bot_send_cb cb;
+    void *data;
+} send_t;
+
+struct tg_bot_s {
+    uv_loop_t *loop;
+    net_client_t *net;
+    pg_pool_t *rw;
+    char token[256];
+    char api_url[512];
+    int poll_timeout_s;
+    bot_state_t state;
+    const char *detail; /* "conflict", "unauthorized", or NULL */
+    bool want_realtime;
+    int64_t account;
+    int64_t offset;
+    uint64_t applied;
+    uint32_t backoff_ms;
+    uv_timer_t timer; /* backoff and send pacing */
+    uv_timer_t send_timer;
+    /* The one poll or setup request in flight. */
+    net_req_t req;
+    bool req_busy;
+    char url[1024];
+    char *req_body;
+    pg_query_t q;
+    pg_stmt_t stmt;
+    const char *params[3];
+    char pbuf[2][32];
+    char *pjson;
+    bool q_busy;
+    /* Sending. */
+    queue_node_t sends;
+    int nsends;
+    send_t *sending;
+    net_req_t sreq;
+    char surl[1024];
+    pg_query_t sq;
+    pg_stmt_t sstmt;
+    const char *sparams[2];
+    char sbuf[32];
+    char *sjson;
+    uint64_t last_send_ms;
+    json_t *last_by_chat; /* chat id -> loop time of its last send */
+    int handles;
+    bool in_close;
+    void (*close_cb)(tg_bot_t *b, void *data);
+    void *close_data;
+};
+
+static void poll_next(tg_bot_t *b);
+static void send_next(tg_bot_t *b);
+static void maybe_closed(tg_bot_t *b);
+
+static void set_url(tg_bot_t *b, char *url, size_t cap, const char *method)
+{
+    snprintf(url, cap, "%s/bot%s/%s", b->api_url, b->token, method);
+}
+
+/* ---- backoff ---------------------------------------------------------------- */
+
+static void backoff_cb(uv_timer_t *t)
+{
+    tg_bot_t *b = t->data;
+    if (b->state == BOT_BACKOFF) {
+        b->state = BOT_STARTING;
+        poll_next(b);
+    }
+}
+
+static void backoff(tg_bot_t *b, uint32_t ms, const char *why)
+{
+    if (b->state == BOT_CLOSING)
+        return;
+    if (ms == 0) {
+        b->backoff_ms = b->backoff_ms ? b->backoff_ms * 2 : TG_BOT_BACKOFF_MIN_MS;
+        if (b->backoff_ms > TG_BOT_BACKOFF_MAX_MS)
+            b->backoff_ms = TG_BOT_BACKOFF_MAX_MS;
+        ms = b->backoff_ms - b->backoff_ms / 4 + (uint32_t)(rand() % (int)(b->backoff_ms / 2 + 1));
+    }
+    log_warn(BOT_TAG, "%s; retrying in %u ms", why, ms);
+    b->state = BOT_BACKOFF;
+    uv_timer_start(&b->timer, backoff_cb, ms, 0);
+}
+
+/* ---- database steps ---------------------------------------------------------- */
+
+static void q_submit(tg_bot_t *b, const char *sql, int n, pg_query_cb cb)
+{
+    memset(&b->q, 0, sizeof b->q);
+    memset(&b->stmt, 0, sizeof b->stmt);
+    b->stmt.sql = sql;
+    b->stmt.nparams = n;
+    b->stmt.params = b->params;
+    b->q.stmts = &b->stmt;
+    b->q.nstmts = 1;
+    b->q.cb = cb;
+    b->q.data = b;
+    if (pg_pool_submit(b->rw, &b->q) != 0) {
+        backoff(b, 0, "database busy");
+        return;
+    }
+    b->q_busy = true;
+}
+
+static const char *first_value(pg_query_t *q)
+{
+    return q->results[0] && PQntuples(q->results[0]) == 1 ? PQgetvalue(q->results[0], 0, 0) : NULL;
+}
+
+static void ingest_done(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    b->q_busy = false;
+    free(b->pjson);
+    b->pjson = NULL;
+    if (status != 0) {
+        char why[PG_QUERY_ERROR_MAX + 32];
+        snprintf(why, sizeof why, "storing updates failed: %s", q->error);
+        pg_query_release(q);
+        backoff(b, 0, why);
+        maybe_closed(b);
+        return;
+    }
+    const char *v = first_value(q);
+    json_error_t je;
+    json_t *r = v ? json_loads(v, 0, &je) : NULL;
+    b->offset = json_integer_value(json_object_get(r, "offset"));
+    b->applied += (uint64_t)json_integer_value(json_object_get(r, "applied"));
+    json_decref(r);
+    pg_query_release(q);
+    b->backoff_ms = 0;
+    if (b->state == BOT_CLOSING) {
+        maybe_closed(b);
+        return;
+    }
+    poll_next(b);
+}
+
+static void offset_done(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    b->q_busy = false;
+    const char *v = status == 0 ? first_value(q) : NULL;
+    if (v == NULL) {
+        pg_query_release(q);
+        backoff(b, 0, "reading the update offset failed");
+        maybe_closed(b);
+        return;
+    }
+    b->offset = strtoll(v, NULL, 10);
+    pg_query_release(q);
+    if (b->state == BOT_CLOSING) {
+        maybe_closed(b);
+        return;
+    }
+    b->state = BOT_POLLING;
+    poll_next(b);
+}
+
+static void account_done(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    b->q_busy = false;
+    free(b->pjson);
+    b->pjson = NULL;
+    const char *v = status == 0 ? first_value(q) : NULL;
+    if (v == NULL) {
+        pg_query_release(q);
+        backoff(b, 0, "storing the bot account failed");
+        maybe_closed(b);
+        return;
+    }
+    b->account = strtoll(v, NULL, 10);
+    pg_query_release(q);
+    if (b->state == BOT_CLOSING) {
+        maybe_closed(b);
+        return;
+    }
+    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
+    b->params[0] = b->pbuf[0];
+    q_submit(b, "SELECT parley_bot_offset($1::bigint)", 1, offset_done);
+}
+
+/* ---- Bot API requests ----------------------------------------------------------- */
+
+/* Parses a Bot API answer. Returns the result (borrowed from *doc), or
+ * NULL after arranging a retry. */
+static json_t *api_result(tg_bot_t *b, net_req_t *r, int status, json_t **doc, const char *method)
+{
+    *doc = NULL;
+    char why[320];
+    if (status != 0) {
+        snprintf(why, sizeof why, "%s: %s", method, r->error[0] ? r->error : uv_strerror(status));
+        backoff(b, 0, why);
+        return NULL;
+    }
+    json_error_t je;
+    *doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je);
+    if (*doc == NULL || !json_is_object(*doc)) {
+        snprintf(why, sizeof why, "%s: HTTP %ld with a body that is not JSON", method,
+                 r->http_status);
+        backoff(b, 0, why);
+        return NULL;
+    }
+    if (json_is_true(json_object_get(*doc, "ok")))
+        return json_object_get(*doc, "result");
+    long code = (long)json_integer_value(json_object_get(*doc, "error_code"));
+    const char *desc = json_string_value(json_object_get(*doc, "description"));
+    if (code == 0)
+        code = r->http_status;
+    if (code == 429) {
+        json_int_t after =
+            json_integer_value(json_object_get(json_object_get(*doc, "parameters"), "retry_after"));
+        snprintf(why, sizeof why, "%s: rate limited by Telegram (429)", method);
+        backoff(b, (uint32_t)(after > 0 ? after * 1000 : 1000), why);
+    } else if (code == 409) {
+        b->detail = "conflict";
+        snprintf(why, sizeof why,
+                 "%s: 409 conflict: another getUpdates poller or a webhook uses this bot (%s)",
+                 method, desc ? desc : "");
+        backoff(b, 5000, why);
+    } else if (code == 401 || code == 404) {
+        b->detail = "unauthorized";
+        snprintf(why, sizeof why, "%s: the bot token was refused (%ld); check it", method, code);
+        backoff(b, 60000, why);
+    } else {
+        snprintf(why, sizeof why, "%s: error %ld: %s", method, code, desc ? desc : "");
+        backoff(b, 0, why);
+    }
+    return NULL;
+}
+
+static void updates_done(net_req_t *r, int status)
+{
+    tg_bot_t *b = r->data;
+    b->req_busy = false;
+    free(b->req_body);
+    b->req_body = NULL;
+    if (b->state == BOT_CLOSING || status == UV_ECANCELED) {
+        net_req_release(r);
+        if (b->state != BOT_CLOSING) {
+            b->state = BOT_STOPPED;
+            poll_next(b); /* polls again if realtime was turned back on */
+        }
+        maybe_closed(b);
+        return;
+    }
+    json_t *doc;
+    json_t *result = api_result(b, r, status, &doc, "getUpdates");
+    net_req_release(r);
+    if (result == NULL) {
+        json_decref(doc);
+        return;
+    }
+    b->detail = NULL;
+    if (!json_is_array(result) || json_array_size(result) == 0) {
+        json_decref(doc);
+        b->backoff_ms = 0;
+        poll_next(b);
+        return;
+    }
+    b->pjson = json_dumps(result, JSON_COMPACT);
+    json_decref(doc);
+    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
+    b->params[0] = b->pbuf[0];
+    b->params[1] = b->pjson ? b->pjson : "[]";
+    q_submit(b, "SELECT parley_bot_ingest($1::bigint, $2::jsonb)::text", 2, ingest_done);
+}
+
+static void me_done(net_req_t *r, int status)
+{
+    tg_bot_t *b = r->data;
+    b->req_busy = false;
+    if (b->state == BOT_CLOSING) {
+        net_req_release(r);
+        maybe_closed(b);
+        return;
+    }
+    json_t *doc;
+    json_t *me = api_result(b, r, status, &doc, "getMe");
+    net_req_release(r);
+    if (me == NULL) {
+        json_decref(doc);
+        return;
+    }
+    b->detail = NULL;
+    log_info(BOT_TAG, "bot @%s (%lld) connected",
+             json_string_value(json_object_get(me, "username"))
+                 ? json_string_value(json_object_get(me, "username"))
+                 : "?",
+             (long long)json_integer_value(json_object_get(me, "id")));
+    b->pjson = json_dumps(me, JSON_COMPACT);
+    json_decref(doc);
+    b->params[0] = b->pjson ? b->pjson : "{}";
+    b->params[1] = b->api_url;
+    q_submit(b, "SELECT parley_bot_account($1::jsonb, $2::text)", 2, account_done);
+}
+
+static void start_request(tg_bot_t *b, const char *method, const char *body, net_req_cb cb)
+{
+    memset(&b->req, 0, sizeof b->req);
+    set_url(b, b->url, sizeof b->url, method);
+    b->req.url = b->url;
+    b->req.body = body;
+    b->req.body_len = body ? strlen(body) : 0;
+    b->req.content_type = body ? "application/json" : NULL;
+    b->req.cb = cb;
+    b->req.data = b;
+    b->req.max_bytes = 64u << 20;
+    int rc = net_request(b->net, &b->req);
+    if (rc != 0) {
+        net_req_release(&b->req);
+        backoff(b, 0, "cannot start a Bot API request");
+        return;
+    }
+    b->req_busy = true;
+}
+
+/* The next step: identify the bot, or poll. */
+static void poll_next(tg_bot_t *b)
+{
+    if (b->state == BOT_CLOSING || b->req_busy || b->q_busy)
+        return;
+    if (!b->want_realtime) {
+        b->state = BOT_STOPPED;
+        return;
+    }
+    if (b->account == 0) {
+        b->state = BOT_STARTING;
+        start_request(b, "getMe", NULL, me_done);
+        return;
+    }
+    b->state = BOT_POLLING;
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"offset\":%lld,\"timeout\":%d,\"allowed_updates\":[\"message\",\"edited_message\","
+             "\"channel_post\",\"edited_channel_post\",\"message_reaction\",\"my_chat_member\","
+             "\"chat_member\"]}",
+             (long long)b->offset, b->poll_timeout_s);
+    b->req_body = strdup(body);
+    start_request(b, "getUpdates", b->req_body, updates_done);
+}
+
+/* ---- sending -------------------------------------------------------------------- */
+
+static void send_finish(tg_bot_t *b, int status, const char *json, const char *error)
+{
+    send_t *s = b->sending;
+    b->sending = NULL;
+    s->cb(s->data, status, json, error);
+    free(s->body);
+    free(s);
+    send_next(b);
+    maybe_closed(b);
+}
+
+static void stored_done(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    char *json = b->sjson;
+    b->sjson = NULL;
+    if (status != 0)
+        log_warn(BOT_TAG, "a sent message could not be stored: %s", q->error);
+    pg_query_release(q);
+    send_finish(b, 0, json, NULL);
+    free(json);
+}
+
+static void sent_done(net_req_t *r, int status)
+{
+    tg_bot_t *b = r->data;
+    char why[320];
+    if (status != 0) {
+        snprintf(why, sizeof why, "sendMessage: %s", r->error[0] ? r->error : uv_strerror(status));
+        net_req_release(r);
+        send_finish(b, status, NULL, why);
+        return;
+    }
+    json_error_t je;
+    json_t *doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je);
+    net_req_release(r);
+    if (doc == NULL || !json_is_true(json_object_get(doc, "ok"))) {
+        const char *desc = json_string_value(json_object_get(doc, "description"));
+        snprintf(why, sizeof why, "Telegram refused the message: %s",
+                 desc ? desc : "no description (a body that is not JSON)");
+        json_decref(doc);
+        send_finish(b, UV_EIO, NULL, why);
+        return;
+    }
+    b->sjson = json_dumps(json_object_get(doc, "result"), JSON_COMPACT);
+    json_decref(doc);
+    snprintf(b->sbuf, sizeof b->sbuf, "%lld", (long long)b->account);
+    b->sparams[0] = b->sbuf;
+    b->sparams[1] = b->sjson ? b->sjson : "{}";
+    memset(&b->sq, 0, sizeof b->sq);
+    memset(&b->sstmt, 0, sizeof b->sstmt);
+    b->sstmt.sql = "SELECT parley_bot_store_message($1::bigint, $2::jsonb, true)";
+    b->sstmt.nparams = 2;
+    b->sstmt.params = b->sparams;
+    b->sq.stmts = &b->sstmt;
+    b->sq.nstmts = 1;
+    b->sq.cb = stored_done;
+    b->sq.data = b;
+    if (pg_pool_submit(b->rw, &b->sq) != 0) {
+        char *json = b->sjson;
+        b->sjson = NULL;
+        send_finish(b, 0, json, NULL);
+        free(json);
+    }
+}
+
+static void send_timer_cb(uv_timer_t *t)
+{
+    send_next(t->data);
+}
+
+/* Sends the first queued message that its chat's and the global pace
+ * allow; otherwise waits. */
+static void send_next(tg_bot_t *b)
+{
+    if (b->sending != NULL || queue_empty(&b->sends) || b->state == BOT_CLOSING)
+        return;
+    uint64_t now = uv_now(b->loop);
+    uint64_t wait = 0;
+    if (now < b->last_send_ms + TG_BOT_SEND_GLOBAL_MS)
+        wait = b->last_send_ms + TG_BOT_SEND_GLOBAL_MS - now;
+    send_t *pick = NULL;
+    uint64_t chat_wait = UINT64_MAX;
+    for (queue_node_t *n = b->sends.next; n != &b->sends; n = n->next) {
+        send_t *s = queue_entry(n, send_t, node);
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)s->chat);
+        uint64_t last = (uint64_t)json_integer_value(json_object_get(b->last_by_chat, key));
+        uint64_t ready = last ? last + TG_BOT_SEND_PER_CHAT_MS : 0;
+        if (ready <= now) {
+            pick = s;
+            break;
+        }
+        if (ready - now < chat_wait)
+            chat_wait = ready - now;
+    }
+    if (pick == NULL || wait > 0) {
+        uint64_t w = pick ? wait : (chat_wait > wait ? chat_wait : wait);
+        uv_timer_start(&b->send_timer, send_timer_cb, w ? w : 1, 0);
+        return;
+    }
+    queue_remove(&pick->node);
+    b->nsends--;
+    b->sending = pick;
+    b->last_send_ms = now;
+    char key[32];
+    snprintf(key, sizeof key, "%lld", (long long)pick->chat);
+    json_object_set_new(b->last_by_chat, key, json_integer((json_int_t)now));
+    memset(&b->sreq, 0, sizeof b->sreq);
+    set_url(b, b->surl, sizeof b->surl, "sendMessage");
+    b->sreq.url = b->surl;
+    b->sreq.body = pick->body;
+    b->sreq.body_len = strlen(pick->body);
+    b->sreq.content_type = "application/json";
+    b->sreq.cb = sent_done;
+    b->sreq.data = b;
+    int rc = net_request(b->net, &b->sreq);
+    if (rc != 0) {
+        net_req_release(&b->sreq);
+        send_finish(b, rc, NULL, "cannot start the request");
+    }
+}
+
+int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,
+                        int64_t reply_to, tg_bot_send_cb cb, void *data)
+{
+    if (b->state == BOT_CLOSING)
+        return UV_ECANCELED;
+    if (b->nsends >= TG_BOT_SEND_QUEUE_MAX)
+        return UV_EBUSY;
+    json_t *body = json_pack("{s:I, s:s}", "chat_id", (json_int_t)chat, "text", text);
+    if (topic)
+        json_object_set_new(body, "message_thread_id", json_integer((json_int_t)topic));
+    if (reply_to)
+        json_object_set_new(body, "reply_parameters",
+                            json_pack("{s:I}", "message_id", (json_int_t)reply_to));
+    send_t *s = calloc(1, sizeof *s);
+    if (s == NULL || body == NULL) {
+        free(s);
+        json_decref(body);
+        return UV_ENOMEM;
+    }
+    s->chat = chat;
+    s->body = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    s->cb = cb;
+    s->data = data;
+    queue_push_tail(&b->sends, &s->node);
+    b->nsends++;
+    send_next(b);
+    return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------------------- */
+
+int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot_config_t *cfg,
+                 tg_bot_t **out, char *err, size_t errcap)
+{
+    if (cfg->token == NULL || strlen(cfg->token) < 8 || strlen(cfg->token) >= 256 ||
+        strpbrk(cfg->token, "/?# ") != NULL) {
+        snprintf(err, errcap, "telegram_bot_token does not look like a bot token (ID:SECRET)");
+        return UV_EINVAL;
+    }
+    tg_bot_t *b = calloc(1, sizeof *b);
+    if (b == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    b->loop = loop;
+    b->net = net;
+    b->rw = rw;
+    snprintf(b->token, sizeof b->token, "%s", cfg->token);
+    snprintf(b->api_url, sizeof b->api_url, "%s",
+             cfg->api_url && cfg->api_url[0] ? cfg->api_url : TG_BOT_DEFAULT_API_URL);
+    size_t n = strlen(b->api_url);
+    while (n > 0 && b->api_url[n - 1] == '/')
+        b->api_url[--n] = '\0';
+    b->poll_timeout_s = cfg->poll_timeout_s > 0 ? cfg->poll_timeout_s : TG_BOT_POLL_TIMEOUT_S;
+    b->want_realtime = cfg->realtime;
+    b->last_by_chat = json_object();
+    queue_init(&b->sends);
+    uv_timer_init(loop, &b->timer);
+    uv_timer_init(loop, &b->send_timer);
+    b->timer.data = b->send_timer.data = b;
+    b->handles = 2;
+    *out = b;
+    poll_next(b);
+    return 0;
+}
+
+void tg_bot_set_realtime(tg_bot_t *b, bool on)
+{
+    if (b->state == BOT_CLOSING)
+        return;
+    b->want_realtime = on;
+    if (on) {
+        if (b->state == BOT_STOPPED || b->state == BOT_BACKOFF) {
+            uv_timer_stop(&b->timer);
+            b->state = BOT_STARTING;
+            poll_next(b);
+        }
+    } else if (b->req_busy && b->state == BOT_POLLING) {
+        net_request_cancel(&b->req); /* poll_next then sees want_realtime off */
+    }
+}
+
+bool tg_bot_realtime(const tg_bot_t *b)
+{
+    return b->want_realtime && b->state != BOT_CLOSING;
+}
+
+const char *tg_bot_state(const tg_bot_t *b)
+{
+    if (b->detail && b->state == BOT_BACKOFF)
+        return b->detail;
+    static const char *const names[] = {"starting", "polling", "backoff", "stopped", "closing"};
+    return names[b->state];
+}
+
+uint64_t tg_bot_updates_applied(const tg_bot_t *b)
+{
+    return b->applied;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    tg_bot_t *b = h->data;
+    b->handles--;
+    maybe_closed(b);
+}
+
+static void maybe_closed(tg_bot_t *b)
+{
+    if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL)
+        return;
+    if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
+        uv_close((uv_handle_t *)&b->timer, handle_closed);
+        uv_close((uv_handle_t *)&b->send_timer, handle_closed);
+        return;
+    }
+    if (b->handles > 0)
+        return;
+    void (*cb)(tg_bot_t *, void *) = b->close_cb;
+    void *data = b->close_data;
+    json_decref(b->last_by_chat);
+    free(b->pjson);
+    free(b->req_body);
+    free(b);
+    if (cb)
+        cb(NULL, data);
+}
+
+void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
+{
+    if (b->state == BOT_CLOSING)
+        return;
+    b->state = BOT_CLOSING;
+    b->close_cb = cb;
+    b->close_data = data;
+    b->in_close = true; /* cancels below call back at once */
+    uv_timer_stop(&b->timer);
+    uv_timer_stop(&b->send_timer);
+    while (!queue_empty(&b->sends)) {
+        send_t *s = queue_entry(queue_head(&b->sends), send_t, node);
+        queue_remove(&s->node);
+        b->nsends--;
+        s->cb(s->data, UV_ECANCELED, NULL, "the daemon is stopping");
+        free(s->body);
+        free(s);
+    }
+    if (b->req_busy)
+        net_request_cancel(&b->req);
+    if (b->sending != NULL)
+        net_request_cancel(&b->sreq);
+    b->in_close = false;
+    maybe_closed(b);
+}

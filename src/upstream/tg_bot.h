@@ -1,0 +1,64 @@
+/* tg_bot: the Telegram Bot API connector. With a bot token it identifies
+ * the bot (getMe, stored as the telegram_bot account), then long-polls
+ * getUpdates (message, edited_message, channel_post, edited_channel_post,
+ * message_reaction, my_chat_member, chat_member) and applies each batch
+ * together with its new offset in one transaction (parley_bot_ingest), so
+ * no update is lost or applied twice across kill -9, restarts and database
+ * restarts. 429 waits retry_after; 409 (another poller) and 401/404 (a bad
+ * token) are reported in the state and the log; network errors, 5xx and
+ * bodies that are not JSON back off exponentially with jitter. Sending goes
+ * through a bounded queue paced per chat and overall; a sent message is
+ * stored when the Bot API confirms it. The token is part of every URL and
+ * appears in no log, error or result. */
+#ifndef PARLEY_UPSTREAM_TG_BOT_H
+#define PARLEY_UPSTREAM_TG_BOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "db/pool.h"
+#include "net/http_client.h"
+
+#define TG_BOT_DEFAULT_API_URL  "https://api.telegram.org"
+#define TG_BOT_POLL_TIMEOUT_S   25
+#define TG_BOT_BACKOFF_MIN_MS   500
+#define TG_BOT_BACKOFF_MAX_MS   30000
+#define TG_BOT_SEND_QUEUE_MAX   256
+#define TG_BOT_SEND_PER_CHAT_MS 1000 /* about one message a second per chat */
+#define TG_BOT_SEND_GLOBAL_MS   34   /* about thirty a second overall */
+
+typedef struct tg_bot_s tg_bot_t;
+
+typedef struct tg_bot_config_s {
+    const char *token;
+    const char *api_url;
+    int poll_timeout_s;
+    bool realtime; /* poll from the start */
+} tg_bot_config_t;
+
+/* status 0 with json (the stored message as the Bot API returned it), or
+ * a negative code with error (never containing the token). */
+typedef void (*tg_bot_send_cb)(void *data, int status, const char *json, const char *error);
+
+int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot_config_t *cfg,
+                 tg_bot_t **out, char *err, size_t errcap);
+
+/* Starts or stops polling. */
+void tg_bot_set_realtime(tg_bot_t *b, bool on);
+__attribute__((warn_unused_result)) bool tg_bot_realtime(const tg_bot_t *b);
+
+/* "starting", "polling", "backoff", "conflict", "unauthorized", "stopped". */
+const char *tg_bot_state(const tg_bot_t *b);
+uint64_t tg_bot_updates_applied(const tg_bot_t *b);
+
+/* Queues sendMessage. topic and reply_to: 0 for none. Returns 0, UV_EBUSY
+ * (queue full) or UV_ENOMEM; cb runs later. */
+int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,
+                        int64_t reply_to, tg_bot_send_cb cb, void *data);
+
+/* Stops polling and sending (queued sends fail with UV_ECANCELED); cb runs
+ * once nothing is in flight. */
+void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data);
+
+#endif

@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// botapi_emulator.mjs: a loopback Telegram Bot API server for tests and
+// benchmarks. It implements getMe, getUpdates (offset confirmation, long
+// polling), sendMessage, setChatTitle, leaveChat and getChat as the Bot
+// API documentation describes them; generates traffic on demand; and
+// injects faults on the next getUpdates calls.
+//
+//   node botapi_emulator.mjs            prints {"port": N} on stdout
+//
+// Control (JSON over HTTP, not part of the Bot API):
+//   POST /control/generate {"n": 100, "chats": 5, "editEvery": 7, "channelEvery": 11,
+//                           "seed": 1}  appends n updates (messages, some edits
+//                           of earlier ones, some channel posts)
+//   POST /control/faults   {"faults": ["429", "500", "html", "drop", "409", "slow"]}
+//   GET  /control/expected  the messages the archive must hold: [[chat, id, text], ...]
+//   GET  /control/sent      the messages sent through sendMessage, with times
+//   GET  /control/stats     counters
+import http from "node:http";
+
+const BOT = { id: 700000001, is_bot: true, first_name: "Parley Test", username: "parley_test_bot" };
+const updates = []; // all generated, in order
+let confirmed = 0; // updates below this offset are confirmed
+let nextUpdateId = 1000;
+let faults = [];
+const waiting = new Set();
+const expected = new Map(); // "chat:id" -> text
+const sent = [];
+const stats = { getUpdates: 0, faults: 0, sendMessage: 0 };
+const nextMessageId = new Map();
+let clock = 1767225600; // 2026-01-01
+
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function chatOf(i) {
+  return i % 2 === 0
+    ? { id: -1001000000000 - i, title: `Group ${i}`, type: "supergroup" }
+    : { id: -1002000000000 - i, title: `Channel ${i}`, type: "channel" };
+}
+
+function newId(chat) {
+  const n = (nextMessageId.get(chat) ?? 0) + 1;
+  nextMessageId.set(chat, n);
+  return n;
+}
+
+function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, seed = 1 }) {
+  const r = rng(seed + updates.length);
+  const words = ["alpha", "beta", "пельмени", "数据", "https://example.org", "hello", "sync", "parley"];
+  const made = [];
+  for (let k = 0; k < n; k++) {
+    clock += 1;
+    const ci = Math.floor(r() * chats);
+    const chat = chatOf(ci);
+    const text = Array.from({ length: 3 + Math.floor(r() * 6) }, () => words[Math.floor(r() * words.length)]).join(" ");
+    const isChannel = chat.type === "channel";
+    const known = [...expected.keys()].filter((key) => key.startsWith(`${chat.id}:`));
+    if (editEvery && k % editEvery === editEvery - 1 && known.length > 0) {
+      const key = known[Math.floor(r() * known.length)];
+      const id = Number(key.split(":")[1]);
+      const newText = `${text} (edited ${k})`;
+      const m = { message_id: id, date: clock - 100, edit_date: clock, chat, text: newText };
+      if (!isChannel) m.from = { id: 5000 + ci, is_bot: false, first_name: `User${ci}` };
+      made.push({ update_id: nextUpdateId++, [isChannel ? "edited_channel_post" : "edited_message"]: m });
+      expected.set(key, newText);
+      continue;
+    }
+    const id = newId(chat.id);
+    const m = { message_id: id, date: clock, chat, text };
+    if (isChannel) m.sender_chat = { id: chat.id, title: chat.title, type: "channel" };
+    else m.from = { id: 5000 + ci, is_bot: false, first_name: `User${ci}` };
+    made.push({ update_id: nextUpdateId++, [isChannel ? "channel_post" : "message"]: m });
+    expected.set(`${chat.id}:${id}`, text);
+  }
+  updates.push(...made);
+  for (const w of waiting) w();
+  return { generated: made.length, lastUpdateId: nextUpdateId - 1 };
+}
+
+function reply(res, status, obj, headers = {}) {
+  const body = typeof obj === "string" ? obj : JSON.stringify(obj);
+  res.writeHead(status, { "content-type": typeof obj === "string" ? "text/html" : "application/json", ...headers });
+  res.end(body);
+}
+
+function apiError(res, code, description, parameters) {
+  reply(res, code, { ok: false, error_code: code, description, ...(parameters ? { parameters } : {}) });
+}
+
+async function getUpdates(req, res, args) {
+  stats.getUpdates++;
+  const offset = Number(args.offset ?? 0);
+  if (offset > confirmed) confirmed = offset;
+  const fault = faults.shift();
+  if (fault) {
+    stats.faults++;
+    if (fault === "429") return apiError(res, 429, "Too Many Requests: retry after 1", { retry_after: 1 });
+    if (fault === "409") return apiError(res, 409, "Conflict: terminated by other getUpdates request");
+    if (fault === "500") return apiError(res, 500, "Internal Server Error");
+    if (fault === "html") return reply(res, 502, "<html><body>Bad Gateway</body></html>");
+    if (fault === "drop") return req.socket.destroy();
+    if (fault === "slow") await new Promise((r) => setTimeout(r, 1500));
+  }
+  const pending = () => updates.filter((u) => u.update_id >= confirmed).slice(0, Number(args.limit ?? 100));
+  let out = pending();
+  if (out.length === 0) {
+    const timeout = Math.min(Number(args.timeout ?? 0), 50) * 1000;
+    await new Promise((resolve) => {
+      const done = () => {
+        waiting.delete(done);
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(done, timeout);
+      waiting.add(done);
+      res.on("close", done);
+    });
+    out = pending();
+  }
+  if (!res.writableEnded && !res.destroyed) reply(res, 200, { ok: true, result: out });
+}
+
+function sendMessage(res, args) {
+  stats.sendMessage++;
+  if (args.chat_id === undefined || !args.text) return apiError(res, 400, "Bad Request: message text is empty");
+  const chatId = Number(args.chat_id);
+  const chat = chatId > 0 ? { id: chatId, type: "private", first_name: "Someone" } : { id: chatId, type: "supergroup", title: "Sent To" };
+  const m = {
+    message_id: newId(chatId) + 1000000,
+    date: Math.floor(Date.now() / 1000),
+    chat,
+    from: BOT,
+    text: args.text,
+  };
+  if (args.message_thread_id) {
+    m.message_thread_id = args.message_thread_id;
+    m.is_topic_message = true;
+  }
+  if (args.reply_parameters?.message_id) m.reply_to_message = { message_id: args.reply_parameters.message_id, chat, date: m.date };
+  sent.push({ at: Date.now(), chat_id: chatId, text: args.text, message_id: m.message_id });
+  reply(res, 200, { ok: true, result: m });
+}
+
+const server = http.createServer((req, res) => {
+  let body = "";
+  req.on("data", (d) => (body += d));
+  req.on("end", async () => {
+    const url = new URL(req.url, "http://x");
+    let args = {};
+    try {
+      args = body ? JSON.parse(body) : Object.fromEntries(url.searchParams);
+    } catch {
+      return apiError(res, 400, "Bad Request: can't parse JSON");
+    }
+    if (url.pathname === "/control/generate") return reply(res, 200, generate(args));
+    if (url.pathname === "/control/faults") {
+      faults.push(...(args.faults ?? []));
+      return reply(res, 200, { queued: faults.length });
+    }
+    if (url.pathname === "/control/expected") return reply(res, 200, [...expected].map(([k, text]) => [...k.split(":").map(Number), text]));
+    if (url.pathname === "/control/sent") return reply(res, 200, sent);
+    if (url.pathname === "/control/stats") return reply(res, 200, { ...stats, confirmed, updates: updates.length });
+    const m = /^\/bot([^/]+)\/(\w+)$/.exec(url.pathname);
+    if (!m) return apiError(res, 404, "Not Found");
+    if (m[1] === "bad") return apiError(res, 401, "Unauthorized");
+    switch (m[2]) {
+      case "getMe":
+        return reply(res, 200, { ok: true, result: BOT });
+      case "getUpdates":
+        return getUpdates(req, res, args);
+      case "sendMessage":
+        return sendMessage(res, args);
+      case "setChatTitle":
+      case "leaveChat":
+        return reply(res, 200, { ok: true, result: true });
+      case "getChat":
+        return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated" } });
+      default:
+        return apiError(res, 404, "Not Found: method not found");
+    }
+  });
+});
+
+server.listen(0, "127.0.0.1", () => {
+  console.log(JSON.stringify({ port: server.address().port }));
+});
+process.on("SIGTERM", () => process.exit(0));
