@@ -455,7 +455,9 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
     tg_bot_config_t bc = {.token = a->cfg->telegram_bot_token,
                           .api_url = a->cfg->telegram_api_url,
                           .poll_timeout_s = a->cfg->telegram_poll_timeout_s,
-                          .realtime = true};
+                          .realtime = true,
+                          .media_root = a->media_root,
+                          .file_limit = (uint64_t)a->cfg->telegram_file_limit_mb << 20};
     rc = tg_bot_start(&a->loop, a->net, a->rw, &bc, &a->bot, err, errcap);
     if (rc != 0)
         return rc;

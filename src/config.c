@@ -124,6 +124,11 @@ static const opt_t opts[] = {
      "Bot API server (a self-hosted one, or a test server).", "URL"},
     {"telegram_poll_timeout_s", "PARLEY_TELEGRAM_POLL_TIMEOUT_S", OPT_INT,
      OFF(telegram_poll_timeout_s), 0, 1, 50, "25", "Long-poll timeout of getUpdates.", "SECONDS"},
+    {"telegram_file_limit_mb", "PARLEY_TELEGRAM_FILE_LIMIT_MB", OPT_INT,
+     OFF(telegram_file_limit_mb), 0, 1, 4000, "20",
+     "Largest file downloaded through the Bot API (the public server serves 20 MB; a "
+     "self-hosted one up to 2000).",
+     "MB"},
     {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
      "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };
@@ -193,6 +198,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->telegram_api_url, "https://api.telegram.org");
     cfg->telegram_poll_timeout_s = 25;
+    cfg->telegram_file_limit_mb = 20;
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */

@@ -77,6 +77,7 @@ typedef struct config_s {
     char telegram_bot_token[256];      /* secret: never logged */
     char telegram_api_url[CONFIG_URL_MAX];
     int telegram_poll_timeout_s;
+    int telegram_file_limit_mb;
     char import_path[CONFIG_PATH_MAX]; /* import: the export (an argument, not a key) */
     config_source_t source[64];        /* per key, indexed like the key table */
 } config_t;

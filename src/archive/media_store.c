@@ -28,6 +28,14 @@ static int mkdir_p(const char *dir)
     return -errno;
 }
 
+int media_store_prepare(const char *root, char *err, size_t errcap)
+{
+    int rc = mkdir_p(root);
+    if (rc != 0)
+        snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
+    return rc;
+}
+
 int media_store_put(const char *root, const char *src, char sha256[65],
                     char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
 {

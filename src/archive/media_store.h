@@ -12,6 +12,10 @@
 /* "xx/" + 64 hex digits + NUL */
 #define MEDIA_STORE_REL_MAX 68
 
+/* Creates the store's directory (and its parents). Returns 0 or a negative
+ * errno code with err. Blocking: at start-up or on the thread pool. */
+int media_store_prepare(const char *root, char *err, size_t errcap);
+
 /* Copies src into the store at root (created if missing), hashing it on
  * the way; a file already stored is not written again. Returns 0 with
  * sha256 (hex), rel (the path inside root) and *size, or a negative errno

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "upstream/tg_media.h"
 #include "util/log.h"
 #include "util/queue.h"
 
@@ -68,6 +69,8 @@ struct tg_bot_s {
     uint64_t last_send_ms;
     json_t *last_by_chat; /* chat id -> loop time of its last send */
     int handles;
+    tg_media_t *media;
+    bool media_open;
     bool in_close;
     void (*close_cb)(tg_bot_t *b, void *data);
     void *close_data;
@@ -152,6 +155,8 @@ static void ingest_done(pg_query_t *q, int status)
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     b->offset = json_integer_value(json_object_get(r, "offset"));
     b->applied += (uint64_t)json_integer_value(json_object_get(r, "applied"));
+    if (b->media && json_integer_value(json_object_get(r, "applied")) > 0)
+        tg_media_kick(b->media);
     json_decref(r);
     pg_query_release(q);
     b->backoff_ms = 0;
@@ -198,6 +203,8 @@ static void account_done(pg_query_t *q, int status)
     }
     b->account = strtoll(v, NULL, 10);
     pg_query_release(q);
+    if (b->media)
+        tg_media_set_account(b->media, b->account);
     if (b->state == BOT_CLOSING) {
         maybe_closed(b);
         return;
@@ -554,6 +561,14 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
     uv_timer_init(loop, &b->send_timer);
     b->timer.data = b->send_timer.data = b;
     b->handles = 2;
+    if (cfg->media_root) {
+        tg_media_config_t mc = {.api_url = b->api_url,
+                                .token = b->token,
+                                .media_root = cfg->media_root,
+                                .max_bytes = cfg->file_limit};
+        if (tg_media_new(loop, net, rw, &mc, &b->media) == 0)
+            b->media_open = true;
+    }
     *out = b;
     poll_next(b);
     return 0;
@@ -600,9 +615,18 @@ static void handle_closed(uv_handle_t *h)
     maybe_closed(b);
 }
 
+static void media_closed(void *data)
+{
+    tg_bot_t *b = data;
+    b->media_open = false;
+    b->media = NULL;
+    maybe_closed(b);
+}
+
 static void maybe_closed(tg_bot_t *b)
 {
-    if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL)
+    if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
+        b->media_open)
         return;
     if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
@@ -643,6 +667,8 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         net_request_cancel(&b->req);
     if (b->sending != NULL)
         net_request_cancel(&b->sreq);
+    if (b->media)
+        tg_media_close(b->media, media_closed, b);
     b->in_close = false;
     maybe_closed(b);
 }

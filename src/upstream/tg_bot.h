@@ -34,7 +34,9 @@ typedef struct tg_bot_config_s {
     const char *token;
     const char *api_url;
     int poll_timeout_s;
-    bool realtime; /* poll from the start */
+    bool realtime;          /* poll from the start */
+    const char *media_root; /* where downloaded files go (NULL: no downloads) */
+    uint64_t file_limit;    /* largest file to download (0: the public Bot API's 20 MB) */
 } tg_bot_config_t;
 
 /* status 0 with json (the stored message as the Bot API returned it), or

@@ -101,6 +101,51 @@ test("updates arrive exactly once through faults and a kill -9", async () => {
   }
 });
 
+test("photos are downloaded into the media store, deduplicated, with the size limit", async () => {
+  const d = await daemon();
+  try {
+    await control("/control/generate", { n: 60, chats: 3, editEvery: 0, photoEvery: 2 });
+    const want = await expectedRows();
+    assert.deepEqual(await waitArchived(want), want);
+    const files = await control("/control/files");
+    const deadline = Date.now() + 30000;
+    let rows;
+    for (;;) {
+      rows = psql("SELECT chat_id || ':' || message_id || '|' || state || '|' || coalesce(sha256, '') || '|' || coalesce(error, '') FROM media WHERE file_id IS NOT NULL ORDER BY 1").split("\n").filter(Boolean);
+      if (rows.length >= files.length && rows.every((r) => /\|(done|error)\|/.test(r))) break;
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const state = Object.fromEntries(rows.map((r) => [r.split("|")[0], r]));
+    const shaOf = new Map();
+    for (const [key, unique] of files) {
+      const row = state[key];
+      assert.ok(row, `media row for ${key}`);
+      if (unique === "error") {
+        assert.match(row, /\|error\|\|.*20 MB/);
+        continue;
+      }
+      assert.match(row, /\|done\|[0-9a-f]{64}\|$/);
+      const sha = row.split("|")[2];
+      if (shaOf.has(unique)) assert.equal(sha, shaOf.get(unique), "same file, same sha");
+      shaOf.set(unique, sha);
+    }
+    const stored = Number(psql("SELECT count(DISTINCT sha256) FROM media WHERE state = 'done'"));
+    assert.equal(stored, new Set(files.map(([, u]) => u).filter((u) => u !== "error")).size);
+    // mediaDownload serves a stored file.
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const c = new Client({ name: "media", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const [chat, msg] = files.find(([, u]) => u !== "error")[0].split(":").map(Number);
+    const dl = await c.callTool({ name: "mediaDownload", arguments: { channelId: chat, messageId: msg } });
+    assert.ok(!dl.isError, textOf(dl));
+    assert.ok(dl.structuredContent.bytes >= 20000);
+    await c.close();
+  } finally {
+    await d.stop();
+  }
+});
+
 test("sending from an MCP client, paced per chat; realtime on and off; status", async () => {
   const d = await daemon();
   try {

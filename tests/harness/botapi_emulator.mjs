@@ -24,6 +24,7 @@ let nextUpdateId = 1000;
 let faults = [];
 const waiting = new Set();
 const expected = new Map(); // "chat:id" -> text
+const expectedFiles = new Map(); // "chat:id" -> file_unique_id, or "error" (too big)
 const sent = [];
 const stats = { getUpdates: 0, faults: 0, sendMessage: 0 };
 const nextMessageId = new Map();
@@ -46,7 +47,15 @@ function newId(chat) {
   return n;
 }
 
-function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, seed = 1 }) {
+// Files: deterministic bytes per file_unique_id.
+const files = new Map(); // file_id -> {unique, size}
+function fileBytes(unique, size) {
+  const b = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) b[i] = (unique.charCodeAt(i % unique.length) + i) & 0xff;
+  return b;
+}
+
+function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEvery = 0, seed = 1 }) {
   const r = rng(seed + updates.length);
   const words = ["alpha", "beta", "пельмени", "数据", "https://example.org", "hello", "sync", "parley"];
   const made = [];
@@ -69,6 +78,21 @@ function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, seed = 
     }
     const id = newId(chat.id);
     const m = { message_id: id, date: clock, chat, text };
+    if (photoEvery && k % photoEvery === 0) {
+      // Every third photo repeats an earlier file (the same file_unique_id);
+      // one in ten is larger than the public Bot API serves.
+      const big = k % (photoEvery * 10) === photoEvery * 5;
+      const unique = big ? `big${k}` : `u${k % 3 === 0 && k > 0 ? k - photoEvery : k}`;
+      // The same file (file_unique_id) always has the same bytes.
+      const size = big ? 30 * 1024 * 1024 : 20000 + (Number(unique.slice(1)) % 7) * 1000;
+      const fileId = `f${k}-${updates.length}`;
+      files.set(fileId, { unique, size });
+      m.photo = [{ file_id: `${fileId}-s`, file_unique_id: `${unique}-s`, width: 90, height: 90, file_size: 100 },
+                 { file_id: fileId, file_unique_id: unique, width: 800, height: 600, file_size: size }];
+      m.caption = m.text;
+      delete m.text;
+      expectedFiles.set(`${chat.id}:${id}`, big ? "error" : unique);
+    }
     if (isChannel) m.sender_chat = { id: chat.id, title: chat.title, type: "channel" };
     else m.from = { id: 5000 + ci, is_bot: false, first_name: `User${ci}` };
     made.push({ update_id: nextUpdateId++, [isChannel ? "channel_post" : "message"]: m });
@@ -161,6 +185,14 @@ const server = http.createServer((req, res) => {
     }
     if (url.pathname === "/control/expected") return reply(res, 200, [...expected].map(([k, text]) => [...k.split(":").map(Number), text]));
     if (url.pathname === "/control/sent") return reply(res, 200, sent);
+    if (url.pathname === "/control/files") return reply(res, 200, [...expectedFiles]);
+    const fm = /^\/file\/bot[^/]+\/(.+)$/.exec(url.pathname);
+    if (fm) {
+      const f = files.get(fm[1].replace(/^photos\//, ""));
+      if (!f) return apiError(res, 404, "Not Found");
+      res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
+      return res.end(fileBytes(f.unique, f.size));
+    }
     if (url.pathname === "/control/stats") return reply(res, 200, { ...stats, confirmed, updates: updates.length });
     const m = /^\/bot([^/]+)\/(\w+)$/.exec(url.pathname);
     if (!m) return apiError(res, 404, "Not Found");
@@ -175,6 +207,12 @@ const server = http.createServer((req, res) => {
       case "setChatTitle":
       case "leaveChat":
         return reply(res, 200, { ok: true, result: true });
+      case "getFile": {
+        const f = files.get(args.file_id);
+        if (!f) return apiError(res, 400, "Bad Request: invalid file_id");
+        if (f.size > 20 * 1024 * 1024) return apiError(res, 400, "Bad Request: file is too big");
+        return reply(res, 200, { ok: true, result: { file_id: args.file_id, file_unique_id: f.unique, file_size: f.size, file_path: `photos/${args.file_id}` } });
+      }
       case "getChat":
         return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated" } });
       default:

@@ -1,0 +1,392 @@
+/* tg_media: Bot API file downloads into the media store (see tg_media.h). */
+#include "upstream/tg_media.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive/media_store.h"
+#include "util/log.h"
+#include "util/queue.h"
+
+#define MEDIA_TAG "telegram"
+
+typedef struct item_s {
+    queue_node_t node; /* in m->items */
+    bool in_request;
+    tg_media_t *m;
+    json_t *row; /* from the claim; results are added to it */
+    net_req_t req;
+    char url[1536];
+    char tmp[1100];
+    char body[512];
+    uv_work_t work;
+    pg_query_t q;
+    pg_stmt_t stmt;
+    const char *params[1];
+    char *pjson;
+} item_t;
+
+struct tg_media_s {
+    uv_loop_t *loop;
+    net_client_t *net;
+    pg_pool_t *rw;
+    char api_url[512];
+    char token[256];
+    char media_root[1024];
+    uint64_t max_bytes;
+    int64_t account;
+    int active;
+    bool claiming;
+    bool again; /* kicked while claiming */
+    bool closing;
+    uint64_t stored;
+    uv_timer_t idle;
+    bool idle_open;
+    pg_query_t cq;
+    pg_stmt_t cstmt;
+    const char *cparams[2];
+    char cbuf[2][24];
+    queue_node_t items;
+    void (*close_cb)(void *data);
+    void *close_data;
+};
+
+static void claim(tg_media_t *m);
+static void maybe_closed(tg_media_t *m);
+
+static void item_free(item_t *it)
+{
+    queue_remove(&it->node);
+    json_decref(it->row);
+    free(it->pjson);
+    free(it);
+}
+
+static void item_saved(pg_query_t *q, int status)
+{
+    item_t *it = q->data;
+    tg_media_t *m = it->m;
+    if (status != 0)
+        log_warn(MEDIA_TAG, "recording a download failed: %s", q->error);
+    pg_query_release(q);
+    item_free(it);
+    m->active--;
+    if (!m->closing)
+        claim(m);
+    maybe_closed(m);
+}
+
+/* Records the item's outcome (state done or error). */
+static void item_finish(item_t *it, const char *state, const char *error)
+{
+    json_object_set_new(it->row, "state", json_string(state));
+    if (error)
+        json_object_set_new(it->row, "error", json_string(error));
+    if (strcmp(state, "done") == 0)
+        it->m->stored++;
+    it->pjson = json_dumps(it->row, JSON_COMPACT);
+    it->params[0] = it->pjson ? it->pjson : "{}";
+    memset(&it->q, 0, sizeof it->q);
+    memset(&it->stmt, 0, sizeof it->stmt);
+    it->stmt.sql = "SELECT parley_bot_media_done($1::jsonb)";
+    it->stmt.nparams = 1;
+    it->stmt.params = it->params;
+    it->q.stmts = &it->stmt;
+    it->q.nstmts = 1;
+    it->q.cb = item_saved;
+    it->q.data = it;
+    if (pg_pool_submit(it->m->rw, &it->q) != 0) {
+        tg_media_t *m = it->m;
+        item_free(it);
+        m->active--;
+        maybe_closed(m);
+    }
+}
+
+static void store_work(uv_work_t *w)
+{
+    item_t *it = w->data;
+    char sha[65], rel[MEDIA_STORE_REL_MAX], err[512];
+    uint64_t size = 0;
+    int rc = media_store_put(it->m->media_root, it->tmp, sha, rel, &size, err, sizeof err);
+    unlink(it->tmp);
+    if (rc != 0) {
+        json_object_set_new(it->row, "store_error", json_string(err));
+        return;
+    }
+    json_object_set_new(it->row, "sha256", json_string(sha));
+    json_object_set_new(it->row, "local_path", json_string(rel));
+    json_object_set_new(it->row, "size", json_integer((json_int_t)size));
+}
+
+static void store_after(uv_work_t *w, int status)
+{
+    item_t *it = w->data;
+    const char *err = json_string_value(json_object_get(it->row, "store_error"));
+    if (status != 0 || err)
+        item_finish(it, "error", err ? err : uv_strerror(status));
+    else
+        item_finish(it, "done", NULL);
+}
+
+static void downloaded(net_req_t *r, int status)
+{
+    item_t *it = r->data;
+    it->in_request = false;
+    long http = r->http_status;
+    char why[320];
+    snprintf(why, sizeof why, "%s", r->error);
+    net_req_release(r);
+    if (status == UV_ECANCELED) {
+        unlink(it->tmp);
+        item_finish(it, "remote", NULL); /* stopped: taken up again later */
+        return;
+    }
+    if (status != 0 || http != 200) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "download failed: %s",
+                 status != 0 ? (why[0] ? why : uv_strerror(status))
+                             : "the Bot API answered an error");
+        unlink(it->tmp);
+        item_finish(it, "error", msg);
+        return;
+    }
+    it->work.data = it;
+    if (uv_queue_work(it->m->loop, &it->work, store_work, store_after) != 0) {
+        unlink(it->tmp);
+        item_finish(it, "error", "cannot queue the store");
+    }
+}
+
+static void got_path(net_req_t *r, int status)
+{
+    item_t *it = r->data;
+    it->in_request = false;
+    tg_media_t *m = it->m;
+    if (status == UV_ECANCELED) {
+        net_req_release(r);
+        item_finish(it, "remote", NULL);
+        return;
+    }
+    json_error_t je;
+    json_t *doc =
+        status == 0 ? json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je)
+                    : NULL;
+    net_req_release(r);
+    const char *path =
+        json_string_value(json_object_get(json_object_get(doc, "result"), "file_path"));
+    if (path == NULL || m->closing) {
+        const char *desc = json_string_value(json_object_get(doc, "description"));
+        char msg[400];
+        snprintf(msg, sizeof msg, "getFile failed: %s",
+                 desc     ? desc
+                 : status ? uv_strerror(status)
+                          : "no file_path");
+        json_decref(doc);
+        item_finish(it, "error", msg);
+        return;
+    }
+    snprintf(it->url, sizeof it->url, "%s/file/bot%s/%s", m->api_url, m->token, path);
+    json_decref(doc);
+    static unsigned seq;
+    snprintf(it->tmp, sizeof it->tmp, "%s/.download-%d-%u", m->media_root, (int)getpid(), ++seq);
+    memset(&it->req, 0, sizeof it->req);
+    it->req.url = it->url;
+    it->req.to_file = it->tmp;
+    it->req.max_bytes = m->max_bytes;
+    it->req.cb = downloaded;
+    it->req.data = it;
+    if (net_request(m->net, &it->req) != 0) {
+        net_req_release(&it->req);
+        item_finish(it, "error", it->req.error[0] ? it->req.error : "cannot start the download");
+        return;
+    }
+    it->in_request = true;
+}
+
+static void start_item(tg_media_t *m, json_t *row)
+{
+    item_t *it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return;
+    it->m = m;
+    it->row = json_incref(row);
+    queue_push_tail(&m->items, &it->node);
+    m->active++;
+    json_t *stored = json_object_get(row, "stored");
+    if (json_is_object(stored)) {
+        /* The same file (file_unique_id) is in the store already. */
+        json_object_set(row, "sha256", json_object_get(stored, "sha256"));
+        json_object_set(row, "local_path", json_object_get(stored, "local_path"));
+        json_object_set(row, "size", json_object_get(stored, "size"));
+        item_finish(it, "done", NULL);
+        return;
+    }
+    json_int_t size = json_integer_value(json_object_get(row, "file_size"));
+    if (size > 0 && (uint64_t)size > m->max_bytes) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "the file has %lld bytes, more than the %llu the Bot API serves (20 MB on the "
+                 "public server; a self-hosted Bot API server serves more)",
+                 (long long)size, (unsigned long long)m->max_bytes);
+        item_finish(it, "error", msg);
+        return;
+    }
+    snprintf(it->url, sizeof it->url, "%s/bot%s/getFile", m->api_url, m->token);
+    snprintf(it->body, sizeof it->body, "{\"file_id\":\"%s\"}",
+             json_string_value(json_object_get(row, "file_id")));
+    memset(&it->req, 0, sizeof it->req);
+    it->req.url = it->url;
+    it->req.body = it->body;
+    it->req.body_len = strlen(it->body);
+    it->req.content_type = "application/json";
+    it->req.cb = got_path;
+    it->req.data = it;
+    if (net_request(m->net, &it->req) != 0) {
+        net_req_release(&it->req);
+        item_finish(it, "error", "cannot start getFile");
+        return;
+    }
+    it->in_request = true;
+}
+
+static void idle_cb(uv_timer_t *t)
+{
+    claim(t->data);
+}
+
+static void claimed(pg_query_t *q, int status)
+{
+    tg_media_t *m = q->data;
+    m->claiming = false;
+    json_t *rows = NULL;
+    if (status == 0 && q->results[0] && PQntuples(q->results[0]) == 1) {
+        json_error_t je;
+        rows = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+    }
+    pg_query_release(q);
+    size_t i, n = json_array_size(rows);
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (!m->closing)
+            start_item(m, row);
+    }
+    json_decref(rows);
+    if (!m->closing && (m->again || (n > 0 && m->active < TG_MEDIA_MAX_ACTIVE))) {
+        m->again = false;
+        claim(m);
+    }
+    maybe_closed(m);
+}
+
+static void claim(tg_media_t *m)
+{
+    if (m->closing || m->account == 0)
+        return;
+    if (m->claiming) {
+        m->again = true;
+        return;
+    }
+    int want = TG_MEDIA_MAX_ACTIVE - m->active;
+    if (want <= 0)
+        return;
+    snprintf(m->cbuf[0], sizeof m->cbuf[0], "%lld", (long long)m->account);
+    snprintf(m->cbuf[1], sizeof m->cbuf[1], "%d", want);
+    m->cparams[0] = m->cbuf[0];
+    m->cparams[1] = m->cbuf[1];
+    memset(&m->cq, 0, sizeof m->cq);
+    memset(&m->cstmt, 0, sizeof m->cstmt);
+    m->cstmt.sql = "SELECT parley_bot_media_claim($1::bigint, $2::integer)::text";
+    m->cstmt.nparams = 2;
+    m->cstmt.params = m->cparams;
+    m->cq.stmts = &m->cstmt;
+    m->cq.nstmts = 1;
+    m->cq.cb = claimed;
+    m->cq.data = m;
+    if (pg_pool_submit(m->rw, &m->cq) == 0)
+        m->claiming = true;
+}
+
+int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_media_config_t *cfg,
+                 tg_media_t **out)
+{
+    tg_media_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return UV_ENOMEM;
+    m->loop = loop;
+    m->net = net;
+    m->rw = rw;
+    snprintf(m->api_url, sizeof m->api_url, "%s", cfg->api_url);
+    snprintf(m->token, sizeof m->token, "%s", cfg->token);
+    snprintf(m->media_root, sizeof m->media_root, "%s", cfg->media_root);
+    m->max_bytes = cfg->max_bytes ? cfg->max_bytes : TG_MEDIA_DEFAULT_LIMIT;
+    char err[512];
+    if (media_store_prepare(m->media_root, err, sizeof err) != 0)
+        log_warn(MEDIA_TAG, "%s; downloads will fail until it can be created", err);
+    uv_timer_init(loop, &m->idle);
+    m->idle.data = m;
+    m->idle_open = true;
+    queue_init(&m->items);
+    *out = m;
+    return 0;
+}
+
+void tg_media_set_account(tg_media_t *m, int64_t account)
+{
+    m->account = account;
+    /* Also look now and then: files left by another daemon or a retry. */
+    uv_timer_start(&m->idle, idle_cb, TG_MEDIA_IDLE_MS, TG_MEDIA_IDLE_MS);
+    claim(m);
+}
+
+void tg_media_kick(tg_media_t *m)
+{
+    claim(m);
+}
+
+uint64_t tg_media_stored(const tg_media_t *m)
+{
+    return m->stored;
+}
+
+static void idle_closed(uv_handle_t *h)
+{
+    tg_media_t *m = h->data;
+    m->idle_open = false;
+    maybe_closed(m);
+}
+
+static void maybe_closed(tg_media_t *m)
+{
+    if (!m->closing || m->active > 0 || m->claiming)
+        return;
+    if (m->idle_open) {
+        if (!uv_is_closing((uv_handle_t *)&m->idle))
+            uv_close((uv_handle_t *)&m->idle, idle_closed);
+        return;
+    }
+    void (*cb)(void *) = m->close_cb;
+    void *data = m->close_data;
+    free(m);
+    if (cb)
+        cb(data);
+}
+
+void tg_media_close(tg_media_t *m, void (*cb)(void *data), void *data)
+{
+    m->closing = true;
+    m->close_cb = cb;
+    m->close_data = data;
+    uv_timer_stop(&m->idle);
+    for (queue_node_t *n = m->items.next; n != &m->items;) {
+        item_t *it = queue_entry(n, item_t, node);
+        n = n->next;
+        if (it->in_request)
+            net_request_cancel(&it->req); /* calls back at once */
+    }
+    maybe_closed(m);
+}
