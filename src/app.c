@@ -437,6 +437,31 @@ static void up_set_realtime(void *ctx, bool on)
         tg_bot_set_realtime(a->bot, on);
 }
 
+static int up_call(void *ctx, const char *method, const char *body, archive_sent_cb cb, void *data)
+{
+    app_t *a = ctx;
+    return a->bot ? tg_bot_call(a->bot, method, body, cb, data) : UV_ECANCELED;
+}
+
+static const char *up_cannot(void *ctx, const char *tool)
+{
+    (void)ctx;
+    if (strcmp(tool, "groupsMembersAdd") == 0)
+        return "A bot account cannot add members to a group; share an invite link instead "
+               "(groupsInviteLinkGet).";
+    if (strcmp(tool, "groupsJoin") == 0)
+        return "A bot account cannot join a group by invite; a member or an admin has to add "
+               "the bot to the group.";
+    if (strcmp(tool, "channelsSearch") == 0)
+        return "A bot account cannot list or search its dialogs; channelsList lists the chats "
+               "the bot has seen.";
+    if (strcmp(tool, "messagesList") == 0 || strcmp(tool, "messagesGet") == 0 ||
+        strcmp(tool, "messagesContext") == 0 || strcmp(tool, "messagesSearch") == 0)
+        return "A bot account cannot read chat history through the Bot API; use source "
+               "\"archive\" (messages the bot received are stored as they arrive).";
+    return NULL;
+}
+
 static const char *up_state(void *ctx)
 {
     app_t *a = ctx;
@@ -465,7 +490,9 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
                                        .send_message = up_send,
                                        .realtime = up_realtime,
                                        .set_realtime = up_set_realtime,
-                                       .state = up_state};
+                                       .state = up_state,
+                                       .call = up_call,
+                                       .cannot = up_cannot};
     a->archive.upstream = &a->upstream;
     log_info(APP_TAG, "telegram: Bot API connector started (realtime sync)");
     return 0;

@@ -21,6 +21,11 @@ typedef struct archive_upstream_s {
     bool (*realtime)(void *ctx);
     void (*set_realtime)(void *ctx, bool on);
     const char *(*state)(void *ctx);
+    /* Another method of the upstream API (JSON body; cb gets its result). */
+    int (*call)(void *ctx, const char *method, const char *body, archive_sent_cb cb, void *data);
+    /* What the account cannot do at all (NULL when it can): e.g. a bot
+     * cannot add members or join by invite. */
+    const char *(*cannot)(void *ctx, const char *tool);
 } archive_upstream_t;
 
 typedef struct archive_s {

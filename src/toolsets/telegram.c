@@ -35,6 +35,11 @@ static void tool_done(void *data, int status, const char *json, archive_err_t er
     archive_t *ar = mcp_call_app(c);
     switch (err) {
     case ARCHIVE_ERR_CONNECTOR:
+        if (ar->upstream != NULL && ar->upstream->cannot(ar->upstream->ctx, c->tool->def->name)) {
+            mcp_call_finish_error(c, "%s",
+                                  ar->upstream->cannot(ar->upstream->ctx, c->tool->def->name));
+            return;
+        }
         if (ar->upstream != NULL) {
             mcp_call_finish_error(c,
                                   "%s is not available through the Telegram Bot API connector "
@@ -155,6 +160,161 @@ static void sync_realtime_set(mcp_call_t *c)
     snprintf(text, sizeof text, "{\"realtimeActive\":%s}",
              ar->upstream->realtime(ar->upstream->ctx) ? "true" : "false");
     mcp_call_finish_json(c, text, strlen(text));
+}
+
+/* ---- group administration through the connector ------------------------------- */
+
+typedef struct admin_s {
+    mcp_call_t *call;
+    int64_t chat;
+    json_t *users; /* groupsMembersRemove: ids still to remove */
+    size_t next;
+    bool unban; /* the second half of a removal */
+    json_t *removed, *failed;
+} admin_t;
+
+static void admin_free(admin_t *ad)
+{
+    json_decref(ad->users);
+    json_decref(ad->removed);
+    json_decref(ad->failed);
+    free(ad);
+}
+
+static void finish_obj(mcp_call_t *c, json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    mcp_call_finish_json(c, text ? text : "{}", text ? strlen(text) : 2);
+    free(text);
+}
+
+static void removal_step(admin_t *ad);
+
+static void removal_done(void *data, int status, const char *json, const char *error)
+{
+    admin_t *ad = data;
+    (void)json;
+    json_t *uid = json_array_get(ad->users, ad->next);
+    if (status != 0) {
+        json_array_append_new(ad->failed, json_pack("{s:O, s:s}", "userId", uid, "error", error));
+        ad->next++;
+        ad->unban = false;
+    } else if (!ad->unban) {
+        ad->unban = true; /* banned: now unban, so the user may come back */
+    } else {
+        json_array_append(ad->removed, uid);
+        ad->next++;
+        ad->unban = false;
+    }
+    removal_step(ad);
+}
+
+static void removal_step(admin_t *ad)
+{
+    mcp_call_t *c = ad->call;
+    archive_t *ar = mcp_call_app(c);
+    if (ad->next >= json_array_size(ad->users)) {
+        finish_obj(c, json_pack("{s:I, s:O, s:O}", "channelId", (json_int_t)ad->chat, "removed",
+                                ad->removed, "failed", ad->failed));
+        admin_free(ad);
+        return;
+    }
+    char body[128];
+    snprintf(body, sizeof body, "{\"chat_id\":%lld,\"user_id\":%lld%s}", (long long)ad->chat,
+             (long long)json_integer_value(json_array_get(ad->users, ad->next)),
+             ad->unban ? ",\"only_if_banned\":true" : "");
+    int rc = ar->upstream->call(ar->upstream->ctx, ad->unban ? "unbanChatMember" : "banChatMember",
+                                body, removal_done, ad);
+    if (rc != 0)
+        removal_done(ad, rc, NULL, uv_strerror(rc));
+}
+
+static void admin_done(void *data, int status, const char *json, const char *error)
+{
+    admin_t *ad = data;
+    mcp_call_t *c = ad->call;
+    const char *tool = c->tool->def->name;
+    if (status != 0) {
+        mcp_call_finish_error(c, "%s failed: %s", tool, error ? error : uv_strerror(status));
+        admin_free(ad);
+        return;
+    }
+    json_error_t je;
+    json_t *res = json_loads(json, JSON_DECODE_ANY, &je);
+    json_t *out;
+    if (strcmp(tool, "groupsRename") == 0)
+        out = json_pack("{s:I, s:O}", "channelId", (json_int_t)ad->chat, "name",
+                        json_object_get(c->args, "name"));
+    else if (strcmp(tool, "groupsLeave") == 0)
+        out = json_pack("{s:I, s:b}", "channelId", (json_int_t)ad->chat, "left", 1);
+    else
+        out = json_pack("{s:I, s:O, s:b}", "channelId", (json_int_t)ad->chat, "inviteLink",
+                        res ? res : json_null(), "previousRevoked",
+                        strcmp(tool, "groupsInviteLinkRevoke") == 0);
+    json_decref(res);
+    finish_obj(c, out);
+    admin_free(ad);
+}
+
+static void admin_resolved(void *data, int status, const char *json, archive_err_t err,
+                           const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    archive_t *ar = mcp_call_app(c);
+    json_error_t je;
+    json_t *r = json_loads(json, 0, &je);
+    admin_t *ad = calloc(1, sizeof *ad);
+    ad->call = c;
+    ad->chat = json_integer_value(json_object_get(r, "channelId"));
+    const char *tool = c->tool->def->name;
+    if (strcmp(tool, "groupsMembersRemove") == 0) {
+        ad->users = json_incref(json_object_get(r, "userIds"));
+        ad->removed = json_array();
+        ad->failed = json_array();
+        json_decref(r);
+        removal_step(ad);
+        return;
+    }
+    json_decref(r);
+    char body[1024];
+    const char *method;
+    if (strcmp(tool, "groupsRename") == 0) {
+        json_t *b = json_pack("{s:I, s:O}", "chat_id", (json_int_t)ad->chat, "title",
+                              json_object_get(c->args, "name"));
+        char *t = json_dumps(b, JSON_COMPACT);
+        snprintf(body, sizeof body, "%s", t ? t : "{}");
+        free(t);
+        json_decref(b);
+        method = "setChatTitle";
+    } else {
+        snprintf(body, sizeof body, "{\"chat_id\":%lld}", (long long)ad->chat);
+        method = strcmp(tool, "groupsLeave") == 0 ? "leaveChat" : "exportChatInviteLink";
+    }
+    int rc = ar->upstream->call(ar->upstream->ctx, method, body, admin_done, ad);
+    if (rc != 0)
+        admin_done(ad, rc, NULL, uv_strerror(rc));
+}
+
+/* Group administration: through the connector when there is one. */
+static void group_admin(mcp_call_t *c)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL) {
+        generic(c);
+        return;
+    }
+    const char *why = ar->upstream->cannot(ar->upstream->ctx, c->tool->def->name);
+    if (why != NULL) {
+        mcp_call_finish_error(c, "%s", why);
+        return;
+    }
+    run_tool(c, "resolveChannel", admin_resolved);
 }
 
 /* ---- mediaDownload ---------------------------------------------------------- */
@@ -574,25 +734,26 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
     {"groupsRename", "Rename a group", "Renames a group (needs a connector).",
      OBJ(CHAN("Group") ",\"name\":{\"type\":\"string\",\"minLength\":1}", "\"channelId\",\"name\""),
-     OUT_KEYS("name"), DESTRUCT, generic},
+     OUT_KEYS("name"), DESTRUCT, group_admin},
     {"groupsMembersAdd", "Add members", "Adds members (needs a connector).",
      OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
                        "\"string\",\"integer\"]}}",
          "\"channelId\",\"userIds\""),
-     OUT_KEYS("failed"), DESTRUCT, generic},
+     OUT_KEYS("failed"), DESTRUCT, group_admin},
     {"groupsMembersRemove", "Remove members", "Removes members (needs a connector).",
      OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
                        "\"string\",\"integer\"]}}",
          "\"channelId\",\"userIds\""),
-     OUT_KEYS("removed"), DESTRUCT, generic},
+     OUT_KEYS("removed"), DESTRUCT, group_admin},
     {"groupsInviteLinkGet", "Invite link", "A group's invite link (needs a connector).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, RO | MCP_TOOL_OPEN_WORLD, generic},
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, RO | MCP_TOOL_OPEN_WORLD, group_admin},
     {"groupsInviteLinkRevoke", "Revoke invite link", "Revokes the invite link (needs a connector).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, DESTRUCT, generic},
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, DESTRUCT, group_admin},
     {"groupsJoin", "Join a group", "Joins by invite link or username (needs a connector).",
-     OBJ("\"invite\":{\"type\":\"string\",\"minLength\":1}", "\"invite\""), OUT_OBJ, SEND, generic},
+     OBJ("\"invite\":{\"type\":\"string\",\"minLength\":1}", "\"invite\""), OUT_OBJ, SEND,
+     group_admin},
     {"groupsLeave", "Leave a group", "Leaves a group (needs a connector).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("left"), DESTRUCT, generic},
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("left"), DESTRUCT, group_admin},
 };
 
 const mcp_toolset_t toolset_telegram = {

@@ -58,6 +58,7 @@ struct tg_bot_s {
     /* Sending. */
     queue_node_t sends;
     int nsends;
+    queue_node_t calls; /* other methods in flight */
     send_t *sending;
     net_req_t sreq;
     char surl[1024];
@@ -529,6 +530,79 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
     return 0;
 }
 
+/* ---- other methods ------------------------------------------------------------------ */
+
+typedef struct call_s {
+    queue_node_t node;
+    tg_bot_t *b;
+    net_req_t req;
+    char url[1024];
+    char *body;
+    tg_bot_send_cb cb;
+    void *data;
+} call_t;
+
+static void call_done(net_req_t *r, int status)
+{
+    call_t *c = r->data;
+    tg_bot_t *b = c->b;
+    char why[320];
+    json_t *doc = NULL;
+    if (status == 0) {
+        json_error_t je;
+        doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je);
+    }
+    net_req_release(r);
+    queue_remove(&c->node);
+    if (doc != NULL && json_is_true(json_object_get(doc, "ok"))) {
+        char *res = json_dumps(json_object_get(doc, "result"), JSON_COMPACT | JSON_ENCODE_ANY);
+        c->cb(c->data, 0, res ? res : "null", NULL);
+        free(res);
+    } else {
+        const char *desc = json_string_value(json_object_get(doc, "description"));
+        snprintf(why, sizeof why, "Telegram refused it: %s",
+                 desc     ? desc
+                 : status ? uv_strerror(status)
+                          : "a body that is not JSON");
+        c->cb(c->data, status ? status : UV_EIO, NULL, why);
+    }
+    json_decref(doc);
+    free(c->body);
+    free(c);
+    maybe_closed(b);
+}
+
+int tg_bot_call(tg_bot_t *b, const char *method, const char *body, tg_bot_send_cb cb, void *data)
+{
+    if (b->state == BOT_CLOSING)
+        return UV_ECANCELED;
+    call_t *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->body = strdup(body ? body : "{}")) == NULL) {
+        free(c);
+        return UV_ENOMEM;
+    }
+    c->b = b;
+    c->cb = cb;
+    c->data = data;
+    set_url(b, c->url, sizeof c->url, method);
+    c->req.url = c->url;
+    c->req.body = c->body;
+    c->req.body_len = strlen(c->body);
+    c->req.content_type = "application/json";
+    c->req.cb = call_done;
+    c->req.data = c;
+    queue_push_tail(&b->calls, &c->node);
+    int rc = net_request(b->net, &c->req);
+    if (rc != 0) {
+        queue_remove(&c->node);
+        net_req_release(&c->req);
+        free(c->body);
+        free(c);
+        return rc;
+    }
+    return 0;
+}
+
 /* ---- lifecycle -------------------------------------------------------------------- */
 
 int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot_config_t *cfg,
@@ -557,6 +631,7 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
     b->want_realtime = cfg->realtime;
     b->last_by_chat = json_object();
     queue_init(&b->sends);
+    queue_init(&b->calls);
     uv_timer_init(loop, &b->timer);
     uv_timer_init(loop, &b->send_timer);
     b->timer.data = b->send_timer.data = b;
@@ -626,7 +701,7 @@ static void media_closed(void *data)
 static void maybe_closed(tg_bot_t *b)
 {
     if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
-        b->media_open)
+        b->media_open || !queue_empty(&b->calls))
         return;
     if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
@@ -669,6 +744,11 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         net_request_cancel(&b->sreq);
     if (b->media)
         tg_media_close(b->media, media_closed, b);
+    for (queue_node_t *n = b->calls.next; n != &b->calls;) {
+        call_t *c = queue_entry(n, call_t, node);
+        n = n->next;
+        net_request_cancel(&c->req); /* calls back at once */
+    }
     b->in_close = false;
     maybe_closed(b);
 }

@@ -176,6 +176,32 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     const want = await expectedRows();
     assert.equal((await waitArchived(want)).length, want.length);
     assert.ok(want.length > before, "nothing was fetched while realtime was off");
+    // Group administration where a bot can; a clear refusal where it cannot.
+    const rename = await c.callTool({ name: "groupsRename", arguments: { channelId: Number(chat), name: "Renamed" } });
+    assert.deepEqual(rename.structuredContent, { channelId: Number(chat), name: "Renamed" });
+    const link = await c.callTool({ name: "groupsInviteLinkGet", arguments: { channelId: Number(chat) } });
+    assert.match(link.structuredContent.inviteLink, /^https:\/\/t\.me\/\+emulated/);
+    const revoke = await c.callTool({ name: "groupsInviteLinkRevoke", arguments: { channelId: Number(chat) } });
+    assert.equal(revoke.structuredContent.previousRevoked, true);
+    psql("INSERT INTO users (id, first_name) VALUES (13, 'Ghost'), (14, 'Kicked') ON CONFLICT DO NOTHING");
+    const rm = await c.callTool({ name: "groupsMembersRemove", arguments: { channelId: Number(chat), userIds: [13, 14] } });
+    assert.deepEqual(rm.structuredContent.removed, [14]);
+    assert.equal(rm.structuredContent.failed[0].userId, 13);
+    assert.match(rm.structuredContent.failed[0].error, /user not found/);
+    const calls = (await control("/control/calls")).map((x) => x.method);
+    assert.deepEqual(calls, ["setChatTitle", "exportChatInviteLink", "exportChatInviteLink", "banChatMember", "banChatMember", "unbanChatMember"]);
+    for (const [tool, args, re] of [
+      ["groupsMembersAdd", { channelId: Number(chat), userIds: [1] }, /cannot add members/],
+      ["groupsJoin", { invite: "https://t.me/+x" }, /cannot join a group by invite/],
+      ["channelsSearch", { query: "x" }, /cannot list or search its dialogs/],
+      ["messagesList", { source: "live" }, /cannot read chat history/],
+    ]) {
+      const r = await c.callTool({ name: tool, arguments: args });
+      assert.equal(r.isError, true, tool);
+      assert.match(textOf(r), re, tool);
+    }
+    const leave = await c.callTool({ name: "groupsLeave", arguments: { channelId: Number(chat) } });
+    assert.deepEqual(leave.structuredContent, { channelId: Number(chat), left: true });
     const bad = await c.callTool({ name: "messagesSend", arguments: { channelId: "@nobody", text: "x" } });
     assert.equal(bad.isError, true);
     assert.doesNotMatch(JSON.stringify([results, status, auth]), /TESTSECRET/);

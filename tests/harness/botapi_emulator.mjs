@@ -26,6 +26,7 @@ const waiting = new Set();
 const expected = new Map(); // "chat:id" -> text
 const expectedFiles = new Map(); // "chat:id" -> file_unique_id, or "error" (too big)
 const sent = [];
+const calls = []; // administration methods called
 const stats = { getUpdates: 0, faults: 0, sendMessage: 0 };
 const nextMessageId = new Map();
 let clock = 1767225600; // 2026-01-01
@@ -185,6 +186,7 @@ const server = http.createServer((req, res) => {
     }
     if (url.pathname === "/control/expected") return reply(res, 200, [...expected].map(([k, text]) => [...k.split(":").map(Number), text]));
     if (url.pathname === "/control/sent") return reply(res, 200, sent);
+    if (url.pathname === "/control/calls") return reply(res, 200, calls);
     if (url.pathname === "/control/files") return reply(res, 200, [...expectedFiles]);
     const fm = /^\/file\/bot[^/]+\/(.+)$/.exec(url.pathname);
     if (fm) {
@@ -206,7 +208,16 @@ const server = http.createServer((req, res) => {
         return sendMessage(res, args);
       case "setChatTitle":
       case "leaveChat":
+      case "unbanChatMember":
+        calls.push({ method: m[2], args });
         return reply(res, 200, { ok: true, result: true });
+      case "banChatMember":
+        calls.push({ method: m[2], args });
+        if (Number(args.user_id) === 13) return apiError(res, 400, "Bad Request: user not found");
+        return reply(res, 200, { ok: true, result: true });
+      case "exportChatInviteLink":
+        calls.push({ method: m[2], args });
+        return reply(res, 200, { ok: true, result: `https://t.me/+emulated${calls.length}` });
       case "getFile": {
         const f = files.get(args.file_id);
         if (!f) return apiError(res, 400, "Bad Request: invalid file_id");

@@ -175,7 +175,10 @@ BEGIN
     CASE tool
     -- internal: the chat a channelId names (for tools the connector runs)
     WHEN 'resolveChannel' THEN
-        RETURN jsonb_build_object('channelId', parley_tg_chat(a, 'channelId'));
+        RETURN jsonb_build_object('channelId', parley_tg_chat(a, 'channelId'),
+                                  'userIds', (SELECT jsonb_agg(parley_tg_user(
+                                                  jsonb_build_object('userIds', e), 'userIds'))
+                                              FROM jsonb_array_elements(a -> 'userIds') AS e));
     -- auth / health
     WHEN 'authStatus' THEN
         RETURN (SELECT coalesce(
