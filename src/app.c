@@ -80,6 +80,7 @@ typedef struct app_s {
     archive_upstream_t upstream;
     char media_root[CONFIG_PATH_MAX + 16];
     char export_root[CONFIG_PATH_MAX + 16];
+    char upload_root[CONFIG_PATH_MAX + 16];
     conn_t *stdio;
 } app_t;
 
@@ -424,6 +425,14 @@ static int up_send(void *ctx, int64_t chat, const char *text, int64_t topic, int
                   : UV_ECANCELED;
 }
 
+static int up_send_file(void *ctx, int64_t chat, const char *path, const char *caption,
+                        const char *filename, int64_t topic, archive_sent_cb cb, void *data)
+{
+    app_t *a = ctx;
+    return a->bot ? tg_bot_send_file(a->bot, chat, path, caption, filename, topic, cb, data)
+                  : UV_ECANCELED;
+}
+
 static bool up_realtime(void *ctx)
 {
     app_t *a = ctx;
@@ -488,6 +497,7 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
         return rc;
     a->upstream = (archive_upstream_t){.ctx = a,
                                        .send_message = up_send,
+                                       .send_file = up_send_file,
                                        .realtime = up_realtime,
                                        .set_realtime = up_set_realtime,
                                        .state = up_state,
@@ -552,7 +562,12 @@ static int app_start_mcp(app_t *a)
         snprintf(a->export_root, sizeof a->export_root, "%s", a->cfg->export_root);
     else
         snprintf(a->export_root, sizeof a->export_root, "%s/exports", a->cfg->data_dir);
+    if (a->cfg->upload_root[0])
+        snprintf(a->upload_root, sizeof a->upload_root, "%s", a->cfg->upload_root);
+    else
+        snprintf(a->upload_root, sizeof a->upload_root, "%s/uploads", a->cfg->data_dir);
     a->archive = (archive_t){.rw = a->rw,
+                             .upload_root = a->upload_root,
                              .ro = a->ro,
                              .media_root = a->media_root,
                              .export_root = a->export_root,

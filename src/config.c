@@ -114,6 +114,8 @@ static const opt_t opts[] = {
      "OFFSET"},
     {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
      "DATA_DIR/exports", "The only directory the mediaDownload tool writes into.", "DIR"},
+    {"upload_root", "PARLEY_UPLOAD_ROOT", OPT_STR, OFF(upload_root), SZ(upload_root), 0, 0,
+     "DATA_DIR/uploads", "The only directory messagesSendFile reads files from.", "DIR"},
     {"telegram_bot_token", "TELEGRAM_BOT_TOKEN", OPT_STR, OFF(telegram_bot_token),
      SZ(telegram_bot_token), 0, 0, "(none)",
      "Telegram bot token: serve syncs the bot's chats in real time and can send. Secret: never "

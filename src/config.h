@@ -74,7 +74,9 @@ typedef struct config_s {
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
     char export_root[CONFIG_PATH_MAX]; /* mediaDownload writes only here ("" = DATA_DIR/exports) */
-    char telegram_bot_token[256];      /* secret: never logged */
+    char
+        upload_root[CONFIG_PATH_MAX]; /* messagesSendFile reads only here ("" = DATA_DIR/uploads) */
+    char telegram_bot_token[256];     /* secret: never logged */
     char telegram_api_url[CONFIG_URL_MAX];
     int telegram_poll_timeout_s;
     int telegram_file_limit_mb;

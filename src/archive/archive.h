@@ -18,6 +18,8 @@ typedef struct archive_upstream_s {
     void *ctx;
     int (*send_message)(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
                         archive_sent_cb cb, void *data);
+    int (*send_file)(void *ctx, int64_t chat, const char *path, const char *caption,
+                     const char *filename, int64_t topic, archive_sent_cb cb, void *data);
     bool (*realtime)(void *ctx);
     void (*set_realtime)(void *ctx, bool on);
     const char *(*state)(void *ctx);
@@ -33,6 +35,7 @@ typedef struct archive_s {
     pg_pool_t *ro;           /* reads (a replica, or read-only sessions) */
     const char *media_root;  /* DATA_DIR/media */
     const char *export_root; /* where mediaDownload may write */
+    const char *upload_root; /* where messagesSendFile may read */
     /* JSON object describing the daemon for serverStatus (malloc'd), or
      * NULL. */
     char *(*status_json)(void *data);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -206,7 +207,7 @@ static void file_written(uv_fs_t *w)
         r->paused = false;
         curl_easy_pause(r->easy, CURLPAUSE_CONT);
     }
-    if (r->state == NET_REQ_FLUSHING && r->writing == NULL)
+    if (r->state == NET_REQ_FLUSHING && r->writing == NULL && !r->reading)
         req_finish(r);
     maybe_closed(c);
 }
@@ -265,6 +266,121 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp)
     return len;
 }
 
+/* ---- uploads: the file is read through the thread pool ---------------------- */
+
+#define NET_UPLOAD_CHUNK (256u * 1024)
+
+static void upload_read_next(net_req_t *r);
+
+static void upload_read_done(uv_fs_t *req)
+{
+    net_req_t *r = req->data;
+    net_client_t *c = r->client;
+    ssize_t n = req->result;
+    uv_fs_req_cleanup(req);
+    c->open_handles--;
+    r->reading = false;
+    if (n < 0) {
+        if (r->result == 0) {
+            snprintf(r->error, sizeof r->error, "reading %s: %s", r->upload_path,
+                     uv_strerror((int)n));
+            r->result = (int)n;
+        }
+        r->upload_eof = true;
+    } else if (n == 0) {
+        r->upload_eof = true;
+    } else {
+        buf_append(&r->upload_buf, r->rchunk, (size_t)n);
+        r->upload_off += (uint64_t)n;
+    }
+    if (r->upload_paused && r->easy && r->state == NET_REQ_RUNNING) {
+        r->upload_paused = false;
+        curl_easy_pause(r->easy, CURLPAUSE_CONT);
+    }
+    if (r->state == NET_REQ_FLUSHING && r->writing == NULL)
+        req_finish(r);
+    maybe_closed(c);
+}
+
+static void upload_read_next(net_req_t *r)
+{
+    if (r->reading || r->upload_eof || r->upload_buf.len - r->upload_pos >= NET_UPLOAD_CHUNK)
+        return;
+    if (r->upload_pos > 0) {
+        buf_consume(&r->upload_buf, r->upload_pos);
+        r->upload_pos = 0;
+    }
+    uv_buf_t b = uv_buf_init(r->rchunk, NET_UPLOAD_CHUNK);
+    r->rreq.data = r;
+    if (uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
+                   upload_read_done) != 0) {
+        r->upload_eof = true;
+        return;
+    }
+    r->reading = true;
+    r->client->open_handles++;
+}
+
+/* libcurl asks for file bytes: give what was read, else pause. */
+static size_t upload_cb(char *buf, size_t size, size_t n, void *arg)
+{
+    net_req_t *r = arg;
+    size_t want = size * n, have = r->upload_buf.len - r->upload_pos;
+    if (have == 0) {
+        if (r->upload_eof)
+            return r->result != 0 ? CURL_READFUNC_ABORT : 0;
+        upload_read_next(r);
+        r->upload_paused = true;
+        return CURL_READFUNC_PAUSE;
+    }
+    size_t k = have < want ? have : want;
+    memcpy(buf, r->upload_buf.data + r->upload_pos, k);
+    r->upload_pos += k;
+    upload_read_next(r);
+    return k;
+}
+
+/* Opens the upload and builds the form. Returns 0 or a negative code. */
+static int upload_prepare(net_req_t *r, CURL *e)
+{
+    r->upload_fd = open(r->upload_path, O_RDONLY | O_CLOEXEC);
+    if (r->upload_fd < 0) {
+        int err = errno;
+        snprintf(r->error, sizeof r->error, "%s: %s", r->upload_path, strerror(err));
+        return -err;
+    }
+    struct stat st;
+    if (fstat(r->upload_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(r->error, sizeof r->error, "%s: not a regular file", r->upload_path);
+        close(r->upload_fd);
+        r->upload_fd = -1;
+        return UV_EINVAL;
+    }
+    r->upload_size = (uint64_t)st.st_size;
+    r->rchunk = malloc(NET_UPLOAD_CHUNK);
+    buf_init(&r->upload_buf, 2 * NET_UPLOAD_CHUNK);
+    r->mime = curl_mime_init(e);
+    if (r->rchunk == NULL || r->mime == NULL)
+        return UV_ENOMEM;
+    for (const char *const *f = r->form; f && f[0] && f[1]; f += 2) {
+        curl_mimepart *p = curl_mime_addpart(r->mime);
+        curl_mime_name(p, f[0]);
+        curl_mime_data(p, f[1], CURL_ZERO_TERMINATED);
+    }
+    curl_mimepart *p = curl_mime_addpart(r->mime);
+    curl_mime_name(p, r->upload_field ? r->upload_field : "file");
+    const char *name = r->upload_name;
+    if (name == NULL) {
+        name = strrchr(r->upload_path, '/');
+        name = name ? name + 1 : r->upload_path;
+    }
+    curl_mime_filename(p, name);
+    curl_mime_data_cb(p, (curl_off_t)r->upload_size, upload_cb, NULL, NULL, r);
+    curl_easy_setopt(e, CURLOPT_MIMEPOST, r->mime);
+    upload_read_next(r);
+    return 0;
+}
+
 /* ---- requests ------------------------------------------------------------------ */
 
 static int status_of(CURLcode rc)
@@ -298,6 +414,17 @@ static void req_finish(net_req_t *r)
     queue_remove(&r->node);
     curl_easy_cleanup(r->easy);
     r->easy = NULL;
+    if (r->mime) {
+        curl_mime_free(r->mime);
+        r->mime = NULL;
+    }
+    if (r->upload_fd >= 0) {
+        close(r->upload_fd);
+        r->upload_fd = -1;
+    }
+    free(r->rchunk);
+    r->rchunk = NULL;
+    buf_free(&r->upload_buf);
     curl_slist_free_all(r->headers);
     r->headers = NULL;
     buf_free(&r->pending);
@@ -319,7 +446,7 @@ static void transfer_done(net_req_t *r, CURLcode rc)
     r->state = NET_REQ_FLUSHING;
     if (r->result == 0)
         file_write_next(r);
-    if (r->writing == NULL)
+    if (r->writing == NULL && !r->reading)
         req_finish(r);
 }
 
@@ -348,6 +475,13 @@ int net_request(net_client_t *c, net_req_t *r)
     r->fd = -1;
     r->paused = false;
     r->writing = NULL;
+    r->mime = NULL;
+    r->upload_fd = -1;
+    r->rchunk = NULL;
+    r->reading = r->upload_paused = r->upload_eof = false;
+    r->upload_off = 0;
+    r->upload_pos = 0;
+    buf_init(&r->upload_buf, 0);
     buf_init(&r->body_buf, r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES);
     buf_init(&r->pending, NET_FILE_BUFFER + CURL_MAX_WRITE_SIZE);
     if (r->untrusted && !addr_policy_url_ok(&c->policy, r->url, r->error, sizeof r->error))
@@ -390,7 +524,24 @@ int net_request(net_client_t *c, net_req_t *r)
     } else {
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     }
-    if (r->body) {
+    if (r->upload_path) {
+        int urc = upload_prepare(r, e);
+        if (urc != 0) {
+            curl_easy_cleanup(e);
+            r->easy = NULL;
+            if (r->mime)
+                curl_mime_free(r->mime);
+            r->mime = NULL;
+            if (r->upload_fd >= 0)
+                close(r->upload_fd);
+            r->upload_fd = -1;
+            free(r->rchunk);
+            r->rchunk = NULL;
+            if (r->fd >= 0)
+                close(r->fd);
+            return urc;
+        }
+    } else if (r->body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
     }

@@ -58,8 +58,14 @@ struct net_req_s {
     size_t body_len;
     const char *content_type; /* of the body */
     bool untrusted;           /* the URL came from a tool or upstream content */
-    const char *to_file;      /* stream the response body here (else memory) */
-    uint64_t max_bytes;       /* 0: NET_DEFAULT_MAX_BYTES */
+    /* multipart/form-data instead of body: fields as name, value pairs
+     * (NULL-terminated), and a file read through the thread pool. */
+    const char *const *form;
+    const char *upload_field; /* e.g. "document" */
+    const char *upload_path;
+    const char *upload_name; /* file name sent (NULL: the path's) */
+    const char *to_file;     /* stream the response body here (else memory) */
+    uint64_t max_bytes;      /* 0: NET_DEFAULT_MAX_BYTES */
     net_req_cb cb;
     void *data;
     /* Results, valid in the callback. */
@@ -80,6 +86,14 @@ struct net_req_s {
     uv_fs_t wreq;
     bool paused;
     int result;
+    curl_mime *mime;
+    int upload_fd;
+    uint64_t upload_size, upload_off;
+    buf_t upload_buf;  /* read ahead, not yet given to libcurl */
+    size_t upload_pos; /* consumed from upload_buf */
+    uv_fs_t rreq;
+    char *rchunk;
+    bool reading, upload_paused, upload_eof;
 };
 
 /* Creates a client. policy (copied) applies to untrusted requests. Returns

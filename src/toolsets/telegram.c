@@ -97,7 +97,8 @@ static void sent(void *data, int status, const char *json, const char *error)
 {
     mcp_call_t *c = data;
     if (status != 0) {
-        mcp_call_finish_error(c, "messagesSend failed: %s", error ? error : uv_strerror(status));
+        mcp_call_finish_error(c, "%s failed: %s", c->tool->def->name,
+                              error ? error : uv_strerror(status));
         return;
     }
     json_error_t je;
@@ -145,6 +146,84 @@ static void messages_send(mcp_call_t *c)
         return;
     }
     run_tool(c, "resolveChannel", send_resolved);
+}
+
+/* The file to upload: inside the upload root (relative paths are taken
+ * from it), a regular file after symlinks are resolved, at most 50 MB (the
+ * Bot API's upload limit). */
+static int resolve_upload(const char *root, const char *path, char *out, size_t cap, char *err,
+                          size_t errcap)
+{
+    char rroot[PATH_MAX], want[PATH_MAX * 2], real[PATH_MAX];
+    if (realpath(root, rroot) == NULL) {
+        snprintf(err, errcap, "the upload root %s does not exist; put files to send there", root);
+        return -1;
+    }
+    if (path[0] == '/')
+        snprintf(want, sizeof want, "%s", path);
+    else
+        snprintf(want, sizeof want, "%s/%s", rroot, path);
+    if (realpath(want, real) == NULL) {
+        snprintf(err, errcap, "filePath: %s: %s", want, strerror(errno));
+        return -1;
+    }
+    size_t rl = strlen(rroot);
+    if (strncmp(real, rroot, rl) != 0 || real[rl] != '/') {
+        snprintf(err, errcap, "filePath: %s is outside the upload root %s", path, rroot);
+        return -1;
+    }
+    struct stat st;
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errcap, "filePath: %s is not a regular file", path);
+        return -1;
+    }
+    if (st.st_size > 50LL * 1024 * 1024) {
+        snprintf(err, errcap, "filePath: %s has %lld bytes; the Bot API takes at most 50 MB", path,
+                 (long long)st.st_size);
+        return -1;
+    }
+    snprintf(out, cap, "%s", real);
+    return 0;
+}
+
+static void file_resolved(void *data, int status, const char *json, archive_err_t err,
+                          const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    archive_t *ar = mcp_call_app(c);
+    char path[PATH_MAX], why[PATH_MAX * 2 + 200];
+    if (resolve_upload(ar->upload_root, json_string_value(json_object_get(c->args, "filePath")),
+                       path, sizeof path, why, sizeof why) != 0) {
+        mcp_call_finish_error(c, "%s", why);
+        return;
+    }
+    json_error_t je;
+    json_t *r = json_loads(json, 0, &je);
+    int64_t chat = json_integer_value(json_object_get(r, "channelId"));
+    json_decref(r);
+    int rc = ar->upstream->send_file(
+        ar->upstream->ctx, chat, path, json_string_value(json_object_get(c->args, "caption")),
+        json_string_value(json_object_get(c->args, "filename")),
+        json_integer_value(json_object_get(c->args, "topicId")), sent, c);
+    if (rc == UV_EBUSY)
+        mcp_call_finish_error(c, "Too many messages are waiting to be sent; retry in a moment.");
+    else if (rc != 0)
+        mcp_call_finish_error(c, "messagesSendFile failed: %s", uv_strerror(rc));
+}
+
+static void messages_send_file(mcp_call_t *c)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL) {
+        generic(c);
+        return;
+    }
+    run_tool(c, "resolveChannel", file_resolved);
 }
 
 static void sync_realtime_set(mcp_call_t *c)
@@ -698,7 +777,7 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Chat") ",\"filePath\":{\"type\":\"string\",\"minLength\":1},\"caption\":{\"type\":"
                       "\"string\"},\"filename\":{\"type\":\"string\"}," TOPIC,
          "\"channelId\",\"filePath\""),
-     OUT_KEYS("messageId"), SEND, generic},
+     OUT_KEYS("messageId"), SEND, messages_send_file},
     /* media */
     {"mediaDownload", "Download media",
      "Copies a message's stored file under the export root (outputPath: a file or directory "

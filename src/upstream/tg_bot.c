@@ -23,7 +23,10 @@ typedef enum {
 typedef struct send_s {
     queue_node_t node;
     int64_t chat;
-    char *body; /* the sendMessage JSON */
+    char *body;                      /* the sendMessage JSON, or NULL for a file */
+    char *path, *caption, *filename; /* sendDocument */
+    char chat_buf[24], topic_buf[24];
+    const char *form[8];
     tg_bot_send_cb cb;
     void *data;
 } send_t;
@@ -383,6 +386,9 @@ static void send_finish(tg_bot_t *b, int status, const char *json, const char *e
     b->sending = NULL;
     s->cb(s->data, status, json, error);
     free(s->body);
+    free(s->path);
+    free(s->caption);
+    free(s->filename);
     free(s);
     send_next(b);
     maybe_closed(b);
@@ -405,7 +411,7 @@ static void sent_done(net_req_t *r, int status)
     tg_bot_t *b = r->data;
     char why[320];
     if (status != 0) {
-        snprintf(why, sizeof why, "sendMessage: %s", r->error[0] ? r->error : uv_strerror(status));
+        snprintf(why, sizeof why, "sending: %s", r->error[0] ? r->error : uv_strerror(status));
         net_req_release(r);
         send_finish(b, status, NULL, why);
         return;
@@ -486,11 +492,31 @@ static void send_next(tg_bot_t *b)
     snprintf(key, sizeof key, "%lld", (long long)pick->chat);
     json_object_set_new(b->last_by_chat, key, json_integer((json_int_t)now));
     memset(&b->sreq, 0, sizeof b->sreq);
-    set_url(b, b->surl, sizeof b->surl, "sendMessage");
+    set_url(b, b->surl, sizeof b->surl, pick->path ? "sendDocument" : "sendMessage");
     b->sreq.url = b->surl;
-    b->sreq.body = pick->body;
-    b->sreq.body_len = strlen(pick->body);
-    b->sreq.content_type = "application/json";
+    if (pick->path) {
+        int k = 0;
+        snprintf(pick->chat_buf, sizeof pick->chat_buf, "%lld", (long long)pick->chat);
+        pick->form[k++] = "chat_id";
+        pick->form[k++] = pick->chat_buf;
+        if (pick->caption) {
+            pick->form[k++] = "caption";
+            pick->form[k++] = pick->caption;
+        }
+        if (pick->topic_buf[0]) {
+            pick->form[k++] = "message_thread_id";
+            pick->form[k++] = pick->topic_buf;
+        }
+        pick->form[k] = NULL;
+        b->sreq.form = pick->form;
+        b->sreq.upload_field = "document";
+        b->sreq.upload_path = pick->path;
+        b->sreq.upload_name = pick->filename;
+    } else {
+        b->sreq.body = pick->body;
+        b->sreq.body_len = strlen(pick->body);
+        b->sreq.content_type = "application/json";
+    }
     b->sreq.cb = sent_done;
     b->sreq.data = b;
     int rc = net_request(b->net, &b->sreq);
@@ -522,6 +548,31 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
     s->chat = chat;
     s->body = json_dumps(body, JSON_COMPACT);
     json_decref(body);
+    s->cb = cb;
+    s->data = data;
+    queue_push_tail(&b->sends, &s->node);
+    b->nsends++;
+    send_next(b);
+    return 0;
+}
+
+int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
+                     const char *filename, int64_t topic, tg_bot_send_cb cb, void *data)
+{
+    if (b->state == BOT_CLOSING)
+        return UV_ECANCELED;
+    if (b->nsends >= TG_BOT_SEND_QUEUE_MAX)
+        return UV_EBUSY;
+    send_t *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->path = strdup(path)) == NULL) {
+        free(s);
+        return UV_ENOMEM;
+    }
+    s->chat = chat;
+    s->caption = caption ? strdup(caption) : NULL;
+    s->filename = filename ? strdup(filename) : NULL;
+    if (topic)
+        snprintf(s->topic_buf, sizeof s->topic_buf, "%lld", (long long)topic);
     s->cb = cb;
     s->data = data;
     queue_push_tail(&b->sends, &s->node);
@@ -736,6 +787,9 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         b->nsends--;
         s->cb(s->data, UV_ECANCELED, NULL, "the daemon is stopping");
         free(s->body);
+        free(s->path);
+        free(s->caption);
+        free(s->filename);
         free(s);
     }
     if (b->req_busy)

@@ -9,6 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -31,9 +32,11 @@ async function control(p, body) {
   return r.json();
 }
 
+let dataDir;
 function daemon(extra = []) {
+  dataDir = tmpdir("parley-sync-");
   return startDaemon([
-    "--db", url, "--data-dir", tmpdir("parley-sync-"),
+    "--db", url, "--data-dir", dataDir,
     "--telegram-bot-token", TOKEN, "--telegram-api-url", api, "--telegram-poll-timeout-s", "1",
     "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra,
   ]);
@@ -199,6 +202,22 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
       const r = await c.callTool({ name: tool, arguments: args });
       assert.equal(r.isError, true, tool);
       assert.match(textOf(r), re, tool);
+    }
+    // A file from the upload root, streamed as multipart; paths outside refused.
+    const up = path.join(dataDir, "uploads");
+    fs.mkdirSync(up, { recursive: true });
+    fs.writeFileSync(path.join(up, "report.txt"), "x".repeat(300000));
+    const sf = await c.callTool({ name: "messagesSendFile", arguments: { channelId: Number(chat), filePath: "report.txt", caption: "the report" } });
+    assert.ok(!sf.isError, textOf(sf));
+    const doc = (await control("/control/sent")).find((x) => x.document);
+    assert.equal(doc.document.name, "report.txt");
+    assert.equal(doc.document.size, 300000);
+    assert.equal(doc.caption, "the report");
+    assert.equal(psql(`SELECT text || '|' || media_kind FROM messages WHERE chat_id = ${chat} AND id = ${sf.structuredContent.messageId}`), "the report|document");
+    for (const [p, re] of [["../../etc/passwd", /outside the upload root|No such file/], ["/etc/passwd", /outside the upload root/], ["missing.txt", /No such file/]]) {
+      const r = await c.callTool({ name: "messagesSendFile", arguments: { channelId: Number(chat), filePath: p } });
+      assert.equal(r.isError, true);
+      assert.match(textOf(r), re);
     }
     const leave = await c.callTool({ name: "groupsLeave", arguments: { channelId: Number(chat) } });
     assert.deepEqual(leave.structuredContent, { channelId: Number(chat), left: true });

@@ -169,13 +169,16 @@ function sendMessage(res, args) {
 }
 
 const server = http.createServer((req, res) => {
-  let body = "";
-  req.on("data", (d) => (body += d));
+  const chunks = [];
+  req.on("data", (d) => chunks.push(d));
   req.on("end", async () => {
+    const rawBody = Buffer.concat(chunks);
+    const body = rawBody.toString("utf8");
     const url = new URL(req.url, "http://x");
     let args = {};
     try {
-      args = body ? JSON.parse(body) : Object.fromEntries(url.searchParams);
+      const multipart = (req.headers["content-type"] ?? "").startsWith("multipart/");
+      args = body && !multipart ? JSON.parse(body) : Object.fromEntries(url.searchParams);
     } catch {
       return apiError(res, 400, "Bad Request: can't parse JSON");
     }
@@ -206,6 +209,31 @@ const server = http.createServer((req, res) => {
         return getUpdates(req, res, args);
       case "sendMessage":
         return sendMessage(res, args);
+      case "sendDocument": {
+        // multipart/form-data: the fields and the file's name and size.
+        const ct = req.headers["content-type"] ?? "";
+        const boundary = /boundary=(.+)$/.exec(ct)?.[1];
+        if (!boundary) return apiError(res, 400, "Bad Request: multipart expected");
+        const parts = rawBody.toString("latin1").split(`--${boundary}`).slice(1, -1);
+        const fields = {};
+        let file = null;
+        for (const p of parts) {
+          const [head, ...rest] = p.split("\r\n\r\n");
+          const data = rest.join("\r\n\r\n").replace(/\r\n$/, "");
+          const name = /name="([^"]+)"/.exec(head)?.[1];
+          const filename = /filename="([^"]+)"/.exec(head)?.[1];
+          if (filename) file = { name: filename, size: Buffer.byteLength(data, "latin1"), head: data.slice(0, 16) };
+          else if (name) fields[name] = data;
+        }
+        if (!file) return apiError(res, 400, "Bad Request: there is no document in the request");
+        const chatId = Number(fields.chat_id);
+        const chat = chatId > 0 ? { id: chatId, type: "private", first_name: "Someone" } : { id: chatId, type: "supergroup", title: "Sent To" };
+        const m = { message_id: newId(chatId) + 1000000, date: Math.floor(Date.now() / 1000), chat, from: BOT,
+                    document: { file_id: `doc${sent.length}`, file_unique_id: `udoc${sent.length}`, file_name: file.name, file_size: file.size },
+                    ...(fields.caption ? { caption: fields.caption } : {}) };
+        sent.push({ at: Date.now(), chat_id: chatId, document: file, caption: fields.caption, message_id: m.message_id });
+        return reply(res, 200, { ok: true, result: m });
+      }
       case "setChatTitle":
       case "leaveChat":
       case "unbanChatMember":
