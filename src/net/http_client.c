@@ -19,6 +19,8 @@
 
 #define NET_TAG       "net"
 #define NET_MAX_SOCKS 4096
+/* Largest upload held in memory while it is sent. */
+#define NET_UPLOAD_MAX (64u << 20)
 
 typedef struct sock_s {
     uv_poll_t poll;
@@ -266,11 +268,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp)
     return len;
 }
 
-/* ---- uploads: the file is read through the thread pool ---------------------- */
+/* ---- uploads: the file is read through the thread pool first ----------------- */
 
-#define NET_UPLOAD_CHUNK (256u * 1024)
-
-static void upload_read_next(net_req_t *r);
+static void upload_start_transfer(net_req_t *r);
+static void req_finish(net_req_t *r);
 
 static void upload_read_done(uv_fs_t *req)
 {
@@ -280,68 +281,43 @@ static void upload_read_done(uv_fs_t *req)
     uv_fs_req_cleanup(req);
     c->open_handles--;
     r->reading = false;
-    if (n < 0) {
-        if (r->result == 0) {
-            snprintf(r->error, sizeof r->error, "reading %s: %s", r->upload_path,
-                     uv_strerror((int)n));
-            r->result = (int)n;
-        }
-        r->upload_eof = true;
-    } else if (n == 0) {
-        r->upload_eof = true;
-    } else {
-        buf_append(&r->upload_buf, r->rchunk, (size_t)n);
+    if (n < 0 && r->result == 0) {
+        snprintf(r->error, sizeof r->error, "reading %s: %s", r->upload_path, uv_strerror((int)n));
+        r->result = (int)n;
+    }
+    if (n > 0)
         r->upload_off += (uint64_t)n;
+    if (r->result != 0 || n == 0 || r->upload_off >= r->upload_size) {
+        if (r->result == 0 && r->upload_off < r->upload_size) {
+            snprintf(r->error, sizeof r->error, "%s shrank while it was read", r->upload_path);
+            r->result = UV_EIO;
+        }
+        if (r->result != 0) {
+            r->state = NET_REQ_FLUSHING;
+            req_finish(r);
+        } else {
+            upload_start_transfer(r);
+        }
+        maybe_closed(c);
+        return;
     }
-    if (r->upload_paused && r->easy && r->state == NET_REQ_RUNNING) {
-        r->upload_paused = false;
-        curl_easy_pause(r->easy, CURLPAUSE_CONT);
-    }
-    if (r->state == NET_REQ_FLUSHING && r->writing == NULL)
+    uv_buf_t b = uv_buf_init(r->rchunk + r->upload_off, (unsigned)(r->upload_size - r->upload_off));
+    r->rreq.data = r;
+    if (uv_fs_read(c->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
+                   upload_read_done) == 0) {
+        r->reading = true;
+        c->open_handles++;
+    } else {
+        r->result = UV_EIO;
+        r->state = NET_REQ_FLUSHING;
         req_finish(r);
+    }
     maybe_closed(c);
 }
 
-static void upload_read_next(net_req_t *r)
-{
-    if (r->reading || r->upload_eof || r->upload_buf.len - r->upload_pos >= NET_UPLOAD_CHUNK)
-        return;
-    if (r->upload_pos > 0) {
-        buf_consume(&r->upload_buf, r->upload_pos);
-        r->upload_pos = 0;
-    }
-    uv_buf_t b = uv_buf_init(r->rchunk, NET_UPLOAD_CHUNK);
-    r->rreq.data = r;
-    if (uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
-                   upload_read_done) != 0) {
-        r->upload_eof = true;
-        return;
-    }
-    r->reading = true;
-    r->client->open_handles++;
-}
-
-/* libcurl asks for file bytes: give what was read, else pause. */
-static size_t upload_cb(char *buf, size_t size, size_t n, void *arg)
-{
-    net_req_t *r = arg;
-    size_t want = size * n, have = r->upload_buf.len - r->upload_pos;
-    if (have == 0) {
-        if (r->upload_eof)
-            return r->result != 0 ? CURL_READFUNC_ABORT : 0;
-        upload_read_next(r);
-        r->upload_paused = true;
-        return CURL_READFUNC_PAUSE;
-    }
-    size_t k = have < want ? have : want;
-    memcpy(buf, r->upload_buf.data + r->upload_pos, k);
-    r->upload_pos += k;
-    upload_read_next(r);
-    return k;
-}
-
-/* Opens the upload and builds the form. Returns 0 or a negative code. */
-static int upload_prepare(net_req_t *r, CURL *e)
+/* Opens the upload (bounded: at most NET_UPLOAD_MAX bytes are held) and
+ * starts reading it. Returns 0 or a negative code. */
+static int upload_prepare(net_req_t *r)
 {
     r->upload_fd = open(r->upload_path, O_RDONLY | O_CLOEXEC);
     if (r->upload_fd < 0) {
@@ -352,16 +328,38 @@ static int upload_prepare(net_req_t *r, CURL *e)
     struct stat st;
     if (fstat(r->upload_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(r->error, sizeof r->error, "%s: not a regular file", r->upload_path);
-        close(r->upload_fd);
-        r->upload_fd = -1;
         return UV_EINVAL;
     }
+    if ((uint64_t)st.st_size > NET_UPLOAD_MAX) {
+        snprintf(r->error, sizeof r->error, "%s: larger than %u bytes", r->upload_path,
+                 NET_UPLOAD_MAX);
+        return UV_E2BIG;
+    }
     r->upload_size = (uint64_t)st.st_size;
-    r->rchunk = malloc(NET_UPLOAD_CHUNK);
-    buf_init(&r->upload_buf, 2 * NET_UPLOAD_CHUNK);
-    r->mime = curl_mime_init(e);
-    if (r->rchunk == NULL || r->mime == NULL)
+    r->rchunk = malloc(r->upload_size ? r->upload_size : 1);
+    if (r->rchunk == NULL)
         return UV_ENOMEM;
+    uv_buf_t b = uv_buf_init(r->rchunk, (unsigned)r->upload_size);
+    r->rreq.data = r;
+    int rc = uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, 0, upload_read_done);
+    if (rc != 0)
+        return rc;
+    r->reading = true;
+    r->client->open_handles++;
+    return 0;
+}
+
+/* The file is in memory: build the form and start the transfer. */
+static void upload_start_transfer(net_req_t *r)
+{
+    net_client_t *c = r->client;
+    r->mime = curl_mime_init(r->easy);
+    if (r->mime == NULL) {
+        r->result = UV_ENOMEM;
+        r->state = NET_REQ_FLUSHING;
+        req_finish(r);
+        return;
+    }
     for (const char *const *f = r->form; f && f[0] && f[1]; f += 2) {
         curl_mimepart *p = curl_mime_addpart(r->mime);
         curl_mime_name(p, f[0]);
@@ -375,10 +373,13 @@ static int upload_prepare(net_req_t *r, CURL *e)
         name = name ? name + 1 : r->upload_path;
     }
     curl_mime_filename(p, name);
-    curl_mime_data_cb(p, (curl_off_t)r->upload_size, upload_cb, NULL, NULL, r);
-    curl_easy_setopt(e, CURLOPT_MIMEPOST, r->mime);
-    upload_read_next(r);
-    return 0;
+    curl_mime_data(p, r->rchunk, (size_t)r->upload_size);
+    curl_easy_setopt(r->easy, CURLOPT_MIMEPOST, r->mime);
+    if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
+        r->result = UV_EIO;
+        r->state = NET_REQ_FLUSHING;
+        req_finish(r);
+    }
 }
 
 /* ---- requests ------------------------------------------------------------------ */
@@ -424,7 +425,6 @@ static void req_finish(net_req_t *r)
     }
     free(r->rchunk);
     r->rchunk = NULL;
-    buf_free(&r->upload_buf);
     curl_slist_free_all(r->headers);
     r->headers = NULL;
     buf_free(&r->pending);
@@ -478,10 +478,8 @@ int net_request(net_client_t *c, net_req_t *r)
     r->mime = NULL;
     r->upload_fd = -1;
     r->rchunk = NULL;
-    r->reading = r->upload_paused = r->upload_eof = false;
+    r->reading = false;
     r->upload_off = 0;
-    r->upload_pos = 0;
-    buf_init(&r->upload_buf, 0);
     buf_init(&r->body_buf, r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES);
     buf_init(&r->pending, NET_FILE_BUFFER + CURL_MAX_WRITE_SIZE);
     if (r->untrusted && !addr_policy_url_ok(&c->policy, r->url, r->error, sizeof r->error))
@@ -525,7 +523,7 @@ int net_request(net_client_t *c, net_req_t *r)
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     }
     if (r->upload_path) {
-        int urc = upload_prepare(r, e);
+        int urc = upload_prepare(r);
         if (urc != 0) {
             curl_easy_cleanup(e);
             r->easy = NULL;
@@ -555,6 +553,8 @@ int net_request(net_client_t *c, net_req_t *r)
     }
     r->state = NET_REQ_RUNNING;
     queue_push_tail(&c->reqs, &r->node);
+    if (r->upload_path)
+        return 0; /* the handle is added once the file is read */
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         queue_remove(&r->node);
         curl_easy_cleanup(e);
@@ -572,6 +572,11 @@ void net_request_cancel(net_req_t *r)
         return;
     r->result = UV_ECANCELED;
     snprintf(r->error, sizeof r->error, "cancelled");
+    if (r->reading && r->mime == NULL) {
+        /* Still reading the upload: it finishes when the read returns. */
+        r->state = NET_REQ_FLUSHING;
+        return;
+    }
     transfer_done(r, CURLE_ABORTED_BY_CALLBACK);
 }
 

@@ -59,7 +59,8 @@ struct net_req_s {
     const char *content_type; /* of the body */
     bool untrusted;           /* the URL came from a tool or upstream content */
     /* multipart/form-data instead of body: fields as name, value pairs
-     * (NULL-terminated), and a file read through the thread pool. */
+     * (NULL-terminated), and a file (at most 64 MiB) read through the
+     * thread pool before the transfer starts. */
     const char *const *form;
     const char *upload_field; /* e.g. "document" */
     const char *upload_path;
@@ -89,11 +90,9 @@ struct net_req_s {
     curl_mime *mime;
     int upload_fd;
     uint64_t upload_size, upload_off;
-    buf_t upload_buf;  /* read ahead, not yet given to libcurl */
-    size_t upload_pos; /* consumed from upload_buf */
     uv_fs_t rreq;
-    char *rchunk;
-    bool reading, upload_paused, upload_eof;
+    char *rchunk; /* the upload, read through the thread pool before sending */
+    bool reading;
 };
 
 /* Creates a client. policy (copied) applies to untrusted requests. Returns

@@ -61,16 +61,66 @@ async function waitArchived(want, ms = 60000) {
   }
 }
 
+async function emulator() {
+  const child = spawn(process.execPath, [path.join(here, "..", "harness", "botapi_emulator.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = await once(child.stdout, "data");
+  const base = `http://127.0.0.1:${JSON.parse(line).port}`;
+  const ctl = async (p, body) => (await fetch(`${base}${p}`, body ? { method: "POST", body: JSON.stringify(body) } : {})).json();
+  return {
+    child,
+    api: base,
+    control: ctl,
+    expected: async () => (await ctl("/control/expected")).map(([c, i, t]) => `${c}:${i}:${t}`).sort(),
+  };
+}
+
 before(async () => {
   psql(`CREATE DATABASE ${db}`, "postgres");
-  emu = spawn(process.execPath, [path.join(here, "..", "harness", "botapi_emulator.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = await once(emu.stdout, "data");
-  api = `http://127.0.0.1:${JSON.parse(line).port}`;
+  const e = await emulator();
+  emu = e.child;
+  api = e.api;
 });
 
 after(async () => {
   emu?.kill();
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
+});
+
+test("PostgreSQL stopped and started mid-ingest: nothing lost, nothing twice", async () => {
+  // A cluster of its own, to stop under the daemon.
+  const harness = path.join(here, "..", "harness", "pg_cluster.sh");
+  const dir = tmpdir("parley-pgsync-");
+  execFileSync(harness, ["start", dir]);
+  const own = `host=${dir} port=5432 user=parley dbname=postgres`;
+  const q = (sql) => execFileSync("psql", ["-X", "-q", "-At", "-h", dir, "-U", "parley", "-d", "postgres", "-c", sql], { encoding: "utf8" }).trim();
+  const e = await emulator(); // its own, so the other tests' expectations stay theirs
+  const d = await startDaemon([
+    "--db", own, "--data-dir", tmpdir("parley-sync-"), "--db-query-timeout-ms", "3000",
+    "--telegram-bot-token", TOKEN, "--telegram-api-url", e.api, "--telegram-poll-timeout-s", "1",
+  ]);
+  try {
+    await e.control("/control/generate", { n: 200, chats: 4, editEvery: 6 });
+    await new Promise((r) => setTimeout(r, 100));
+    execFileSync(harness, ["stop", dir]);
+    await e.control("/control/generate", { n: 200, chats: 4, editEvery: 5 });
+    await new Promise((r) => setTimeout(r, 1500));
+    execFileSync(harness, ["start", dir]);
+    const want = await e.expected();
+    const deadline = Date.now() + 60000;
+    let got;
+    for (;;) {
+      const rows = q("SELECT chat_id || ':' || id || ':' || coalesce(text, '') FROM messages WHERE NOT outgoing ORDER BY 1");
+      got = rows ? rows.split("\n") : [];
+      if (got.join("\n") === want.join("\n") || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    assert.deepEqual(got, want);
+    assert.match(d.log(), /storing updates failed|reading the update offset failed|connection/i);
+  } finally {
+    await d.stop();
+    e.child.kill();
+    execFileSync(harness, ["destroy", dir]);
+  }
 });
 
 test("updates arrive exactly once through faults and a kill -9", async () => {
