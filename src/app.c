@@ -26,7 +26,9 @@
 #include "db/pool.h"
 #include "mcp/server.h"
 #include "net/http_client.h"
+#include "sync/jobs.h"
 #include "upstream/tg_bot.h"
+#include "upstream/tg_jobs.h"
 #include "transport/conn.h"
 #include "transport/endpoint.h"
 #include "transport/http.h"
@@ -78,6 +80,8 @@ typedef struct app_s {
     net_client_t *net;
     tg_bot_t *bot;
     archive_upstream_t upstream;
+    sync_runner_t *jobs;
+    tg_jobs_ctx_t jobs_ctx;
     char media_root[CONFIG_PATH_MAX + 16];
     char export_root[CONFIG_PATH_MAX + 16];
     char upload_root[CONFIG_PATH_MAX + 16];
@@ -215,6 +219,19 @@ static void bot_closed(tg_bot_t *b, void *data)
         app_mcp_part_closed(a);
 }
 
+/* The job runner stopped: then the connector. */
+static void jobs_closed(void *data)
+{
+    app_t *a = data;
+    a->jobs = NULL;
+    if (a->bot)
+        tg_bot_close(a->bot, bot_closed, a);
+    else if (a->net)
+        net_client_close(a->net, net_closed, a);
+    else
+        app_mcp_part_closed(a);
+}
+
 /* Closes the MCP side (listeners, stdio, sessions: calls still running are
  * cancelled), the connector, then the database parts. */
 static void app_close_mcp(app_t *a)
@@ -241,7 +258,10 @@ static void app_close_mcp(app_t *a)
         a->mcp_parts++;
         conn_close(a->stdio);
     }
-    if (a->bot) {
+    if (a->jobs) {
+        a->mcp_parts++;
+        sync_runner_close(a->jobs, jobs_closed, a);
+    } else if (a->bot) {
         a->mcp_parts++;
         tg_bot_close(a->bot, bot_closed, a);
     } else if (a->net) {
@@ -504,6 +524,16 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
                                        .call = up_call,
                                        .cannot = up_cannot};
     a->archive.upstream = &a->upstream;
+    a->jobs_ctx = (tg_jobs_ctx_t){.bot = a->bot, .rw = a->rw};
+    sync_class_t classes[] = {
+        {.name = "sync", .concurrency = 2, .exec = tg_jobs_sync, .ctx = &a->jobs_ctx},
+        {.name = "metadata", .concurrency = 2, .exec = tg_jobs_metadata, .ctx = &a->jobs_ctx},
+    };
+    rc = sync_runner_start(&a->loop, a->rw, classes, 2, &a->jobs);
+    if (rc != 0) {
+        snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
+        return rc;
+    }
     log_info(APP_TAG, "telegram: Bot API connector started (realtime sync)");
     return 0;
 }

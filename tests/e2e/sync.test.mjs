@@ -269,6 +269,21 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
       assert.equal(r.isError, true);
       assert.match(textOf(r), re);
     }
+    // The job queue: a history backfill is not possible for a bot (idle,
+    // saying why); a metadata job refreshes the chat with getChat.
+    const job = await c.callTool({ name: "syncJobsAdd", arguments: { channelId: Number(chat), depth: 100 } });
+    assert.ok(!job.isError, textOf(job));
+    psql(`INSERT INTO sync_jobs (class, channel, chat_id) VALUES ('metadata', '${chat}', ${chat})`);
+    const until = Date.now() + 15000;
+    let jobs;
+    for (;;) {
+      jobs = psql("SELECT class || '|' || status || '|' || coalesce(error, '') FROM sync_jobs ORDER BY id").split("\n");
+      if (jobs.every((j) => j.includes("|idle|")) || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.match(jobs[0], /^sync\|idle\|a bot account cannot read chat history/);
+    assert.match(jobs[1], /^metadata\|idle\|$/);
+    assert.equal(psql(`SELECT title || '|' || (metadata_updated_at IS NOT NULL) FROM chats WHERE id = ${chat}`), "Emulated|true");
     const leave = await c.callTool({ name: "groupsLeave", arguments: { channelId: Number(chat) } });
     assert.deepEqual(leave.structuredContent, { channelId: Number(chat), left: true });
     const bad = await c.callTool({ name: "messagesSend", arguments: { channelId: "@nobody", text: "x" } });

@@ -1,0 +1,68 @@
+/* jobs: runs the sync_jobs queue. Every SYNC_POLL_MS (and when kicked)
+ * the runner claims due jobs of each class it has room for
+ * (parley_jobs_claim: FOR UPDATE SKIP LOCKED, under a lease, so several
+ * daemons on one database share the work and a killed daemon's jobs are
+ * taken over when their lease expires), hands each to its class's executor,
+ * and records the outcome (parley_jobs_finish: idle, error, or back to
+ * pending with exponential backoff and jitter up to SYNC_MAX_ATTEMPTS). */
+#ifndef PARLEY_SYNC_JOBS_H
+#define PARLEY_SYNC_JOBS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "db/pool.h"
+
+#define SYNC_POLL_MS      1000
+#define SYNC_LEASE_S      120
+#define SYNC_MAX_ATTEMPTS 5
+#define SYNC_MAX_CLASSES  8
+
+typedef struct sync_runner_s sync_runner_t;
+typedef struct sync_job_s sync_job_t;
+
+typedef enum {
+    SYNC_IDLE = 0, /* done; waits for realtime or a new request */
+    SYNC_RETRY,    /* failed; try again later */
+    SYNC_ERROR,    /* failed for good */
+} sync_outcome_t;
+
+/* Runs a job; must end it with sync_job_finish (now or later). */
+typedef void (*sync_exec_fn)(sync_job_t *job, void *ctx);
+
+typedef struct sync_class_s {
+    const char *name; /* sync_jobs.class */
+    int concurrency;
+    sync_exec_fn exec;
+    void *ctx;
+} sync_class_t;
+
+struct sync_job_s {
+    sync_runner_t *runner;
+    int cls;
+    json_t *row; /* id, class, channel, chat_id, depth, attempts, params */
+    pg_query_t q;
+    pg_stmt_t stmt;
+    const char *params[1];
+    char *pjson;
+};
+
+int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classes, int nclasses,
+                      sync_runner_t **out);
+
+/* Looks for work now (e.g. after syncJobsAdd). */
+void sync_runner_kick(sync_runner_t *r);
+
+/* Ends a job. error: NULL or a message stored with it; fetched: items
+ * stored; chat_id: the resolved chat (0: unchanged). */
+void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error, long fetched,
+                     int64_t chat_id);
+
+/* Jobs running now. */
+int sync_runner_running(const sync_runner_t *r);
+
+/* Stops claiming; cb(data) once the running jobs ended. */
+void sync_runner_close(sync_runner_t *r, void (*cb)(void *data), void *data);
+
+#endif
