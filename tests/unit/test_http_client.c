@@ -75,6 +75,12 @@ static void respond(peer_t *p)
                  "0\r\n\r\n",
                  port);
         send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /to-private ", 16) == 0) {
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:%d/ok\r\nContent-Length: "
+                 "0\r\n\r\n",
+                 port);
+        send_text(p, head, "", 0);
     } else if (strncmp(p->req, "GET /slow ", 10) == 0) {
         return; /* never answers */
     } else {
@@ -268,6 +274,27 @@ static void test_policy(void **state)
     assert_int_equal(k.status, 0);
     assert_int_equal(k.r.http_status, 200);
     net_req_release(&k.r);
+    /* A redirect to an address outside the allow-list is refused when
+     * it connects, although the first hop was allowed. */
+    job_t x = {0};
+    run(&x, "/to-private", true, NULL);
+    assert_int_equal(x.status, UV_EACCES);
+    assert_non_null(strstr(x.r.error, "loopback address 127.0.0.2"));
+    net_req_release(&x.r);
+    /* https only unless allowed. */
+    addr_policy_t strict = {0};
+    strcpy(strict.allow[strict.nallow++], "127.0.0.1");
+    net_client_t *strict_client;
+    assert_int_equal(net_client_new(&loop, &cfg, &strict, &strict_client, err, sizeof err), 0);
+    client = strict_client;
+    job_t h = {0};
+    run(&h, "/ok", true, NULL);
+    assert_int_equal(h.status, UV_EACCES);
+    assert_non_null(strstr(h.r.error, "scheme http"));
+    net_req_release(&h.r);
+    client_closed = false;
+    net_client_close(strict_client, on_client_closed, NULL);
+    test_run_until(&loop, &client_closed, 5000);
     client_closed = false;
     net_client_close(open_client, on_client_closed, NULL);
     test_run_until(&loop, &client_closed, 5000);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/sync.sh [UPDATES] [SAMPLES]: live-sync benchmark. A release
+# parleyd syncs from the Bot API emulator (tests/harness/botapi_emulator.mjs)
+# into a throw-away cluster: the ingest rate of UPDATES generated updates
+# (default 20000), the update-to-stored latency over SAMPLES single updates
+# (default 200), and parleyd's peak RSS. Prints key=value lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-20000}
+samples=${2:-200}
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPARLEY_TESTS=OFF >/dev/null
+cmake --build build-bench -j "$(nproc)" >/dev/null
+work=$(mktemp -d /tmp/parley-bench-sync.XXXXXX)
+chmod 755 "$work"
+pg="$work/pg"
+tests/harness/pg_cluster.sh start "$pg" >/dev/null
+emu= pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  [ -n "$emu" ] && kill "$emu" 2>/dev/null || true
+  tests/harness/pg_cluster.sh destroy "$pg" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+node tests/harness/botapi_emulator.mjs >"$work/emu.out" &
+emu=$!
+for _ in $(seq 50); do [ -s "$work/emu.out" ] && break; sleep 0.1; done
+port=$(sed -E 's/.*"port":([0-9]+).*/\1/' "$work/emu.out")
+build-bench/parleyd serve --db "host=$pg port=5432 user=parley dbname=postgres" \
+  --data-dir "$work/data" --log-level warn --telegram-bot-token 123456:BENCH \
+  --telegram-api-url "http://127.0.0.1:$port" --telegram-poll-timeout-s 5 2>"$work/parleyd.log" &
+pid=$!
+sleep 1
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+node bench/sync_bench.mjs "http://127.0.0.1:$port" "$pg" "$pid" "$n" "$samples"
