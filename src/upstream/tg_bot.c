@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "upstream/tg_media.h"
 #include "util/log.h"
@@ -18,6 +19,7 @@ typedef enum {
     BOT_BACKOFF,
     BOT_STOPPED,
     BOT_CLOSING,
+    BOT_STANDBY, /* another daemon holds the poller lease */
 } bot_state_t;
 
 typedef struct send_s {
@@ -55,7 +57,15 @@ struct tg_bot_s {
     pg_query_t q;
     pg_stmt_t stmt;
     const char *params[3];
-    char pbuf[2][32];
+    char pbuf[3][32];
+    char owner[96];
+    uint64_t lease_until; /* loop time until which our lease surely holds */
+    pg_query_t rq;        /* releasing the lease at close */
+    pg_stmt_t rstmt;
+    const char *rparams[2];
+    char rbuf[32];
+    bool releasing;
+    bool standby; /* stood by last time the lease was asked for */
     char *pjson;
     bool q_busy;
     /* Sending. */
@@ -81,6 +91,7 @@ struct tg_bot_s {
 };
 
 static void poll_next(tg_bot_t *b);
+static void lease_renew(tg_bot_t *b);
 static void send_next(tg_bot_t *b);
 static void maybe_closed(tg_bot_t *b);
 
@@ -94,7 +105,7 @@ static void set_url(tg_bot_t *b, char *url, size_t cap, const char *method)
 static void backoff_cb(uv_timer_t *t)
 {
     tg_bot_t *b = t->data;
-    if (b->state == BOT_BACKOFF) {
+    if (b->state == BOT_BACKOFF || b->state == BOT_STANDBY) {
         b->state = BOT_STARTING;
         poll_next(b);
     }
@@ -353,6 +364,55 @@ static void start_request(tg_bot_t *b, const char *method, const char *body, net
     b->req_busy = true;
 }
 
+/* The lease outlives one long poll with room to spare: it is renewed only
+ * between polls. */
+static int lease_seconds(const tg_bot_t *b)
+{
+    return TG_BOT_LEASE_S + b->poll_timeout_s;
+}
+
+static void lease_done(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    b->q_busy = false;
+    const char *v = status == 0 ? first_value(q) : NULL;
+    bool held = v != NULL && strcmp(v, "t") == 0;
+    pg_query_release(q);
+    if (b->state == BOT_CLOSING) {
+        maybe_closed(b);
+        return;
+    }
+    if (v == NULL) {
+        backoff(b, 0, "renewing the poller lease failed");
+        return;
+    }
+    if (!held) {
+        if (!b->standby)
+            log_info(BOT_TAG, "another daemon polls this bot; standing by");
+        b->standby = true;
+        b->state = BOT_STANDBY;
+        uv_timer_start(&b->timer, backoff_cb, (uint64_t)lease_seconds(b) * 1000 / 3, 0);
+        return;
+    }
+    if (b->standby)
+        log_info(BOT_TAG, "took over polling this bot");
+    b->standby = false;
+    /* Renewed for TG_BOT_LEASE_S; renew again well before it ends. */
+    b->lease_until = uv_now(b->loop) + (uint64_t)lease_seconds(b) * 1000 / 2;
+    b->state = BOT_POLLING;
+    poll_next(b);
+}
+
+static void lease_renew(tg_bot_t *b)
+{
+    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
+    snprintf(b->pbuf[2], sizeof b->pbuf[2], "%d", lease_seconds(b));
+    b->params[0] = b->pbuf[0];
+    b->params[1] = b->owner;
+    b->params[2] = b->pbuf[2];
+    q_submit(b, "SELECT parley_bot_lease($1::bigint, $2::text, $3::integer)", 3, lease_done);
+}
+
 /* The next step: identify the bot, or poll. */
 static void poll_next(tg_bot_t *b)
 {
@@ -365,6 +425,10 @@ static void poll_next(tg_bot_t *b)
     if (b->account == 0) {
         b->state = BOT_STARTING;
         start_request(b, "getMe", NULL, me_done);
+        return;
+    }
+    if (uv_now(b->loop) >= b->lease_until) {
+        lease_renew(b);
         return;
     }
     b->state = BOT_POLLING;
@@ -679,6 +743,9 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
     while (n > 0 && b->api_url[n - 1] == '/')
         b->api_url[--n] = '\0';
     b->poll_timeout_s = cfg->poll_timeout_s > 0 ? cfg->poll_timeout_s : TG_BOT_POLL_TIMEOUT_S;
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    snprintf(b->owner, sizeof b->owner, "%s:%d", host, (int)getpid());
     b->want_realtime = cfg->realtime;
     b->last_by_chat = json_object();
     queue_init(&b->sends);
@@ -706,7 +773,7 @@ void tg_bot_set_realtime(tg_bot_t *b, bool on)
         return;
     b->want_realtime = on;
     if (on) {
-        if (b->state == BOT_STOPPED || b->state == BOT_BACKOFF) {
+        if (b->state == BOT_STOPPED || b->state == BOT_BACKOFF || b->state == BOT_STANDBY) {
             uv_timer_stop(&b->timer);
             b->state = BOT_STARTING;
             poll_next(b);
@@ -725,7 +792,8 @@ const char *tg_bot_state(const tg_bot_t *b)
 {
     if (b->detail && b->state == BOT_BACKOFF)
         return b->detail;
-    static const char *const names[] = {"starting", "polling", "backoff", "stopped", "closing"};
+    static const char *const names[] = {"starting", "polling", "backoff",
+                                        "stopped",  "closing", "standby"};
     return names[b->state];
 }
 
@@ -749,10 +817,40 @@ static void media_closed(void *data)
     maybe_closed(b);
 }
 
+static void released(pg_query_t *q, int status)
+{
+    tg_bot_t *b = q->data;
+    (void)status;
+    pg_query_release(q);
+    b->releasing = false;
+    maybe_closed(b);
+}
+
+/* Gives the poller lease back at a clean stop, so another daemon (or this
+ * one restarted) takes over at once. */
+static void release_lease(tg_bot_t *b)
+{
+    if (b->lease_until == 0 || b->account == 0)
+        return;
+    b->lease_until = 0;
+    snprintf(b->rbuf, sizeof b->rbuf, "%lld", (long long)b->account);
+    b->rparams[0] = b->rbuf;
+    b->rparams[1] = b->owner;
+    b->rstmt.sql = "SELECT parley_bot_lease_release($1::bigint, $2::text)";
+    b->rstmt.nparams = 2;
+    b->rstmt.params = b->rparams;
+    b->rq.stmts = &b->rstmt;
+    b->rq.nstmts = 1;
+    b->rq.cb = released;
+    b->rq.data = b;
+    if (pg_pool_submit(b->rw, &b->rq) == 0)
+        b->releasing = true;
+}
+
 static void maybe_closed(tg_bot_t *b)
 {
     if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
-        b->media_open || !queue_empty(&b->calls))
+        b->media_open || !queue_empty(&b->calls) || b->releasing)
         return;
     if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
@@ -798,6 +896,7 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         net_request_cancel(&b->sreq);
     if (b->media)
         tg_media_close(b->media, media_closed, b);
+    release_lease(b);
     for (queue_node_t *n = b->calls.next; n != &b->calls;) {
         call_t *c = queue_entry(n, call_t, node);
         n = n->next;

@@ -4,7 +4,9 @@
  * message_reaction, my_chat_member, chat_member) and applies each batch
  * together with its new offset in one transaction (parley_bot_ingest), so
  * no update is lost or applied twice across kill -9, restarts and database
- * restarts. 429 waits retry_after; 409 (another poller) and 401/404 (a bad
+ * restarts. One daemon polls a bot at a time (a lease in sync_state,
+ * renewed before each poll; the others stand by and take over when it
+ * expires). 429 waits retry_after; 409 (another poller) and 401/404 (a bad
  * token) are reported in the state and the log; network errors, 5xx and
  * bodies that are not JSON back off exponentially with jitter. Sending goes
  * through a bounded queue paced per chat and overall; a sent message is
@@ -25,6 +27,7 @@
 #define TG_BOT_BACKOFF_MIN_MS   500
 #define TG_BOT_BACKOFF_MAX_MS   30000
 #define TG_BOT_SEND_QUEUE_MAX   256
+#define TG_BOT_LEASE_S          30   /* poller lease beyond one poll (one poller per bot) */
 #define TG_BOT_SEND_PER_CHAT_MS 1000 /* about one message a second per chat */
 #define TG_BOT_SEND_GLOBAL_MS   34   /* about thirty a second overall */
 
@@ -50,7 +53,8 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
 void tg_bot_set_realtime(tg_bot_t *b, bool on);
 __attribute__((warn_unused_result)) bool tg_bot_realtime(const tg_bot_t *b);
 
-/* "starting", "polling", "backoff", "conflict", "unauthorized", "stopped". */
+/* "starting", "polling", "backoff", "conflict", "unauthorized", "stopped",
+ * "standby" (another daemon polls this bot). */
 const char *tg_bot_state(const tg_bot_t *b);
 uint64_t tg_bot_updates_applied(const tg_bot_t *b);
 

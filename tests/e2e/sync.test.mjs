@@ -295,3 +295,29 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
   }
   assert.doesNotMatch(d.log(), /TESTSECRET/);
 });
+
+test("two daemons on one database: one polls, the other stands by and takes over", async () => {
+  const a = await daemon();
+  const b = await daemon();
+  try {
+    await control("/control/generate", { n: 100, chats: 3, editEvery: 9 });
+    const want = await expectedRows();
+    assert.deepEqual(await waitArchived(want), want);
+    const logs = () => a.log() + b.log();
+    const deadline = Date.now() + 10000;
+    while (!/standing by/.test(logs()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.match(logs(), /another daemon polls this bot; standing by/);
+    assert.doesNotMatch(logs(), /409 conflict/);
+    // The poller stops cleanly: the other takes over.
+    const poller = /standing by/.test(a.log()) ? b : a;
+    const other = poller === a ? b : a;
+    assert.equal(await poller.stop(), 0);
+    await control("/control/generate", { n: 50, chats: 3, editEvery: 0 });
+    const want2 = await expectedRows();
+    assert.deepEqual(await waitArchived(want2, 30000), want2);
+    assert.match(other.log(), /took over polling this bot/);
+  } finally {
+    await a.stop();
+    await b.stop();
+  }
+});
