@@ -434,6 +434,39 @@ static void app_metrics(buf_t *b, void *data)
         buf_printf(b, "parley_db_queries_total{pool=\"%s\"} %llu\n", names[i],
                    (unsigned long long)st.submitted);
     }
+    if (a->jobs) {
+        sync_stats_t js;
+        sync_runner_stats(a->jobs, &js);
+        buf_append_str(b, "# HELP parley_sync_jobs Sync jobs on the database by class and "
+                          "status (counted every few seconds).\n# TYPE parley_sync_jobs gauge\n");
+        for (int i = 0; i < js.nclasses; i++)
+            buf_printf(b,
+                       "parley_sync_jobs{class=\"%s\",status=\"pending\"} %ld\n"
+                       "parley_sync_jobs{class=\"%s\",status=\"in_progress\"} %ld\n",
+                       js.name[i], js.pending[i], js.name[i], js.in_progress[i]);
+        buf_append_str(b, "# HELP parley_sync_jobs_running Sync jobs this daemon runs.\n"
+                          "# TYPE parley_sync_jobs_running gauge\n");
+        for (int i = 0; i < js.nclasses; i++)
+            buf_printf(b, "parley_sync_jobs_running{class=\"%s\"} %d\n", js.name[i], js.running[i]);
+    }
+    if (a->bot) {
+        tg_bot_stats_t bs;
+        tg_bot_stats(a->bot, &bs);
+        buf_printf(b,
+                   "# HELP parley_telegram_updates_applied_total Bot API updates applied.\n"
+                   "# TYPE parley_telegram_updates_applied_total counter\n"
+                   "parley_telegram_updates_applied_total %llu\n"
+                   "# HELP parley_telegram_send_queue Messages and files waiting to be sent.\n"
+                   "# TYPE parley_telegram_send_queue gauge\nparley_telegram_send_queue %d\n"
+                   "# HELP parley_media_downloads_active Media downloads in flight.\n"
+                   "# TYPE parley_media_downloads_active gauge\n"
+                   "parley_media_downloads_active %d\n"
+                   "# HELP parley_media_downloads_total Files downloaded into the store.\n"
+                   "# TYPE parley_media_downloads_total counter\n"
+                   "parley_media_downloads_total %llu\n",
+                   (unsigned long long)bs.updates_applied, bs.sends_queued, bs.media_active,
+                   (unsigned long long)bs.media_stored);
+    }
 }
 
 /* The connector as the toolsets see it. */

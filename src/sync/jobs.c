@@ -28,6 +28,12 @@ struct sync_runner_s {
     bool claiming[SYNC_MAX_CLASSES];
     claim_t claims[SYNC_MAX_CLASSES];
     char owner[128];
+    long pending[SYNC_MAX_CLASSES];
+    long in_progress[SYNC_MAX_CLASSES];
+    pg_query_t depth_q;
+    pg_stmt_t depth_stmt;
+    bool counting;
+    uint64_t counted_at;
     uv_timer_t timer;
     bool closing;
     bool timer_open;
@@ -95,11 +101,52 @@ static void claim(sync_runner_t *r, int cls)
         r->claiming[cls] = true;
 }
 
+static void counted(pg_query_t *q, int status)
+{
+    sync_runner_t *r = q->data;
+    r->counting = false;
+    if (status == 0 && q->results[0]) {
+        memset(r->pending, 0, sizeof r->pending);
+        memset(r->in_progress, 0, sizeof r->in_progress);
+        PGresult *res = q->results[0];
+        for (int row = 0; row < PQntuples(res); row++)
+            for (int i = 0; i < r->nclasses; i++)
+                if (strcmp(PQgetvalue(res, row, 0), r->classes[i].name) == 0) {
+                    r->pending[i] = strtol(PQgetvalue(res, row, 1), NULL, 10);
+                    r->in_progress[i] = strtol(PQgetvalue(res, row, 2), NULL, 10);
+                }
+    }
+    pg_query_release(q);
+    maybe_closed(r);
+}
+
+/* Counts the queue for serverStatus-like figures in /metrics. */
+static void count_depth(sync_runner_t *r)
+{
+    uint64_t now = uv_now(r->loop);
+    if (r->closing || r->counting || (r->counted_at != 0 && now - r->counted_at < SYNC_DEPTH_MS))
+        return;
+    r->counted_at = now;
+    memset(&r->depth_q, 0, sizeof r->depth_q);
+    r->depth_stmt.sql = "SELECT class, count(*) FILTER (WHERE status = 'pending'), "
+                        "count(*) FILTER (WHERE status = 'in_progress') FROM sync_jobs "
+                        "GROUP BY class";
+    r->depth_stmt.nparams = 0;
+    r->depth_stmt.params = NULL;
+    r->depth_q.stmts = &r->depth_stmt;
+    r->depth_q.nstmts = 1;
+    r->depth_q.cb = counted;
+    r->depth_q.data = r;
+    if (pg_pool_submit(r->rw, &r->depth_q) == 0)
+        r->counting = true;
+}
+
 static void tick(uv_timer_t *t)
 {
     sync_runner_t *r = t->data;
     for (int i = 0; i < r->nclasses; i++)
         claim(r, i);
+    count_depth(r);
 }
 
 void sync_runner_kick(sync_runner_t *r)
@@ -164,6 +211,18 @@ int sync_runner_running(const sync_runner_t *r)
     return n;
 }
 
+void sync_runner_stats(const sync_runner_t *r, sync_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nclasses = r->nclasses;
+    for (int i = 0; i < r->nclasses; i++) {
+        out->name[i] = r->classes[i].name;
+        out->pending[i] = r->pending[i];
+        out->in_progress[i] = r->in_progress[i];
+        out->running[i] = r->running[i];
+    }
+}
+
 int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classes, int nclasses,
                       sync_runner_t **out)
 {
@@ -196,7 +255,7 @@ static void timer_closed(uv_handle_t *h)
 
 static void maybe_closed(sync_runner_t *r)
 {
-    if (!r->closing)
+    if (!r->closing || r->counting)
         return;
     for (int i = 0; i < r->nclasses; i++)
         if (r->running[i] > 0 || r->claiming[i])

@@ -18,6 +18,7 @@
 #define SYNC_LEASE_S      120
 #define SYNC_MAX_ATTEMPTS 5
 #define SYNC_MAX_CLASSES  8
+#define SYNC_DEPTH_MS     5000 /* how often the queue depth is counted */
 
 typedef struct sync_runner_s sync_runner_t;
 typedef struct sync_job_s sync_job_t;
@@ -61,6 +62,19 @@ void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error,
 
 /* Jobs running now. */
 int sync_runner_running(const sync_runner_t *r);
+
+/* The queue as last counted (every SYNC_DEPTH_MS, for every daemon on the
+ * database): per class, jobs pending and in progress; and the jobs this
+ * daemon runs. */
+typedef struct sync_stats_s {
+    int nclasses;
+    const char *name[SYNC_MAX_CLASSES];
+    long pending[SYNC_MAX_CLASSES];
+    long in_progress[SYNC_MAX_CLASSES];
+    int running[SYNC_MAX_CLASSES];
+} sync_stats_t;
+
+void sync_runner_stats(const sync_runner_t *r, sync_stats_t *out);
 
 /* Stops claiming; cb(data) once the running jobs ended. */
 void sync_runner_close(sync_runner_t *r, void (*cb)(void *data), void *data);

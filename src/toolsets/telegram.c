@@ -396,6 +396,96 @@ static void group_admin(mcp_call_t *c)
     run_tool(c, "resolveChannel", admin_resolved);
 }
 
+/* ---- groupsInfo: the archive's record plus what the Bot API says now ---------- */
+
+/* The live calls, in order; each result lands under its key in "live". */
+static const char *const info_methods[] = {"getChat", "getChatMemberCount",
+                                           "getChatAdministrators"};
+static const char *const info_keys[] = {"chat", "memberCount", "administrators"};
+#define INFO_STEPS 3
+
+typedef struct info_s {
+    mcp_call_t *call;
+    json_t *out;  /* the archive's answer */
+    json_t *live; /* {chat, memberCount, administrators} */
+    int step;
+} info_t;
+
+static void info_step(info_t *in);
+
+static void info_done(void *data, int status, const char *json, const char *error)
+{
+    info_t *in = data;
+    json_error_t je;
+    json_t *v = status == 0 ? json_loads(json, JSON_DECODE_ANY, &je) : NULL;
+    if (v == NULL) {
+        /* The archive's record still answers; say what the live part lacks. */
+        json_object_set_new(in->out, "liveError",
+                            json_pack("{s:s, s:s}", "method", info_methods[in->step], "error",
+                                      error ? error : uv_strerror(status ? status : UV_EPROTO)));
+        in->step = INFO_STEPS;
+    } else {
+        json_object_set_new(in->live, info_keys[in->step], v);
+        in->step++;
+    }
+    info_step(in);
+}
+
+static void info_step(info_t *in)
+{
+    mcp_call_t *c = in->call;
+    archive_t *ar = mcp_call_app(c);
+    if (in->step >= INFO_STEPS) {
+        json_object_set(in->out, "live", in->live);
+        json_decref(in->live);
+        finish_obj(c, in->out);
+        free(in);
+        return;
+    }
+    char body[64];
+    snprintf(body, sizeof body, "{\"chat_id\":%lld}",
+             (long long)json_integer_value(json_object_get(in->out, "channelId")));
+    int rc = ar->upstream->call(ar->upstream->ctx, info_methods[in->step], body, info_done, in);
+    if (rc != 0)
+        info_done(in, rc, NULL, uv_strerror(rc));
+}
+
+static void info_archived(void *data, int status, const char *json, archive_err_t err,
+                          const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    json_error_t je;
+    json_t *out = json_loads(json, 0, &je);
+    info_t *in = calloc(1, sizeof *in);
+    if (out == NULL || in == NULL) {
+        json_decref(out);
+        free(in);
+        mcp_call_finish_error(c, "groupsInfo failed: %s", uv_strerror(UV_ENOMEM));
+        return;
+    }
+    in->call = c;
+    in->out = out;
+    in->live = json_object();
+    info_step(in);
+}
+
+/* groupsInfo: from the archive; with a connector, augmented live (getChat,
+ * getChatMemberCount, getChatAdministrators). */
+static void groups_info(mcp_call_t *c)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL) {
+        generic(c);
+        return;
+    }
+    run_tool(c, "groupsInfo", info_archived);
+}
+
 /* ---- mediaDownload ---------------------------------------------------------- */
 
 typedef struct {
@@ -809,8 +899,12 @@ static const mcp_tool_def_t tools[] = {
     /* groups */
     {"groupsList", "List groups", "Groups, supergroups, forums and channels, optionally by title.",
      OBJ("\"query\":{\"type\":\"string\"}," LIMIT(100), ""), OUT_LIST("groups"), RO, generic},
-    {"groupsInfo", "Group info", "A group's record, counts, members and most active senders.",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
+    {"groupsInfo", "Group info",
+     "A group's record, counts, members and most active senders from the archive; with a "
+     "connector also \"live\": the chat, its member count and administrators as Telegram has "
+     "them now (\"liveError\" says when that part failed).",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("channelId"), RO | MCP_TOOL_OPEN_WORLD,
+     groups_info},
     {"groupsRename", "Rename a group", "Renames a group (needs a connector).",
      OBJ(CHAN("Group") ",\"name\":{\"type\":\"string\",\"minLength\":1}", "\"channelId\",\"name\""),
      OUT_KEYS("name"), DESTRUCT, group_admin},

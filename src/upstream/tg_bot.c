@@ -797,6 +797,14 @@ const char *tg_bot_state(const tg_bot_t *b)
     return names[b->state];
 }
 
+void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out)
+{
+    out->updates_applied = b->applied;
+    out->sends_queued = b->nsends;
+    out->media_active = b->media ? tg_media_active(b->media) : 0;
+    out->media_stored = b->media ? tg_media_stored(b->media) : 0;
+}
+
 uint64_t tg_bot_updates_applied(const tg_bot_t *b)
 {
     return b->applied;

@@ -58,6 +58,16 @@ __attribute__((warn_unused_result)) bool tg_bot_realtime(const tg_bot_t *b);
 const char *tg_bot_state(const tg_bot_t *b);
 uint64_t tg_bot_updates_applied(const tg_bot_t *b);
 
+/* Figures for /metrics. */
+typedef struct tg_bot_stats_s {
+    uint64_t updates_applied;
+    int sends_queued;      /* waiting or being sent */
+    int media_active;      /* downloads in flight */
+    uint64_t media_stored; /* files downloaded into the store */
+} tg_bot_stats_t;
+
+void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out);
+
 /* Queues sendMessage. topic and reply_to: 0 for none. Returns 0, UV_EBUSY
  * (queue full) or UV_ENOMEM; cb runs later. */
 int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,

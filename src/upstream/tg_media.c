@@ -353,6 +353,11 @@ uint64_t tg_media_stored(const tg_media_t *m)
     return m->stored;
 }
 
+int tg_media_active(const tg_media_t *m)
+{
+    return m->active;
+}
+
 static void idle_closed(uv_handle_t *h)
 {
     tg_media_t *m = h->data;

@@ -38,6 +38,9 @@ void tg_media_kick(tg_media_t *m);
 
 uint64_t tg_media_stored(const tg_media_t *m);
 
+/* Downloads in flight now. */
+int tg_media_active(const tg_media_t *m);
+
 /* Stops; cb(data) once no transfer is in flight. */
 void tg_media_close(tg_media_t *m, void (*cb)(void *data), void *data);
 

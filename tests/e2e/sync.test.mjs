@@ -284,6 +284,23 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     assert.match(jobs[0], /^sync\|idle\|a bot account cannot read chat history/);
     assert.match(jobs[1], /^metadata\|idle\|$/);
     assert.equal(psql(`SELECT title || '|' || (metadata_updated_at IS NOT NULL) FROM chats WHERE id = ${chat}`), "Emulated|true");
+    // groupsInfo: the archive's record, and what the Bot API says now.
+    const info = await c.callTool({ name: "groupsInfo", arguments: { channelId: Number(chat) } });
+    assert.ok(!info.isError, textOf(info));
+    assert.equal(info.structuredContent.channelId, Number(chat));
+    assert.ok(info.structuredContent.messageCount >= 3);
+    assert.equal(info.structuredContent.live.chat.description, "An emulated group");
+    assert.equal(info.structuredContent.live.memberCount, 42);
+    assert.deepEqual(info.structuredContent.live.administrators.map((x) => x.status), ["creator", "administrator"]);
+    // /metrics shows the queue, the connector and the downloads.
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const re of [/^parley_sync_jobs\{class="metadata",status="pending"\} \d+$/m,
+                      /^parley_sync_jobs\{class="sync",status="in_progress"\} \d+$/m,
+                      /^parley_sync_jobs_running\{class="sync"\} 0$/m,
+                      /^parley_telegram_updates_applied_total [1-9]\d*$/m,
+                      /^parley_telegram_send_queue 0$/m,
+                      /^parley_media_downloads_active \d+$/m])
+      assert.match(metrics, re);
     const leave = await c.callTool({ name: "groupsLeave", arguments: { channelId: Number(chat) } });
     assert.deepEqual(leave.structuredContent, { channelId: Number(chat), left: true });
     const bad = await c.callTool({ name: "messagesSend", arguments: { channelId: "@nobody", text: "x" } });

@@ -253,7 +253,13 @@ const server = http.createServer((req, res) => {
         return reply(res, 200, { ok: true, result: { file_id: args.file_id, file_unique_id: f.unique, file_size: f.size, file_path: `photos/${args.file_id}` } });
       }
       case "getChat":
-        return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated" } });
+        return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated", description: "An emulated group", username: "emulated" } });
+      case "getChatMemberCount":
+        return reply(res, 200, { ok: true, result: 42 });
+      case "getChatAdministrators":
+        return reply(res, 200, { ok: true, result: [
+          { status: "creator", user: { id: 7, is_bot: false, first_name: "Owner" } },
+          { status: "administrator", user: BOT, can_delete_messages: true } ] });
       default:
         return apiError(res, 404, "Not Found: method not found");
     }
