@@ -524,6 +524,25 @@ static const char *up_cannot(void *ctx, const char *tool)
     return NULL;
 }
 
+static int up_fetch_media(void *ctx, int64_t chat, int64_t message, archive_progress_cb progress,
+                          archive_sent_cb done, void *data, void **handle)
+{
+    app_t *a = ctx;
+    tg_media_t *m = a->bot ? tg_bot_media(a->bot) : NULL;
+    if (m == NULL)
+        return UV_ENOTSUP;
+    tg_media_wait_t *w = NULL;
+    int rc = tg_media_fetch(m, chat, message, progress, done, data, &w);
+    *handle = w;
+    return rc;
+}
+
+static void up_fetch_cancel(void *ctx, void *handle)
+{
+    (void)ctx;
+    tg_media_fetch_cancel(handle);
+}
+
 static const char *up_state(void *ctx)
 {
     app_t *a = ctx;
@@ -555,7 +574,9 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
                                        .set_realtime = up_set_realtime,
                                        .state = up_state,
                                        .call = up_call,
-                                       .cannot = up_cannot};
+                                       .cannot = up_cannot,
+                                       .fetch_media = up_fetch_media,
+                                       .fetch_cancel = up_fetch_cancel};
     a->archive.upstream = &a->upstream;
     a->jobs_ctx = (tg_jobs_ctx_t){.bot = a->bot, .rw = a->rw};
     sync_class_t classes[] = {

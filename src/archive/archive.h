@@ -14,6 +14,7 @@
 
 /* The upstream connector, when one is configured (Telegram Bot API). */
 typedef void (*archive_sent_cb)(void *data, int status, const char *json, const char *error);
+typedef void (*archive_progress_cb)(void *data, uint64_t bytes, uint64_t total);
 typedef struct archive_upstream_s {
     void *ctx;
     int (*send_message)(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
@@ -28,6 +29,13 @@ typedef struct archive_upstream_s {
     /* What the account cannot do at all (NULL when it can): e.g. a bot
      * cannot add members or join by invite. */
     const char *(*cannot)(void *ctx, const char *tool);
+    /* Downloads a message's file into the media store now (done gets the
+     * media row as JSON, its state saying how it ended); progress while
+     * bytes arrive. Returns 0 with *handle for fetch_cancel (valid until
+     * done runs), or a negative code without calling back. */
+    int (*fetch_media)(void *ctx, int64_t chat, int64_t message, archive_progress_cb progress,
+                       archive_sent_cb done, void *data, void **handle);
+    void (*fetch_cancel)(void *ctx, void *handle);
 } archive_upstream_t;
 
 typedef struct archive_s {

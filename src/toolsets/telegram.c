@@ -637,8 +637,10 @@ static void download_after(uv_work_t *w, int status)
     free(d);
 }
 
-static void media_done(void *data, int status, const char *json, archive_err_t err,
-                       const char *message)
+static void media_fetch(mcp_call_t *c, int64_t chat, int64_t msg);
+
+static void media_answer(void *data, int status, const char *json, archive_err_t err,
+                         const char *message, bool may_fetch)
 {
     mcp_call_t *c = data;
     c->data = NULL;
@@ -655,17 +657,28 @@ static void media_done(void *data, int status, const char *json, archive_err_t e
     json_t *m = json_loads(json, 0, &je);
     const char *state = json_string_value(json_object_get(m, "state"));
     const char *local = json_string_value(json_object_get(m, "localPath"));
+    if (may_fetch && state && strcmp(state, "done") != 0 && ar->upstream &&
+        ar->upstream->fetch_media && json_string_value(json_object_get(m, "exportPath")) == NULL) {
+        int64_t chat = json_integer_value(json_object_get(m, "channelId"));
+        int64_t msg = json_integer_value(json_object_get(m, "messageId"));
+        json_decref(m);
+        media_fetch(c, chat, msg);
+        return;
+    }
     if (state == NULL || strcmp(state, "done") != 0 || local == NULL) {
-        mcp_call_finish_error(c,
-                              "The file of message %lld is not in the media store (state %s%s%s); "
-                              "only files stored by an import or a sync can be downloaded.",
-                              (long long)json_integer_value(json_object_get(m, "messageId")),
-                              state ? state : "unknown",
-                              json_string_value(json_object_get(m, "exportPath")) ? ", export path "
-                                                                                  : "",
-                              json_string_value(json_object_get(m, "exportPath"))
-                                  ? json_string_value(json_object_get(m, "exportPath"))
-                                  : "");
+        mcp_call_finish_error(
+            c,
+            "The file of message %lld is not in the media store (state %s%s%s%s%s); "
+            "only files stored by an import or a sync can be downloaded.",
+            (long long)json_integer_value(json_object_get(m, "messageId")),
+            state ? state : "unknown", json_string_value(json_object_get(m, "error")) ? ": " : "",
+            json_string_value(json_object_get(m, "error"))
+                ? json_string_value(json_object_get(m, "error"))
+                : "",
+            json_string_value(json_object_get(m, "exportPath")) ? ", export path " : "",
+            json_string_value(json_object_get(m, "exportPath"))
+                ? json_string_value(json_object_get(m, "exportPath"))
+                : "");
         json_decref(m);
         return;
     }
@@ -699,6 +712,94 @@ static void media_done(void *data, int status, const char *json, archive_err_t e
         free(d);
         mcp_call_finish_error(c, "mediaDownload failed: %s", uv_strerror(rc));
     }
+}
+
+static void media_done(void *data, int status, const char *json, archive_err_t err,
+                       const char *message)
+{
+    media_answer(data, status, json, err, message, true);
+}
+
+/* The file is not stored yet: the connector downloads it now, with
+ * progress, then the call answers from the store. */
+typedef struct media_wait_s {
+    mcp_call_t *call;
+    void *handle;
+} media_wait_t;
+
+static void media_stored(void *data, int status, const char *json, archive_err_t err,
+                         const char *message)
+{
+    media_answer(data, status, json, err, message, false);
+}
+
+static void media_progress(void *data, uint64_t bytes, uint64_t total)
+{
+    media_wait_t *mw = data;
+    char msg[96];
+    snprintf(msg, sizeof msg, "downloaded %.1f of %.1f MB", (double)bytes / 1048576.0,
+             (double)total / 1048576.0);
+    mcp_call_progress(mw->call, (double)bytes, (double)total, total ? msg : NULL);
+}
+
+static void media_fetched(void *data, int status, const char *json, const char *error)
+{
+    media_wait_t *mw = data;
+    mcp_call_t *c = mw->call;
+    free(mw);
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0) {
+        mcp_call_finish_error(c, "mediaDownload failed: %s", error ? error : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    json_t *row = json_loads(json, 0, &je);
+    const char *state = json_string_value(json_object_get(row, "state"));
+    if (state == NULL || strcmp(state, "done") != 0) {
+        const char *why = json_string_value(json_object_get(row, "error"));
+        mcp_call_finish_error(c, "The file could not be downloaded (state %s): %s",
+                              state ? state : "unknown", why ? why : "no reason given");
+        json_decref(row);
+        return;
+    }
+    json_decref(row);
+    run_tool(c, "mediaDownload", media_stored);
+}
+
+static void media_fetch_cancel(mcp_call_t *c)
+{
+    media_wait_t *mw = c->data;
+    archive_t *ar = mcp_call_app(c);
+    c->data = NULL;
+    c->on_cancel = NULL;
+    ar->upstream->fetch_cancel(ar->upstream->ctx, mw->handle);
+    free(mw);
+    mcp_call_finish_error(c, "cancelled");
+}
+
+static void media_fetch(mcp_call_t *c, int64_t chat, int64_t msg)
+{
+    archive_t *ar = mcp_call_app(c);
+    media_wait_t *mw = calloc(1, sizeof *mw);
+    if (mw == NULL) {
+        mcp_call_finish_error(c, "mediaDownload failed: %s", uv_strerror(UV_ENOMEM));
+        return;
+    }
+    mw->call = c;
+    int rc = ar->upstream->fetch_media(ar->upstream->ctx, chat, msg, media_progress, media_fetched,
+                                       mw, &mw->handle);
+    if (rc != 0) {
+        free(mw);
+        mcp_call_finish_error(c, "%s",
+                              rc == UV_EBUSY ? "Too many downloads are waiting; retry in a moment."
+                              : rc == UV_ENOTSUP
+                                  ? "The file is not in the media store and downloads are off."
+                                  : uv_strerror(rc));
+        return;
+    }
+    c->data = mw;
+    c->on_cancel = media_fetch_cancel;
 }
 
 static void media_download(mcp_call_t *c)

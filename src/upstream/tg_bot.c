@@ -805,6 +805,11 @@ void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out)
     out->media_stored = b->media ? tg_media_stored(b->media) : 0;
 }
 
+tg_media_t *tg_bot_media(const tg_bot_t *b)
+{
+    return b->media;
+}
+
 uint64_t tg_bot_updates_applied(const tg_bot_t *b)
 {
     return b->applied;

@@ -21,6 +21,7 @@
 
 #include "db/pool.h"
 #include "net/http_client.h"
+#include "upstream/tg_media.h"
 
 #define TG_BOT_DEFAULT_API_URL  "https://api.telegram.org"
 #define TG_BOT_POLL_TIMEOUT_S   25
@@ -67,6 +68,9 @@ typedef struct tg_bot_stats_s {
 } tg_bot_stats_t;
 
 void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out);
+
+/* The media downloader (NULL: downloads are off). */
+tg_media_t *tg_bot_media(const tg_bot_t *b);
 
 /* Queues sendMessage. topic and reply_to: 0 for none. Returns 0, UV_EBUSY
  * (queue full) or UV_ENOMEM; cb runs later. */

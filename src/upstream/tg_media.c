@@ -13,8 +13,26 @@
 
 #define MEDIA_TAG "telegram"
 
-typedef struct item_s {
+typedef struct item_s item_t;
+
+struct tg_media_wait_s {
+    queue_node_t node; /* in m->claims while claiming, then in its item's waiters */
+    tg_media_t *m;
+    item_t *item; /* NULL while claiming */
+    int64_t chat, message;
+    bool cancelled; /* while claiming: free when the claim returns */
+    tg_media_progress_cb progress;
+    tg_media_fetch_cb done;
+    void *data;
+    pg_query_t q;
+    pg_stmt_t stmt;
+    const char *params[2];
+    char buf[2][24];
+};
+
+struct item_s {
     queue_node_t node; /* in m->items */
+    queue_node_t waiters;
     bool in_request;
     tg_media_t *m;
     json_t *row; /* from the claim; results are added to it */
@@ -27,7 +45,7 @@ typedef struct item_s {
     pg_stmt_t stmt;
     const char *params[1];
     char *pjson;
-} item_t;
+};
 
 struct tg_media_s {
     uv_loop_t *loop;
@@ -40,7 +58,8 @@ struct tg_media_s {
     int64_t account;
     int active;
     bool claiming;
-    bool again; /* kicked while claiming */
+    int claiming_one; /* tg_media_fetch claims in flight */
+    bool again;       /* kicked while claiming */
     bool closing;
     uint64_t stored;
     uv_timer_t idle;
@@ -50,6 +69,10 @@ struct tg_media_s {
     const char *cparams[2];
     char cbuf[2][24];
     queue_node_t items;
+    queue_node_t claims; /* waiters whose claim is in flight */
+    int waiters;
+    uv_timer_t tick; /* progress for waiters */
+    bool tick_open;
     void (*close_cb)(void *data);
     void *close_data;
 };
@@ -57,8 +80,27 @@ struct tg_media_s {
 static void claim(tg_media_t *m);
 static void maybe_closed(tg_media_t *m);
 
+/* Tells the item's waiters how it ended (its row as recorded). */
+static void item_notify(item_t *it)
+{
+    const char *state = json_string_value(json_object_get(it->row, "state"));
+    char *json = json_dumps(it->row, JSON_COMPACT);
+    while (!queue_empty(&it->waiters)) {
+        tg_media_wait_t *w = queue_entry(it->waiters.next, tg_media_wait_t, node);
+        queue_remove(&w->node);
+        it->m->waiters--;
+        if (state && strcmp(state, "remote") == 0)
+            w->done(w->data, UV_ECANCELED, NULL, "the daemon is stopping");
+        else
+            w->done(w->data, json ? 0 : UV_ENOMEM, json, json ? NULL : "out of memory");
+        free(w);
+    }
+    free(json);
+}
+
 static void item_free(item_t *it)
 {
+    item_notify(it);
     queue_remove(&it->node);
     json_decref(it->row);
     free(it->pjson);
@@ -207,13 +249,25 @@ static void got_path(net_req_t *r, int status)
     it->in_request = true;
 }
 
-static void start_item(tg_media_t *m, json_t *row)
+/* Starts an item; w (or NULL) waits for it. */
+static void start_item(tg_media_t *m, json_t *row, tg_media_wait_t *w)
 {
     item_t *it = calloc(1, sizeof *it);
-    if (it == NULL)
+    if (it == NULL) {
+        if (w) {
+            m->waiters--;
+            w->done(w->data, UV_ENOMEM, NULL, "out of memory");
+            free(w);
+        }
         return;
+    }
     it->m = m;
     it->row = json_incref(row);
+    queue_init(&it->waiters);
+    if (w) {
+        w->item = it;
+        queue_push_tail(&it->waiters, &w->node);
+    }
     queue_push_tail(&m->items, &it->node);
     m->active++;
     json_t *stored = json_object_get(row, "stored");
@@ -273,7 +327,7 @@ static void claimed(pg_query_t *q, int status)
     json_array_foreach(rows, i, row)
     {
         if (!m->closing)
-            start_item(m, row);
+            start_item(m, row, NULL);
     }
     json_decref(rows);
     if (!m->closing && (m->again || (n > 0 && m->active < TG_MEDIA_MAX_ACTIVE))) {
@@ -331,6 +385,10 @@ int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_med
     m->idle.data = m;
     m->idle_open = true;
     queue_init(&m->items);
+    queue_init(&m->claims);
+    uv_timer_init(loop, &m->tick);
+    m->tick.data = m;
+    m->tick_open = true;
     *out = m;
     return 0;
 }
@@ -358,6 +416,143 @@ int tg_media_active(const tg_media_t *m)
     return m->active;
 }
 
+static void progress_tick(uv_timer_t *t)
+{
+    tg_media_t *m = t->data;
+    for (queue_node_t *n = m->items.next; n != &m->items; n = n->next) {
+        item_t *it = queue_entry(n, item_t, node);
+        if (!it->in_request || it->req.to_file == NULL)
+            continue;
+        uint64_t total = (uint64_t)json_integer_value(json_object_get(it->row, "file_size"));
+        for (queue_node_t *k = it->waiters.next; k != &it->waiters; k = k->next) {
+            tg_media_wait_t *w = queue_entry(k, tg_media_wait_t, node);
+            w->progress(w->data, it->req.bytes, total);
+        }
+    }
+    if (m->waiters == 0)
+        uv_timer_stop(&m->tick);
+}
+
+static void fetch_claimed(pg_query_t *q, int status)
+{
+    tg_media_wait_t *w = q->data;
+    tg_media_t *m = w->m;
+    json_t *row = NULL;
+    char why[600] = "";
+    if (status == 0 && q->results[0] && PQntuples(q->results[0]) == 1) {
+        json_error_t je;
+        row = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+    } else {
+        snprintf(why, sizeof why, "claiming the file failed: %s", q->error);
+    }
+    pg_query_release(q);
+    queue_remove(&w->node);
+    m->claiming_one--;
+    if (row && json_is_true(json_object_get(row, "claimed")) && !m->closing) {
+        /* Ours now: download it, even if the caller stopped waiting. */
+        if (w->cancelled) {
+            m->waiters--;
+            free(w);
+            w = NULL;
+        }
+        start_item(m, row, w);
+    } else if (!w->cancelled) {
+        char *json = row ? json_dumps(row, JSON_COMPACT) : NULL;
+        m->waiters--;
+        if (json)
+            w->done(w->data, 0, json, NULL); /* not claimable: its state says why */
+        else
+            w->done(w->data, m->closing ? UV_ECANCELED : UV_EIO, NULL,
+                    why[0] ? why : "the daemon is stopping");
+        free(json);
+        free(w);
+    } else {
+        m->waiters--;
+        free(w);
+    }
+    json_decref(row);
+    maybe_closed(m);
+}
+
+int tg_media_fetch(tg_media_t *m, int64_t chat, int64_t message, tg_media_progress_cb progress,
+                   tg_media_fetch_cb done, void *data, tg_media_wait_t **out)
+{
+    if (m->closing)
+        return UV_ECANCELED;
+    if (m->waiters >= TG_MEDIA_MAX_WAITERS)
+        return UV_EBUSY;
+    /* Its download is running here already: wait for that one. */
+    for (queue_node_t *n = m->items.next; n != &m->items; n = n->next) {
+        item_t *it = queue_entry(n, item_t, node);
+        if (json_integer_value(json_object_get(it->row, "chat_id")) == chat &&
+            json_integer_value(json_object_get(it->row, "message_id")) == message &&
+            json_integer_value(json_object_get(it->row, "ordinal")) == 0) {
+            tg_media_wait_t *w = calloc(1, sizeof *w);
+            if (w == NULL)
+                return UV_ENOMEM;
+            *w = (tg_media_wait_t){.m = m,
+                                   .item = it,
+                                   .chat = chat,
+                                   .message = message,
+                                   .progress = progress,
+                                   .done = done,
+                                   .data = data};
+            queue_push_tail(&it->waiters, &w->node);
+            m->waiters++;
+            uv_timer_start(&m->tick, progress_tick, TG_MEDIA_PROGRESS_MS, TG_MEDIA_PROGRESS_MS);
+            *out = w;
+            return 0;
+        }
+    }
+    if (m->active + m->claiming_one >= TG_MEDIA_MAX_ACTIVE + TG_MEDIA_MAX_URGENT)
+        return UV_EBUSY;
+    tg_media_wait_t *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return UV_ENOMEM;
+    *w = (tg_media_wait_t){
+        .m = m, .chat = chat, .message = message, .progress = progress, .done = done, .data = data};
+    snprintf(w->buf[0], sizeof w->buf[0], "%lld", (long long)chat);
+    snprintf(w->buf[1], sizeof w->buf[1], "%lld", (long long)message);
+    w->params[0] = w->buf[0];
+    w->params[1] = w->buf[1];
+    w->stmt.sql = "SELECT parley_bot_media_claim_one($1::bigint, $2::bigint)::text";
+    w->stmt.nparams = 2;
+    w->stmt.params = w->params;
+    w->q.stmts = &w->stmt;
+    w->q.nstmts = 1;
+    w->q.cb = fetch_claimed;
+    w->q.data = w;
+    int rc = pg_pool_submit(m->rw, &w->q);
+    if (rc != 0) {
+        free(w);
+        return rc;
+    }
+    queue_push_tail(&m->claims, &w->node);
+    m->claiming_one++;
+    m->waiters++;
+    uv_timer_start(&m->tick, progress_tick, TG_MEDIA_PROGRESS_MS, TG_MEDIA_PROGRESS_MS);
+    *out = w;
+    return 0;
+}
+
+void tg_media_fetch_cancel(tg_media_wait_t *w)
+{
+    if (w->item == NULL) {
+        w->cancelled = true; /* freed when its claim returns */
+        return;
+    }
+    queue_remove(&w->node);
+    w->m->waiters--;
+    free(w);
+}
+
+static void tick_closed(uv_handle_t *h)
+{
+    tg_media_t *m = h->data;
+    m->tick_open = false;
+    maybe_closed(m);
+}
+
 static void idle_closed(uv_handle_t *h)
 {
     tg_media_t *m = h->data;
@@ -367,8 +562,13 @@ static void idle_closed(uv_handle_t *h)
 
 static void maybe_closed(tg_media_t *m)
 {
-    if (!m->closing || m->active > 0 || m->claiming)
+    if (!m->closing || m->active > 0 || m->claiming || m->claiming_one > 0)
         return;
+    if (m->tick_open) {
+        if (!uv_is_closing((uv_handle_t *)&m->tick))
+            uv_close((uv_handle_t *)&m->tick, tick_closed);
+        return;
+    }
     if (m->idle_open) {
         if (!uv_is_closing((uv_handle_t *)&m->idle))
             uv_close((uv_handle_t *)&m->idle, idle_closed);
@@ -387,6 +587,7 @@ void tg_media_close(tg_media_t *m, void (*cb)(void *data), void *data)
     m->close_cb = cb;
     m->close_data = data;
     uv_timer_stop(&m->idle);
+    uv_timer_stop(&m->tick);
     for (queue_node_t *n = m->items.next; n != &m->items;) {
         item_t *it = queue_entry(n, item_t, node);
         n = n->next;

@@ -4,7 +4,9 @@
  * path and downloads it (streamed to disk by the HTTP client) into the
  * content-addressed media store. At most TG_MEDIA_MAX_ACTIVE transfers run
  * at once; files above the size limit (20 MB on the public Bot API; more
- * with a self-hosted server) are recorded as errors saying so. */
+ * with a self-hosted server) are recorded as errors saying so.
+ * tg_media_fetch takes one file ahead of the queue for a caller that waits
+ * for it (mediaDownload), reporting progress as the bytes arrive. */
 #ifndef PARLEY_UPSTREAM_TG_MEDIA_H
 #define PARLEY_UPSTREAM_TG_MEDIA_H
 
@@ -17,6 +19,9 @@
 #define TG_MEDIA_MAX_ACTIVE    4
 #define TG_MEDIA_DEFAULT_LIMIT (20u << 20)
 #define TG_MEDIA_IDLE_MS       5000
+#define TG_MEDIA_MAX_URGENT    4   /* fetches for waiting callers beyond MAX_ACTIVE */
+#define TG_MEDIA_MAX_WAITERS   256 /* callers waiting for files at once */
+#define TG_MEDIA_PROGRESS_MS   250 /* how often waiters hear of progress */
 
 typedef struct tg_media_s tg_media_t;
 
@@ -40,6 +45,28 @@ uint64_t tg_media_stored(const tg_media_t *m);
 
 /* Downloads in flight now. */
 int tg_media_active(const tg_media_t *m);
+
+typedef struct tg_media_wait_s tg_media_wait_t;
+
+/* bytes received so far of total (0: unknown). */
+typedef void (*tg_media_progress_cb)(void *data, uint64_t bytes, uint64_t total);
+
+/* status 0 with json, the media row as stored (state "done": sha256,
+ * local_path, size; or state "error" with error, "unavailable", ...), or
+ * a negative code with error (UV_ECANCELED when the daemon stops). */
+typedef void (*tg_media_fetch_cb)(void *data, int status, const char *json, const char *error);
+
+/* Downloads the first file of (chat, message) now, or joins its download
+ * already running here. progress runs every TG_MEDIA_PROGRESS_MS while
+ * bytes arrive; done runs once. Returns 0 with *out (valid until done
+ * runs, for tg_media_fetch_cancel), or UV_EBUSY (too many waiters),
+ * UV_ENOMEM, UV_ECANCELED (closing); then nothing is called. */
+int tg_media_fetch(tg_media_t *m, int64_t chat, int64_t message, tg_media_progress_cb progress,
+                   tg_media_fetch_cb done, void *data, tg_media_wait_t **out);
+
+/* The caller stops waiting: neither callback runs again. The download
+ * itself goes on and is stored. */
+void tg_media_fetch_cancel(tg_media_wait_t *w);
 
 /* Stops; cb(data) once no transfer is in flight. */
 void tg_media_close(tg_media_t *m, void (*cb)(void *data), void *data);

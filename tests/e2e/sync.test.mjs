@@ -199,6 +199,40 @@ test("photos are downloaded into the media store, deduplicated, with the size li
   }
 });
 
+test("mediaDownload of a file still arriving waits for it, with progress", async () => {
+  const d = await daemon();
+  try {
+    const size = 6 * 1024 * 1024;
+    await control("/control/fileRate", { bytesPerSecond: 2 * 1024 * 1024 });
+    await control("/control/generate", { n: 1, chats: 1, editEvery: 0, photoEvery: 1, photoSize: size });
+    const want = await expectedRows();
+    assert.deepEqual(await waitArchived(want), want);
+    const key = (await control("/control/files")).at(-1)[0];
+    const [chat, msg] = key.split(":").map(Number);
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const c = new Client({ name: "media-wait", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const seen = [];
+    const dl = await c.callTool({ name: "mediaDownload", arguments: { channelId: chat, messageId: msg, outputPath: "slow.jpg" } },
+      undefined, { onprogress: (p) => seen.push(p), timeout: 60000 });
+    assert.ok(!dl.isError, textOf(dl));
+    assert.equal(dl.structuredContent.bytes, size);
+    assert.equal(fs.statSync(dl.structuredContent.path).size, size);
+    assert.ok(seen.length >= 3, `progress notifications: ${seen.length}`);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].progress > seen[i - 1].progress, "monotonic");
+    assert.equal(seen[0].total, size);
+    assert.match(seen[0].message, /downloaded [\d.]+ of 6\.0 MB/);
+    // A message without a file says so.
+    const none = await c.callTool({ name: "mediaDownload", arguments: { channelId: chat, messageId: 999999 } });
+    assert.equal(none.isError, true);
+    assert.match(textOf(none), /has no file/);
+    await c.close();
+  } finally {
+    await control("/control/fileRate", { bytesPerSecond: 0 });
+    await d.stop();
+  }
+});
+
 test("sending from an MCP client, paced per chat; realtime on and off; status", async () => {
   const d = await daemon();
   try {

@@ -11,6 +11,7 @@
 //   POST /control/generate {"n": 100, "chats": 5, "editEvery": 7, "channelEvery": 11,
 //                           "seed": 1}  appends n updates (messages, some edits
 //                           of earlier ones, some channel posts)
+//   POST /control/fileRate {"bytesPerSecond": 1000000}  serve files slowly
 //   POST /control/faults   {"faults": ["429", "500", "html", "drop", "409", "slow"]}
 //   GET  /control/expected  the messages the archive must hold: [[chat, id, text], ...]
 //   GET  /control/sent      the messages sent through sendMessage, with times
@@ -56,7 +57,10 @@ function fileBytes(unique, size) {
   return b;
 }
 
-function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEvery = 0, seed = 1 }) {
+let fileRate = 0; // bytes a second when serving files (0: as fast as possible)
+let sizedFiles = 0;
+
+function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEvery = 0, photoSize = 0, seed = 1 }) {
   const r = rng(seed + updates.length);
   const words = ["alpha", "beta", "пельмени", "数据", "https://example.org", "hello", "sync", "parley"];
   const made = [];
@@ -82,10 +86,11 @@ function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEv
     if (photoEvery && k % photoEvery === 0) {
       // Every third photo repeats an earlier file (the same file_unique_id);
       // one in ten is larger than the public Bot API serves.
-      const big = k % (photoEvery * 10) === photoEvery * 5;
-      const unique = big ? `big${k}` : `u${k % 3 === 0 && k > 0 ? k - photoEvery : k}`;
+      // photoSize: every photo a new file of that size.
+      const big = !photoSize && k % (photoEvery * 10) === photoEvery * 5;
+      const unique = photoSize ? `sized${sizedFiles++}` : big ? `big${k}` : `u${k % 3 === 0 && k > 0 ? k - photoEvery : k}`;
       // The same file (file_unique_id) always has the same bytes.
-      const size = big ? 30 * 1024 * 1024 : 20000 + (Number(unique.slice(1)) % 7) * 1000;
+      const size = photoSize || (big ? 30 * 1024 * 1024 : 20000 + (Number(unique.slice(1)) % 7) * 1000);
       const fileId = `f${k}-${updates.length}`;
       files.set(fileId, { unique, size });
       m.photo = [{ file_id: `${fileId}-s`, file_unique_id: `${unique}-s`, width: 90, height: 90, file_size: 100 },
@@ -183,6 +188,10 @@ const server = http.createServer((req, res) => {
       return apiError(res, 400, "Bad Request: can't parse JSON");
     }
     if (url.pathname === "/control/generate") return reply(res, 200, generate(args));
+    if (url.pathname === "/control/fileRate") {
+      fileRate = Number(args.bytesPerSecond ?? 0);
+      return reply(res, 200, { fileRate });
+    }
     if (url.pathname === "/control/faults") {
       faults.push(...(args.faults ?? []));
       return reply(res, 200, { queued: faults.length });
@@ -196,7 +205,19 @@ const server = http.createServer((req, res) => {
       const f = files.get(fm[1].replace(/^photos\//, ""));
       if (!f) return apiError(res, 404, "Not Found");
       res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
-      return res.end(fileBytes(f.unique, f.size));
+      const bytes = fileBytes(f.unique, f.size);
+      if (!fileRate) return res.end(bytes);
+      // Paced: a chunk every 100 ms.
+      const chunk = Math.max(1, Math.floor(fileRate / 10));
+      let off = 0;
+      const step = () => {
+        if (res.destroyed) return;
+        res.write(bytes.subarray(off, off + chunk));
+        off += chunk;
+        if (off >= bytes.length) res.end();
+        else setTimeout(step, 100);
+      };
+      return step();
     }
     if (url.pathname === "/control/stats") return reply(res, 200, { ...stats, confirmed, updates: updates.length });
     const m = /^\/bot([^/]+)\/(\w+)$/.exec(url.pathname);
