@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# bench/sync.sh [UPDATES] [SAMPLES]: live-sync benchmark. A release
-# parleyd syncs from the Bot API emulator (tests/harness/botapi_emulator.mjs)
-# into a throw-away cluster: the ingest rate of UPDATES generated updates
-# (default 20000), the update-to-stored latency over SAMPLES single updates
-# (default 200), and parleyd's peak RSS. Prints key=value lines.
+# bench/sync.sh [UPDATES] [SAMPLES] [MEDIA_FILES] [MEDIA_MB]: live-sync
+# benchmark. A release parleyd syncs from the Bot API emulator
+# (tests/harness/botapi_emulator.mjs) into a throw-away cluster: the ingest
+# rate of UPDATES generated updates (default 20000), the update-to-stored
+# latency over SAMPLES single updates (default 200), the download
+# throughput of MEDIA_FILES files of MEDIA_MB each (default 40 of 8) beside
+# curl --parallel on the same files, and parleyd's peak RSS. Prints
+# key=value lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20000}
 samples=${2:-200}
+media_files=${3:-40}
+media_mb=${4:-8}
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPARLEY_TESTS=OFF >/dev/null
 cmake --build build-bench -j "$(nproc)" >/dev/null
 work=$(mktemp -d /tmp/parley-bench-sync.XXXXXX)
@@ -32,4 +37,4 @@ build-bench/parleyd serve --db "host=$pg port=5432 user=parley dbname=postgres" 
 pid=$!
 sleep 1
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-node bench/sync_bench.mjs "http://127.0.0.1:$port" "$pg" "$pid" "$n" "$samples"
+node bench/sync_bench.mjs "http://127.0.0.1:$port" "$pg" "$pid" "$n" "$samples" "$media_files" "$media_mb"

@@ -3,12 +3,19 @@
 // bench/sync.sh (which starts the cluster, the emulator and parleyd).
 //   node sync_bench.mjs API_URL PGHOST DAEMON_PID [UPDATES] [SAMPLES]
 // Prints key=value lines: ingest rate (updates/s from the emulator into
-// the archive) and update-to-stored latency (p50/p99 over SAMPLES single
-// updates), and parleyd's peak RSS.
-import { spawn } from "node:child_process";
+// the archive), update-to-stored latency (p50/p99 over SAMPLES single
+// updates), media download throughput (MEDIA_FILES new files of MEDIA_MB
+// each, from the ingest of their messages until every file is in the
+// store) beside `curl --parallel` fetching the same files with the same
+// concurrency (4), and parleyd's peak RSS before and after the downloads.
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 
-const [api, pgHost, pid, nArg, sArg] = process.argv.slice(2);
+const [api, pgHost, pid, nArg, sArg, mfArg, mmArg] = process.argv.slice(2);
+const MEDIA_FILES = Number(mfArg ?? 40);
+const MEDIA_MB = Number(mmArg ?? 8);
 const N = Number(nArg ?? 20000);
 const SAMPLES = Number(sArg ?? 200);
 
@@ -56,6 +63,29 @@ for (let i = 0; i < SAMPLES; i++) {
 lat.sort((a, b) => a - b);
 const pct = (p) => lat[Math.min(lat.length - 1, Math.floor(p * (lat.length - 1)))].toFixed(2);
 console.log(`latency_samples=${SAMPLES} update_to_stored_p50_ms=${pct(0.5)} p99_ms=${pct(0.99)} max_ms=${lat[lat.length - 1].toFixed(2)}`);
-const hwm = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1];
-console.log(`parleyd_peak_rss_kib=${hwm}`);
+const hwm = () => /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1];
+console.log(`parleyd_peak_rss_kib=${hwm()}`);
+
+// Media: MEDIA_FILES new files, downloaded into the store in the background.
+const bytes = MEDIA_FILES * MEDIA_MB * 1024 * 1024;
+t0 = process.hrtime.bigint();
+await control("/control/generate", { n: MEDIA_FILES, chats: 10, editEvery: 0, photoEvery: 1, photoSize: MEDIA_MB * 1024 * 1024 });
+for (;;) {
+  const done = Number(await query("SELECT count(*) FROM media WHERE file_unique_id LIKE 'sized%' AND state = 'done';"));
+  if (done >= MEDIA_FILES) break;
+  await new Promise((r) => setTimeout(r, 20));
+}
+const msecs = Number(process.hrtime.bigint() - t0) / 1e9;
+console.log(`media_files=${MEDIA_FILES} media_mb_each=${MEDIA_MB} parley_seconds=${msecs.toFixed(2)} parley_mb_per_s=${(bytes / 1048576 / msecs).toFixed(1)}`);
+console.log(`parleyd_peak_rss_after_media_kib=${hwm()}`);
+// The same files with curl --parallel, 4 at a time, to disk.
+const ids = (await query("SELECT string_agg(file_id, ' ') FROM media WHERE file_unique_id LIKE 'sized%';")).split(" ");
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-curl-"));
+const args = ["-sS", "--no-progress-meter", "--fail", "--parallel", "--parallel-max", "4"];
+ids.forEach((id, i) => args.push("-o", path.join(dir, `f${i}`), `${api}/file/bot123456:BENCH/photos/${id}`));
+t0 = process.hrtime.bigint();
+execFileSync("curl", args);
+const csecs = Number(process.hrtime.bigint() - t0) / 1e9;
+fs.rmSync(dir, { recursive: true, force: true });
+console.log(`curl_parallel_seconds=${csecs.toFixed(2)} curl_mb_per_s=${(bytes / 1048576 / csecs).toFixed(1)} parley_vs_curl=${(csecs / msecs).toFixed(2)}`);
 psql.stdin.end();
