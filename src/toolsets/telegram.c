@@ -62,10 +62,13 @@ static void tool_done(void *data, int status, const char *json, archive_err_t er
     }
 }
 
-static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
+/* Runs tool with args (JSON text; NULL: the call's own arguments); cb gets
+ * data. Returns false when it could not start (the call is finished then). */
+static bool run_tool_args(mcp_call_t *c, const char *tool, const char *args_json,
+                          archive_tool_cb cb, void *data)
 {
     archive_t *ar = mcp_call_app(c);
-    char *args = json_dumps(c->args, JSON_COMPACT);
+    char *args = args_json ? strdup(args_json) : json_dumps(c->args, JSON_COMPACT);
     char *daemon = ar->status_json ? ar->status_json(ar->status_data) : NULL;
     char ctx[4096];
     const archive_upstream_t *up = ar->upstream;
@@ -76,19 +79,37 @@ static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
     bool write =
         !(c->tool->def->annotations & MCP_TOOL_READ_ONLY) && strcmp(tool, "resolveChannel") != 0;
     archive_tool_op_t *op = NULL;
-    int rc = args ? archive_tool(ar, write, tool, args, ctx, cb, c, &op) : UV_ENOMEM;
+    int rc = args ? archive_tool(ar, write, tool, args, ctx, cb, data, &op) : UV_ENOMEM;
     free(args);
     if (rc != 0) {
         mcp_call_finish_error(c, "The archive is busy (%s); retry in a moment.", uv_strerror(rc));
-        return;
+        return false;
     }
     c->data = op;
     c->on_cancel = tool_cancel;
+    return true;
+}
+
+static void run_tool(mcp_call_t *c, const char *tool, archive_tool_cb cb)
+{
+    (void)run_tool_args(c, tool, NULL, cb, c);
 }
 
 static void generic(mcp_call_t *c)
 {
     run_tool(c, c->tool->def->name, tool_done);
+}
+
+/* Tools the connector changes: without one, the archive's own answer (an
+ * isError saying what is possible, or the stored record); with one, tool
+ * first, then cb goes on to the connector. */
+static void with_connector(mcp_call_t *c, const char *tool, archive_tool_cb cb)
+{
+    archive_t *ar = mcp_call_app(c);
+    if (ar->upstream == NULL)
+        generic(c);
+    else
+        run_tool(c, tool, cb);
 }
 
 /* ---- tools the connector runs ---------------------------------------------- */
@@ -218,12 +239,7 @@ static void file_resolved(void *data, int status, const char *json, archive_err_
 
 static void messages_send_file(mcp_call_t *c)
 {
-    archive_t *ar = mcp_call_app(c);
-    if (ar->upstream == NULL) {
-        generic(c);
-        return;
-    }
-    run_tool(c, "resolveChannel", file_resolved);
+    with_connector(c, "resolveChannel", file_resolved);
 }
 
 static void sync_realtime_set(mcp_call_t *c)
@@ -396,6 +412,165 @@ static void group_admin(mcp_call_t *c)
     run_tool(c, "resolveChannel", admin_resolved);
 }
 
+/* ---- channelsMetadataRefresh through the connector ------------------------------ */
+
+/* Per chat: getChat, getChatMemberCount (groups and channels), then the
+ * store; a chat that fails is reported in "failed" and the rest go on. */
+typedef struct refresh_s {
+    mcp_call_t *call;
+    json_t *page; /* metadataTargets' answer: channelIds, skipped, limit, limitCapped */
+    json_t *ids;
+    size_t next;
+    json_t *chat; /* getChat's result for the current chat */
+    json_t *refreshed, *failed;
+} refresh_t;
+
+static void refresh_step(refresh_t *rf);
+
+static void refresh_free(refresh_t *rf)
+{
+    json_decref(rf->page);
+    json_decref(rf->chat);
+    json_decref(rf->refreshed);
+    json_decref(rf->failed);
+    free(rf);
+}
+
+static int64_t refresh_current(const refresh_t *rf)
+{
+    return json_integer_value(json_array_get(rf->ids, rf->next));
+}
+
+static void refresh_fail(refresh_t *rf, const char *error)
+{
+    json_array_append_new(rf->failed, json_pack("{s:I, s:s}", "channelId",
+                                                (json_int_t)refresh_current(rf), "error", error));
+    json_decref(rf->chat);
+    rf->chat = NULL;
+    rf->next++;
+    refresh_step(rf);
+}
+
+static void refresh_stored(void *data, int status, const char *json, archive_err_t err,
+                           const char *message)
+{
+    refresh_t *rf = data;
+    (void)err;
+    rf->call->data = NULL;
+    if (status != 0) {
+        refresh_fail(rf, message ? message : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    json_t *rec = json_loads(json, JSON_DECODE_ANY, &je);
+    if (json_is_object(rec))
+        json_array_append(rf->refreshed, rec);
+    json_decref(rec);
+    json_decref(rf->chat);
+    rf->chat = NULL;
+    rf->next++;
+    refresh_step(rf);
+}
+
+static void refresh_counted(void *data, int status, const char *json, const char *error)
+{
+    refresh_t *rf = data;
+    (void)error; /* a private chat has no member count: store without one */
+    json_t *args =
+        json_pack("{s:I, s:O}", "channelId", (json_int_t)refresh_current(rf), "chat", rf->chat);
+    if (status == 0 && json)
+        json_object_set_new(args, "memberCount", json_integer(strtoll(json, NULL, 10)));
+    char *text = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    bool started = run_tool_args(rf->call, "metadataStore", text ? text : "{}", refresh_stored, rf);
+    free(text);
+    if (!started)
+        refresh_free(rf);
+}
+
+static void refresh_got_chat(void *data, int status, const char *json, const char *error)
+{
+    refresh_t *rf = data;
+    archive_t *ar = mcp_call_app(rf->call);
+    if (status != 0) {
+        refresh_fail(rf, error ? error : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    rf->chat = json_loads(json, 0, &je);
+    if (rf->chat == NULL) {
+        refresh_fail(rf, "getChat answered no chat");
+        return;
+    }
+    char body[64];
+    snprintf(body, sizeof body, "{\"chat_id\":%lld}", (long long)refresh_current(rf));
+    int rc = refresh_current(rf) < 0 ? ar->upstream->call(ar->upstream->ctx, "getChatMemberCount",
+                                                          body, refresh_counted, rf)
+                                     : UV_ENOTSUP;
+    if (rc != 0)
+        refresh_counted(rf, rc, NULL, NULL);
+}
+
+static void refresh_step(refresh_t *rf)
+{
+    mcp_call_t *c = rf->call;
+    archive_t *ar = mcp_call_app(c);
+    size_t n = json_array_size(rf->ids);
+    if (c->cancelled) {
+        mcp_call_finish_error(c, "cancelled");
+        refresh_free(rf);
+        return;
+    }
+    if (rf->next >= n) {
+        json_t *out = json_pack("{s:O, s:O, s:O, s:O, s:O}", "channels", rf->refreshed, "failed",
+                                rf->failed, "skipped", json_object_get(rf->page, "skipped"),
+                                "limit", json_object_get(rf->page, "limit"), "limitCapped",
+                                json_object_get(rf->page, "limitCapped"));
+        finish_obj(c, out);
+        refresh_free(rf);
+        return;
+    }
+    char msg[64];
+    snprintf(msg, sizeof msg, "chat %zu of %zu", rf->next + 1, n);
+    mcp_call_progress(c, (double)rf->next, (double)n, msg);
+    char body[64];
+    snprintf(body, sizeof body, "{\"chat_id\":%lld}", (long long)refresh_current(rf));
+    int rc = ar->upstream->call(ar->upstream->ctx, "getChat", body, refresh_got_chat, rf);
+    if (rc != 0)
+        refresh_fail(rf, uv_strerror(rc));
+}
+
+static void refresh_targets(void *data, int status, const char *json, archive_err_t err,
+                            const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0) {
+        tool_done(data, status, json, err, message);
+        return;
+    }
+    refresh_t *rf = calloc(1, sizeof *rf);
+    json_error_t je;
+    json_t *page = json_loads(json, 0, &je);
+    if (rf == NULL || page == NULL) {
+        free(rf);
+        json_decref(page);
+        mcp_call_finish_error(c, "channelsMetadataRefresh failed: %s", uv_strerror(UV_ENOMEM));
+        return;
+    }
+    rf->call = c;
+    rf->page = page;
+    rf->ids = json_object_get(page, "channelIds");
+    rf->refreshed = json_array();
+    rf->failed = json_array();
+    refresh_step(rf);
+}
+
+static void metadata_refresh(mcp_call_t *c)
+{
+    with_connector(c, "metadataTargets", refresh_targets);
+}
+
 /* ---- groupsInfo: the archive's record plus what the Bot API says now ---------- */
 
 /* The live calls, in order; each result lands under its key in "live". */
@@ -478,12 +653,7 @@ static void info_archived(void *data, int status, const char *json, archive_err_
  * getChatMemberCount, getChatAdministrators). */
 static void groups_info(mcp_call_t *c)
 {
-    archive_t *ar = mcp_call_app(c);
-    if (ar->upstream == NULL) {
-        generic(c);
-        return;
-    }
-    run_tool(c, "groupsInfo", info_archived);
+    with_connector(c, "groupsInfo", info_archived);
 }
 
 /* ---- mediaDownload ---------------------------------------------------------- */
@@ -900,11 +1070,15 @@ static const mcp_tool_def_t tools[] = {
     {"channelsMetadataGet", "Chat metadata", "Title, username and description of a chat.",
      OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, generic},
     {"channelsMetadataRefresh", "Refresh metadata",
-     "Fetches chat metadata from Telegram (needs a connector).",
+     "Fetches chat metadata (title, username, description, member count) from Telegram and "
+     "stores it (needs a connector): the chats named in channelIds, else the connector's chats "
+     "least recently refreshed first. Chats refreshed within the hour are skipped unless force; "
+     "onlyMissing keeps chats never refreshed. Answers the refreshed records, the chats that "
+     "failed and why, and how many were skipped.",
      OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}}," LIMIT(
              20) ",\"force\":{\"type\":\"boolean\"},\"onlyMissing\":{\"type\":\"boolean\"}",
          ""),
-     OUT_LIST("channels"), WRITE | MCP_TOOL_OPEN_WORLD, generic},
+     OUT_LIST("channels"), WRITE | MCP_TOOL_OPEN_WORLD, metadata_refresh},
     {"channelsTagsSet", "Set chat tags", "Replaces a chat's tags of one source (default manual).",
      OBJ(CHAN("Chat") "," TAGS "," TAGSRC, "\"channelId\",\"tags\""), OUT_KEYS("tags"), WRITE,
      generic},

@@ -318,6 +318,29 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     assert.match(jobs[0], /^sync\|idle\|a bot account cannot read chat history/);
     assert.match(jobs[1], /^metadata\|idle\|$/);
     assert.equal(psql(`SELECT title || '|' || (metadata_updated_at IS NOT NULL) FROM chats WHERE id = ${chat}`), "Emulated|true");
+    // channelsMetadataRefresh: fresh chats skipped unless forced; a chat
+    // Telegram refuses is reported and the others go on; progress per chat.
+    const skip = await c.callTool({ name: "channelsMetadataRefresh", arguments: { channelIds: [Number(chat)] } });
+    assert.ok(!skip.isError, textOf(skip));
+    assert.deepEqual([skip.structuredContent.channels, skip.structuredContent.skipped], [[], 1]);
+    psql("INSERT INTO chats (id, kind, title, account_id) SELECT 4242, 'private', 'Gone', id FROM accounts WHERE kind = 'telegram_bot'");
+    const steps = [];
+    const forced = await c.callTool({ name: "channelsMetadataRefresh", arguments: { channelIds: [Number(chat), 4242], force: true } },
+      undefined, { onprogress: (p) => steps.push(p.progress) });
+    assert.ok(!forced.isError, textOf(forced));
+    assert.deepEqual(steps, [0, 1]);
+    const rec = forced.structuredContent.channels[0];
+    assert.deepEqual([rec.channelId, rec.peerTitle, rec.username, rec.about, rec.memberCount],
+      [Number(chat), "Emulated", "@emulated", "An emulated group", 42]);
+    assert.deepEqual(forced.structuredContent.failed, [{ channelId: 4242, error: "Telegram refused it: Bad Request: chat not found" }]);
+    const some = await c.callTool({ name: "channelsMetadataRefresh", arguments: { onlyMissing: true, limit: 1000 } });
+    assert.ok(!some.isError, textOf(some));
+    assert.equal(some.structuredContent.limitCapped, true);
+    assert.ok(some.structuredContent.channels.length >= 1, "chats never refreshed are refreshed");
+    assert.ok(some.structuredContent.channels.every((x) => x.channelId !== Number(chat)), "onlyMissing skips refreshed chats");
+    const unknown = await c.callTool({ name: "channelsMetadataRefresh", arguments: { channelIds: ["@nobody"] } });
+    assert.equal(unknown.isError, true);
+    assert.match(textOf(unknown), /@nobody/);
     // groupsInfo: the archive's record, and what the Bot API says now.
     const info = await c.callTool({ name: "groupsInfo", arguments: { channelId: Number(chat) } });
     assert.ok(!info.isError, textOf(info));

@@ -274,6 +274,7 @@ const server = http.createServer((req, res) => {
         return reply(res, 200, { ok: true, result: { file_id: args.file_id, file_unique_id: f.unique, file_size: f.size, file_path: `photos/${args.file_id}` } });
       }
       case "getChat":
+        if (Number(args.chat_id) === 4242) return apiError(res, 400, "Bad Request: chat not found");
         return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated", description: "An emulated group", username: "emulated" } });
       case "getChatMemberCount":
         return reply(res, 200, { ok: true, result: 42 });

@@ -1,6 +1,9 @@
 /* testutil: shared test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include "db/migrate.h"
+#include "db/pool.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,4 +130,34 @@ int test_sh(const char *fmt, ...)
     va_end(ap);
     int rc = system(cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static bool migrated;
+static void on_migrated(migrate_t *m, int status)
+{
+    if (status != 0)
+        fail_msg("migrations: %s", m->error);
+    migrated = true;
+}
+
+void test_pg_migrated_pool(uv_loop_t *loop, int size, pg_pool_t **out)
+{
+    char db[64];
+    test_pg_create_db(db, sizeof db);
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, db);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = size,
+                            .queue_max = 64,
+                            .query_timeout_ms = 20000,
+                            .connect_timeout_ms = 5000};
+    char err[256];
+    assert_int_equal(pg_pool_new(loop, &cfg, &ci, out, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    static migrate_t m;
+    memset(&m, 0, sizeof m);
+    m.cb = on_migrated;
+    migrated = false;
+    assert_int_equal(migrate_start(&m, *out), 0);
+    test_run_until(loop, &migrated, 60000);
 }

@@ -42,6 +42,11 @@ void test_pg_exec(const char *sql);
 /* Creates a fresh database with a unique name into buf. */
 void test_pg_create_db(char *buf, size_t cap);
 
+/* A pool of size connections on a fresh database with every migration
+ * applied (the loop runs until they are). */
+struct pg_pool_s;
+void test_pg_migrated_pool(uv_loop_t *loop, int size, struct pg_pool_s **out);
+
 /* Runs a shell command and returns its exit status. */
 int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

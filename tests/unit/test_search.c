@@ -9,7 +9,6 @@
 #include <jansson.h>
 
 #include "archive/search.h"
-#include "db/migrate.h"
 #include "testutil.h"
 
 static uv_loop_t loop;
@@ -50,35 +49,11 @@ static void sql(const char *text)
     test_run_until(&loop, &done, 20000);
 }
 
-static bool migrated;
-static void on_migrated(migrate_t *m, int status)
-{
-    if (status != 0)
-        fail_msg("migrations: %s", m->error);
-    migrated = true;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    char db[64];
-    test_pg_create_db(db, sizeof db);
     uv_loop_init(&loop);
-    pg_conninfo_t ci;
-    test_pg_conninfo(&ci, db);
-    pg_pool_config_t cfg = {.name = "test",
-                            .size = 2,
-                            .queue_max = 64,
-                            .query_timeout_ms = 20000,
-                            .connect_timeout_ms = 5000};
-    char err[256];
-    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &pool, err, sizeof err), 0);
-    pg_conninfo_free(&ci);
-    static migrate_t m;
-    memset(&m, 0, sizeof m);
-    m.cb = on_migrated;
-    assert_int_equal(migrate_start(&m, pool), 0);
-    test_run_until(&loop, &migrated, 60000);
+    test_pg_migrated_pool(&loop, 2, &pool);
     sql("INSERT INTO chats (id, kind, title) VALUES (-1, 'group', 'Crew'), (-2, 'group', 'Книжный "
         "клуб'), (-3, 'supergroup', '日本')");
     sql("INSERT INTO messages (chat_id, id, date, sender_id, sender_name, text, topic_id, "
