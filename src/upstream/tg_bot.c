@@ -65,7 +65,8 @@ struct tg_bot_s {
     const char *rparams[2];
     char rbuf[32];
     bool releasing;
-    bool standby; /* stood by last time the lease was asked for */
+    bool released; /* the lease was given back (or there was none) */
+    bool standby;  /* stood by last time the lease was asked for */
     char *pjson;
     bool q_busy;
     /* Sending. */
@@ -840,7 +841,8 @@ static void released(pg_query_t *q, int status)
 }
 
 /* Gives the poller lease back at a clean stop, so another daemon (or this
- * one restarted) takes over at once. */
+ * one restarted) takes over at once. Called once nothing else is in
+ * flight: a renewal still running could otherwise re-create it. */
 static void release_lease(tg_bot_t *b)
 {
     if (b->lease_until == 0 || b->account == 0)
@@ -865,6 +867,13 @@ static void maybe_closed(tg_bot_t *b)
     if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
         b->media_open || !queue_empty(&b->calls) || b->releasing)
         return;
+    /* Only now, with no renewal in flight that could bring it back. */
+    if (!b->released) {
+        b->released = true;
+        release_lease(b);
+        if (b->releasing)
+            return;
+    }
     if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
         uv_close((uv_handle_t *)&b->send_timer, handle_closed);
@@ -909,7 +918,6 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         net_request_cancel(&b->sreq);
     if (b->media)
         tg_media_close(b->media, media_closed, b);
-    release_lease(b);
     for (queue_node_t *n = b->calls.next; n != &b->calls;) {
         call_t *c = queue_entry(n, call_t, node);
         n = n->next;

@@ -36,8 +36,9 @@ export async function stdioClient(extra = [], clientCaps = {}, name = "e2e") {
 }
 
 // Starts parleyd in the background and resolves once it logs "ready".
-export async function startDaemon(extra = []) {
-  const child = spawn(PARLEYD, baseArgs(extra), { stdio: ["ignore", "pipe", "pipe"] });
+// env: variables added to the daemon's environment.
+export async function startDaemon(extra = [], env = {}) {
+  const child = spawn(PARLEYD, baseArgs(extra), { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   let log = "";
   child.stderr.on("data", (d) => (log += d.toString()));
   const deadline = Date.now() + 60000;
