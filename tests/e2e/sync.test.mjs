@@ -280,6 +280,15 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     assert.equal(sent.length, 3);
     assert.ok(sent[2].at - sent[0].at >= 1800, "about one message a second per chat");
     assert.equal(Number(psql(`SELECT count(*) FROM messages WHERE chat_id = ${chat} AND outgoing`)), 3);
+    // About thirty a second overall: 30 chats at once still go out paced.
+    psql("INSERT INTO chats (id, kind, title) SELECT -300000 - g, 'group', 'Paced ' || g FROM generate_series(1, 30) g");
+    const burst = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+      c.callTool({ name: "messagesSend", arguments: { channelId: -300001 - i, text: `burst ${i}` } })));
+    assert.ok(burst.every((r) => !r.isError), textOf(burst.find((r) => r.isError) ?? burst[0]));
+    const times = (await control("/control/sent")).filter((x) => x.chat_id <= -300001 && x.chat_id >= -300030).map((x) => x.at).sort((x, y) => x - y);
+    assert.equal(times.length, 30);
+    // 34 ms apart at the daemon; allow for jitter on the way.
+    assert.ok(times[29] - times[0] >= 29 * 34 * 0.8, `30 sends within ${times[29] - times[0]} ms`);
     const status = await c.callTool({ name: "serverStatus", arguments: {} });
     assert.equal(status.structuredContent.realtimeActive, true);
     const auth = await c.callTool({ name: "authStatus", arguments: {} });
