@@ -433,7 +433,9 @@ test("two daemons on one database: one polls, the other stands by and takes over
     await control("/control/generate", { n: 50, chats: 3, editEvery: 0 });
     const want2 = await expectedRows();
     assert.deepEqual(await waitArchived(want2, 30000), want2);
-    assert.match(other.log(), /took over polling this bot/);
+    // The log line may reach us a little after the rows do.
+    for (let i = 0; i < 50 && !/took over polling this bot/.test(other.log()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(other.log(), /took over polling this bot/, `poller ${poller.child.pid} owner ${owner}\n--- poller:\n${poller.log()}\n--- other ${other.child.pid}:\n${other.log()}`);
   } finally {
     await a.stop();
     await b.stop();
