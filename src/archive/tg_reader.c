@@ -62,6 +62,7 @@ struct tg_reader_s {
     char last_id[32];
     unsigned char *chunk;
     size_t chunk_len;
+    size_t chunk_pos; /* bytes of chunk already parsed */
     bool eof;
     bool failed;
     char error[512];
@@ -552,33 +553,52 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
     *nevents = 0;
     if (r->failed)
         return UV_EINVAL;
-    ssize_t n;
-    do
-        n = read(r->fd, r->chunk, TG_READER_CHUNK);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        snprintf(r->error, sizeof r->error, "read error at byte %llu: %s",
-                 (unsigned long long)r->offset, strerror(errno));
-        r->failed = true;
-        return -errno;
+    yajl_status st = yajl_status_ok;
+    const unsigned char *piece = NULL;
+    size_t plen = 0;
+    if (r->chunk_pos >= r->chunk_len) {
+        ssize_t n;
+        do
+            n = read(r->fd, r->chunk, TG_READER_CHUNK);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            snprintf(r->error, sizeof r->error, "read error at byte %llu: %s",
+                     (unsigned long long)r->offset, strerror(errno));
+            r->failed = true;
+            return -errno;
+        }
+        r->chunk_len = (size_t)n;
+        r->chunk_pos = 0;
+        if (n == 0) {
+            st = yajl_complete_parse(r->yajl);
+            r->eof = true;
+        }
     }
-    yajl_status st;
-    if (n == 0) {
-        st = yajl_complete_parse(r->yajl);
-        r->eof = true;
-    } else {
-        st = yajl_parse(r->yajl, r->chunk, (size_t)n);
+    /* The chunk goes to the parser a piece at a time, and the step ends
+     * early once half the events are used: a piece cannot hold more than
+     * the other half (every event needs tens of bytes of input). */
+    while (!r->eof && r->chunk_pos < r->chunk_len && !r->failed) {
+        piece = r->chunk + r->chunk_pos;
+        plen = r->chunk_len - r->chunk_pos < TG_READER_PIECE ? r->chunk_len - r->chunk_pos
+                                                             : TG_READER_PIECE;
+        st = yajl_parse(r->yajl, piece, plen);
+        if (st != yajl_status_ok)
+            break;
+        r->chunk_pos += plen;
+        r->offset += (uint64_t)plen;
+        if (r->nevents >= TG_READER_MAX_EVENTS / 2)
+            break;
     }
     if (st != yajl_status_ok || r->failed) {
         if (!r->failed) {
-            unsigned char *msg = yajl_get_error(r->yajl, 0, r->chunk, n > 0 ? (size_t)n : 0);
+            unsigned char *msg = yajl_get_error(r->yajl, 0, piece, plen);
             char m[200];
             snprintf(m, sizeof m, "%s", msg ? (const char *)msg : "parse error");
             /* yajl's own message ends with a newline. */
             size_t ml = strlen(m);
             while (ml > 0 && (m[ml - 1] == '\n' || m[ml - 1] == ' '))
                 m[--ml] = '\0';
-            bool truncated = n == 0;
+            bool truncated = r->eof;
             char what[300];
             snprintf(what, sizeof what, "%s JSON (%s)", truncated ? "truncated" : "malformed", m);
             fail(r, "%s", what);
@@ -588,7 +608,6 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
         *nevents = r->nevents;
         return UV_EINVAL;
     }
-    r->offset += (uint64_t)n;
     *nevents = r->nevents;
     if (r->eof) {
         if (r->chat_keys == 0 && r->nevents == 0) {

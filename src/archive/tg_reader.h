@@ -25,7 +25,12 @@
 #define TG_READER_ROWS_FLUSH (4u << 20)
 /* Largest single message object accepted. */
 #define TG_READER_MESSAGE_MAX (16u << 20)
-#define TG_READER_MAX_EVENTS  64
+/* Events one step may produce; the parser gets TG_READER_PIECE bytes at a
+ * time and the step ends once half the events are used. The smallest chat,
+ * {"id":1,"messages":[]}, yields three events from 22 bytes: a piece
+ * yields at most about 300, so the other half covers it. */
+#define TG_READER_MAX_EVENTS 1024
+#define TG_READER_PIECE      2048
 
 typedef enum {
     TG_EV_CHAT_BEGIN = 0, /* json: the chat's own fields; left: from left_chats */

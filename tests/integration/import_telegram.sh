@@ -110,6 +110,15 @@ grep -q "(2 new or changed)" "$TMP/v2.log" || { cat "$TMP/v2.log"; fail "second 
 [ "$(psql_t "SELECT topic_id FROM messages WHERE chat_id = $F AND id = 50")" = 20 ] || fail "new message's topic"
 [ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = $F")" = $((n_before + 1)) ] || fail "count after update"
 
+# --- compact JSON with thousands of tiny chats (many chats per chunk) ------------
+node -e '
+const chats = Array.from({ length: 3000 }, (_, i) => ({ name: "c" + i, type: "personal_chat", id: 700000 + i,
+  messages: i % 3 ? [{ id: 1, type: "message", date: "2024-01-01T00:00:00", date_unixtime: "1704067200", from: "A", from_id: "user7", text: "hi " + i }] : [] }));
+process.stdout.write(JSON.stringify({ chats: { list: chats } }));' >"$TMP/many.json"
+imp "$TMP/many.json" 2>"$TMP/many.log" || { cat "$TMP/many.log"; fail "many tiny chats"; }
+grep -q "imported 3000 chats, 2000 messages" "$TMP/many.log" || { cat "$TMP/many.log"; fail "many tiny chats summary"; }
+[ "$(psql_t "SELECT count(*) FROM chats WHERE id BETWEEN 700000 AND 702999")" = 3000 ] || fail "3000 chats"
+
 # --- bad input: clear errors, exit 1, store unchanged --------------------------
 before=$(snapshot)
 size=$(stat -c %s "$TMP/edge/forum_v2.json")
