@@ -1,15 +1,25 @@
 /* loadgen: a load generator for parleyd's MCP endpoints. It opens N
  * concurrent sessions over a Unix socket, TCP or Streamable HTTP, each
- * running initialize and then one request after another (ping, or
- * tools/call of a tool) for a fixed time, and prints throughput and latency
- * percentiles. One libuv loop; HTTP goes through libcurl's multi interface
+ * running initialize and then one request after another (ping, tools/call
+ * of a tool, or the tool calls of a file in turn) for a fixed time, and
+ * prints throughput and latency percentiles. A response that is a JSON-RPC
+ * error or a tool result with isError counts as an error. With --idle the
+ * sessions only initialize and then stay open, idle, for the time given.
+ * Sessions start at most LOADGEN_RAMP at a time (a listen backlog is
+ * finite). One libuv loop; HTTP goes through libcurl's multi interface
  * driven by that loop.
  *
  *   parley-loadgen --url unix:/path | tcp://127.0.0.1:P | http://127.0.0.1:P/mcp
- *                  [--sessions N] [--seconds S] [--tool NAME] [--label TEXT]
+ *                  [--sessions N] [--seconds S] [--tool NAME | --calls FILE]
+ *                  [--idle] [--label TEXT]
+ *
+ * --calls FILE: one {"name": ..., "arguments": {...}} per line; session k
+ * starts at line k * 7919 and goes on in order, wrapping around.
  *
  * Output: one line of key=value pairs (label, transport, sessions, requests,
- * errors, seconds, rps, p50_ms, p90_ms, p99_ms, max_ms). */
+ * errors, seconds, rps, p50_ms, p90_ms, p95_ms, p99_ms, max_ms); with
+ * --idle, "idle_ready=N" once N sessions are initialized, then
+ * label, transport, sessions, ready, errors. */
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,8 +27,10 @@
 #include <string.h>
 #include <uv.h>
 
-#define MAX_SAMPLES (20u * 1000 * 1000)
-#define READ_CHUNK  65536
+#define MAX_SAMPLES  (20u * 1000 * 1000)
+#define READ_CHUNK   (1u << 20) /* the largest response line */
+#define LOADGEN_RAMP 256        /* sessions initializing at once */
+#define REQ_MAX      8192
 
 typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
 
@@ -30,8 +42,16 @@ static struct {
     int sessions;
     double seconds;
     const char *tool;
+    const char *calls_file;
+    bool idle;
     const char *label;
 } opt = {.sessions = 10, .seconds = 5, .label = "-"};
+
+static char **calls; /* --calls: the lines */
+static size_t ncalls;
+static int started, ready, init_failed; /* sessions started, initialized, failed to */
+static bool hold_done;
+static void start_more(void);
 
 static uv_loop_t *loop;
 static double *samples;
@@ -40,6 +60,12 @@ static uint64_t errors, started_ns, deadline_ns;
 static int live_sessions;
 static bool measuring;
 
+/* A response: a JSON-RPC error, or a tool result with isError. */
+static bool is_failure(const char *p, size_t len)
+{
+    return memmem(p, len, "\"error\":{", 9) != NULL || memmem(p, len, "\"isError\":true", 14) != NULL;
+}
+
 static void record(uint64_t t0)
 {
     uint64_t now = uv_hrtime();
@@ -47,8 +73,16 @@ static void record(uint64_t t0)
         samples[nsamples++] = (double)(now - t0) / 1e6;
 }
 
-static int request_text(char *buf, size_t cap, long id)
+/* The next request of a session; cursor: its place in --calls. */
+static int request_text(char *buf, size_t cap, long id, size_t *cursor)
 {
+    if (ncalls > 0) {
+        const char *call = calls[(*cursor)++ % ncalls];
+        return snprintf(buf, cap,
+                        "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\","
+                        "\"params\":%s}",
+                        id, call);
+    }
     if (opt.tool)
         return snprintf(buf, cap,
                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{"
@@ -74,9 +108,13 @@ typedef struct {
     char *rbuf;
     size_t rlen;
     long next_id;
+    size_t cursor;
     uint64_t t0;
     bool done;
+    bool idle; /* initialized, holding (--idle) */
 } ssess_t;
+
+static ssess_t **idle_sessions; /* --idle: closed at the end */
 
 static void s_closed(uv_handle_t *h)
 {
@@ -116,8 +154,8 @@ static void s_next(ssess_t *s)
         uv_close((uv_handle_t *)&s->h, s_closed);
         return;
     }
-    char req[512];
-    int n = request_text(req, sizeof req, ++s->next_id);
+    char req[REQ_MAX];
+    int n = request_text(req, sizeof req, ++s->next_id, &s->cursor);
     s->t0 = uv_hrtime();
     s_send(s, req, (size_t)n);
 }
@@ -139,6 +177,10 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
             errors++;
             s->done = true;
             uv_close((uv_handle_t *)&s->h, s_closed);
+            if (s->next_id == 0) {
+                init_failed++;
+                start_more();
+            }
         }
         return;
     }
@@ -146,7 +188,7 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
     char *nl;
     while (!s->done && (nl = memchr(s->rbuf, '\n', s->rlen)) != NULL) {
         size_t len = (size_t)(nl - s->rbuf) + 1;
-        bool is_error = memmem(s->rbuf, len, "\"error\"", 7) != NULL;
+        bool is_error = is_failure(s->rbuf, len);
         bool is_init = s->next_id == 0;
         memmove(s->rbuf, s->rbuf + len, s->rlen - len);
         s->rlen -= len;
@@ -154,7 +196,14 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
             errors++;
         if (is_init) {
             s_send(s, INITIALIZED, sizeof INITIALIZED - 1);
-        } else {
+            ready++;
+            start_more();
+            if (opt.idle) {
+                s->idle = true;
+                s->next_id = 1;
+                continue;
+            }
+        } else if (!is_error) {
             record(s->t0);
         }
         s_next(s);
@@ -171,7 +220,10 @@ static void s_connected(uv_connect_t *c, int status)
     if (status != 0) {
         fprintf(stderr, "connect: %s\n", uv_strerror(status));
         errors++;
+        s->done = true;
         uv_close((uv_handle_t *)&s->h, s_closed);
+        init_failed++;
+        start_more();
         return;
     }
     uv_read_start((uv_stream_t *)&s->h, s_alloc, s_read);
@@ -183,6 +235,9 @@ static void s_start(void)
     ssess_t *s = calloc(1, sizeof *s);
     s->rbuf = malloc(READ_CHUNK);
     s->connect.data = s;
+    s->cursor = (size_t)started * 7919;
+    if (opt.idle)
+        idle_sessions[started] = s;
     live_sessions++;
     if (opt.transport == T_UNIX) {
         uv_pipe_init(loop, &s->h.pipe, 0);
@@ -202,11 +257,12 @@ typedef struct {
     CURL *easy;
     struct curl_slist *headers;
     char session_id[128];
-    char body[512];
-    char resp[READ_CHUNK];
+    char body[REQ_MAX];
+    char *resp; /* READ_CHUNK */
     size_t resp_len;
     int phase; /* 0 initialize, 1 initialized, 2 requests */
     long next_id;
+    size_t cursor;
     uint64_t t0;
 } hsess_t;
 
@@ -222,7 +278,7 @@ static size_t h_write(char *p, size_t sz, size_t n, void *ud)
 {
     hsess_t *h = ud;
     size_t len = sz * n;
-    if (h->resp_len + len < sizeof h->resp) {
+    if (h->resp_len + len < READ_CHUNK) {
         memcpy(h->resp + h->resp_len, p, len);
         h->resp_len += len;
     }
@@ -269,6 +325,7 @@ static void h_free(hsess_t *h)
 {
     curl_easy_cleanup(h->easy);
     curl_slist_free_all(h->headers);
+    free(h->resp);
     free(h);
     live_sessions--;
 }
@@ -280,13 +337,16 @@ static void h_done(hsess_t *h, CURLcode res)
     long status = 0;
     curl_easy_getinfo(h->easy, CURLINFO_RESPONSE_CODE, &status);
     bool ok = res == CURLE_OK && status >= 200 && status < 300 &&
-              (h->phase == 1 || memmem(h->resp, h->resp_len, "\"result\"", 8) != NULL);
+              (h->phase == 1 || (memmem(h->resp, h->resp_len, "\"result\"", 8) != NULL &&
+                                 !is_failure(h->resp, h->resp_len)));
     if (!ok)
         errors++;
     if (h->phase == 2 && ok)
         record(h->t0);
     if (!ok && h->phase < 2) {
         h_free(h);
+        init_failed++;
+        start_more();
         return;
     }
     if (h->phase < 2)
@@ -295,12 +355,22 @@ static void h_done(hsess_t *h, CURLcode res)
         h_post(h, INITIALIZED);
         return;
     }
+    if (h->next_id == 0) {
+        ready++;
+        start_more();
+    }
+    if (opt.idle) {
+        /* The session lives on in the server; the connection goes back to
+         * the pool for the next one. */
+        h_free(h);
+        return;
+    }
     if (uv_hrtime() >= deadline_ns) {
         h_free(h);
         return;
     }
-    char req[512];
-    request_text(req, sizeof req, ++h->next_id);
+    char req[REQ_MAX];
+    request_text(req, sizeof req, ++h->next_id, &h->cursor);
     h_post(h, req);
 }
 
@@ -392,6 +462,8 @@ static void h_start(void)
     curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, h);
     curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
     curl_easy_setopt(h->easy, CURLOPT_TCP_NODELAY, 1L);
+    h->resp = malloc(READ_CHUNK);
+    h->cursor = (size_t)started * 7919;
     live_sessions++;
     h_post(h, INIT);
 }
@@ -419,16 +491,86 @@ static void on_start_measuring(uv_timer_t *t)
     started_ns = uv_hrtime();
 }
 
+static void s_start(void);
+static void h_start(void);
+
+static void on_hold_end(uv_timer_t *t)
+{
+    (void)t;
+    hold_done = true;
+    if (opt.transport != T_HTTP)
+        for (int i = 0; i < started; i++) {
+            ssess_t *s = idle_sessions[i];
+            if (s && !s->done) {
+                s->done = true;
+                uv_close((uv_handle_t *)&s->h, s_closed);
+            }
+        }
+}
+
+static uv_timer_t hold_timer;
+
+/* Starts sessions while fewer than LOADGEN_RAMP are initializing; with
+ * --idle, starts the hold once every session is up. */
+static void start_more(void)
+{
+    while (started < opt.sessions && started - ready - init_failed < LOADGEN_RAMP) {
+        if (opt.transport == T_HTTP)
+            h_start();
+        else
+            s_start();
+        started++;
+    }
+    if (opt.idle && ready + init_failed == opt.sessions && !uv_is_active((uv_handle_t *)&hold_timer) &&
+        !hold_done) {
+        printf("idle_ready=%d\n", ready);
+        fflush(stdout);
+        uv_timer_start(&hold_timer, on_hold_end, (uint64_t)(opt.seconds * 1000), 0);
+    }
+}
+
+static void load_calls(void)
+{
+    FILE *f = fopen(opt.calls_file, "r");
+    if (f == NULL) {
+        perror(opt.calls_file);
+        exit(2);
+    }
+    char line[REQ_MAX - 128];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strcspn(line, "\r\n");
+        if (len == 0)
+            continue;
+        line[len] = '\0';
+        if (ncalls == cap) {
+            cap = cap ? cap * 2 : 1024;
+            calls = realloc(calls, cap * sizeof *calls);
+        }
+        calls[ncalls++] = strdup(line);
+    }
+    fclose(f);
+    if (ncalls == 0) {
+        fprintf(stderr, "%s: no calls\n", opt.calls_file);
+        exit(2);
+    }
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: parley-loadgen --url unix:PATH|tcp://IP:PORT|http://IP:PORT/mcp "
-                    "[--sessions N] [--seconds S] [--tool NAME] [--label TEXT]\n");
+                    "[--sessions N] [--seconds S] [--tool NAME | --calls FILE] [--idle] "
+                    "[--label TEXT]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--idle") == 0) {
+            opt.idle = true;
+            continue;
+        }
         if (i + 1 >= argc)
             usage();
         if (strcmp(argv[i], "--url") == 0)
@@ -439,6 +581,8 @@ int main(int argc, char **argv)
             opt.seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--tool") == 0)
             opt.tool = argv[++i];
+        else if (strcmp(argv[i], "--calls") == 0)
+            opt.calls_file = argv[++i];
         else if (strcmp(argv[i], "--label") == 0)
             opt.label = argv[++i];
         else
@@ -461,10 +605,14 @@ int main(int argc, char **argv)
     } else {
         usage();
     }
+    if (opt.calls_file)
+        load_calls();
     samples = malloc(MAX_SAMPLES * sizeof *samples);
+    idle_sessions = calloc((size_t)opt.sessions, sizeof *idle_sessions);
     loop = uv_default_loop();
+    uv_timer_init(loop, &hold_timer);
     /* A short warm-up (connections, first requests) is not measured. */
-    double warmup = opt.seconds > 2 ? 1.0 : 0.0;
+    double warmup = opt.seconds > 2 && !opt.idle ? 1.0 : 0.0;
     deadline_ns = uv_hrtime() + (uint64_t)((opt.seconds + warmup) * 1e9);
     uv_timer_t warm;
     uv_timer_init(loop, &warm);
@@ -474,15 +622,12 @@ int main(int argc, char **argv)
         multi = curl_multi_init();
         curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
         curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
-        curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)opt.sessions);
+        curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                          (long)(opt.idle ? LOADGEN_RAMP : opt.sessions));
         uv_timer_init(loop, &curl_timer);
-        for (int i = 0; i < opt.sessions; i++)
-            h_start();
-    } else {
-        for (int i = 0; i < opt.sessions; i++)
-            s_start();
     }
-    while (live_sessions > 0)
+    start_more();
+    while (live_sessions > 0 || (opt.idle && !hold_done))
         uv_run(loop, UV_RUN_ONCE);
     double secs = (double)(uv_hrtime() - started_ns) / 1e9;
     if (opt.transport == T_HTTP) {
@@ -491,13 +636,19 @@ int main(int argc, char **argv)
         curl_global_cleanup();
     }
     uv_close((uv_handle_t *)&warm, NULL);
+    uv_close((uv_handle_t *)&hold_timer, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
-    qsort(samples, nsamples, sizeof *samples, cmp);
     static const char *const names[] = {"unix", "tcp", "http"};
+    if (opt.idle) {
+        printf("label=%s transport=%s sessions=%d ready=%d errors=%llu\n", opt.label,
+               names[opt.transport], opt.sessions, ready, (unsigned long long)errors);
+        return ready == opt.sessions ? 0 : 1;
+    }
+    qsort(samples, nsamples, sizeof *samples, cmp);
     printf("label=%s transport=%s sessions=%d requests=%zu errors=%llu seconds=%.2f rps=%.0f "
-           "p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
+           "p50_ms=%.3f p90_ms=%.3f p95_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
            opt.label, names[opt.transport], opt.sessions, nsamples, (unsigned long long)errors,
-           secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.99),
+           secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
            nsamples ? samples[nsamples - 1] : 0.0);
     free(samples);
     return errors > 0 ? 1 : 0;

@@ -1,0 +1,352 @@
+#!/usr/bin/env node
+// harness.mjs: the benchmark harness behind bench/run. In one run, on one
+// throw-away PostgreSQL cluster:
+//   1. generates the synthetic archive (gen_archive.mjs) and loads it with
+//      `parleyd import telegram-export` (the real import path);
+//   2. builds a fixed mix of tool calls from it (channelsList, messagesList,
+//      messagesSearch with full text, messagesContext, in turn);
+//   3. checks that parley and the peer answer those calls alike;
+//   4. drives N concurrent MCP sessions (parley-loadgen) at parley and at the
+//      peer (peers/ts-sdk-peer.mjs: the official TypeScript SDK and pg) over
+//      each transport, and pgbench through the same SQL at the same
+//      concurrency, recording throughput, latency percentiles, errors, and
+//      each server's CPU time and peak RSS;
+//   5. opens idle sessions (Unix socket, HTTP) and measures parleyd's RSS
+//      per session;
+//   6. writes results/<date>.json and results/<date>.md, and with
+//      --update-readme puts the table into bench/README.md.
+// Exits non-zero if a run had errors, did no work, or the answers differ.
+//
+//   node harness.mjs --parleyd BIN --loadgen BIN [--smoke] [--out DIR]
+//        [--messages N] [--chats N] [--sessions 1,16,...] [--transports unix,tcp,http]
+//        [--seconds S] [--idle N,...] [--update-readme]
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(here);
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+};
+const smoke = flag("smoke");
+const cfg = {
+  parleyd: opt("parleyd"),
+  loadgen: opt("loadgen"),
+  out: opt("out", path.join(here, "results")),
+  messages: Number(opt("messages", smoke ? 3000 : 1000000)),
+  chats: Number(opt("chats", smoke ? 30 : 1000)),
+  sessions: opt("sessions", smoke ? "4" : "1,16,64,256,1024").split(",").map(Number),
+  transports: opt("transports", smoke ? "unix,http" : "unix,tcp,http").split(","),
+  seconds: Number(opt("seconds", smoke ? 1.5 : 10)),
+  idle: opt("idle", smoke ? "200" : "10000").split(",").map(Number),
+  idleMax: opt("idle-max", smoke ? "" : "unix:19000,http:50000"),
+  pgbenchMaxClients: 250, // the test cluster's max_connections is 300
+};
+if (!cfg.parleyd || !cfg.loadgen) {
+  console.error("usage: harness.mjs --parleyd BIN --loadgen BIN [--smoke] [...]");
+  process.exit(2);
+}
+const say = (s) => process.stderr.write(`bench: ${s}\n`);
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
+fs.chmodSync(work, 0o755);
+const pg = path.join(work, "pg");
+const children = [];
+function cleanup() {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  try {
+    execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["destroy", pg], { stdio: "ignore" });
+  } catch {}
+  fs.rmSync(work, { recursive: true, force: true });
+}
+process.on("exit", cleanup);
+process.on("SIGINT", () => process.exit(130));
+
+const psql = (sql, db = "bench") =>
+  execFileSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", pg, "-U", "parley", "-d", db, "-c", sql], { encoding: "utf8", maxBuffer: 1 << 28 }).trim();
+const conninfo = `host=${pg} port=5432 user=parley dbname=bench`;
+
+// /proc figures of a process: CPU seconds (user+system) and peak RSS.
+function cpuSeconds(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+const status = (pid, key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+const resetPeak = (pid) => {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
+  } catch {}
+};
+
+function kv(line) {
+  return Object.fromEntries(line.trim().split(/\s+/).map((p) => p.split("=")).map(([k, v]) => [k, isNaN(Number(v)) ? v : Number(v)]));
+}
+
+async function startProcess(cmd, args, readyRe, env = {}) {
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  children.push(child);
+  let out = "";
+  // Keep the start and the last 64 KiB of the output (for errors).
+  const keep = (d) => (out = (out + d).length > 1 << 17 ? out.slice(0, 1 << 15) + "\n...\n" + (out + d).slice(-(1 << 16)) : out + d);
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const deadline = Date.now() + 60000;
+  while (!readyRe(out)) {
+    if (child.exitCode !== null) throw new Error(`${cmd} exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`${cmd} did not get ready:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, log: () => out };
+}
+
+async function stop(p) {
+  if (p.child.exitCode !== null) return;
+  p.child.kill("SIGTERM");
+  await once(p.child, "exit");
+}
+
+// ---- a minimal MCP client over Streamable HTTP (for the answer check) ----
+async function mcpHttp(url) {
+  let sid;
+  let id = 0;
+  async function post(body) {
+    const r = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
+        ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } : {}) },
+      body: JSON.stringify(body),
+    });
+    sid = sid ?? r.headers.get("mcp-session-id");
+    const text = await r.text();
+    if (!text) return null;
+    if ((r.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      const data = text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("");
+      return JSON.parse(data);
+    }
+    return JSON.parse(text);
+  }
+  await post({ jsonrpc: "2.0", id: ++id, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } });
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { call: (name, args) => post({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }) };
+}
+
+function loadgen(url, sessions, label, extra = []) {
+  const out = execFileSync(cfg.loadgen, ["--url", url, "--sessions", String(sessions), "--seconds", String(cfg.seconds), "--label", label, ...extra], { encoding: "utf8" });
+  return kv(out.trim().split("\n").pop());
+}
+
+function percentile(sorted, p) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] : 0;
+}
+
+// ---- 1. dataset ----
+const results = {
+  date: new Date().toISOString(),
+  smoke,
+  machine: { cores: os.cpus().length, cpu: os.cpus()[0]?.model ?? "?", memGiB: Math.round(os.totalmem() / 2 ** 30), kernel: os.release() },
+  config: { ...cfg, parleyd: undefined, loadgen: undefined, out: undefined },
+  dataset: {},
+  runs: [],
+  comparisons: [],
+  idle: [],
+  problems: [],
+};
+execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["start", pg], { stdio: "ignore" });
+psql("CREATE DATABASE bench", "postgres");
+execFileSync(cfg.parleyd, ["migrate", "--db", conninfo, "--log-level", "warn"], { stdio: "inherit" });
+const exportFile = path.join(work, "result.json");
+say(`generating ${cfg.messages} messages in ${cfg.chats} chats`);
+execFileSync(process.execPath, [path.join(here, "gen_archive.mjs"), exportFile, String(cfg.messages), String(cfg.chats), "1"]);
+results.dataset = { messages: cfg.messages, chats: cfg.chats, exportBytes: fs.statSync(exportFile).size };
+say("importing through parleyd import telegram-export");
+let t0 = process.hrtime.bigint();
+execFileSync(cfg.parleyd, ["import", "telegram-export", exportFile, "--db", conninfo, "--log-level", "warn"], { stdio: ["ignore", "ignore", "inherit"] });
+const importSecs = Number(process.hrtime.bigint() - t0) / 1e9;
+fs.rmSync(exportFile);
+const stored = Number(psql("SELECT count(*) FROM messages"));
+results.dataset.importSeconds = +importSecs.toFixed(2);
+results.dataset.importMsgsPerSec = Math.round(stored / importSecs);
+results.dataset.storedMessages = stored;
+if (stored !== cfg.messages) results.problems.push(`imported ${stored} messages, generated ${cfg.messages}`);
+psql("VACUUM ANALYZE");
+
+// ---- 2. the call mix ----
+const chats = psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM chats").split(",").map(Number);
+const points = psql("SELECT string_agg(chat_id || ':' || id, ',') FROM (SELECT chat_id, id FROM messages " +
+  "WHERE id % 37 = 1 ORDER BY chat_id, id LIMIT 2000) m").split(",").map((p) => p.split(":").map(Number));
+const words = ["database", "release", "meeting", "coffee", "replica", "встреча", "сервер", "кофе", "数据", "検索", "deploy OR backup", "\"search index\""];
+const calls = [];
+for (let i = 0; i < 2000; i++) {
+  const [chat, msg] = points[i % points.length];
+  switch (i % 4) {
+    case 0: calls.push({ name: "channelsList", arguments: { limit: 20 } }); break;
+    case 1: calls.push({ name: "messagesList", arguments: { channelId: chats[(i * 13) % chats.length], limit: 20 } }); break;
+    case 2: calls.push({ name: "messagesSearch", arguments: { query: words[i % words.length], limit: 20 } }); break;
+    default: calls.push({ name: "messagesContext", arguments: { channelId: chat, messageId: msg, before: 5, after: 5 } });
+  }
+}
+const callsFile = path.join(work, "calls.jsonl");
+fs.writeFileSync(callsFile, calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
+// The same calls for pgbench, looked up by number.
+psql("CREATE TABLE bench_calls (i integer PRIMARY KEY, tool text NOT NULL, args jsonb NOT NULL)");
+const copyFile = path.join(work, "calls.copy");
+fs.writeFileSync(copyFile, calls.map((c, i) => `${i}\t${c.name}\t${JSON.stringify(c.arguments).replace(/\\/g, "\\\\")}`).join("\n") + "\n");
+psql(`\\copy bench_calls FROM '${copyFile}'`);
+const pgbenchScript = path.join(work, "calls.sql");
+fs.writeFileSync(pgbenchScript, `\\set i random(0, ${calls.length - 1})\nSELECT parley_tg_tool(tool, args, '{}'::jsonb)::text FROM bench_calls WHERE i = :i;\n`);
+
+// ---- 3. servers ----
+const sock = path.join(work, "parley.sock");
+const peerSock = path.join(work, "peer.sock");
+const port = 20000 + Math.floor(Math.random() * 20000);
+const urls = {
+  parley: { unix: `unix:${sock}`, tcp: `tcp://127.0.0.1:${port}`, http: `http://127.0.0.1:${port + 1}/mcp` },
+  "ts-sdk-peer": { unix: `unix:${peerSock}`, tcp: `tcp://127.0.0.1:${port + 2}`, http: `http://127.0.0.1:${port + 3}/mcp` },
+};
+const parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
+  "--toolsets", "telegram", "--log-level", "warn", "--max-sessions", "1000000",
+  "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
+const peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
+  "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
+const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid };
+
+// The answers agree.
+{
+  const a = await mcpHttp(urls.parley.http);
+  const b = await mcpHttp(urls["ts-sdk-peer"].http);
+  for (const c of calls.slice(0, 12)) {
+    const x = await a.call(c.name, c.arguments);
+    const y = await b.call(c.name, c.arguments);
+    const sx = JSON.stringify(x?.result?.structuredContent);
+    const sy = JSON.stringify(y?.result?.structuredContent);
+    if (!x?.result || x.result.isError) results.problems.push(`parley: ${c.name} failed: ${JSON.stringify(x).slice(0, 300)}`);
+    else if (sx !== sy) results.problems.push(`${c.name} ${JSON.stringify(c.arguments)}: parley and the peer answer differently`);
+  }
+  say(`answers checked: ${results.problems.length ? "DIFFER" : "alike"}`);
+}
+
+// ---- 4. workload ----
+for (const n of cfg.sessions) {
+  for (const transport of cfg.transports) {
+    for (const server of ["parley", "ts-sdk-peer"]) {
+      const pid = pids[server];
+      resetPeak(pid);
+      const cpu0 = cpuSeconds(pid);
+      let r;
+      try {
+        r = loadgen(urls[server][transport], n, server, ["--calls", callsFile]);
+      } catch (e) {
+        r = kv((e.stdout ?? "").toString().trim().split("\n").pop() || "errors=1 requests=0");
+      }
+      const run = { server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
+        p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +(cpuSeconds(pid) - cpu0).toFixed(2), peak_rss_kib: status(pid, "VmHWM") };
+      results.runs.push(run);
+      say(`${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.errors} errors`);
+      if (run.errors > 0 || run.requests === 0) results.problems.push(`${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
+    }
+  }
+  // The database's own limit: the same SQL through pgbench.
+  const clients = Math.min(n, cfg.pgbenchMaxClients);
+  const prefix = path.join(work, `pgb${n}`);
+  const out = execFileSync("/usr/lib/postgresql/15/bin/pgbench", ["-n", "-M", "prepared", "-c", String(clients), "-j", String(Math.min(clients, os.cpus().length)),
+    "-T", String(Math.max(1, Math.round(cfg.seconds))), "-f", pgbenchScript, "-l", "--log-prefix", prefix, "-h", pg, "-U", "parley", "bench"], { encoding: "utf8", cwd: work });
+  const lat = [];
+  for (const f of fs.readdirSync(work).filter((f) => f.startsWith(`pgb${n}.`)))
+    for (const line of fs.readFileSync(path.join(work, f), "utf8").split("\n"))
+      if (line) lat.push(Number(line.split(" ")[2]) / 1000);
+  lat.sort((x, y) => x - y);
+  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? 0);
+  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
+  const run = { server: "pgbench", transport: "libpq", sessions: n, clients, requests: lat.length, errors: failed, rps: Math.round(tps),
+    p50_ms: +percentile(lat, 0.5).toFixed(3), p95_ms: +percentile(lat, 0.95).toFixed(3), p99_ms: +percentile(lat, 0.99).toFixed(3) };
+  results.runs.push(run);
+  say(`pgbench x${clients}: ${run.rps} tps, p99 ${run.p99_ms} ms`);
+  if (run.errors > 0 || run.requests === 0) results.problems.push(`pgbench x${clients}: ${run.errors} errors`);
+  for (const transport of cfg.transports) {
+    const p = results.runs.find((r) => r.server === "parley" && r.transport === transport && r.sessions === n);
+    const q = results.runs.find((r) => r.server === "ts-sdk-peer" && r.transport === transport && r.sessions === n);
+    results.comparisons.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, pgbench_tps: run.rps,
+      parley_vs_peer: q.rps ? +(p.rps / q.rps).toFixed(2) : null, parley_vs_pgbench: run.rps ? +(p.rps / run.rps).toFixed(2) : null,
+      parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms, pgbench_p99_ms: run.p99_ms });
+  }
+}
+
+// ---- 5. idle sessions ----
+async function idle(transport, n) {
+  const pid = pids.parley;
+  const before = status(pid, "VmRSS");
+  const child = spawn(cfg.loadgen, ["--url", urls.parley[transport], "--sessions", String(n), "--seconds", "2", "--idle", "--label", "idle"], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(child);
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const deadline = Date.now() + 300000;
+  while (!/idle_ready=\d+/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const during = status(pid, "VmRSS");
+  await once(child, "exit").catch(() => {});
+  const r = kv(out.trim().split("\n").pop());
+  const row = { transport, sessions: n, ready: r.ready ?? 0, errors: r.errors ?? 0, rss_before_kib: before, rss_during_kib: during,
+    kib_per_session: r.ready ? +((during - before) / r.ready).toFixed(2) : null };
+  results.idle.push(row);
+  say(`idle ${transport}: ${row.ready}/${n} sessions, ${row.kib_per_session} KiB each`);
+  return row;
+}
+for (const n of cfg.idle)
+  for (const transport of ["unix", "http"]) {
+    const row = await idle(transport, n);
+    if (row.ready !== n) results.problems.push(`idle ${transport}: ${row.ready} of ${n} sessions`);
+  }
+for (const spec of cfg.idleMax.split(",").filter(Boolean)) {
+  const [transport, n] = spec.split(":");
+  const row = await idle(transport, Number(n));
+  row.max_attempt = true;
+}
+results.parleyd_peak_rss_kib = status(pids.parley, "VmHWM");
+await stop(parley);
+await stop(peer);
+
+// ---- 6. report ----
+const fmt = (x) => (x === null || x === undefined ? "–" : typeof x === "number" ? x.toLocaleString("en-US") : x);
+const md = [];
+md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cores} cores (${results.machine.cpu}), ${results.machine.memGiB} GiB; ` +
+  `${fmt(results.dataset.storedMessages)} messages in ${fmt(cfg.chats)} chats, imported at ${fmt(results.dataset.importMsgsPerSec)} msg/s; ` +
+  `${cfg.seconds} s per run; pgbench clients capped at ${cfg.pgbenchMaxClients}.`, "");
+md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | CPU s | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer CPU s | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
+md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const c of results.comparisons) {
+  const p = results.runs.find((r) => r.server === "parley" && r.transport === c.transport && r.sessions === c.sessions);
+  const q = results.runs.find((r) => r.server === "ts-sdk-peer" && r.transport === c.transport && r.sessions === c.sessions);
+  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${p.cpu_s} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
+    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${q.cpu_s} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
+}
+md.push("", "| idle sessions | transport | held | parleyd RSS before → during (MiB) | KiB per session |", "|---:|---|---:|---:|---:|");
+for (const r of results.idle)
+  md.push(`| ${fmt(r.sessions)}${r.max_attempt ? " (max attempt)" : ""} | ${r.transport} | ${fmt(r.ready)} | ${(r.rss_before_kib / 1024).toFixed(1)} → ${(r.rss_during_kib / 1024).toFixed(1)} | ${fmt(r.kib_per_session)} |`);
+if (results.problems.length) md.push("", "Problems:", ...results.problems.map((p) => `- ${p}`));
+const table = md.join("\n") + "\n";
+
+fs.mkdirSync(cfg.out, { recursive: true });
+const stamp = results.date.replace(/[:]/g, "-").replace(/\..*/, "");
+fs.writeFileSync(path.join(cfg.out, `${stamp}${smoke ? "-smoke" : ""}.json`), JSON.stringify(results, null, 1) + "\n");
+fs.writeFileSync(path.join(cfg.out, `${stamp}${smoke ? "-smoke" : ""}.md`), table);
+process.stdout.write(table);
+if (flag("update-readme")) {
+  const readme = path.join(here, "README.md");
+  const text = fs.readFileSync(readme, "utf8");
+  const begin = "<!-- bench:run:begin -->";
+  const end = "<!-- bench:run:end -->";
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a < 0 || b < 0) throw new Error(`bench/README.md lacks the ${begin} ... ${end} markers`);
+  fs.writeFileSync(readme, text.slice(0, a + begin.length) + "\n" + table + text.slice(b));
+}
+if (results.problems.length) {
+  console.error(`bench: ${results.problems.length} problem(s):\n${results.problems.join("\n")}`);
+  process.exit(1);
+}
