@@ -1,12 +1,15 @@
 /* search: message search over the store, for the toolsets (no MCP here).
- * One request becomes one parameterised call of parley_search (migration
- * 003), which returns the whole answer as JSON built by PostgreSQL:
+ * One request becomes one parameterised call of parley_search (migrations
+ * 003 and 012), which returns the whole answer as JSON built by PostgreSQL:
  *
  *   {"results": [{chat_id, chat_title, id, topic_id, date, edit_date,
  *                 sender_id, sender_name, text, snippet, rank, media_kind,
  *                 has_link, kind, reply_to_id}, ...],
  *    "count": N, "limit": L, "offset": O,
  *    "mode": "fulltext" | "substring" | "fuzzy" | "regex" | "filter"}
+ *
+ * count is exact up to 1,000; past it count is 1000 and "countCapped" is
+ * true.
  *
  * Query syntax is web-search syntax: words, "quoted phrases", OR, -word.
  * Text in scripts without spaces (CJK, Thai) is matched by substring;

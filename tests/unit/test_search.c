@@ -240,6 +240,32 @@ static void test_filters_and_paging(void **state)
     assert_non_null(strstr(a.error, "yesterday-ish"));
 }
 
+/* Counting stops at 1,000 and says so; the page is still the newest. */
+static void test_count_cap(void **state)
+{
+    (void)state;
+    sql("INSERT INTO chats (id, kind, title) VALUES (-9, 'group', 'Busy')");
+    sql("INSERT INTO messages (chat_id, id, date, text) SELECT -9, g, "
+        "'2025-01-01'::timestamptz + g * interval '1 minute', 'ubiquitous word ' || g "
+        "FROM generate_series(1, 1200) g");
+    int64_t busy = -9;
+    archive_search_req_t r = {.query = "ubiquitous", .chat_ids = &busy, .nchats = 1, .limit = 2};
+    answer_t a;
+    search(&r, &a);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "count")), 1000);
+    assert_true(json_is_true(json_object_get(a.json, "countCapped")));
+    char got[256];
+    ids(&a, got, sizeof got);
+    assert_string_equal(got, "-9:1200,-9:1199");
+    json_decref(a.json);
+    r.query = "ubiquitous 1199";
+    search(&r, &a);
+    assert_int_equal(json_integer_value(json_object_get(a.json, "count")), 1);
+    assert_null(json_object_get(a.json, "countCapped"));
+    json_decref(a.json);
+}
+
 static void test_cancel(void **state)
 {
     (void)state;
@@ -259,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_fulltext),
         cmocka_unit_test(test_cjk_fuzzy_regex),
         cmocka_unit_test(test_filters_and_paging),
+        cmocka_unit_test(test_count_cap),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
