@@ -638,6 +638,7 @@ static int app_start_mcp(app_t *a)
     lim.max_active_calls = a->cfg->max_active_calls;
     lim.max_sessions = a->cfg->max_sessions;
     lim.request_timeout_ms = a->cfg->request_timeout_ms;
+    lim.init_timeout_ms = a->cfg->init_timeout_ms;
     lim.tools_page_size = a->cfg->list_page_size;
     if (lim.output_low_water > lim.output_high_water)
         lim.output_low_water = lim.output_high_water;

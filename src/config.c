@@ -108,6 +108,11 @@ static const opt_t opts[] = {
     {"request_timeout_ms", "PARLEY_REQUEST_TIMEOUT_MS", OPT_INT, OFF(request_timeout_ms), 0, 100,
      3600000, "300000", "Time a client has to answer a server request (elicitation, sampling).",
      "MS"},
+    {"init_timeout_ms", "PARLEY_INIT_TIMEOUT_MS", OPT_INT, OFF(init_timeout_ms), 0, 0, 3600000,
+     "10000",
+     "Time a socket connection has to send initialize (TLS handshake included); then it is "
+     "closed. 0: no limit.",
+     "MS"},
     {"tz", "PARLEY_TZ", OPT_STR, OFF(tz), SZ(tz), 0, 0, "+00:00",
      "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
      "e.g. +03:00.",
@@ -196,6 +201,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
     cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
+    cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->telegram_api_url, "https://api.telegram.org");

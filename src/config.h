@@ -71,6 +71,7 @@ typedef struct config_s {
     int max_active_calls;
     int max_sessions;
     int request_timeout_ms; /* server-to-client requests (elicitation, sampling) */
+    int init_timeout_ms;    /* a socket connection must initialize within */
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
     char export_root[CONFIG_PATH_MAX]; /* mediaDownload writes only here ("" = DATA_DIR/exports) */

@@ -84,6 +84,40 @@ static void wait_tick(uv_timer_t *t)
         uv_timer_stop(&srv->wait_ticker);
 }
 
+/* Connections that opened but did not initialize in time (a client that
+ * connects and says nothing, a TLS handshake that never ends) are closed,
+ * so they cannot hold session slots. Sessions are listed oldest first: the
+ * scan stops at the first one too young to be late. */
+static void init_tick(uv_timer_t *t)
+{
+    mcp_server_t *srv = t->data;
+    uint64_t now = uv_now(srv->loop);
+    uint64_t limit = (uint64_t)srv->limits.init_timeout_ms;
+    bool waiting = false;
+    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions;) {
+        queue_node_t *next = n->next;
+        mcp_session_t *s = mcp_session__from_node(n);
+        if (mcp_session_state(s) == MCP_SESSION_NEW && strcmp(mcp_session_kind(s), "stdio") != 0) {
+            if (now - mcp_session__opened_at(s) < limit) {
+                waiting = true;
+                break;
+            }
+            log_info(mcp_session_tag(s), "closing: no initialize within %d ms",
+                     srv->limits.init_timeout_ms);
+            mcp_session_close(s);
+        }
+        n = next;
+    }
+    if (!waiting)
+        uv_timer_stop(&srv->init_ticker);
+}
+
+void mcp_server__session_opened(mcp_server_t *srv)
+{
+    if (srv->limits.init_timeout_ms > 0 && !uv_is_active((uv_handle_t *)&srv->init_ticker))
+        uv_timer_start(&srv->init_ticker, init_tick, MCP_INIT_TICK_MS, MCP_INIT_TICK_MS);
+}
+
 void mcp_server__wait_start(mcp_server_t *srv, mcp_call_t *c)
 {
     queue_push_tail(&srv->waiting, &c->wait_node);
@@ -112,6 +146,7 @@ static void sweep_cb(uv_idle_t *h)
         srv->close_cb = NULL;
         uv_close((uv_handle_t *)&srv->sweeper, NULL);
         uv_close((uv_handle_t *)&srv->wait_ticker, NULL);
+        uv_close((uv_handle_t *)&srv->init_ticker, NULL);
         mcp_registry_free(&srv->registry);
         if (cb)
             cb(srv);
@@ -140,6 +175,8 @@ void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registr
     srv->sweeper.data = srv;
     uv_timer_init(loop, &srv->wait_ticker);
     srv->wait_ticker.data = srv;
+    uv_timer_init(loop, &srv->init_ticker);
+    srv->init_ticker.data = srv;
 }
 
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *node)
@@ -153,6 +190,7 @@ void mcp_server_close(mcp_server_t *srv, void (*cb)(mcp_server_t *))
 {
     srv->closing = true;
     srv->close_cb = cb;
+    uv_timer_stop(&srv->init_ticker);
     for (queue_node_t *n = srv->sessions.next; n != &srv->sessions;) {
         queue_node_t *next = n->next;
         mcp_session_close(mcp_session__from_node(n));

@@ -23,8 +23,10 @@
 #define MCP_DEFAULT_TOOLS_PAGE_SIZE      100
 #define MCP_DEFAULT_MAX_SESSIONS         10000
 #define MCP_DEFAULT_REQUEST_TIMEOUT_MS   300000
+#define MCP_DEFAULT_INIT_TIMEOUT_MS      10000 /* a connection must initialize within */
 /* How often waiting server-to-client requests are checked for timeouts. */
 #define MCP_WAIT_TICK_MS 100
+#define MCP_INIT_TICK_MS 1000
 /* Resource subscriptions one session may hold. */
 #define MCP_SESSION_MAX_SUBSCRIPTIONS 256
 /* retryAfterMs suggested with a "server busy" error. */
@@ -40,6 +42,7 @@ typedef struct mcp_limits_s {
     int tools_page_size;
     int max_sessions;
     int request_timeout_ms;
+    int init_timeout_ms; /* 0: sessions may wait for initialize forever */
 } mcp_limits_t;
 
 /* Methods counted in the statistics (the last one counts the others). */
@@ -91,6 +94,7 @@ typedef struct mcp_server_s {
     uv_idle_t sweeper;
     queue_node_t waiting; /* calls waiting for a client's answer */
     uv_timer_t wait_ticker;
+    uv_timer_t init_ticker; /* closes connections that never initialize */
     uint64_t next_session_id;
     bool closing;
     void (*close_cb)(struct mcp_server_s *);
@@ -119,6 +123,10 @@ void mcp_server_resource_updated(mcp_server_t *srv, const char *uri);
 void mcp_server_observe_latency(mcp_server_t *srv, double seconds);
 
 /* Internal: queues a session for freeing on the next loop turn. */
+/* A session opened: from now on it must initialize within
+ * limits.init_timeout_ms (stdio excepted). */
+void mcp_server__session_opened(mcp_server_t *srv);
+
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *session_node);
 /* Internal (call.c): a call starts or stops waiting for a client answer. */
 struct mcp_call_s;

@@ -33,7 +33,8 @@ struct mcp_session_s {
     int nsubs;
     bool reading; /* what we last asked of the transport */
     bool transport_gone;
-    bool swept; /* handed to the server's sweep */
+    bool swept;         /* handed to the server's sweep */
+    uint64_t opened_at; /* loop time */
 };
 
 static void session_update_reading(mcp_session_t *s);
@@ -42,6 +43,11 @@ static void session_maybe_finish(mcp_session_t *s);
 mcp_session_t *mcp_session__from_node(queue_node_t *node)
 {
     return queue_entry(node, mcp_session_t, node);
+}
+
+uint64_t mcp_session__opened_at(const mcp_session_t *s)
+{
+    return s->opened_at;
 }
 
 mcp_server_t *mcp_session__server(const mcp_session_t *s)
@@ -89,7 +95,9 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     s->reading = true;
     queue_init(&s->calls);
     snprintf(s->tag, sizeof s->tag, "s:%llu", (unsigned long long)++srv->next_session_id);
+    s->opened_at = uv_now(srv->loop);
     queue_push_tail(&srv->sessions, &s->node);
+    mcp_server__session_opened(srv);
     srv->stats.sessions_opened++;
     srv->stats.sessions_open++;
     log_debug(s->tag, "session opened (%s)", kind);

@@ -126,6 +126,8 @@ int mcp_session__log_level(const mcp_session_t *s);
 mcp_server_t *mcp_session__server(const mcp_session_t *s);
 /* Internal (server.c): frees a swept session. */
 void mcp_session__free(mcp_session_t *s);
+/* Loop time the session opened at. */
+uint64_t mcp_session__opened_at(const mcp_session_t *s);
 mcp_session_t *mcp_session__from_node(queue_node_t *node);
 
 #endif

@@ -129,6 +129,28 @@ test("many concurrent tcp sessions", async () => {
   }
 });
 
+test("a connection that never initializes is closed; one that did stays", async () => {
+  const d = await startDaemon(["--toolsets", "conformance", "--listen", "tcp://127.0.0.1:0", "--init-timeout-ms", "1000"]);
+  try {
+    const port = Number(/tcp:\/\/127\.0\.0\.1:0 \(port (\d+)\)/.exec(d.log())[1]);
+    const silent = await connect({ host: "127.0.0.1", port });
+    const closed = once(silent, "close");
+    const live = await session({ host: "127.0.0.1", port });
+    const t0 = Date.now();
+    await closed;
+    const waited = Date.now() - t0;
+    assert.ok(waited >= 800 && waited < 10000, `closed after ${waited} ms`);
+    assert.match(d.log(), /closing: no initialize within 1000 ms/);
+    // The initialized session outlives the limit.
+    await new Promise((r) => setTimeout(r, 1500));
+    const r = await live.c.request(2, "ping", {});
+    assert.deepEqual(r.result, {});
+    live.sock.destroy();
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
 test("a client that never reads cannot grow the daemon's memory", async () => {
   const d = await startDaemon([
     "--toolsets", "conformance",
