@@ -67,18 +67,24 @@ static void wait_tick(uv_timer_t *t)
 {
     mcp_server_t *srv = t->data;
     uint64_t now = uv_now(srv->loop);
-    /* A callback may end other waits: restart the scan after each. */
-    bool again = true;
-    while (again) {
-        again = false;
-        for (queue_node_t *n = srv->waiting.next; n != &srv->waiting; n = n->next) {
-            mcp_call_t *c = queue_entry(n, mcp_call_t, wait_node);
-            if (c->wait_deadline <= now) {
-                mcp_call__wait_expired(c);
-                again = true;
-                break;
-            }
+    /* The expired waits move to a list of their own first, so the scan is
+     * linear however many expire at once. Ending one may end others (a
+     * session closing cancels its calls): ending a wait unlinks its node,
+     * from this list too, and a node unlinked twice stays unlinked. */
+    queue_node_t expired;
+    queue_init(&expired);
+    for (queue_node_t *n = srv->waiting.next; n != &srv->waiting;) {
+        queue_node_t *next = n->next;
+        if (queue_entry(n, mcp_call_t, wait_node)->wait_deadline <= now) {
+            queue_remove(n);
+            queue_push_tail(&expired, n);
         }
+        n = next;
+    }
+    while (!queue_empty(&expired)) {
+        queue_node_t *n = queue_head(&expired);
+        queue_remove(n);
+        mcp_call__wait_expired(queue_entry(n, mcp_call_t, wait_node));
     }
     if (queue_empty(&srv->waiting))
         uv_timer_stop(&srv->wait_ticker);

@@ -508,7 +508,15 @@ int net_request(net_client_t *c, net_req_t *r)
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.connect_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.timeout_ms);
+    if (r->stall_ms > 0) {
+        /* Less than a byte a second over stall_ms: stalled. */
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                         (long)(r->stall_ms < 1000 ? 1 : r->stall_ms / 1000));
+    } else {
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->cfg.timeout_ms);
+    }
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
                      (curl_off_t)(r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES));

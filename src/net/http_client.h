@@ -67,6 +67,11 @@ struct net_req_s {
     const char *upload_name; /* file name sent (NULL: the path's) */
     const char *to_file;     /* stream the response body here (else memory) */
     uint64_t max_bytes;      /* 0: NET_DEFAULT_MAX_BYTES */
+    /* 0: the client's total timeout applies. Else no total timeout: the
+     * transfer fails (UV_ETIMEDOUT) once no byte arrived for stall_ms (at
+     * least a second; time paused for the disk does not count). For large
+     * downloads whose duration cannot be known. */
+    uint32_t stall_ms;
     net_req_cb cb;
     void *data;
     /* Results, valid in the callback. */

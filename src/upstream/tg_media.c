@@ -239,6 +239,7 @@ static void got_path(net_req_t *r, int status)
     it->req.url = it->url;
     it->req.to_file = it->tmp;
     it->req.max_bytes = m->max_bytes;
+    it->req.stall_ms = TG_MEDIA_STALL_MS; /* large files on slow links take their time */
     it->req.cb = downloaded;
     it->req.data = it;
     if (net_request(m->net, &it->req) != 0) {

@@ -19,9 +19,10 @@
 #define TG_MEDIA_MAX_ACTIVE    4
 #define TG_MEDIA_DEFAULT_LIMIT (20u << 20)
 #define TG_MEDIA_IDLE_MS       5000
-#define TG_MEDIA_MAX_URGENT    4   /* fetches for waiting callers beyond MAX_ACTIVE */
-#define TG_MEDIA_MAX_WAITERS   256 /* callers waiting for files at once */
-#define TG_MEDIA_PROGRESS_MS   250 /* how often waiters hear of progress */
+#define TG_MEDIA_MAX_URGENT    4     /* fetches for waiting callers beyond MAX_ACTIVE */
+#define TG_MEDIA_MAX_WAITERS   256   /* callers waiting for files at once */
+#define TG_MEDIA_PROGRESS_MS   250   /* how often waiters hear of progress */
+#define TG_MEDIA_STALL_MS      60000 /* a download with no byte for this long fails */
 
 typedef struct tg_media_s tg_media_t;
 

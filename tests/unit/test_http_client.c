@@ -3,7 +3,8 @@
  * (the transfer pauses while the disk catches up), status codes, the size
  * cap, a timeout, connection refused, the address policy refusing loopback
  * for untrusted URLs (directly and through a redirect), the allow-list,
- * cancellation, and a clean close. */
+ * cancellation, a slow body that outlasts the total timeout (fails) but not
+ * a stall limit (completes), and a clean close. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,25 @@ static void send_text(peer_t *p, const char *head, const char *body, size_t blen
     uv_write(w, (uv_stream_t *)&p->tcp, &ub, 1, written);
 }
 
+/* /trickle: 8 pieces of 100 bytes, 300 ms apart (2.4 s: longer than the
+ * client's total timeout of 1.5 s). */
+static uv_timer_t trickle_timer;
+static peer_t *trickle_peer;
+static int trickle_sent;
+
+static void trickle_cb(uv_timer_t *t)
+{
+    char piece[100];
+    memset(piece, 't', sizeof piece);
+    if (trickle_peer == NULL) {
+        uv_timer_stop(t);
+        return;
+    }
+    send_text(trickle_peer, "", piece, sizeof piece);
+    if (++trickle_sent == 8)
+        uv_timer_stop(t);
+}
+
 static void respond(peer_t *p)
 {
     char head[512];
@@ -81,6 +101,12 @@ static void respond(peer_t *p)
                  "0\r\n\r\n",
                  port);
         send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /trickle ", 13) == 0) {
+        snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: 800\r\n\r\n");
+        send_text(p, head, "", 0);
+        trickle_peer = p;
+        trickle_sent = 0;
+        uv_timer_start(&trickle_timer, trickle_cb, 300, 300);
     } else if (strncmp(p->req, "GET /slow ", 10) == 0) {
         return; /* never answers */
     } else {
@@ -103,6 +129,10 @@ static void peer_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     peer_t *p = s->data;
     (void)b;
     if (n < 0) {
+        if (p == trickle_peer) {
+            uv_timer_stop(&trickle_timer);
+            trickle_peer = NULL;
+        }
         uv_close((uv_handle_t *)s, peer_closed);
         return;
     }
@@ -145,6 +175,7 @@ static int setup(void **state)
     int len = sizeof ss;
     uv_tcp_getsockname(&server, (struct sockaddr *)&ss, &len);
     port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    uv_timer_init(&loop, &trickle_timer);
     net_config_t cfg = {.connect_timeout_ms = 2000, .timeout_ms = 1500};
     addr_policy_t pol = {.allow_http = true};
     char err[256];
@@ -324,6 +355,26 @@ static void test_timeout_refused_cancel(void **state)
     net_req_release(&c.r);
 }
 
+static void test_stall_limit(void **state)
+{
+    (void)state;
+    job_t t = {0};
+    run(&t, "/trickle", false, NULL);
+    assert_int_equal(t.status, UV_ETIMEDOUT); /* the total timeout */
+    net_req_release(&t.r);
+    uv_timer_stop(&trickle_timer);
+    job_t s = {.r = {.stall_ms = 1000}};
+    run(&s, "/trickle", false, NULL);
+    assert_int_equal(s.status, 0);
+    assert_int_equal(s.r.http_status, 200);
+    assert_int_equal(s.r.body_buf.len, 800);
+    net_req_release(&s.r);
+    job_t z = {.r = {.stall_ms = 1000}};
+    run(&z, "/slow", false, NULL); /* nothing at all arrives: stalled */
+    assert_int_equal(z.status, UV_ETIMEDOUT);
+    net_req_release(&z.r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_file_and_cap),
         cmocka_unit_test(test_policy),
         cmocka_unit_test(test_timeout_refused_cancel),
+        cmocka_unit_test(test_stall_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
