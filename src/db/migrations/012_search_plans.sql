@@ -5,9 +5,11 @@
 -- messages. Here each mode becomes its own parameterised statement
 -- (EXECUTE ... USING: values are never spliced into the text):
 --   * fulltext: m.tsv @@ query (GIN index on tsv);
---   * substring (CJK): one ILIKE per term (the trigram index serves terms
---     of three characters or more), checked again with
---     parley_substring_match for exclusions;
+--   * substring (CJK): the pairs of adjacent CJK characters of the terms
+--     must all be in the message (a GIN index of each CJK message's pairs:
+--     Chinese and Japanese words are mostly two characters, too short for
+--     a trigram), then one ILIKE per term (the trigram index serves terms
+--     of three characters or more), and one NOT ILIKE per -term;
 --   * fuzzy: term <% text (trigram index, word similarity >= 0.5), checked
 --     again with parley_fuzzy_score;
 --   * regex: text ~* pattern (trigram index);
@@ -18,6 +20,18 @@
 --   or of a two-character CJK term no index can serve, costs more than the
 --   page itself).
 -- Results, modes, ranks and snippets are as before.
+-- The distinct pairs of adjacent characters of t that are both of a script
+-- written without spaces (lower case).
+CREATE FUNCTION parley_cjk_bigrams(t text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(DISTINCT b), '{}')
+    FROM (SELECT substr(lower(t), i, 2) AS b FROM generate_series(1, length(t) - 1) AS i) x
+    WHERE b ~ '^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]{2}$'
+$$;
+
+CREATE INDEX messages_cjk_bigrams_idx ON messages USING gin (parley_cjk_bigrams(text))
+    WHERE parley_has_cjk(text);
+
 CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_chat_ids bigint[], p_topic bigint, p_sender bigint,
                                          p_from_date timestamptz, p_to_date timestamptz,
@@ -34,6 +48,8 @@ DECLARE
     terms text[];
     pos text[] := '{}';
     pats text[] := '{}';
+    negs text[] := '{}';
+    pairs text[];
     w text;
     cond text := 'true';
     rank_expr text := '0::real';
@@ -53,6 +69,9 @@ BEGIN
             pos := pos || w;
             pats := pats || ('%' || replace(replace(replace(w, '\', '\\'), '%', '\%'), '_', '\_')
                              || '%');
+        ELSIF length(w) > 1 THEN
+            negs := negs || ('%' || replace(replace(replace(substr(w, 2), '\', '\\'), '%', '\%'),
+                                            '_', '\_') || '%');
         END IF;
     END LOOP;
     IF mode = 'fulltext' THEN
@@ -65,7 +84,17 @@ BEGIN
         FOR i IN 1 .. coalesce(array_length(pats, 1), 0) LOOP
             cond := cond || format(' AND m.text ILIKE $2[%s]', i);
         END LOOP;
-        cond := cond || ' AND parley_substring_match(m.text, $3)';
+        SELECT coalesce(array_agg(DISTINCT b), '{}') INTO pairs
+        FROM unnest(pos) AS t, unnest(parley_cjk_bigrams(t)) AS b;
+        IF cardinality(pairs) > 0 THEN
+            cond := cond || ' AND parley_has_cjk(m.text) AND parley_cjk_bigrams(m.text) @> $14';
+        END IF;
+        FOR i IN 1 .. coalesce(array_length(negs, 1), 0) LOOP
+            cond := cond || format(' AND m.text NOT ILIKE $15[%s]', i);
+        END LOOP;
+        IF cardinality(pats) = 0 THEN
+            cond := cond || ' AND m.text IS NOT NULL';
+        END IF;
         rank_expr := '(1.0 / (1 + strpos(lower(m.text), coalesce($3[1], ''''))))::real';
         snip_expr := 'parley_substring_snippet(m.text, $3)';
     ELSIF mode = 'fuzzy' THEN
@@ -123,7 +152,7 @@ BEGIN
              ELSE 'm.date DESC, m.id DESC' END);
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1;
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs;
     n := (res ->> 'count')::bigint;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
