@@ -200,7 +200,11 @@ const copyFile = path.join(work, "calls.copy");
 fs.writeFileSync(copyFile, calls.map((c, i) => `${i}\t${c.name}\t${JSON.stringify(c.arguments).replace(/\\/g, "\\\\")}`).join("\n") + "\n");
 psql(`\\copy bench_calls FROM '${copyFile}'`);
 const pgbenchScript = path.join(work, "calls.sql");
-fs.writeFileSync(pgbenchScript, `\\set i random(0, ${calls.length - 1})\nSELECT parley_tg_tool(tool, args, '{}'::jsonb)::text FROM bench_calls WHERE i = :i;\n`);
+// Each tool is its own SQL function (parley_tg_<tool>): CASE runs only the
+// branch of the call's tool.
+const toolNames = [...new Set(calls.map((c) => c.name))];
+const dispatch = toolNames.map((t) => `WHEN '${t}' THEN parley_tg_${t.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())}(args, '{}'::jsonb)`).join(" ");
+fs.writeFileSync(pgbenchScript, `\\set i random(0, ${calls.length - 1})\nSELECT (CASE tool ${dispatch} END)::text FROM bench_calls WHERE i = :i;\n`);
 
 // ---- 3. servers ----
 const sock = path.join(work, "parley.sock");

@@ -27,8 +27,9 @@
 #include "mcp/server.h"
 #include "net/http_client.h"
 #include "sync/jobs.h"
+#include "toolsets/toolset.h"
 #include "upstream/tg_bot.h"
-#include "upstream/tg_jobs.h"
+#include "upstream/tg_connector.h"
 #include "transport/conn.h"
 #include "transport/endpoint.h"
 #include "transport/http.h"
@@ -76,15 +77,14 @@ typedef struct app_s {
     tokens_t tokens;
     tls_ctx_t *tls;
     tg_import_t *import;
-    archive_t archive; /* the toolsets' context */
+    archive_t *archive;                           /* the store, as the toolsets see it */
+    toolset_env_t env;                            /* what the toolsets' contexts are built from */
+    void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
     net_client_t *net;
     tg_bot_t *bot;
-    archive_upstream_t upstream;
+    tg_connector_t *tg_conn;
     sync_runner_t *jobs;
-    tg_jobs_ctx_t jobs_ctx;
     char media_root[CONFIG_PATH_MAX + 16];
-    char export_root[CONFIG_PATH_MAX + 16];
-    char upload_root[CONFIG_PATH_MAX + 16];
     conn_t *stdio;
 } app_t;
 
@@ -469,86 +469,6 @@ static void app_metrics(buf_t *b, void *data)
     }
 }
 
-/* The connector as the toolsets see it. */
-static int up_send(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
-                   archive_sent_cb cb, void *data)
-{
-    app_t *a = ctx;
-    return a->bot ? tg_bot_send_message(a->bot, chat, text, topic, reply_to, cb, data)
-                  : UV_ECANCELED;
-}
-
-static int up_send_file(void *ctx, int64_t chat, const char *path, const char *caption,
-                        const char *filename, int64_t topic, archive_sent_cb cb, void *data)
-{
-    app_t *a = ctx;
-    return a->bot ? tg_bot_send_file(a->bot, chat, path, caption, filename, topic, cb, data)
-                  : UV_ECANCELED;
-}
-
-static bool up_realtime(void *ctx)
-{
-    app_t *a = ctx;
-    return a->bot && tg_bot_realtime(a->bot);
-}
-
-static void up_set_realtime(void *ctx, bool on)
-{
-    app_t *a = ctx;
-    if (a->bot)
-        tg_bot_set_realtime(a->bot, on);
-}
-
-static int up_call(void *ctx, const char *method, const char *body, archive_sent_cb cb, void *data)
-{
-    app_t *a = ctx;
-    return a->bot ? tg_bot_call(a->bot, method, body, cb, data) : UV_ECANCELED;
-}
-
-static const char *up_cannot(void *ctx, const char *tool)
-{
-    (void)ctx;
-    if (strcmp(tool, "groupsMembersAdd") == 0)
-        return "A bot account cannot add members to a group; share an invite link instead "
-               "(groupsInviteLinkGet).";
-    if (strcmp(tool, "groupsJoin") == 0)
-        return "A bot account cannot join a group by invite; a member or an admin has to add "
-               "the bot to the group.";
-    if (strcmp(tool, "channelsSearch") == 0)
-        return "A bot account cannot list or search its dialogs; channelsList lists the chats "
-               "the bot has seen.";
-    if (strcmp(tool, "messagesList") == 0 || strcmp(tool, "messagesGet") == 0 ||
-        strcmp(tool, "messagesContext") == 0 || strcmp(tool, "messagesSearch") == 0)
-        return "A bot account cannot read chat history through the Bot API; use source "
-               "\"archive\" (messages the bot received are stored as they arrive).";
-    return NULL;
-}
-
-static int up_fetch_media(void *ctx, int64_t chat, int64_t message, archive_progress_cb progress,
-                          archive_sent_cb done, void *data, void **handle)
-{
-    app_t *a = ctx;
-    tg_media_t *m = a->bot ? tg_bot_media(a->bot) : NULL;
-    if (m == NULL)
-        return UV_ENOTSUP;
-    tg_media_wait_t *w = NULL;
-    int rc = tg_media_fetch(m, chat, message, progress, done, data, &w);
-    *handle = w;
-    return rc;
-}
-
-static void up_fetch_cancel(void *ctx, void *handle)
-{
-    (void)ctx;
-    tg_media_fetch_cancel(handle);
-}
-
-static const char *up_state(void *ctx)
-{
-    app_t *a = ctx;
-    return a->bot ? tg_bot_state(a->bot) : "none";
-}
-
 /* Starts the Telegram Bot API connector when a token is configured. */
 static int app_start_upstream(app_t *a, char *err, size_t errcap)
 {
@@ -567,23 +487,16 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
     rc = tg_bot_start(&a->loop, a->net, a->rw, &bc, &a->bot, err, errcap);
     if (rc != 0)
         return rc;
-    a->upstream = (archive_upstream_t){.ctx = a,
-                                       .send_message = up_send,
-                                       .send_file = up_send_file,
-                                       .realtime = up_realtime,
-                                       .set_realtime = up_set_realtime,
-                                       .state = up_state,
-                                       .call = up_call,
-                                       .cannot = up_cannot,
-                                       .fetch_media = up_fetch_media,
-                                       .fetch_cancel = up_fetch_cancel};
-    a->archive.upstream = &a->upstream;
-    a->jobs_ctx = (tg_jobs_ctx_t){.bot = a->bot, .rw = a->rw};
-    sync_class_t classes[] = {
-        {.name = "sync", .concurrency = 2, .exec = tg_jobs_sync, .ctx = &a->jobs_ctx},
-        {.name = "metadata", .concurrency = 2, .exec = tg_jobs_metadata, .ctx = &a->jobs_ctx},
-    };
-    rc = sync_runner_start(&a->loop, a->rw, classes, 2, &a->jobs);
+    if ((rc = tg_connector_new(a->bot, a->rw, &a->tg_conn)) != 0) {
+        snprintf(err, errcap, "out of memory");
+        return rc;
+    }
+    connector_t *conn = tg_connector_get(a->tg_conn);
+    a->env.connectors[a->env.nconnectors++] = conn;
+    /* Each connector runs the jobs of its own classes. */
+    const sync_class_t *classes;
+    int nclasses = conn->ops->job_classes(conn->impl, &classes);
+    rc = sync_runner_start(&a->loop, a->rw, classes, nclasses, &a->jobs);
     if (rc != 0) {
         snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
         return rc;
@@ -622,8 +535,14 @@ static int app_start_mcp(app_t *a)
         app_fatal(a, "listen", err);
         return rc;
     }
+    /* The engine knows no toolset: it gets the table. */
+    const mcp_toolset_t *available[MCP_REGISTRY_MAX_TOOLSETS + 1];
+    int navailable = 0;
+    for (int i = 0; toolsets_table[i].mcp && navailable < MCP_REGISTRY_MAX_TOOLSETS; i++)
+        available[navailable++] = toolsets_table[i].mcp;
+    available[navailable] = NULL;
     mcp_registry_t reg;
-    rc = mcp_registry_build(&reg, a->cfg->toolsets, a->cfg->read_only, err, sizeof err);
+    rc = mcp_registry_build(&reg, available, a->cfg->toolsets, a->cfg->read_only, err, sizeof err);
     if (rc != 0) {
         app_fatal(a, "toolsets", err);
         return rc;
@@ -643,26 +562,31 @@ static int app_start_mcp(app_t *a)
     if (lim.output_low_water > lim.output_high_water)
         lim.output_low_water = lim.output_high_water;
     snprintf(a->media_root, sizeof a->media_root, "%s/media", a->cfg->data_dir);
-    if (a->cfg->export_root[0])
-        snprintf(a->export_root, sizeof a->export_root, "%s", a->cfg->export_root);
-    else
-        snprintf(a->export_root, sizeof a->export_root, "%s/exports", a->cfg->data_dir);
-    if (a->cfg->upload_root[0])
-        snprintf(a->upload_root, sizeof a->upload_root, "%s", a->cfg->upload_root);
-    else
-        snprintf(a->upload_root, sizeof a->upload_root, "%s/uploads", a->cfg->data_dir);
-    a->archive = (archive_t){.rw = a->rw,
-                             .upload_root = a->upload_root,
-                             .ro = a->ro,
-                             .media_root = a->media_root,
-                             .export_root = a->export_root,
-                             .status_json = app_status_json,
-                             .status_data = a};
-    mcp_server_init(&a->mcp, &a->loop, &reg, &lim, &a->archive);
+    mcp_server_init(&a->mcp, &a->loop, &reg, &lim);
     a->mcp_started = true;
+    if ((rc = archive_new(a->rw, a->ro, &a->archive)) != 0) {
+        app_fatal(a, "archive", uv_strerror(rc));
+        return rc;
+    }
+    a->env.loop = &a->loop;
+    a->env.cfg = a->cfg;
+    a->env.archive = a->archive;
+    a->env.status_json = app_status_json;
+    a->env.status_data = a;
     if ((rc = app_start_upstream(a, err, sizeof err)) != 0) {
         app_fatal(a, "telegram", err);
         return rc;
+    }
+    /* Each selected toolset builds its context from the environment. */
+    for (int i = 0; toolsets_table[i].mcp && i < MCP_REGISTRY_MAX_TOOLSETS; i++) {
+        const toolset_t *ts = &toolsets_table[i];
+        if (ts->open == NULL || !mcp_registry_has_toolset(&a->mcp.registry, ts->mcp))
+            continue;
+        if ((rc = ts->open(&a->env, &a->toolset_ctx[i], err, sizeof err)) != 0) {
+            app_fatal(a, ts->mcp->name, err);
+            return rc;
+        }
+        mcp_registry_set_context(&a->mcp.registry, ts->mcp, a->toolset_ctx[i]);
     }
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
@@ -926,6 +850,13 @@ int app_run(const config_t *cfg, cli_command_t cmd)
         http_server_dispose(a->https[i]);
     if (a->nhttp > 0)
         uv_run(&a->loop, UV_RUN_DEFAULT);
+    /* Sessions are gone: the toolsets' contexts and what they borrowed. */
+    for (int i = 0; toolsets_table[i].mcp && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
+        if (a->toolset_ctx[i] && toolsets_table[i].close)
+            toolsets_table[i].close(a->toolset_ctx[i]);
+    if (a->tg_conn)
+        tg_connector_free(a->tg_conn);
+    archive_free(a->archive);
     tokens_free(&a->tokens);
     tls_ctx_free(a->tls);
     tg_import_free(a->import);

@@ -5,8 +5,8 @@
 // and the pg client, over a Unix socket and TCP (newline-delimited JSON-RPC,
 // the SDK's stdio transport on each connection) and Streamable HTTP (the
 // SDK's StreamableHTTPServerTransport, one per session). Each tool runs the
-// same SQL as parley (parley_tg_tool on the same database), so the
-// difference measured is the server, not the query.
+// same SQL as parley (the tool's function, parley_tg_<tool>, on the same
+// database), so the difference measured is the server, not the query.
 //
 //   node ts-sdk-peer.mjs --db CONNINFO_URL [--pool N] [--unix PATH] [--tcp PORT] [--http PORT]
 //
@@ -35,13 +35,16 @@ const tools = {
   messagesContext: { channelId: channel, messageId: z.number().int(), before: z.number().int().min(0).optional(), after: z.number().int().min(0).optional() },
 };
 
+// The SQL function that answers a tool, as parley's table names it.
+const sqlFunction = (tool) => "parley_tg_" + tool.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+
 function newServer() {
   const server = new McpServer({ name: "ts-sdk-peer", version: "1.0.0" });
   for (const [name, shape] of Object.entries(tools)) {
     server.registerTool(name, { description: `${name} over the parley archive`, inputSchema: shape, annotations: { readOnlyHint: true } },
       async (a) => {
         try {
-          const r = await pool.query("SELECT parley_tg_tool($1::text, $2::jsonb, '{}'::jsonb)::text AS j", [name, JSON.stringify(a)]);
+          const r = await pool.query(`SELECT ${sqlFunction(name)}($1::jsonb, '{}'::jsonb)::text AS j`, [JSON.stringify(a)]);
           const text = r.rows[0].j;
           return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) };
         } catch (e) {

@@ -1,79 +1,61 @@
-/* archive: what the data toolsets get from the daemon: the database pools
- * and directories (set as the MCP server's application context), and one
+/* archive: the store as the toolsets see it: an opaque handle and one
  * generic operation, a call of an SQL function that answers JSON built by
- * PostgreSQL (parley_tg_tool for the telegram toolset). Toolsets never see
- * libpq: they get the JSON, or an error with its class. */
+ * PostgreSQL. A toolset's table names the function of each tool; the
+ * function takes (args jsonb, ctx jsonb) and returns jsonb (see
+ * src/db/sql/). Toolsets never see libpq or the pools: they get the JSON,
+ * or an error with its class (SQLSTATE mapped to archive_err_t). */
 #ifndef PARLEY_ARCHIVE_ARCHIVE_H
 #define PARLEY_ARCHIVE_ARCHIVE_H
 
 #include <stdbool.h>
-#include <stdint.h>
+#include <stddef.h>
 
-#include "archive/search.h"
-#include "db/pool.h"
+typedef struct archive_s archive_t;
+typedef struct archive_call_s archive_call_t;
+struct pg_pool_s;
 
-/* The upstream connector, when one is configured (Telegram Bot API). */
-typedef void (*archive_sent_cb)(void *data, int status, const char *json, const char *error);
-typedef void (*archive_progress_cb)(void *data, uint64_t bytes, uint64_t total);
-typedef struct archive_upstream_s {
-    void *ctx;
-    int (*send_message)(void *ctx, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
-                        archive_sent_cb cb, void *data);
-    int (*send_file)(void *ctx, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, archive_sent_cb cb, void *data);
-    bool (*realtime)(void *ctx);
-    void (*set_realtime)(void *ctx, bool on);
-    const char *(*state)(void *ctx);
-    /* Another method of the upstream API (JSON body; cb gets its result). */
-    int (*call)(void *ctx, const char *method, const char *body, archive_sent_cb cb, void *data);
-    /* What the account cannot do at all (NULL when it can): e.g. a bot
-     * cannot add members or join by invite. */
-    const char *(*cannot)(void *ctx, const char *tool);
-    /* Downloads a message's file into the media store now (done gets the
-     * media row as JSON, its state saying how it ended); progress while
-     * bytes arrive. Returns 0 with *handle for fetch_cancel (valid until
-     * done runs), or a negative code without calling back. */
-    int (*fetch_media)(void *ctx, int64_t chat, int64_t message, archive_progress_cb progress,
-                       archive_sent_cb done, void *data, void **handle);
-    void (*fetch_cancel)(void *ctx, void *handle);
-} archive_upstream_t;
-
-typedef struct archive_s {
-    pg_pool_t *rw;           /* writes */
-    pg_pool_t *ro;           /* reads (a replica, or read-only sessions) */
-    const char *media_root;  /* DATA_DIR/media */
-    const char *export_root; /* where mediaDownload may write */
-    const char *upload_root; /* where messagesSendFile may read */
-    /* JSON object describing the daemon for serverStatus (malloc'd), or
-     * NULL. */
-    char *(*status_json)(void *data);
-    void *status_data;
-    const archive_upstream_t *upstream; /* NULL: archive only */
-} archive_t;
+/* The longest SQL function name archive_call takes. */
+#define ARCHIVE_FN_MAX 63
 
 /* Errors a tool reports to the model as its own (isError): */
 typedef enum {
     ARCHIVE_ERR_NONE = 0,
-    ARCHIVE_ERR_ARGUMENT,  /* the caller's mistake (unknown id, bad date, bad regex) */
-    ARCHIVE_ERR_CONNECTOR, /* needs an upstream connector that is not configured */
-    ARCHIVE_ERR_BUSY,      /* the database is busy or slow: retry */
+    ARCHIVE_ERR_ARGUMENT,  /* the caller's mistake (unknown id, bad date): PT400, 22xxx */
+    ARCHIVE_ERR_CONNECTOR, /* needs an upstream connector that is not there: PT501 */
+    ARCHIVE_ERR_BUSY,      /* the database is busy, slow or unreachable: retry */
     ARCHIVE_ERR_INTERNAL,
 } archive_err_t;
 
-typedef struct archive_tool_op_s archive_tool_op_t;
+/* Where a call runs: the read-only pool (a replica, read-only sessions) or
+ * the read-write one. */
+typedef enum {
+    ARCHIVE_READ = 0,
+    ARCHIVE_WRITE,
+} archive_mode_t;
 
-/* json on success; else err and a message. */
-typedef void (*archive_tool_cb)(void *data, int status, const char *json, archive_err_t err,
+/* json (valid during the callback) on success; else status < 0, err and a
+ * message. */
+typedef void (*archive_call_cb)(void *data, int status, const char *json, archive_err_t err,
                                 const char *message);
 
-/* Runs parley_tg_tool(tool, args, ctx) on the read-only pool, or on the
- * read-write pool when write. Returns 0 with *op (for archive_cancel until
- * the callback), or a negative code (UV_EBUSY, UV_ENOMEM) without calling
- * back. */
-int archive_tool(archive_t *ar, bool write, const char *tool, const char *args_json,
-                 const char *ctx_json, archive_tool_cb cb, void *data, archive_tool_op_t **op);
+/* Creates the handle over the two pools (borrowed; they outlive it).
+ * Returns 0 or UV_ENOMEM. */
+int archive_new(struct pg_pool_s *rw, struct pg_pool_s *ro, archive_t **out);
+void archive_free(archive_t *ar);
+
+/* True when fn can name an SQL function here: ^[a-z_][a-z0-9_]*$, at most
+ * ARCHIVE_FN_MAX characters. Toolsets check their tables at start. */
+__attribute__((warn_unused_result)) bool archive_fn_valid(const char *fn);
+
+/* Runs SELECT fn(args, ctx) (args and ctx JSON text; NULL: {}) as a
+ * statement prepared once per connection. fn must pass archive_fn_valid:
+ * it comes from a static table, never from a request. Returns 0 with *op
+ * (for archive_call_cancel until the callback; op may be NULL), or a
+ * negative code (UV_EINVAL, UV_EBUSY, UV_ENOMEM) without calling back. */
+int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char *args_json,
+                 const char *ctx_json, archive_call_cb cb, void *data, archive_call_t **op);
 
 /* Cancels the query on the server; the callback still runs. */
-void archive_tool_cancel(archive_tool_op_t *op);
+void archive_call_cancel(archive_call_t *op);
 
 #endif

@@ -23,6 +23,10 @@ static const char sql_func[] =
     "   RETURN true;"
     " END $fn$";
 static const char sql_apply[] = "SELECT pg_temp.parley_migrate($1::integer, $2, $3)";
+static const char sql_rfunc[] =
+    "CREATE OR REPLACE FUNCTION pg_temp.parley_repeatable(body text)"
+    " RETURNS void LANGUAGE plpgsql AS $fn$ BEGIN EXECUTE body; END $fn$";
+static const char sql_rapply[] = "SELECT pg_temp.parley_repeatable($1)";
 static const char sql_version[] = "SELECT coalesce(max(version), 0) FROM schema_version";
 
 int migrate_latest_version(void)
@@ -53,7 +57,7 @@ static void migrate_done(pg_query_t *q, int status)
                      m->schema_version, migrate_latest_version());
     } else {
         /* Name the migration that failed when the server says which. */
-        snprintf(m->error, sizeof m->error, "migration failed: %.400s (SQLSTATE %s)", q->error,
+        snprintf(m->error, sizeof m->error, "schema update failed: %.400s (SQLSTATE %s)", q->error,
                  q->sqlstate[0] ? q->sqlstate : "none");
     }
     pg_query_release(q);
@@ -62,7 +66,7 @@ static void migrate_done(pg_query_t *q, int status)
 
 int migrate_start(migrate_t *m, pg_pool_t *pool)
 {
-    if (migrations_count > MIGRATE_MAX)
+    if (migrations_count + repeatable_sql_count > MIGRATE_MAX)
         return UV_E2BIG;
     int n = 0;
     m->lock_param[0] = MIGRATE_LOCK_KEY;
@@ -75,6 +79,11 @@ int migrate_start(migrate_t *m, pg_pool_t *pool)
         m->params[i][1] = migrations[i].name;
         m->params[i][2] = migrations[i].sql;
         m->stmts[n++] = (pg_stmt_t){.sql = sql_apply, .nparams = 3, .params = m->params[i]};
+    }
+    m->stmts[n++] = (pg_stmt_t){.sql = sql_rfunc};
+    for (int i = 0; i < repeatable_sql_count; i++) {
+        m->rparams[i][0] = repeatable_sql[i].sql;
+        m->stmts[n++] = (pg_stmt_t){.sql = sql_rapply, .nparams = 1, .params = m->rparams[i]};
     }
     m->stmts[n++] = (pg_stmt_t){.sql = sql_version};
     memset(&m->query, 0, sizeof m->query);

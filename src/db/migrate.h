@@ -1,13 +1,19 @@
-/* migrate: the schema migrations embedded in the binary (src/db/migrations/
- * NNN_name.sql, see cmake/embed_migrations.cmake) and the runner that
- * applies the missing ones.
+/* migrate: the store's schema as embedded in the binary, and the runner
+ * that brings a database up to it. Two kinds of SQL:
+ *   - migrations (src/db/migrations/NNN_name.sql, see
+ *     cmake/embed_migrations.cmake): tables, columns, indexes; append-only,
+ *     each applied once and recorded in schema_version;
+ *   - repeatable files (src/db/sql/, in the order of src/db/sql/manifest,
+ *     see cmake/embed_sql.cmake): the functions, CREATE OR REPLACE, applied
+ *     at every run after the migrations.
  *
  * A run is one pipelined implicit transaction on the read-write pool: take
  * an advisory lock (so daemons starting together on one database apply each
- * migration exactly once), create schema_version if needed, then for each
- * embedded migration call a session-temporary function that executes its
- * SQL and records it unless schema_version already has it. The SQL travels
- * as a bind parameter; nothing is spliced into statement text. */
+ * migration exactly once and never interleave), create schema_version if
+ * needed, call a session-temporary function per embedded migration that
+ * executes its SQL and records it unless schema_version already has it,
+ * then one that executes each repeatable file. The SQL travels as a bind
+ * parameter; nothing is spliced into statement text. */
 #ifndef PARLEY_DB_MIGRATE_H
 #define PARLEY_DB_MIGRATE_H
 
@@ -15,7 +21,8 @@
 
 /* Advisory lock key held while migrating ("parley" in ASCII). */
 #define MIGRATE_LOCK_KEY "112568754006393"
-#define MIGRATE_MAX      (PG_QUERY_MAX_STMTS - 8)
+/* Migrations and repeatable files together, within one pipelined query. */
+#define MIGRATE_MAX (PG_QUERY_MAX_STMTS - 8)
 
 typedef struct migration_s {
     int version;
@@ -25,6 +32,14 @@ typedef struct migration_s {
 
 extern const migration_t migrations[];
 extern const int migrations_count;
+
+typedef struct repeatable_sql_s {
+    const char *name; /* path under src/db/sql */
+    const char *sql;
+} repeatable_sql_t;
+
+extern const repeatable_sql_t repeatable_sql[];
+extern const int repeatable_sql_count;
 
 typedef struct migrate_s migrate_t;
 typedef void (*migrate_cb)(migrate_t *m, int status);
@@ -41,6 +56,7 @@ struct migrate_s {
     pg_stmt_t stmts[PG_QUERY_MAX_STMTS];
     char versions[MIGRATE_MAX][12];
     const char *params[MIGRATE_MAX][3];
+    const char *rparams[MIGRATE_MAX][1];
     const char *lock_param[1];
 };
 

@@ -31,9 +31,9 @@ mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *na
     return c;
 }
 
-void *mcp_call_app(const mcp_call_t *c)
+void *mcp_call_context(const mcp_call_t *c)
 {
-    return mcp_session__server(c->session)->app;
+    return c->context;
 }
 
 uv_loop_t *mcp_call_loop(const mcp_call_t *c)

@@ -64,6 +64,7 @@ typedef struct mcp_call_s {
     bool finished;
     void (*on_cancel)(struct mcp_call_s *call); /* set by the handler */
     void *data;                                 /* the handler's */
+    void *context;                              /* the toolset's (mcp_call_context) */
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
@@ -71,8 +72,9 @@ typedef struct mcp_call_s {
     mcp_reply_fn wait_cb;
 } mcp_call_t;
 
-/* The server's application context (mcp_server_t.app). */
-void *mcp_call_app(const mcp_call_t *c);
+/* The context of the toolset the call's tool, resource or prompt belongs
+ * to (see mcp_registry_set_context). */
+void *mcp_call_context(const mcp_call_t *c);
 
 /* The loop the call runs on (for the handler's timers). */
 uv_loop_t *mcp_call_loop(const mcp_call_t *c);

@@ -22,10 +22,11 @@ bool mcp_tool_name_valid(const char *name)
     return true;
 }
 
-static const mcp_toolset_t *toolset_find(const char *name, size_t len)
+static const mcp_toolset_t *toolset_find(const mcp_toolset_t *const *available, const char *name,
+                                         size_t len)
 {
-    for (int i = 0; mcp_toolsets_available[i]; i++) {
-        const mcp_toolset_t *ts = mcp_toolsets_available[i];
+    for (int i = 0; available[i]; i++) {
+        const mcp_toolset_t *ts = available[i];
         if (strlen(ts->name) == len && strncmp(ts->name, name, len) == 0)
             return ts;
     }
@@ -100,7 +101,8 @@ static int add_tool(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_tool_d
     return 0;
 }
 
-static int add_resource(mcp_registry_t *r, const mcp_resource_def_t *d, char *err, size_t errcap)
+static int add_resource(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_resource_def_t *d,
+                        char *err, size_t errcap)
 {
     if (r->nresources == MCP_REGISTRY_MAX_RESOURCES) {
         snprintf(err, errcap, "too many resources (at most %d)", MCP_REGISTRY_MAX_RESOURCES);
@@ -108,6 +110,7 @@ static int add_resource(mcp_registry_t *r, const mcp_resource_def_t *d, char *er
     }
     mcp_resource_t *res = &r->resources[r->nresources];
     res->def = d;
+    res->toolset = ts;
     res->is_template = strchr(d->uri, '{') != NULL;
     res->listing =
         json_pack("{s:s, s:s}", res->is_template ? "uriTemplate" : "uri", d->uri, "name", d->name);
@@ -125,7 +128,8 @@ static int add_resource(mcp_registry_t *r, const mcp_resource_def_t *d, char *er
     return 0;
 }
 
-static int add_prompt(mcp_registry_t *r, const mcp_prompt_def_t *d, char *err, size_t errcap)
+static int add_prompt(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_prompt_def_t *d,
+                      char *err, size_t errcap)
 {
     if (r->nprompts == MCP_REGISTRY_MAX_PROMPTS) {
         snprintf(err, errcap, "too many prompts (at most %d)", MCP_REGISTRY_MAX_PROMPTS);
@@ -133,6 +137,7 @@ static int add_prompt(mcp_registry_t *r, const mcp_prompt_def_t *d, char *err, s
     }
     mcp_prompt_t *p = &r->prompts[r->nprompts];
     p->def = d;
+    p->toolset = ts;
     json_error_t je;
     if (d->arguments && (p->arguments = json_loads(d->arguments, 0, &je)) == NULL) {
         snprintf(err, errcap, "prompt %s: arguments are not JSON: %s", d->name, je.text);
@@ -149,7 +154,7 @@ static int add_prompt(mcp_registry_t *r, const mcp_prompt_def_t *d, char *err, s
     return 0;
 }
 
-static bool has_toolset(const mcp_registry_t *r, const mcp_toolset_t *ts)
+bool mcp_registry_has_toolset(const mcp_registry_t *r, const mcp_toolset_t *ts)
 {
     for (int i = 0; i < r->ntoolsets; i++)
         if (r->toolsets[i] == ts)
@@ -157,10 +162,25 @@ static bool has_toolset(const mcp_registry_t *r, const mcp_toolset_t *ts)
     return false;
 }
 
+void mcp_registry_set_context(mcp_registry_t *r, const mcp_toolset_t *ts, void *ctx)
+{
+    for (int i = 0; i < r->ntoolsets; i++)
+        if (r->toolsets[i] == ts)
+            r->contexts[i] = ctx;
+}
+
+void *mcp_registry_context(const mcp_registry_t *r, const mcp_toolset_t *ts)
+{
+    for (int i = 0; i < r->ntoolsets; i++)
+        if (r->toolsets[i] == ts)
+            return r->contexts[i];
+    return NULL;
+}
+
 static int add_toolset(mcp_registry_t *r, const mcp_toolset_t *ts, bool read_only, char *err,
                        size_t errcap)
 {
-    if (has_toolset(r, ts))
+    if (mcp_registry_has_toolset(r, ts))
         return 0;
     if (r->ntoolsets == MCP_REGISTRY_MAX_TOOLSETS) {
         snprintf(err, errcap, "too many toolsets");
@@ -168,12 +188,12 @@ static int add_toolset(mcp_registry_t *r, const mcp_toolset_t *ts, bool read_onl
     }
     r->toolsets[r->ntoolsets++] = ts;
     for (int i = 0; i < ts->nresources; i++) {
-        int rc = add_resource(r, &ts->resources[i], err, errcap);
+        int rc = add_resource(r, ts, &ts->resources[i], err, errcap);
         if (rc != 0)
             return rc;
     }
     for (int i = 0; i < ts->nprompts; i++) {
-        int rc = add_prompt(r, &ts->prompts[i], err, errcap);
+        int rc = add_prompt(r, ts, &ts->prompts[i], err, errcap);
         if (rc != 0)
             return rc;
     }
@@ -187,8 +207,8 @@ static int add_toolset(mcp_registry_t *r, const mcp_toolset_t *ts, bool read_onl
     return 0;
 }
 
-int mcp_registry_build(mcp_registry_t *r, const char *toolsets, bool read_only, char *err,
-                       size_t errcap)
+int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
+                       const char *toolsets, bool read_only, char *err, size_t errcap)
 {
     memset(r, 0, sizeof *r);
     r->tools = calloc(MCP_REGISTRY_MAX_TOOLS, sizeof *r->tools);
@@ -211,17 +231,16 @@ int mcp_registry_build(mcp_registry_t *r, const char *toolsets, bool read_only, 
         while (len > 0 && p[len - 1] == ' ')
             len--;
         if (len == 3 && strncmp(p, "all", 3) == 0) {
-            for (int i = 0; rc == 0 && mcp_toolsets_available[i]; i++)
-                if (!mcp_toolsets_available[i]->on_request_only)
-                    rc = add_toolset(r, mcp_toolsets_available[i], read_only, err, errcap);
+            for (int i = 0; rc == 0 && available[i]; i++)
+                if (!available[i]->on_request_only)
+                    rc = add_toolset(r, available[i], read_only, err, errcap);
         } else if (len > 0) {
-            const mcp_toolset_t *ts = toolset_find(p, len);
+            const mcp_toolset_t *ts = toolset_find(available, p, len);
             if (ts == NULL) {
                 char known[256] = "";
                 size_t n = 0;
-                for (int i = 0; mcp_toolsets_available[i]; i++)
-                    n += (size_t)snprintf(known + n, sizeof known - n, "%s, ",
-                                          mcp_toolsets_available[i]->name);
+                for (int i = 0; available[i]; i++)
+                    n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", available[i]->name);
                 snprintf(err, errcap, "unknown toolset '%.*s' (known: %sall)", (int)len, p, known);
                 rc = UV_EINVAL;
                 break;

@@ -1,6 +1,9 @@
 /* registry: the tools a server offers, gathered from the selected toolsets.
  *
- * A toolset is a static table of tool definitions. The registry checks each
+ * A toolset is a static table of tool definitions; the entry point hands
+ * the registry the toolsets it knows (the engine names none) and sets each
+ * selected toolset's context, which its handlers get from
+ * mcp_call_context. The registry checks each
  * definition once at start (name, schemas), lists tools under names that
  * match ^[A-Za-z0-9_-]{1,64}$ (a spec name with dots, "conversations.list",
  * is listed as "conversations_list" and found under both spellings), and
@@ -38,6 +41,9 @@ typedef struct mcp_tool_def_s {
     const char *output_schema; /* JSON text or NULL */
     unsigned annotations;
     mcp_tool_fn fn;
+    /* For the toolset's handler, opaque to the engine: the SQL function
+     * that answers the tool, when a generic handler runs one. */
+    const char *sql_function;
 } mcp_tool_def_t;
 
 /* A resource, or a resource template when uri holds {name} parts (RFC 6570
@@ -85,12 +91,14 @@ typedef struct mcp_tool_s {
 
 typedef struct mcp_resource_s {
     const mcp_resource_def_t *def;
+    const mcp_toolset_t *toolset;
     bool is_template;
     json_t *listing; /* the resources/list or resources/templates/list entry */
 } mcp_resource_t;
 
 typedef struct mcp_prompt_s {
     const mcp_prompt_def_t *def;
+    const mcp_toolset_t *toolset;
     json_t *arguments; /* the PromptArgument array, or NULL */
     json_t *listing;
 } mcp_prompt_t;
@@ -99,6 +107,7 @@ typedef struct mcp_prompt_s {
 
 typedef struct mcp_registry_s {
     const mcp_toolset_t *toolsets[MCP_REGISTRY_MAX_TOOLSETS];
+    void *contexts[MCP_REGISTRY_MAX_TOOLSETS]; /* the toolsets' own, set by the entry point */
     int ntoolsets;
     mcp_tool_t *tools;
     int ntools;
@@ -108,14 +117,21 @@ typedef struct mcp_registry_s {
     int nprompts;
 } mcp_registry_t;
 
-/* Every toolset compiled in, NULL-terminated. */
-extern const mcp_toolset_t *const mcp_toolsets_available[];
+/* Builds a registry of the toolsets a comma-separated list selects from
+ * available (NULL-terminated, borrowed for the registry's life; "all" =
+ * every toolset not on_request_only). Returns 0, or UV_EINVAL with err
+ * naming an unknown toolset or a bad definition. */
+int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
+                       const char *toolsets, bool read_only, char *err, size_t errcap);
 
-/* Builds a registry from a comma-separated toolset list ("all" = every
- * toolset not on_request_only). Returns 0, or UV_EINVAL with err naming an
- * unknown toolset or a bad definition. */
-int mcp_registry_build(mcp_registry_t *r, const char *toolsets, bool read_only, char *err,
-                       size_t errcap);
+/* True when ts was selected. */
+__attribute__((warn_unused_result)) bool mcp_registry_has_toolset(const mcp_registry_t *r,
+                                                                  const mcp_toolset_t *ts);
+
+/* The context handed to ts's handlers (borrowed; the caller frees it after
+ * the server closed). Ignored when ts was not selected. */
+void mcp_registry_set_context(mcp_registry_t *r, const mcp_toolset_t *ts, void *ctx);
+void *mcp_registry_context(const mcp_registry_t *r, const mcp_toolset_t *ts);
 void mcp_registry_free(mcp_registry_t *r);
 
 /* Finds a tool by listed name or spec name; NULL if none. */

@@ -160,7 +160,7 @@ static void sweep_cb(uv_idle_t *h)
 }
 
 void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registry,
-                     const mcp_limits_t *limits, void *app)
+                     const mcp_limits_t *limits)
 {
     memset(srv, 0, sizeof *srv);
     srv->loop = loop;
@@ -173,7 +173,6 @@ void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registr
     srv->registry = *registry;
     memset(registry, 0, sizeof *registry);
     srv->limits = *limits;
-    srv->app = app;
     queue_init(&srv->sessions);
     queue_init(&srv->sweep);
     queue_init(&srv->waiting);

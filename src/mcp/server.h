@@ -87,7 +87,6 @@ typedef struct mcp_server_s {
     const char *name, *version, *instructions;
     mcp_registry_t registry;
     mcp_limits_t limits;
-    void *app; /* handed to tool handlers (mcp_call_app) */
     mcp_server_stats_t stats;
     queue_node_t sessions; /* live sessions */
     queue_node_t sweep;    /* closed sessions waiting to be freed */
@@ -103,7 +102,7 @@ typedef struct mcp_server_s {
 /* Initialises srv (owned by the caller) with an already built registry
  * (ownership passes). */
 void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registry,
-                     const mcp_limits_t *limits, void *app);
+                     const mcp_limits_t *limits);
 
 /* Default limits. */
 void mcp_limits_default(mcp_limits_t *l);

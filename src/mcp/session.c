@@ -404,6 +404,7 @@ static void handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params
     if (c == NULL)
         return;
     c->tool = tool;
+    c->context = mcp_registry_context(&srv->registry, tool->toolset);
     srv->stats.tool_calls++;
     char err[512];
     if (!schema_validate(tool->input_schema, c->args, err, sizeof err)) {
@@ -457,8 +458,10 @@ static void handle_resources_read(mcp_session_t *s, json_t *id, const json_t *pa
     json_t *args = json_pack("{s:s, s:o}", "uri", uri, "vars", vars ? vars : json_object());
     mcp_call_t *c = call_start(s, MCP_CALL_RESOURCE, res->def->uri, id, args, params);
     json_decref(args);
-    if (c != NULL)
-        res->def->fn(c);
+    if (c == NULL)
+        return;
+    c->context = mcp_registry_context(&s->srv->registry, res->toolset);
+    res->def->fn(c);
 }
 
 static void handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params, bool on)
@@ -553,8 +556,10 @@ static void handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *param
     json_t *owned = json_is_object(args) ? json_incref(args) : json_object();
     mcp_call_t *c = call_start(s, MCP_CALL_PROMPT, p->def->name, id, owned, params);
     json_decref(owned);
-    if (c != NULL)
-        p->def->fn(c);
+    if (c == NULL)
+        return;
+    c->context = mcp_registry_context(&s->srv->registry, p->toolset);
+    p->def->fn(c);
 }
 
 /* completion/complete: no argument of ours has completions yet; the answer

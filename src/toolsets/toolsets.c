@@ -1,11 +1,22 @@
-/* toolsets: the table of every toolset compiled into parleyd (declared in
- * mcp/registry.h). A new toolset adds one line here. */
-#include "toolsets/toolsets.h"
-#include "toolsets/conformance.h"
-#include "toolsets/telegram.h"
+/* toolsets: the table of every toolset compiled into parleyd, which the
+ * entry point hands to the MCP registry (see toolset.h). A new toolset
+ * adds one line here. */
+#include <string.h>
 
-const mcp_toolset_t *const mcp_toolsets_available[] = {
-    &toolset_telegram,
-    &toolset_conformance,
-    NULL,
+#include "toolsets/conformance.h"
+#include "toolsets/telegram/telegram.h"
+#include "toolsets/toolset.h"
+
+const toolset_t toolsets_table[] = {
+    {.mcp = &toolset_telegram_mcp, .open = telegram_open, .close = telegram_close},
+    {.mcp = &toolset_conformance},
+    {.mcp = NULL},
 };
+
+connector_t *toolset_env_connector(const toolset_env_t *env, const char *name)
+{
+    for (int i = 0; i < env->nconnectors; i++)
+        if (strcmp(env->connectors[i]->name, name) == 0)
+            return env->connectors[i];
+    return NULL;
+}

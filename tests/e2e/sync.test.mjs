@@ -347,7 +347,7 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     // saying why); a metadata job refreshes the chat with getChat.
     const job = await c.callTool({ name: "syncJobsAdd", arguments: { channelId: Number(chat), depth: 100 } });
     assert.ok(!job.isError, textOf(job));
-    psql(`INSERT INTO sync_jobs (class, channel, chat_id) VALUES ('metadata', '${chat}', ${chat})`);
+    psql(`INSERT INTO sync_jobs (class, channel, chat_id) VALUES ('telegram.metadata', '${chat}', ${chat})`);
     const until = Date.now() + 15000;
     let jobs;
     for (;;) {
@@ -355,8 +355,8 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
       if (jobs.every((j) => j.includes("|idle|")) || Date.now() > until) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.match(jobs[0], /^sync\|idle\|a bot account cannot read chat history/);
-    assert.match(jobs[1], /^metadata\|idle\|$/);
+    assert.match(jobs[0], /^telegram\.sync\|idle\|a bot account cannot read chat history/);
+    assert.match(jobs[1], /^telegram\.metadata\|idle\|$/);
     assert.equal(psql(`SELECT title || '|' || (metadata_updated_at IS NOT NULL) FROM chats WHERE id = ${chat}`), "Emulated|true");
     // channelsMetadataRefresh: fresh chats skipped unless forced; a chat
     // Telegram refuses is reported and the others go on; progress per chat.
@@ -391,9 +391,9 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
     assert.deepEqual(info.structuredContent.live.administrators.map((x) => x.status), ["creator", "administrator"]);
     // /metrics shows the queue, the connector and the downloads.
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    for (const re of [/^parley_sync_jobs\{class="metadata",status="pending"\} \d+$/m,
-                      /^parley_sync_jobs\{class="sync",status="in_progress"\} \d+$/m,
-                      /^parley_sync_jobs_running\{class="sync"\} 0$/m,
+    for (const re of [/^parley_sync_jobs\{class="telegram.metadata",status="pending"\} \d+$/m,
+                      /^parley_sync_jobs\{class="telegram.sync",status="in_progress"\} \d+$/m,
+                      /^parley_sync_jobs_running\{class="telegram.sync"\} 0$/m,
                       /^parley_telegram_updates_applied_total [1-9]\d*$/m,
                       /^parley_telegram_send_queue 0$/m,
                       /^parley_media_downloads_active \d+$/m])

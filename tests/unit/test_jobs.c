@@ -1,5 +1,6 @@
 /* Tests for sync/jobs against a fresh database with the real schema: the
- * runner keeps each class within its concurrency, finishes jobs idle,
+ * runner claims only its own (namespaced) classes, keeps each class within
+ * its concurrency, finishes jobs idle,
  * retries with backoff until the attempts run out, takes over a job whose
  * daemon's lease expired, leaves a job cancelled while it ran cancelled,
  * and closes with its loop clean. */
@@ -17,8 +18,8 @@ static uv_loop_t loop;
 static pg_pool_t *pool;
 static sync_runner_t *runner;
 
-/* The executors: "metadata" jobs are held until the test finishes them;
- * "media" jobs fail at once (retry). */
+/* The executors: "test.hold" jobs are held until the test finishes them;
+ * "test.fail" jobs fail at once (retry). */
 static sync_job_t *held[HELD_MAX];
 static int nheld;
 static int running_max;
@@ -130,8 +131,8 @@ static void start_runner(void)
     if (runner)
         return;
     sync_class_t classes[] = {
-        {.name = "metadata", .concurrency = 2, .exec = exec_hold},
-        {.name = "media", .concurrency = 1, .exec = exec_fail},
+        {.name = "test.hold", .concurrency = 2, .exec = exec_hold},
+        {.name = "test.fail", .concurrency = 1, .exec = exec_fail},
     };
     assert_int_equal(sync_runner_start(&loop, pool, classes, 2, &runner), 0);
 }
@@ -139,8 +140,10 @@ static void start_runner(void)
 static void test_concurrency_and_idle(void **state)
 {
     (void)state;
-    sql("INSERT INTO sync_jobs (class, channel) SELECT 'metadata', 'c' || g "
+    sql("INSERT INTO sync_jobs (class, channel) SELECT 'test.hold', 'c' || g "
         "FROM generate_series(1, 5) g");
+    /* Another connector's job of a class with the same last part. */
+    sql("INSERT INTO sync_jobs (class, channel) VALUES ('other.hold', 'not-mine')");
     start_runner();
     wait_held(2);
     test_run_for(&loop, 1500); /* more ticks: still no room */
@@ -155,15 +158,19 @@ static void test_concurrency_and_idle(void **state)
     }
     assert_int_equal(running_max, 2);
     assert_string_equal(sql("SELECT string_agg(status || ':' || fetched || ':' || "
-                            "(lease_owner IS NULL), ',' ORDER BY id) FROM sync_jobs"),
+                            "(lease_owner IS NULL), ',' ORDER BY id) FROM sync_jobs "
+                            "WHERE class = 'test.hold'"),
                         "idle:3:true,idle:3:true,idle:3:true,idle:3:true,idle:3:true");
+    assert_string_equal(sql("SELECT status || ':' || attempts FROM sync_jobs WHERE class = "
+                            "'other.hold'"),
+                        "pending:0");
 }
 
 static void test_retry_then_error(void **state)
 {
     (void)state;
     start_runner();
-    sql("INSERT INTO sync_jobs (class, channel) VALUES ('media', 'r')");
+    sql("INSERT INTO sync_jobs (class, channel) VALUES ('test.fail', 'r')");
     sync_runner_kick(runner);
     for (int i = 0; i < 200 && media_runs < 1; i++)
         test_run_for(&loop, 20);
@@ -186,7 +193,7 @@ static void test_takeover(void **state)
     (void)state;
     start_runner();
     sql("INSERT INTO sync_jobs (class, channel, status, lease_owner, lease_expires_at) VALUES "
-        "('metadata', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 second')");
+        "('test.hold', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 second')");
     sync_runner_kick(runner);
     wait_held(1);
     assert_string_equal(json_string_value(json_object_get(held[0]->row, "channel")), "orphan");
@@ -200,13 +207,12 @@ static void test_cancel_while_running(void **state)
 {
     (void)state;
     start_runner();
-    sql("INSERT INTO sync_jobs (class, channel) VALUES ('metadata', 'cancel-me')");
+    sql("INSERT INTO sync_jobs (class, channel) VALUES ('test.hold', 'cancel-me')");
     sync_runner_kick(runner);
     wait_held(1);
     char body[160];
     snprintf(body, sizeof body,
-             "SELECT parley_tg_tool('syncJobsCancel', "
-             "'{\"jobId\": %lld}', '{}')::text",
+             "SELECT parley_tg_sync_jobs_cancel('{\"jobId\": %lld}', '{}')::text",
              (long long)json_integer_value(json_object_get(held[0]->row, "id")));
     json_error_t je;
     json_t *r = json_loads(sql(body), 0, &je);

@@ -13,37 +13,48 @@ static void fn(mcp_call_t *c)
 }
 
 static const mcp_tool_def_t tools_a[] = {
-    {"conversations.list", "List", "Lists.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY, fn},
+    {"conversations.list", "List", "Lists.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY, fn,
+     NULL},
     {"conversations.send", "Send", "Sends.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
-     fn},
+     fn, NULL},
 };
 static const mcp_toolset_t set_a = {"alpha", "A", tools_a, 2, NULL, 0, NULL, 0, false};
 static const mcp_tool_def_t tools_b[] = {
-    {"bad name!", "Bad", "Bad.", "{\"type\":\"object\"}", NULL, 0, fn},
+    {"bad name!", "Bad", "Bad.", "{\"type\":\"object\"}", NULL, 0, fn, NULL},
 };
 static const mcp_toolset_t set_b = {"broken", "B", tools_b, 1, NULL, 0, NULL, 0, true};
 
-const mcp_toolset_t *const mcp_toolsets_available[] = {&set_a, &set_b, NULL};
+static const mcp_toolset_t *const available[] = {&set_a, &set_b, NULL};
 
 static void test_names_and_read_only(void **state)
 {
     (void)state;
     mcp_registry_t r;
     char err[256];
-    assert_int_equal(mcp_registry_build(&r, "all", false, err, sizeof err), 0);
+    assert_int_equal(mcp_registry_build(&r, available, "all", false, err, sizeof err), 0);
     assert_int_equal(r.ntools, 2); /* "broken" is on request only */
     assert_string_equal(r.tools[0].name, "conversations_list");
     assert_ptr_equal(mcp_registry_find(&r, "conversations.list"), &r.tools[0]);
     assert_ptr_equal(mcp_registry_find(&r, "conversations_list"), &r.tools[0]);
     assert_null(mcp_registry_find(&r, "conversations"));
+    /* Each selected toolset carries the context the entry point gives it. */
+    int ctx_a = 0;
+    mcp_registry_set_context(&r, &set_a, &ctx_a);
+    mcp_registry_set_context(&r, &set_b, &ctx_a); /* not selected: ignored */
+    assert_true(mcp_registry_has_toolset(&r, &set_a));
+    assert_false(mcp_registry_has_toolset(&r, &set_b));
+    assert_ptr_equal(mcp_registry_context(&r, &set_a), &ctx_a);
+    assert_null(mcp_registry_context(&r, &set_b));
     mcp_registry_free(&r);
-    assert_int_equal(mcp_registry_build(&r, " alpha ", true, err, sizeof err), 0);
+    assert_int_equal(mcp_registry_build(&r, available, " alpha ", true, err, sizeof err), 0);
     assert_int_equal(r.ntools, 1);
     assert_null(mcp_registry_find(&r, "conversations_send"));
     mcp_registry_free(&r);
-    assert_int_equal(mcp_registry_build(&r, "alpha,nope", false, err, sizeof err), UV_EINVAL);
+    assert_int_equal(mcp_registry_build(&r, available, "alpha,nope", false, err, sizeof err),
+                     UV_EINVAL);
     assert_non_null(strstr(err, "unknown toolset 'nope'"));
-    assert_int_equal(mcp_registry_build(&r, "broken", false, err, sizeof err), UV_EINVAL);
+    assert_int_equal(mcp_registry_build(&r, available, "broken", false, err, sizeof err),
+                     UV_EINVAL);
     assert_non_null(strstr(err, "^[A-Za-z0-9_-]{1,64}$"));
     assert_false(mcp_tool_name_valid(""));
     assert_false(mcp_tool_name_valid("a.b"));

@@ -34,19 +34,19 @@ static void tool_hang(mcp_call_t *c)
 static const mcp_tool_def_t tools[] = {
     {"echo", "Echo", "Echoes.",
      "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}", NULL,
-     MCP_TOOL_READ_ONLY, tool_echo},
+     MCP_TOOL_READ_ONLY, tool_echo, NULL},
     {"hang", "Hang", "Never returns by itself.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
-     tool_hang},
+     tool_hang, NULL},
 };
 static const mcp_tool_def_t more_tools[] = {
     {"lines", "Lines", "JSON with line breaks.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
-     tool_lines},
+     tool_lines, NULL},
     {"poke", "Poke", "Changes something.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
-     tool_echo},
+     tool_echo, NULL},
 };
 static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
 static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, false};
-const mcp_toolset_t *const mcp_toolsets_available[] = {&set, &set2, NULL};
+static const mcp_toolset_t *const available[] = {&set, &set2, NULL};
 
 typedef struct {
     json_t *out[64];
@@ -104,7 +104,7 @@ static void setup_server(int max_active_calls)
     uv_loop_init(&loop);
     mcp_registry_t r;
     char err[256];
-    assert_int_equal(mcp_registry_build(&r, "all", false, err, sizeof err), 0);
+    assert_int_equal(mcp_registry_build(&r, available, "all", false, err, sizeof err), 0);
     mcp_limits_t lim;
     mcp_limits_default(&lim);
     lim.max_message_bytes = 1024;
@@ -113,7 +113,7 @@ static void setup_server(int max_active_calls)
     lim.output_high_water = 1000;
     lim.output_low_water = 100;
     lim.output_hard_limit = 5000;
-    mcp_server_init(&srv, &loop, &r, &lim, NULL);
+    mcp_server_init(&srv, &loop, &r, &lim);
     memset(&mem, 0, sizeof mem);
     mem.reading = true;
     mem.s = mcp_session_new(&srv, &mem_ops, &mem, "mem");

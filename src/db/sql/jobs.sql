@@ -1,0 +1,53 @@
+-- jobs: leasing sync_jobs (src/sync/jobs.c). A daemon claims due jobs of
+-- the classes it has room for with FOR UPDATE SKIP LOCKED (several daemons
+-- on one database never take the same job) and holds them under a lease; a
+-- job whose lease expired (its daemon died) is claimed again. Finishing
+-- records idle or error, or puts the job back to pending with exponential
+-- backoff and jitter.
+
+CREATE OR REPLACE FUNCTION parley_jobs_claim(p_owner text, p_class text, p_limit integer,
+                                  p_lease_s integer) RETURNS jsonb
+    LANGUAGE sql AS $$
+    WITH c AS (
+        SELECT id FROM sync_jobs
+        WHERE class = p_class
+          AND ((status = 'pending' AND next_attempt_at <= now())
+               OR (status = 'in_progress' AND lease_expires_at < now()))
+        ORDER BY next_attempt_at, id
+        LIMIT p_limit
+        FOR UPDATE SKIP LOCKED
+    ), u AS (
+        UPDATE sync_jobs j
+        SET status = 'in_progress', lease_owner = p_owner,
+            lease_expires_at = now() + make_interval(secs => p_lease_s),
+            attempts = j.attempts + 1, last_run_at = now(), updated_at = now()
+        FROM c WHERE j.id = c.id
+        RETURNING j.*
+    )
+    SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+               'id', u.id, 'class', u.class, 'channel', u.channel, 'chat_id', u.chat_id,
+               'account_id', u.account_id, 'depth', u.depth, 'attempts', u.attempts,
+               'realtime', u.realtime, 'params', u.params)) ORDER BY u.id), '[]')
+    FROM u
+$$;
+
+-- A job that syncJobsCancel ended while it ran is no longer in progress:
+-- its executor's outcome must not bring it back.
+CREATE OR REPLACE FUNCTION parley_jobs_finish(p jsonb) RETURNS void
+    LANGUAGE sql AS $$
+    UPDATE sync_jobs j
+    SET status = CASE
+            WHEN p ->> 'status' = 'retry' AND j.attempts >= coalesce((p ->> 'max_attempts')::integer, 5)
+                THEN 'error'
+            WHEN p ->> 'status' = 'retry' THEN 'pending'
+            ELSE p ->> 'status' END,
+        error = p ->> 'error',
+        fetched = j.fetched + coalesce((p ->> 'fetched')::bigint, 0),
+        chat_id = coalesce((p ->> 'chat_id')::bigint, j.chat_id),
+        next_attempt_at = CASE WHEN p ->> 'status' = 'retry'
+            THEN now() + make_interval(secs => least(2 ^ j.attempts, 300) * (0.75 + random() / 2))
+            ELSE j.next_attempt_at END,
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+    WHERE j.id = (p ->> 'id')::bigint AND j.lease_owner = p ->> 'owner'
+      AND j.status = 'in_progress'
+$$;

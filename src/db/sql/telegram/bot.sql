@@ -1,0 +1,369 @@
+-- telegram/bot: the Telegram Bot API connector's store side
+-- (src/upstream/tg_bot.c, tg_media.c, tg_jobs.c): the bot's account and
+-- update offset, applying a getUpdates batch with its offset in one
+-- transaction, the media download queue, chat metadata, and the poller
+-- lease (one poller per bot across daemons).
+
+-- The bot account from getMe; returns its accounts.id.
+CREATE OR REPLACE FUNCTION parley_bot_account(me jsonb, api_url text) RETURNS bigint
+    LANGUAGE plpgsql AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    INSERT INTO accounts AS a (kind, handle, external_id, display_name, base_url, is_default,
+                               last_login_at)
+    VALUES ('telegram_bot', coalesce(me ->> 'username', me ->> 'id'), me ->> 'id',
+            me ->> 'first_name', api_url,
+            NOT EXISTS (SELECT 1 FROM accounts WHERE kind = 'telegram_bot' AND is_default), now())
+    ON CONFLICT (kind, handle) DO UPDATE
+        SET external_id = EXCLUDED.external_id, display_name = EXCLUDED.display_name,
+            base_url = EXCLUDED.base_url, last_login_at = now(), updated_at = now()
+    RETURNING id INTO v_id;
+    RETURN v_id;
+END
+$$;
+
+-- The stored offset of the account's update stream (0 when none).
+CREATE OR REPLACE FUNCTION parley_bot_offset(p_account bigint) RETURNS bigint
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT (cursor ->> 'offset')::bigint FROM sync_state
+                     WHERE account_id = p_account AND stream = 'updates'), 0)
+$$;
+
+CREATE OR REPLACE FUNCTION parley_bot_chat_kind(c jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE c ->> 'type'
+        WHEN 'private' THEN 'private'
+        WHEN 'group' THEN 'group'
+        WHEN 'channel' THEN 'channel'
+        ELSE CASE WHEN coalesce((c ->> 'is_forum')::boolean, false) THEN 'forum'
+                  ELSE 'supergroup' END
+    END
+$$;
+
+-- The file of a Bot API message: kind and the object describing it.
+CREATE OR REPLACE FUNCTION parley_bot_file(m jsonb) RETURNS TABLE (kind text, f jsonb)
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT x.kind, x.f FROM (VALUES
+        ('photo', m -> 'photo' -> -1),
+        ('video', m -> 'video'), ('animation', m -> 'animation'), ('audio', m -> 'audio'),
+        ('voice', m -> 'voice'), ('video_note', m -> 'video_note'),
+        ('sticker', m -> 'sticker'), ('document', m -> 'document')) AS x(kind, f)
+    WHERE x.f IS NOT NULL AND jsonb_typeof(x.f) = 'object'
+      AND NOT (x.kind = 'document' AND m ? 'animation')
+    LIMIT 1
+$$;
+
+-- Stores one Bot API Message (new or edited). Returns the chat id.
+CREATE OR REPLACE FUNCTION parley_bot_store_message(p_account bigint, m jsonb, outgoing boolean)
+    RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    c jsonb := m -> 'chat';
+    v_chat bigint := (m -> 'chat' ->> 'id')::bigint;
+    v_text text := coalesce(m ->> 'text', m ->> 'caption');
+    v_entities jsonb := coalesce(m -> 'entities', m -> 'caption_entities');
+    v_sender bigint := coalesce((m -> 'sender_chat' ->> 'id')::bigint, (m -> 'from' ->> 'id')::bigint);
+    v_topic bigint;
+    v_file record;
+BEGIN
+    INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)
+    VALUES (v_chat, p_account, parley_bot_chat_kind(c),
+            coalesce(c ->> 'title', nullif(btrim(concat_ws(' ', c ->> 'first_name',
+                                                           c ->> 'last_name')), '')),
+            c ->> 'username', true, jsonb_build_object('source', 'telegram_bot'))
+    ON CONFLICT (id) DO UPDATE
+        SET account_id = coalesce(x.account_id, EXCLUDED.account_id),
+            title = coalesce(EXCLUDED.title, x.title),
+            username = coalesce(EXCLUDED.username, x.username),
+            kind = CASE WHEN x.kind = 'forum' AND EXCLUDED.kind = 'supergroup' THEN x.kind
+                        ELSE EXCLUDED.kind END,
+            updated_at = now()
+        WHERE (x.title, x.username, x.kind) IS DISTINCT FROM
+              (coalesce(EXCLUDED.title, x.title), coalesce(EXCLUDED.username, x.username),
+               EXCLUDED.kind)
+           OR x.account_id IS NULL;
+    IF m ? 'from' AND (m -> 'from' ->> 'id')::bigint > 0 THEN
+        INSERT INTO users AS u (id, first_name, last_name, username, is_bot)
+        VALUES ((m -> 'from' ->> 'id')::bigint, m -> 'from' ->> 'first_name',
+                m -> 'from' ->> 'last_name', m -> 'from' ->> 'username',
+                coalesce((m -> 'from' ->> 'is_bot')::boolean, false))
+        ON CONFLICT (id) DO UPDATE
+            SET first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+                username = EXCLUDED.username, is_bot = EXCLUDED.is_bot, updated_at = now()
+            WHERE (u.first_name, u.last_name, u.username, u.is_bot) IS DISTINCT FROM
+                  (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.username, EXCLUDED.is_bot);
+    END IF;
+    IF m ? 'forum_topic_created' THEN
+        INSERT INTO topics (chat_id, id, title, icon_color, creator_id, created_date)
+        VALUES (v_chat, (m ->> 'message_id')::bigint, m -> 'forum_topic_created' ->> 'name',
+                (m -> 'forum_topic_created' ->> 'icon_color')::integer, v_sender,
+                to_timestamp((m ->> 'date')::bigint))
+        ON CONFLICT (chat_id, id) DO NOTHING;
+        v_topic := (m ->> 'message_id')::bigint;
+    ELSIF coalesce((m ->> 'is_topic_message')::boolean, false) THEN
+        v_topic := (m ->> 'message_thread_id')::bigint;
+    END IF;
+    SELECT * INTO v_file FROM parley_bot_file(m);
+    INSERT INTO messages AS x (chat_id, id, topic_id, sender_id, sender_name, date, edit_date,
+                               text, entities, reply_to_id, forward_from_name, media_kind,
+                               has_link, kind, outgoing, action, extra)
+    VALUES (v_chat, (m ->> 'message_id')::bigint, v_topic, v_sender,
+            coalesce(m -> 'sender_chat' ->> 'title',
+                     nullif(btrim(concat_ws(' ', m -> 'from' ->> 'first_name',
+                                            m -> 'from' ->> 'last_name')), '')),
+            to_timestamp((m ->> 'date')::bigint),
+            CASE WHEN m ? 'edit_date' THEN to_timestamp((m ->> 'edit_date')::bigint) END,
+            v_text, v_entities, (m -> 'reply_to_message' ->> 'message_id')::bigint,
+            coalesce(m -> 'forward_origin' -> 'sender_user' ->> 'first_name',
+                     m -> 'forward_origin' ->> 'sender_user_name',
+                     m -> 'forward_origin' -> 'chat' ->> 'title'),
+            coalesce(v_file.kind, CASE WHEN m ? 'poll' THEN 'poll'
+                                       WHEN m ? 'venue' THEN 'venue'
+                                       WHEN m ? 'location' THEN 'location'
+                                       WHEN m ? 'contact' THEN 'contact'
+                                       WHEN m ? 'dice' THEN 'dice' END),
+            coalesce(v_entities @? '$[*] ? (@.type == "url" || @.type == "text_link")', false)
+                OR coalesce(v_text ~* 'https?://', false),
+            CASE WHEN v_text IS NULL AND v_file.kind IS NULL AND
+                      (m ? 'new_chat_members' OR m ? 'left_chat_member' OR m ? 'new_chat_title'
+                       OR m ? 'pinned_message' OR m ? 'forum_topic_created'
+                       OR m ? 'forum_topic_edited' OR m ? 'group_chat_created')
+                 THEN 'service' ELSE 'message' END,
+            outgoing,
+            nullif(jsonb_strip_nulls(jsonb_build_object(
+                'new_chat_members', m -> 'new_chat_members', 'left_chat_member',
+                m -> 'left_chat_member', 'new_chat_title', m -> 'new_chat_title',
+                'pinned_message', m -> 'pinned_message' -> 'message_id',
+                'forum_topic_created', m -> 'forum_topic_created',
+                'forum_topic_edited', m -> 'forum_topic_edited')), '{}'::jsonb),
+            nullif(jsonb_strip_nulls(jsonb_build_object(
+                'poll', m -> 'poll', 'location', m -> 'location', 'venue', m -> 'venue',
+                'contact', m -> 'contact', 'dice', m -> 'dice', 'via_bot', m -> 'via_bot',
+                'author_signature', m -> 'author_signature',
+                'reply_markup', m -> 'reply_markup')), '{}'::jsonb))
+    ON CONFLICT (chat_id, id) DO UPDATE
+        SET text = EXCLUDED.text, entities = EXCLUDED.entities,
+            edit_date = coalesce(EXCLUDED.edit_date, x.edit_date),
+            media_kind = EXCLUDED.media_kind, has_link = EXCLUDED.has_link,
+            extra = coalesce(x.extra, '{}') || coalesce(EXCLUDED.extra, '{}'),
+            topic_id = coalesce(EXCLUDED.topic_id, x.topic_id), updated_at = now()
+        -- an older version never overwrites a newer one
+        WHERE coalesce(EXCLUDED.edit_date, EXCLUDED.date) >= coalesce(x.edit_date, x.date)
+          AND (x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
+              (EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
+               EXCLUDED.media_kind, coalesce(EXCLUDED.topic_id, x.topic_id));
+    IF v_file.kind IS NOT NULL THEN
+        INSERT INTO media AS f (chat_id, message_id, ordinal, kind, file_id, file_unique_id,
+                                mime_type, file_size, width, height, duration, file_name, state,
+                                extra)
+        VALUES (v_chat, (m ->> 'message_id')::bigint, 0, v_file.kind, v_file.f ->> 'file_id',
+                v_file.f ->> 'file_unique_id', v_file.f ->> 'mime_type',
+                (v_file.f ->> 'file_size')::bigint, (v_file.f ->> 'width')::integer,
+                (v_file.f ->> 'height')::integer, (v_file.f ->> 'duration')::integer,
+                v_file.f ->> 'file_name', 'remote',
+                nullif(jsonb_strip_nulls(jsonb_build_object('emoji', v_file.f -> 'emoji')),
+                       '{}'::jsonb))
+        ON CONFLICT (chat_id, message_id, ordinal) DO UPDATE
+            SET file_id = EXCLUDED.file_id, file_unique_id = EXCLUDED.file_unique_id,
+                updated_at = now()
+            WHERE f.file_unique_id IS DISTINCT FROM EXCLUDED.file_unique_id;
+    END IF;
+    UPDATE chats SET last_message_id = (m ->> 'message_id')::bigint,
+                     last_message_date = to_timestamp((m ->> 'date')::bigint), updated_at = now()
+    WHERE id = v_chat AND (last_message_date IS NULL
+                           OR last_message_date <= to_timestamp((m ->> 'date')::bigint))
+      AND last_message_id IS DISTINCT FROM (m ->> 'message_id')::bigint;
+    RETURN v_chat;
+END
+$$;
+
+-- Applies a getUpdates batch and stores the next offset, atomically.
+-- Returns {"applied": n, "offset": next}.
+CREATE OR REPLACE FUNCTION parley_bot_ingest(p_account bigint, p_updates jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    u jsonb;
+    v_next bigint := parley_bot_offset(p_account);
+    v_n integer := 0;
+    m jsonb;
+BEGIN
+    FOR u IN SELECT e FROM jsonb_array_elements(p_updates) AS x(e)
+             ORDER BY (e ->> 'update_id')::bigint LOOP
+        -- Updates before the stored offset were applied already.
+        CONTINUE WHEN (u ->> 'update_id')::bigint < v_next;
+        m := coalesce(u -> 'message', u -> 'edited_message', u -> 'channel_post',
+                      u -> 'edited_channel_post');
+        IF m IS NOT NULL THEN
+            PERFORM parley_bot_store_message(p_account, m, false);
+        ELSIF u ? 'message_reaction' THEN
+            UPDATE messages SET extra = coalesce(extra, '{}') || jsonb_build_object(
+                                    'reactions', u -> 'message_reaction' -> 'new_reaction'),
+                                updated_at = now()
+            WHERE chat_id = (u -> 'message_reaction' -> 'chat' ->> 'id')::bigint
+              AND id = (u -> 'message_reaction' ->> 'message_id')::bigint;
+        ELSIF u ? 'my_chat_member' OR u ? 'chat_member' THEN
+            m := coalesce(u -> 'my_chat_member', u -> 'chat_member');
+            INSERT INTO chats AS x (id, account_id, kind, title, username)
+            VALUES ((m -> 'chat' ->> 'id')::bigint, p_account, parley_bot_chat_kind(m -> 'chat'),
+                    m -> 'chat' ->> 'title', m -> 'chat' ->> 'username')
+            ON CONFLICT (id) DO UPDATE SET title = coalesce(EXCLUDED.title, x.title),
+                                           updated_at = now()
+                WHERE x.title IS DISTINCT FROM coalesce(EXCLUDED.title, x.title);
+            IF (m -> 'new_chat_member' -> 'user' ->> 'id')::bigint > 0 THEN
+                INSERT INTO users AS us (id, first_name, last_name, username, is_bot)
+                VALUES ((m -> 'new_chat_member' -> 'user' ->> 'id')::bigint,
+                        m -> 'new_chat_member' -> 'user' ->> 'first_name',
+                        m -> 'new_chat_member' -> 'user' ->> 'last_name',
+                        m -> 'new_chat_member' -> 'user' ->> 'username',
+                        coalesce((m -> 'new_chat_member' -> 'user' ->> 'is_bot')::boolean, false))
+                ON CONFLICT (id) DO NOTHING;
+                INSERT INTO chat_members AS cm (chat_id, user_id, status)
+                VALUES ((m -> 'chat' ->> 'id')::bigint,
+                        (m -> 'new_chat_member' -> 'user' ->> 'id')::bigint,
+                        CASE m -> 'new_chat_member' ->> 'status'
+                            WHEN 'creator' THEN 'creator' WHEN 'administrator' THEN 'administrator'
+                            WHEN 'restricted' THEN 'restricted' WHEN 'left' THEN 'left'
+                            WHEN 'kicked' THEN 'kicked' ELSE 'member' END)
+                ON CONFLICT (chat_id, user_id) DO UPDATE SET status = EXCLUDED.status,
+                                                             updated_at = now();
+            END IF;
+        END IF;
+        v_n := v_n + 1;
+        v_next := (u ->> 'update_id')::bigint + 1;
+    END LOOP;
+    INSERT INTO sync_state AS s (account_id, stream, cursor, last_update_at)
+    VALUES (p_account, 'updates', jsonb_build_object('offset', v_next), now())
+    ON CONFLICT (account_id, stream) DO UPDATE
+        SET cursor = EXCLUDED.cursor, last_update_at = now(), updated_at = now()
+        WHERE (s.cursor ->> 'offset')::bigint IS DISTINCT FROM v_next;
+    RETURN jsonb_build_object('applied', v_n, 'offset', v_next);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit integer) RETURNS jsonb
+    LANGUAGE sql AS $$
+    WITH c AS (
+        SELECT f.chat_id, f.message_id, f.ordinal
+        FROM media f JOIN chats ch ON ch.id = f.chat_id
+        WHERE ch.account_id = p_account AND f.file_id IS NOT NULL
+          AND (f.state = 'remote'
+               OR (f.state = 'error' AND f.attempts < 5
+                   AND f.updated_at < now() - interval '2 seconds' * power(2, f.attempts))
+               OR (f.state = 'downloading' AND f.updated_at < now() - interval '10 minutes'))
+        ORDER BY f.chat_id, f.message_id, f.ordinal
+        LIMIT p_limit
+        FOR UPDATE OF f SKIP LOCKED
+    ), u AS (
+        UPDATE media f SET state = 'downloading', attempts = f.attempts + 1, updated_at = now()
+        FROM c
+        WHERE f.chat_id = c.chat_id AND f.message_id = c.message_id AND f.ordinal = c.ordinal
+        RETURNING f.*
+    )
+    SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+               'chat_id', u.chat_id, 'message_id', u.message_id, 'ordinal', u.ordinal,
+               'file_id', u.file_id, 'file_unique_id', u.file_unique_id,
+               'file_size', u.file_size, 'mime_type', u.mime_type,
+               'stored', (SELECT jsonb_build_object('sha256', d.sha256, 'local_path', d.local_path,
+                                                    'size', d.file_size)
+                          FROM media d
+                          WHERE d.file_unique_id = u.file_unique_id AND d.state = 'done'
+                          LIMIT 1)))), '[]')
+    FROM u
+$$;
+
+CREATE OR REPLACE FUNCTION parley_bot_media_done(p jsonb) RETURNS void
+    LANGUAGE sql AS $$
+    UPDATE media SET state = p ->> 'state', sha256 = coalesce(p ->> 'sha256', sha256),
+                     local_path = coalesce(p ->> 'local_path', local_path),
+                     file_size = coalesce((p ->> 'size')::bigint, file_size),
+                     error = p ->> 'error',
+                     downloaded_at = CASE WHEN p ->> 'state' = 'done' THEN now() END,
+                     updated_at = now()
+    WHERE chat_id = (p ->> 'chat_id')::bigint AND message_id = (p ->> 'message_id')::bigint
+      AND ordinal = (p ->> 'ordinal')::smallint
+$$;
+
+-- One file claimed ahead of the queue for a caller that
+-- waits for it (mediaDownload while the file is not stored yet). Returns the
+-- row as parley_bot_media_claim does, with "claimed": true, when this daemon
+-- should download it now (remote, failed, or stuck downloading elsewhere: a
+-- second download of the same file is harmless, the store is
+-- content-addressed); otherwise the row's state, so the caller can say why
+-- there is nothing to download ("done" already, "unavailable", no file_id).
+CREATE OR REPLACE FUNCTION parley_bot_media_claim_one(p_chat bigint, p_message bigint) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    f media;
+BEGIN
+    SELECT * INTO f FROM media
+    WHERE chat_id = p_chat AND message_id = p_message
+    ORDER BY ordinal LIMIT 1
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN jsonb_build_object('chat_id', p_chat, 'message_id', p_message, 'state', 'missing',
+                                  'error', 'the message has no file');
+    END IF;
+    IF f.state IN ('done', 'unavailable') OR f.file_id IS NULL THEN
+        RETURN jsonb_strip_nulls(jsonb_build_object(
+            'chat_id', f.chat_id, 'message_id', f.message_id, 'ordinal', f.ordinal,
+            'state', f.state, 'error', coalesce(f.error, CASE WHEN f.file_id IS NULL THEN
+                'the upstream gave no file handle for it' END),
+            'sha256', f.sha256, 'local_path', f.local_path, 'size', f.file_size));
+    END IF;
+    UPDATE media SET state = 'downloading', attempts = attempts + 1, updated_at = now()
+    WHERE chat_id = f.chat_id AND message_id = f.message_id AND ordinal = f.ordinal
+    RETURNING * INTO f;
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'claimed', true, 'chat_id', f.chat_id, 'message_id', f.message_id, 'ordinal', f.ordinal,
+        'file_id', f.file_id, 'file_unique_id', f.file_unique_id, 'file_size', f.file_size,
+        'mime_type', f.mime_type,
+        'stored', (SELECT jsonb_build_object('sha256', d.sha256, 'local_path', d.local_path,
+                                             'size', d.file_size)
+                   FROM media d WHERE d.file_unique_id = f.file_unique_id AND d.state = 'done'
+                   LIMIT 1)));
+END
+$$;
+
+-- Metadata from getChat: title, username, description, member count.
+CREATE OR REPLACE FUNCTION parley_bot_chat_metadata(p_chat bigint, c jsonb, p_members integer)
+    RETURNS jsonb LANGUAGE sql AS $$
+    UPDATE chats SET title = coalesce(c ->> 'title', nullif(btrim(concat_ws(' ',
+                                 c ->> 'first_name', c ->> 'last_name')), ''), title),
+                     username = coalesce(c ->> 'username', username),
+                     about = coalesce(c ->> 'description', c ->> 'bio', about),
+                     member_count = coalesce(p_members, member_count),
+                     metadata_updated_at = now(), updated_at = now()
+    WHERE id = p_chat
+    RETURNING jsonb_strip_nulls(jsonb_build_object(
+        'channelId', id, 'peerTitle', title,
+        'username', CASE WHEN username IS NOT NULL THEN '@' || username END,
+        'about', about, 'memberCount', member_count, 'metadataUpdatedAt', metadata_updated_at))
+$$;
+
+-- One getUpdates poller per bot account across all daemons
+-- on the database (Telegram allows one; a second gets 409). The poller
+-- holds a lease in sync_state (stream 'poller'), renewed before every
+-- poll; another daemon takes over once it expires. Ingest stays
+-- idempotent (the offset), so a takeover in the middle of a batch is safe.
+CREATE OR REPLACE FUNCTION parley_bot_lease(p_account bigint, p_owner text, p_seconds integer)
+    RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    v_owner text;
+BEGIN
+    INSERT INTO sync_state AS s (account_id, stream, cursor, last_update_at)
+    VALUES (p_account, 'poller', jsonb_build_object('owner', p_owner, 'expires',
+            extract(epoch FROM now()) + p_seconds), now())
+    ON CONFLICT (account_id, stream) DO UPDATE
+        SET cursor = EXCLUDED.cursor, last_update_at = now(), updated_at = now()
+        WHERE s.cursor ->> 'owner' = p_owner
+           OR (s.cursor ->> 'expires')::float8 < extract(epoch FROM now())
+    RETURNING s.cursor ->> 'owner' INTO v_owner;
+    RETURN v_owner IS NOT NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION parley_bot_lease_release(p_account bigint, p_owner text) RETURNS void
+    LANGUAGE sql AS $$
+    DELETE FROM sync_state
+    WHERE account_id = p_account AND stream = 'poller' AND cursor ->> 'owner' = p_owner
+$$;

@@ -1,0 +1,175 @@
+-- telegram/common: what the telegram toolset's tool functions share
+-- (src/toolsets/telegram/). Every tool is one function
+-- parley_tg_<tool>(a jsonb, ctx jsonb) named in the toolset's table: a holds
+-- the tool's validated arguments, ctx what only the daemon knows (its
+-- figures, its connector); the answer is the tool's JSON result, built
+-- here. A mistake of the caller (an unknown chat, a bad date) raises
+-- SQLSTATE PT400 with a message for the model; a tool that needs the
+-- upstream connector raises PT501 saying what to use instead.
+
+CREATE OR REPLACE FUNCTION parley_tg_bad(msg text) RETURNS void
+    LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = msg;
+END
+$$;
+
+-- A chat by numeric id or @username; NULL when the argument is absent.
+CREATE OR REPLACE FUNCTION parley_tg_chat(args jsonb, key text) RETURNS bigint
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v jsonb := args -> key;
+    s text;
+    id bigint;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    s := btrim(v #>> '{}');
+    IF s ~ '^-?[0-9]+$' THEN
+        SELECT c.id INTO id FROM chats c WHERE c.id = s::bigint;
+    ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
+        SELECT c.id INTO id FROM chats c WHERE lower(c.username) = lower(ltrim(s, '@'))
+        ORDER BY c.active DESC, c.id LIMIT 1;
+    END IF;
+    IF id IS NULL THEN
+        PERFORM parley_tg_bad(format('%s: no chat %s in the archive; find chats with channelsList '
+                                     '(or channelsSearch once a Telegram account is connected)',
+                                     key, v::text));
+    END IF;
+    RETURN id;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_user(args jsonb, key text) RETURNS bigint
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v jsonb := args -> key;
+    s text;
+    id bigint;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    s := btrim(v #>> '{}');
+    IF s ~ '^-?[0-9]+$' THEN
+        SELECT u.id INTO id FROM users u WHERE u.id = s::bigint;
+    ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
+        SELECT u.id INTO id FROM users u WHERE lower(u.username) = lower(ltrim(s, '@'))
+        ORDER BY u.id LIMIT 1;
+    END IF;
+    IF id IS NULL THEN
+        PERFORM parley_tg_bad(format('%s: no user %s in the archive; find people with '
+                                     'contactsSearch', key, v::text));
+    END IF;
+    RETURN id;
+END
+$$;
+
+-- An ISO-8601 time argument; NULL when absent.
+CREATE OR REPLACE FUNCTION parley_tg_time(args jsonb, key text) RETURNS timestamptz
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    s text := args ->> key;
+BEGIN
+    IF s IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF s !~ '^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d(:?\d\d)?)?)?$' THEN
+        PERFORM parley_tg_bad(format('%s: %s is not an ISO-8601 date or time (e.g. 2026-01-31 '
+                                     'or 2026-01-31T18:00:00Z)', key, to_jsonb(s)::text));
+    END IF;
+    RETURN s::timestamptz;
+EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
+    PERFORM parley_tg_bad(format('%s: %s is not a valid date', key, to_jsonb(s)::text));
+    RETURN NULL;
+END
+$$;
+
+-- limit with its default and cap; the applied value and whether it was
+-- capped go into the answer.
+CREATE OR REPLACE FUNCTION parley_tg_limit(args jsonb, dflt integer, cap integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT least(greatest(coalesce((args ->> 'limit')::integer, dflt), 1), cap)
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_page(args jsonb, dflt integer, cap integer) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('limit', parley_tg_limit(args, dflt, cap),
+                              'limitCapped', coalesce((args ->> 'limit')::integer, dflt) > cap)
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_chat_json(c chats) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'channelId', c.id, 'title', c.title, 'type', c.kind,
+        'username', CASE WHEN c.username IS NOT NULL THEN '@' || c.username END,
+        'about', c.about, 'memberCount', c.member_count, 'syncEnabled', c.sync_enabled,
+        'active', c.active, 'lastMessageId', c.last_message_id,
+        'lastMessageDate', c.last_message_date, 'unreadCount', c.unread_count,
+        'metadataUpdatedAt', c.metadata_updated_at,
+        'tags', (SELECT jsonb_agg(DISTINCT t.tag) FROM chat_tags t WHERE t.chat_id = c.id)))
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_message_json(m messages) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'channelId', m.chat_id, 'messageId', m.id, 'topicId', m.topic_id, 'date', m.date,
+        'editDate', m.edit_date, 'senderId', m.sender_id, 'senderName', m.sender_name,
+        'text', m.text, 'entities', m.entities, 'replyToMessageId', m.reply_to_id,
+        'replyToChannelId', m.reply_to_chat_id, 'forwardFromName', m.forward_from_name,
+        'mediaKind', m.media_kind, 'hasLink', m.has_link, 'kind', m.kind,
+        'action', m.action, 'extra', m.extra))
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_user_json(u users) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'userId', u.id, 'firstName', u.first_name, 'lastName', u.last_name,
+        'username', CASE WHEN u.username IS NOT NULL THEN '@' || u.username END,
+        'phone', u.phone, 'about', u.about, 'isBot', u.is_bot, 'isContact', u.is_contact,
+        'alias', u.alias, 'notes', u.notes, 'tags', to_jsonb(u.tags),
+        'isSelf', (u.extra ->> 'is_self')::boolean))
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_job_json(j sync_jobs) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'jobId', j.id, 'channelId', coalesce(j.chat_id::text, j.channel), 'status', j.status,
+        'depth', j.depth, 'minDate', j.min_date, 'realtime', j.realtime, 'fetched', j.fetched,
+        'attempts', j.attempts, 'error', j.error, 'lastRunAt', j.last_run_at,
+        'createdAt', j.created_at, 'updatedAt', j.updated_at))
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tg_needs_connector(tool text, instead text) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'PT501', MESSAGE = format(
+        '%s needs a connected Telegram account, and none is configured; %s', tool, instead);
+END
+$$;
+
+-- resolveChannel (internal): the chat a channelId names, and the users of userIds, for the tools the
+-- connector runs.
+CREATE OR REPLACE FUNCTION parley_tg_resolve_channel(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN jsonb_build_object('channelId', parley_tg_chat(a, 'channelId'),
+                              'userIds', (SELECT jsonb_agg(parley_tg_user(
+                                              jsonb_build_object('userIds', e), 'userIds'))
+                                          FROM jsonb_array_elements(a -> 'userIds') AS e));
+END
+$$;
+
+-- The message tools read the archive: source "live" or "both" needs the
+-- connector. (The tag tools' own "source", manual or auto, is another
+-- thing.)
+CREATE OR REPLACE FUNCTION parley_tg_archive_only(a jsonb, tool text) RETURNS void
+    LANGUAGE plpgsql AS $$
+BEGIN
+    IF coalesce(a ->> 'source', 'archive') <> 'archive' THEN
+        PERFORM parley_tg_needs_connector(tool || ' with source "' || (a ->> 'source') || '"',
+                                          'use source "archive" to read what is stored');
+    END IF;
+END
+$$;

@@ -1,0 +1,485 @@
+/* live: the telegram tools the connector runs once the archive answered
+ * (see tg_toolset.h): sending, realtime, group administration, metadata
+ * refresh and groupsInfo's live part. Each asks the connector's
+ * capabilities first; without a connector the tool's SQL function answers
+ * (an isError saying what the archive offers instead). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "toolsets/telegram/tg_toolset.h"
+
+#define TG_RESOLVE_FN "parley_tg_resolve_channel"
+/* The Bot API takes uploads of at most 50 MB. */
+#define TG_UPLOAD_MAX (50LL * 1024 * 1024)
+
+/* True when the tool may go on to the connector: there is one and it has
+ * cap. Otherwise the call is answered: by the SQL function (no connector)
+ * or with the connector's refusal. */
+static bool connector_ready(mcp_call_t *c, connector_cap_t cap, const char *instead)
+{
+    connector_t *conn = tg_ts(c)->conn;
+    if (conn == NULL) {
+        tg_ts_generic(c);
+        return false;
+    }
+    const char *why = connector_why_not(conn, cap);
+    if (why != NULL) {
+        mcp_call_finish_error(c, "%s%s%s", why, instead ? " " : "", instead ? instead : "");
+        return false;
+    }
+    return true;
+}
+
+static int64_t channel_of(const json_t *answer)
+{
+    return json_integer_value(json_object_get(answer, "channelId"));
+}
+
+static const char *arg_str(const mcp_call_t *c, const char *key)
+{
+    return json_string_value(json_object_get(c->args, key));
+}
+
+static int64_t arg_int(const mcp_call_t *c, const char *key)
+{
+    return json_integer_value(json_object_get(c->args, key));
+}
+
+/* ---- sending --------------------------------------------------------------- */
+
+static void sent(void *data, int status, const char *json, const char *error)
+{
+    mcp_call_t *c = data;
+    if (status != 0) {
+        tg_ts_connector_failed(c, status, error);
+        return;
+    }
+    json_error_t je;
+    json_t *m = json_loads(json, 0, &je);
+    tg_ts_finish_obj(
+        c, json_pack("{s:I, s:I, s:I}", "messageId",
+                     json_integer_value(json_object_get(m, "message_id")), "channelId",
+                     json_integer_value(json_object_get(json_object_get(m, "chat"), "id")), "date",
+                     json_integer_value(json_object_get(m, "date"))));
+    json_decref(m);
+}
+
+static void send_text(mcp_call_t *c, json_t *answer, void *arg)
+{
+    (void)arg;
+    connector_t *conn = tg_ts(c)->conn;
+    int rc = conn->ops->send_text(conn->impl, channel_of(answer), arg_str(c, "text"),
+                                  arg_int(c, "topicId"), arg_int(c, "replyToMessageId"), sent, c);
+    if (rc != 0)
+        tg_ts_connector_failed(c, rc, NULL);
+}
+
+void tg_ts_messages_send(mcp_call_t *c)
+{
+    if (connector_ready(c, CONNECTOR_CAN_SEND, NULL))
+        tg_ts_then(c, TG_RESOLVE_FN, NULL, send_text, NULL);
+}
+
+/* The file to upload: inside the upload root (relative paths are taken
+ * from it), a regular file after symlinks are resolved, at most
+ * TG_UPLOAD_MAX. */
+static int resolve_upload(const char *root, const char *path, char *out, size_t cap, char *err,
+                          size_t errcap)
+{
+    char rroot[PATH_MAX], want[PATH_MAX * 2], real[PATH_MAX];
+    if (realpath(root, rroot) == NULL) {
+        snprintf(err, errcap, "the upload root %s does not exist; put files to send there", root);
+        return -1;
+    }
+    if (path[0] == '/')
+        snprintf(want, sizeof want, "%s", path);
+    else
+        snprintf(want, sizeof want, "%s/%s", rroot, path);
+    if (realpath(want, real) == NULL) {
+        snprintf(err, errcap, "filePath: %s: %s", want, strerror(errno));
+        return -1;
+    }
+    size_t rl = strlen(rroot);
+    if (strncmp(real, rroot, rl) != 0 || real[rl] != '/') {
+        snprintf(err, errcap, "filePath: %s is outside the upload root %s", path, rroot);
+        return -1;
+    }
+    struct stat st;
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errcap, "filePath: %s is not a regular file", path);
+        return -1;
+    }
+    if (st.st_size > TG_UPLOAD_MAX) {
+        snprintf(err, errcap, "filePath: %s has %lld bytes; the Bot API takes at most 50 MB", path,
+                 (long long)st.st_size);
+        return -1;
+    }
+    snprintf(out, cap, "%s", real);
+    return 0;
+}
+
+static void send_file(mcp_call_t *c, json_t *answer, void *arg)
+{
+    (void)arg;
+    tg_toolset_t *ts = tg_ts(c);
+    char path[PATH_MAX], why[PATH_MAX * 2 + 200];
+    if (resolve_upload(ts->upload_root, arg_str(c, "filePath"), path, sizeof path, why,
+                       sizeof why) != 0) {
+        mcp_call_finish_error(c, "%s", why);
+        return;
+    }
+    int rc =
+        ts->conn->ops->send_file(ts->conn->impl, channel_of(answer), path, arg_str(c, "caption"),
+                                 arg_str(c, "filename"), arg_int(c, "topicId"), sent, c);
+    if (rc != 0)
+        tg_ts_connector_failed(c, rc, NULL);
+}
+
+void tg_ts_messages_send_file(mcp_call_t *c)
+{
+    if (connector_ready(c, CONNECTOR_CAN_SEND, NULL))
+        tg_ts_then(c, TG_RESOLVE_FN, NULL, send_file, NULL);
+}
+
+void tg_ts_realtime_set(mcp_call_t *c)
+{
+    if (!connector_ready(c, CONNECTOR_CAN_REALTIME, NULL))
+        return;
+    connector_t *conn = tg_ts(c)->conn;
+    conn->ops->set_realtime(conn->impl, json_is_true(json_object_get(c->args, "enabled")));
+    tg_ts_finish_obj(c, json_pack("{s:b}", "realtimeActive", conn->ops->realtime(conn->impl)));
+}
+
+/* ---- group administration ----------------------------------------------------- */
+
+typedef struct removal_s {
+    mcp_call_t *call;
+    int64_t chat;
+    json_t *users; /* ids to remove */
+    size_t next;
+    json_t *removed, *failed;
+} removal_t;
+
+static void removal_step(removal_t *rm);
+
+static void removal_done(void *data, int status, const char *json, const char *error)
+{
+    removal_t *rm = data;
+    (void)json;
+    json_t *uid = json_array_get(rm->users, rm->next);
+    if (status != 0)
+        json_array_append_new(rm->failed, json_pack("{s:O, s:s}", "userId", uid, "error",
+                                                    error ? error : uv_strerror(status)));
+    else
+        json_array_append(rm->removed, uid);
+    rm->next++;
+    removal_step(rm);
+}
+
+static void removal_step(removal_t *rm)
+{
+    mcp_call_t *c = rm->call;
+    if (rm->next >= json_array_size(rm->users)) {
+        tg_ts_finish_obj(c, json_pack("{s:I, s:O, s:O}", "channelId", (json_int_t)rm->chat,
+                                      "removed", rm->removed, "failed", rm->failed));
+        json_decref(rm->users);
+        json_decref(rm->removed);
+        json_decref(rm->failed);
+        free(rm);
+        return;
+    }
+    connector_t *conn = tg_ts(c)->conn;
+    int rc = conn->ops->remove_member(conn->impl, rm->chat,
+                                      json_integer_value(json_array_get(rm->users, rm->next)),
+                                      removal_done, rm);
+    if (rc != 0)
+        removal_done(rm, rc, NULL, uv_strerror(rc));
+}
+
+/* One administration verb in flight. */
+typedef struct admin_s {
+    mcp_call_t *call;
+    json_int_t chat;
+} admin_t;
+
+/* The verb's answer, shaped by the tool. */
+static void admin_done(void *data, int status, const char *json, const char *error)
+{
+    admin_t *ad = data;
+    mcp_call_t *c = ad->call;
+    json_int_t chat = ad->chat;
+    free(ad);
+    if (status != 0) {
+        tg_ts_connector_failed(c, status, error);
+        return;
+    }
+    const char *tool = c->tool->def->name;
+    if (strcmp(tool, "groupsRename") == 0) {
+        tg_ts_finish_obj(c, json_pack("{s:I, s:O}", "channelId", chat, "name",
+                                      json_object_get(c->args, "name")));
+    } else if (strcmp(tool, "groupsLeave") == 0) {
+        tg_ts_finish_obj(c, json_pack("{s:I, s:b}", "channelId", chat, "left", 1));
+    } else {
+        json_error_t je;
+        json_t *link = json ? json_loads(json, JSON_DECODE_ANY, &je) : NULL;
+        tg_ts_finish_obj(c, json_pack("{s:I, s:o, s:b}", "channelId", chat, "inviteLink",
+                                      link ? link : json_null(), "previousRevoked",
+                                      strcmp(tool, "groupsInviteLinkRevoke") == 0));
+    }
+}
+
+static void administer(mcp_call_t *c, json_t *answer, void *arg)
+{
+    (void)arg;
+    connector_t *conn = tg_ts(c)->conn;
+    const char *tool = c->tool->def->name;
+    int64_t chat = channel_of(answer);
+    if (strcmp(tool, "groupsMembersRemove") == 0) {
+        removal_t *rm = calloc(1, sizeof *rm);
+        if (rm == NULL) {
+            tg_ts_connector_failed(c, UV_ENOMEM, NULL);
+            return;
+        }
+        *rm = (removal_t){.call = c,
+                          .chat = chat,
+                          .users = json_incref(json_object_get(answer, "userIds")),
+                          .removed = json_array(),
+                          .failed = json_array()};
+        removal_step(rm);
+        return;
+    }
+    admin_t *ad = malloc(sizeof *ad);
+    if (ad == NULL) {
+        tg_ts_connector_failed(c, UV_ENOMEM, NULL);
+        return;
+    }
+    *ad = (admin_t){.call = c, .chat = (json_int_t)chat};
+    int rc;
+    if (strcmp(tool, "groupsRename") == 0)
+        rc = conn->ops->rename(conn->impl, chat, arg_str(c, "name"), admin_done, ad);
+    else if (strcmp(tool, "groupsLeave") == 0)
+        rc = conn->ops->leave(conn->impl, chat, admin_done, ad);
+    else
+        rc = conn->ops->invite_link(conn->impl, chat, strcmp(tool, "groupsInviteLinkRevoke") == 0,
+                                    admin_done, ad);
+    if (rc != 0) {
+        free(ad);
+        tg_ts_connector_failed(c, rc, NULL);
+    }
+}
+
+/* Group administration: rename, invite links, removing members, leaving
+ * (CONNECTOR_CAN_ADMINISTER); adding members and joining need their own
+ * capabilities. */
+void tg_ts_group_admin(mcp_call_t *c)
+{
+    const char *tool = c->tool->def->name;
+    bool ok;
+    if (strcmp(tool, "groupsMembersAdd") == 0)
+        ok = connector_ready(c, CONNECTOR_CAN_ADD_MEMBERS,
+                             "Share an invite link instead (groupsInviteLinkGet).");
+    else if (strcmp(tool, "groupsJoin") == 0)
+        ok = connector_ready(c, CONNECTOR_CAN_JOIN_CHATS, NULL);
+    else
+        ok = connector_ready(c, CONNECTOR_CAN_ADMINISTER, NULL);
+    if (!ok)
+        return;
+    if (strcmp(tool, "groupsMembersAdd") == 0 || strcmp(tool, "groupsJoin") == 0) {
+        /* A connector that can: not implemented by any connector yet. */
+        mcp_call_finish_error(c, "%s is not available through the %s connector yet.", tool,
+                              tg_ts(c)->conn->name);
+        return;
+    }
+    tg_ts_then(c, TG_RESOLVE_FN, NULL, administer, NULL);
+}
+
+/* ---- channelsMetadataRefresh ----------------------------------------------------- */
+
+/* Per chat: the chat (and its member count for groups and channels) from
+ * the connector, then the store; a chat that fails is reported in "failed"
+ * and the rest go on. */
+typedef struct refresh_s {
+    mcp_call_t *call;
+    json_t *page; /* metadataTargets' answer: channelIds, skipped, limit, limitCapped */
+    json_t *ids;
+    size_t next;
+    json_t *refreshed, *failed;
+} refresh_t;
+
+static void refresh_step(refresh_t *rf);
+
+static int64_t refresh_current(const refresh_t *rf)
+{
+    return json_integer_value(json_array_get(rf->ids, rf->next));
+}
+
+static void refresh_fail(refresh_t *rf, const char *error)
+{
+    json_array_append_new(rf->failed, json_pack("{s:I, s:s}", "channelId",
+                                                (json_int_t)refresh_current(rf), "error", error));
+    rf->next++;
+    refresh_step(rf);
+}
+
+static void refresh_stored(void *data, int status, const char *json, archive_err_t err,
+                           const char *message)
+{
+    refresh_t *rf = data;
+    (void)err;
+    rf->call->data = NULL;
+    if (status != 0) {
+        refresh_fail(rf, message ? message : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    json_t *rec = json_loads(json, JSON_DECODE_ANY, &je);
+    if (json_is_object(rec))
+        json_array_append(rf->refreshed, rec);
+    json_decref(rec);
+    rf->next++;
+    refresh_step(rf);
+}
+
+static void refresh_got(void *data, int status, const char *json, const char *error)
+{
+    refresh_t *rf = data;
+    json_error_t je;
+    json_t *info = status == 0 ? json_loads(json, 0, &je) : NULL;
+    json_t *chat = json_object_get(info, "chat");
+    if (chat == NULL) {
+        const char *why =
+            json_string_value(json_object_get(json_object_get(info, "failed"), "error"));
+        refresh_fail(rf, why ? why : error ? error : uv_strerror(status ? status : UV_EPROTO));
+        json_decref(info);
+        return;
+    }
+    /* A member count that failed leaves the stored one. */
+    json_t *args =
+        json_pack("{s:I, s:O}", "channelId", (json_int_t)refresh_current(rf), "chat", chat);
+    json_t *count = json_object_get(info, "memberCount");
+    if (json_is_integer(count))
+        json_object_set(args, "memberCount", count);
+    json_decref(info);
+    char *text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+    json_decref(args);
+    bool started =
+        tg_ts_run(rf->call, "parley_tg_metadata_store", text ? text : "{}", refresh_stored, rf);
+    free(text);
+    if (!started) {
+        json_decref(rf->page);
+        json_decref(rf->refreshed);
+        json_decref(rf->failed);
+        free(rf);
+    }
+}
+
+static void refresh_step(refresh_t *rf)
+{
+    mcp_call_t *c = rf->call;
+    size_t n = json_array_size(rf->ids);
+    if (c->cancelled || rf->next >= n) {
+        if (c->cancelled)
+            mcp_call_finish_error(c, "cancelled");
+        else
+            tg_ts_finish_obj(c, json_pack("{s:O, s:O, s:O, s:O, s:O}", "channels", rf->refreshed,
+                                          "failed", rf->failed, "skipped",
+                                          json_object_get(rf->page, "skipped"), "limit",
+                                          json_object_get(rf->page, "limit"), "limitCapped",
+                                          json_object_get(rf->page, "limitCapped")));
+        json_decref(rf->page);
+        json_decref(rf->refreshed);
+        json_decref(rf->failed);
+        free(rf);
+        return;
+    }
+    char msg[64];
+    snprintf(msg, sizeof msg, "chat %zu of %zu", rf->next + 1, n);
+    mcp_call_progress(c, (double)rf->next, (double)n, msg);
+    connector_t *conn = tg_ts(c)->conn;
+    /* Private chats (positive ids) have no member count. */
+    unsigned parts =
+        CONNECTOR_INFO_CHAT | (refresh_current(rf) < 0 ? CONNECTOR_INFO_MEMBER_COUNT : 0u);
+    int rc = conn->ops->chat_info(conn->impl, refresh_current(rf), parts, refresh_got, rf);
+    if (rc != 0)
+        refresh_fail(rf, uv_strerror(rc));
+}
+
+static void refresh_targets(mcp_call_t *c, json_t *answer, void *arg)
+{
+    (void)arg;
+    refresh_t *rf = calloc(1, sizeof *rf);
+    if (rf == NULL) {
+        tg_ts_connector_failed(c, UV_ENOMEM, NULL);
+        return;
+    }
+    *rf = (refresh_t){.call = c,
+                      .page = json_incref(answer),
+                      .ids = json_object_get(answer, "channelIds"),
+                      .refreshed = json_array(),
+                      .failed = json_array()};
+    refresh_step(rf);
+}
+
+void tg_ts_metadata_refresh(mcp_call_t *c)
+{
+    if (connector_ready(c, CONNECTOR_CAN_CHAT_INFO, NULL))
+        tg_ts_then(c, "parley_tg_metadata_targets", NULL, refresh_targets, NULL);
+}
+
+/* ---- groupsInfo: the archive's record plus the chat as it is now ---------------- */
+
+typedef struct info_s {
+    mcp_call_t *call;
+    json_t *out; /* the archive's answer */
+} info_t;
+
+static void info_live(void *data, int status, const char *json, const char *error)
+{
+    info_t *in = data;
+    json_error_t je;
+    json_t *live = status == 0 ? json_loads(json, 0, &je) : NULL;
+    json_t *failed = json_object_get(live, "failed");
+    if (live == NULL || failed != NULL) {
+        /* The archive's record still answers; say what the live part lacks. */
+        json_object_set_new(
+            in->out, "liveError",
+            failed ? json_incref(failed)
+                   : json_pack("{s:s}", "error",
+                               error ? error : uv_strerror(status ? status : UV_EPROTO)));
+        json_object_del(live, "failed");
+    }
+    json_object_set_new(in->out, "live", live ? live : json_object());
+    tg_ts_finish_obj(in->call, in->out);
+    free(in);
+}
+
+static void info_archived(mcp_call_t *c, json_t *answer, void *arg)
+{
+    (void)arg;
+    info_t *in = malloc(sizeof *in);
+    if (in == NULL) {
+        tg_ts_connector_failed(c, UV_ENOMEM, NULL);
+        return;
+    }
+    *in = (info_t){.call = c, .out = json_incref(answer)};
+    connector_t *conn = tg_ts(c)->conn;
+    int rc = conn->ops->chat_info(
+        conn->impl, channel_of(answer),
+        CONNECTOR_INFO_CHAT | CONNECTOR_INFO_MEMBER_COUNT | CONNECTOR_INFO_ADMINS, info_live, in);
+    if (rc != 0)
+        info_live(in, rc, NULL, uv_strerror(rc));
+}
+
+/* groupsInfo: from the archive; with a connector that reads chat info,
+ * augmented with "live" (the chat, its member count and administrators as
+ * they are now; "liveError" says which part failed). */
+void tg_ts_groups_info(mcp_call_t *c)
+{
+    if (tg_ts(c)->conn == NULL || !connector_can(tg_ts(c)->conn, CONNECTOR_CAN_CHAT_INFO))
+        tg_ts_generic(c);
+    else
+        tg_ts_then(c, c->tool->def->sql_function, NULL, info_archived, NULL);
+}

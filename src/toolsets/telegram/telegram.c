@@ -1,0 +1,243 @@
+/* telegram: the toolset's context, its generic handler, and the step from
+ * the archive to the connector (see telegram.h and tg_toolset.h). */
+#include "toolsets/telegram/telegram.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolsets/telegram/tg_toolset.h"
+
+/* The internal function that resolves a channelId (and userIds): a read,
+ * whatever the tool. */
+#define TG_RESOLVE_FN "parley_tg_resolve_channel"
+
+/* Tools that need a capability of the connector, and what the model can
+ * use when the account lacks it. Without a connector the SQL function
+ * says what the archive offers instead. */
+static const struct {
+    const char *tool;
+    connector_cap_t cap;
+    const char *instead;
+} tg_needs[] = {
+    {"channelsSearch", CONNECTOR_CAN_SEARCH_DIALOGS, "channelsList lists the chats seen so far."},
+    {"messagesList", CONNECTOR_CAN_READ_HISTORY, "Use source \"archive\"."},
+    {"messagesGet", CONNECTOR_CAN_READ_HISTORY, "Use source \"archive\"."},
+    {"messagesContext", CONNECTOR_CAN_READ_HISTORY, "Use source \"archive\"."},
+    {"messagesSearch", CONNECTOR_CAN_READ_HISTORY, "Use source \"archive\"."},
+    {"groupsMembersAdd", CONNECTOR_CAN_ADD_MEMBERS,
+     "Share an invite link instead (groupsInviteLinkGet)."},
+    {"groupsJoin", CONNECTOR_CAN_JOIN_CHATS, NULL},
+};
+
+/* When the tool needs a capability the connector lacks: the refusal. */
+static bool refuse_lacking(mcp_call_t *c)
+{
+    connector_t *conn = tg_ts(c)->conn;
+    for (size_t i = 0; conn && i < sizeof tg_needs / sizeof tg_needs[0]; i++) {
+        if (strcmp(tg_needs[i].tool, c->tool->def->name) != 0)
+            continue;
+        const char *why = connector_why_not(conn, tg_needs[i].cap);
+        if (why == NULL)
+            return false;
+        mcp_call_finish_error(c, "%s%s%s", why, tg_needs[i].instead ? " " : "",
+                              tg_needs[i].instead ? tg_needs[i].instead : "");
+        return true;
+    }
+    return false;
+}
+
+void tg_ts_fail(mcp_call_t *c, int status, archive_err_t err, const char *message)
+{
+    (void)status;
+    switch (err) {
+    case ARCHIVE_ERR_CONNECTOR:
+        if (refuse_lacking(c))
+            return;
+        if (tg_ts(c)->conn != NULL) {
+            mcp_call_finish_error(c,
+                                  "%s is not available through the Telegram connector yet; the "
+                                  "archive tools (channelsList, messagesSearch, groupsInfo, ...) "
+                                  "answer from what is stored.",
+                                  c->tool->def->name);
+            return;
+        }
+        mcp_call_finish_error(c, "%s", message);
+        return;
+    case ARCHIVE_ERR_ARGUMENT:
+        mcp_call_finish_error(c, "%s", message);
+        return;
+    case ARCHIVE_ERR_BUSY:
+        mcp_call_finish_error(c, "The archive is busy or unreachable (%s); retry in a moment.",
+                              message);
+        return;
+    default:
+        mcp_call_finish_error(c, "The archive could not answer: %s", message);
+    }
+}
+
+void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error)
+{
+    if (status == UV_EBUSY)
+        mcp_call_finish_error(c, "Too many requests are waiting for Telegram; retry in a moment.");
+    else
+        mcp_call_finish_error(c, "%s failed: %s", c->tool->def->name,
+                              error ? error : uv_strerror(status));
+}
+
+void tg_ts_finish_obj(mcp_call_t *c, json_t *o)
+{
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (text == NULL) {
+        mcp_call_finish_error(c, "%s failed: out of memory", c->tool->def->name);
+        return;
+    }
+    mcp_call_finish_json(c, text, strlen(text));
+    free(text);
+}
+
+static void run_cancel(mcp_call_t *c)
+{
+    if (c->data)
+        archive_call_cancel(c->data);
+}
+
+bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_call_cb cb, void *data)
+{
+    tg_toolset_t *ts = tg_ts(c);
+    char *args = args_json ? strdup(args_json) : json_dumps(c->args, JSON_COMPACT);
+    char *daemon = ts->status_json ? ts->status_json(ts->status_data) : NULL;
+    connector_t *conn = ts->conn;
+    json_error_t je;
+    json_t *ctx =
+        json_pack("{s:o, s:b, s:s}", "daemon", daemon ? json_loads(daemon, 0, &je) : json_null(),
+                  "realtimeActive", conn && conn->ops->realtime(conn->impl), "upstream",
+                  conn ? conn->ops->state(conn->impl) : "none");
+    free(daemon);
+    char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+    json_decref(ctx);
+    archive_mode_t mode =
+        (c->tool->def->annotations & MCP_TOOL_READ_ONLY) || strcmp(fn, TG_RESOLVE_FN) == 0
+            ? ARCHIVE_READ
+            : ARCHIVE_WRITE;
+    archive_call_t *op = NULL;
+    int rc = args && ctx_text ? archive_call(ts->archive, mode, fn, args, ctx_text, cb, data, &op)
+                              : UV_ENOMEM;
+    free(args);
+    free(ctx_text);
+    if (rc != 0) {
+        mcp_call_finish_error(c, "The archive is busy (%s); retry in a moment.", uv_strerror(rc));
+        return false;
+    }
+    c->data = op;
+    c->on_cancel = run_cancel;
+    return true;
+}
+
+static void generic_done(void *data, int status, const char *json, archive_err_t err,
+                         const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    if (status != 0)
+        tg_ts_fail(c, status, err, message);
+    else
+        mcp_call_finish_json(c, json, strlen(json));
+}
+
+/* The tool's SQL function answers. (A tool that needs the connector hears
+ * PT501 from it; tg_ts_fail then asks the capabilities.) */
+void tg_ts_generic(mcp_call_t *c)
+{
+    tg_ts_run(c, c->tool->def->sql_function, NULL, generic_done, c);
+}
+
+/* ---- the archive answered, now the connector ------------------------------- */
+
+typedef struct then_s {
+    mcp_call_t *call;
+    tg_then_fn next;
+    void *arg;
+} then_t;
+
+static void then_done(void *data, int status, const char *json, archive_err_t err,
+                      const char *message)
+{
+    then_t *t = data;
+    mcp_call_t *c = t->call;
+    tg_then_fn next = t->next;
+    void *arg = t->arg;
+    free(t);
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0) {
+        tg_ts_fail(c, status, err, message);
+        return;
+    }
+    if (c->cancelled) {
+        mcp_call_finish_error(c, "cancelled");
+        return;
+    }
+    json_error_t je;
+    json_t *answer = json_loads(json, 0, &je);
+    if (!json_is_object(answer)) {
+        json_decref(answer);
+        tg_ts_fail(c, UV_EPROTO, ARCHIVE_ERR_INTERNAL, "the archive's answer is not an object");
+        return;
+    }
+    next(c, answer, arg);
+    json_decref(answer);
+}
+
+void tg_ts_then(mcp_call_t *c, const char *fn, const char *args_json, tg_then_fn next, void *arg)
+{
+    then_t *t = malloc(sizeof *t);
+    if (t == NULL) {
+        mcp_call_finish_error(c, "%s failed: out of memory", c->tool->def->name);
+        return;
+    }
+    *t = (then_t){.call = c, .next = next, .arg = arg};
+    if (!tg_ts_run(c, fn, args_json, then_done, t))
+        free(t);
+}
+
+/* ---- context ------------------------------------------------------------------ */
+
+int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+{
+    const mcp_toolset_t *ts = &toolset_telegram_mcp;
+    for (int i = 0; i < ts->ntools; i++) {
+        const mcp_tool_def_t *d = &ts->tools[i];
+        if (!archive_fn_valid(d->sql_function)) {
+            snprintf(err, errcap, "telegram: tool %s names no valid SQL function", d->name);
+            return UV_EINVAL;
+        }
+    }
+    tg_toolset_t *t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    const config_t *cfg = env->cfg;
+    t->archive = env->archive;
+    t->conn = toolset_env_connector(env, "telegram");
+    t->status_json = env->status_json;
+    t->status_data = env->status_data;
+    snprintf(t->media_root, sizeof t->media_root, "%s/media", cfg->data_dir);
+    if (cfg->export_root[0])
+        snprintf(t->export_root, sizeof t->export_root, "%s", cfg->export_root);
+    else
+        snprintf(t->export_root, sizeof t->export_root, "%s/exports", cfg->data_dir);
+    if (cfg->upload_root[0])
+        snprintf(t->upload_root, sizeof t->upload_root, "%s", cfg->upload_root);
+    else
+        snprintf(t->upload_root, sizeof t->upload_root, "%s/uploads", cfg->data_dir);
+    *out = t;
+    return 0;
+}
+
+void telegram_close(void *ctx)
+{
+    free(ctx);
+}

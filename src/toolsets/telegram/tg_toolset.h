@@ -1,0 +1,62 @@
+/* tg_toolset: what the files of the telegram toolset share (internal): its
+ * context, the generic handler that runs a tool's SQL function, and the
+ * one way a tool goes on from the archive's answer to the connector. */
+#ifndef PARLEY_TOOLSETS_TELEGRAM_TG_TOOLSET_H
+#define PARLEY_TOOLSETS_TELEGRAM_TG_TOOLSET_H
+
+#include <jansson.h>
+#include <limits.h>
+
+#include "archive/archive.h"
+#include "config.h"
+#include "mcp/call.h"
+#include "upstream/connector.h"
+
+typedef struct tg_toolset_s {
+    archive_t *archive;
+    connector_t *conn; /* NULL: archive only */
+    char media_root[CONFIG_PATH_MAX + 16];
+    char export_root[CONFIG_PATH_MAX + 16]; /* where mediaDownload may write */
+    char upload_root[CONFIG_PATH_MAX + 16]; /* where messagesSendFile may read */
+    char *(*status_json)(void *data);
+    void *status_data;
+} tg_toolset_t;
+
+/* The call's toolset context. */
+static inline tg_toolset_t *tg_ts(const mcp_call_t *c)
+{
+    return mcp_call_context(c);
+}
+
+/* Runs SQL function fn with args (JSON text; NULL: the call's arguments)
+ * and the daemon's context; cb gets data. Returns false when it could not
+ * start (the call is finished then). */
+bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_call_cb cb,
+               void *data);
+
+/* Finishes c with the archive's failure, in words for the model. */
+void tg_ts_fail(mcp_call_t *c, int status, archive_err_t err, const char *message);
+
+/* The archive answered, now the connector: runs fn (args as tg_ts_run),
+ * then next with its answer (borrowed) and arg. A failure of fn, or an
+ * answer that is not a JSON object, ends the call through tg_ts_fail. */
+typedef void (*tg_then_fn)(mcp_call_t *c, json_t *answer, void *arg);
+void tg_ts_then(mcp_call_t *c, const char *fn, const char *args_json, tg_then_fn next, void *arg);
+
+/* Finishes c with o (stolen) as structuredContent. */
+void tg_ts_finish_obj(mcp_call_t *c, json_t *o);
+
+/* Finishes c with the connector's failure of the tool's verb. */
+void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error);
+
+/* Handlers. */
+void tg_ts_generic(mcp_call_t *c);
+void tg_ts_messages_send(mcp_call_t *c);
+void tg_ts_messages_send_file(mcp_call_t *c);
+void tg_ts_realtime_set(mcp_call_t *c);
+void tg_ts_group_admin(mcp_call_t *c);
+void tg_ts_metadata_refresh(mcp_call_t *c);
+void tg_ts_groups_info(mcp_call_t *c);
+void tg_ts_media_download(mcp_call_t *c);
+
+#endif

@@ -1,0 +1,52 @@
+/* toolset: a tool surface as the entry point sees it: its static MCP table
+ * (tools, resources, prompts; see mcp/registry.h) and the context its
+ * handlers get (mcp_call_context), built at start from the daemon's
+ * environment and freed at stop. The MCP engine never names a toolset: the
+ * entry point hands the registry the table of toolsets (toolsets.c) and
+ * sets each selected one's context.
+ *
+ * Adding a toolset: a folder src/toolsets/NAME/ defining a toolset_t and
+ * one line in toolsets.c. A toolset reaches the store only through
+ * archive/archive.h and upstreams only through upstream/connector.h. */
+#ifndef PARLEY_TOOLSETS_TOOLSET_H
+#define PARLEY_TOOLSETS_TOOLSET_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "archive/archive.h"
+#include "config.h"
+#include "mcp/registry.h"
+#include "upstream/connector.h"
+
+#define TOOLSET_MAX_CONNECTORS 8
+
+/* What a toolset's context is built from (borrowed for the daemon's life). */
+typedef struct toolset_env_s {
+    uv_loop_t *loop;
+    const config_t *cfg;
+    archive_t *archive; /* the store */
+    connector_t *connectors[TOOLSET_MAX_CONNECTORS];
+    int nconnectors;
+    /* The daemon's own figures as a JSON object (malloc'd), for status
+     * tools; NULL when none. */
+    char *(*status_json)(void *data);
+    void *status_data;
+} toolset_env_t;
+
+typedef struct toolset_s {
+    const mcp_toolset_t *mcp;
+    /* Builds the context (NULL: the toolset has none) and checks what the
+     * static tables cannot (a tool's SQL function name). Returns 0, or a
+     * negative code with err saying what is wrong. */
+    int (*open)(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
+    void (*close)(void *ctx);
+} toolset_t;
+
+/* Every toolset compiled in, ending with an entry whose mcp is NULL. */
+extern const toolset_t toolsets_table[];
+
+/* The connector called name, or NULL. */
+connector_t *toolset_env_connector(const toolset_env_t *env, const char *name);
+
+#endif
