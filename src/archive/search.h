@@ -1,6 +1,6 @@
 /* search: message search over the store, for the toolsets (no MCP here).
- * One request becomes one parameterised call of parley_search (migrations
- * 003 and 012), which returns the whole answer as JSON built by PostgreSQL:
+ * One request becomes one parameterised call of parley_search
+ * (src/db/sql/search.sql), which returns the whole answer as JSON built by PostgreSQL:
  *
  *   {"results": [{chat_id, chat_title, id, topic_id, date, edit_date,
  *                 sender_id, sender_name, text, snippet, rank, media_kind,

@@ -16,6 +16,13 @@ grep -q "applied migration" "$TMP/m2.log" && fail "second migrate applied again"
 grep -q "0 migrations applied" "$TMP/m2.log" || fail "second migrate did not report 0"
 [ "$(psql_t "SELECT count(*) FROM schema_version" "$DB")" = "$v1" ] || fail "schema_version changed"
 
+# The functions are repeatable: every run applies them again, so one that
+# went missing is back.
+psql_t "DROP FUNCTION parley_tg_channels_list(jsonb, jsonb)" "$DB"
+"$PARLEYD" migrate --db "$URL" 2>"$TMP/m2b.log" || { cat "$TMP/m2b.log"; fail "migrate again"; }
+[ "$(psql_t "SELECT count(*) FROM pg_proc WHERE proname = 'parley_tg_channels_list'" "$DB")" = 1 ] ||
+  fail "a repeatable function was not applied again"
+
 # libpq's own variables select the server too.
 PGHOST=$PARLEY_TEST_PG_DIR PGUSER=parley PGDATABASE=$DB "$PARLEYD" migrate 2>"$TMP/m3.log" ||
   { cat "$TMP/m3.log"; fail "migrate via PG* variables"; }

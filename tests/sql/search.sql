@@ -1,0 +1,86 @@
+-- search: parley_search (src/db/sql/search.sql) on fixed data: full text
+-- with phrases, OR and exclusions; CJK substrings; fuzzy word forms;
+-- regex; the filters; paging and the capped count.
+
+INSERT INTO chats (id, kind, title) VALUES (-100, 'supergroup', 'Ops'), (-200, 'group', 'Friends');
+INSERT INTO messages (chat_id, id, topic_id, sender_id, date, text, media_kind, has_link) VALUES
+    (-100, 1, NULL, 7, '2026-01-01 10:00Z', 'the deploy failed on the staging server', NULL, false),
+    (-100, 2, 5, 8, '2026-01-02 10:00Z', 'deploy succeeded after the rollback', NULL, true),
+    (-100, 3, 5, 7, '2026-01-03 10:00Z', 'see https://example.com/runbook for the rollback', NULL, true),
+    (-200, 1, NULL, 9, '2026-01-04 10:00Z', 'Привет, как дела с развёртыванием?', 'photo', false),
+    (-200, 2, NULL, 9, '2026-01-05 10:00Z', '今天的部署很顺利', NULL, false),
+    (-200, 3, NULL, 8, '2026-01-06 10:00Z', '部署失败了，明天再试', 'document', false),
+    (-200, 4, NULL, 8, '2026-01-07 10:00Z', 'the deployment is scheduled', NULL, false);
+
+-- A search with only filters: ids of a page, newest first.
+CREATE FUNCTION pg_temp.ids(r jsonb) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg((e ->> 'chat_id') || ':' || (e ->> 'id'), ',' ORDER BY o), '')
+    FROM jsonb_array_elements(r -> 'results') WITH ORDINALITY AS x(e, o)
+$$;
+CREATE FUNCTION pg_temp.s(q text, rx text DEFAULT NULL, fuzzy boolean DEFAULT false,
+                          chats bigint[] DEFAULT NULL, topic bigint DEFAULT NULL,
+                          sender bigint DEFAULT NULL, kind text DEFAULT NULL,
+                          lim integer DEFAULT 50, off integer DEFAULT 0) RETURNS jsonb
+    LANGUAGE sql AS $$
+    SELECT parley_search(q, rx, fuzzy, chats, topic, sender, NULL, NULL, kind, 'time', lim, off)
+$$;
+
+SELECT pg_temp.expect('full text', pg_temp.ids(pg_temp.s('deploy')), '-100:2,-100:1');
+SELECT pg_temp.expect('full text mode', pg_temp.s('deploy') ->> 'mode', 'fulltext');
+SELECT pg_temp.expect('phrase', pg_temp.ids(pg_temp.s('"deploy failed"')), '-100:1');
+SELECT pg_temp.expect('OR', pg_temp.ids(pg_temp.s('staging OR scheduled')), '-200:4,-100:1');
+SELECT pg_temp.expect('exclusion', pg_temp.ids(pg_temp.s('deploy -rollback')), '-100:1');
+SELECT pg_temp.expect('case', pg_temp.ids(pg_temp.s('DEPLOY Staging')), '-100:1');
+SELECT pg_temp.expect('snippet marks the match',
+    pg_temp.s('staging') #>> '{results,0,snippet}' LIKE '%**staging**%', true);
+SELECT pg_temp.expect('cyrillic', pg_temp.ids(pg_temp.s('привет')), '-200:1');
+
+-- CJK: substrings, two characters are enough; exclusions too.
+SELECT pg_temp.expect('cjk mode', pg_temp.s('部署') ->> 'mode', 'substring');
+SELECT pg_temp.expect('cjk', pg_temp.ids(pg_temp.s('部署')), '-200:3,-200:2');
+SELECT pg_temp.expect('cjk exclusion', pg_temp.ids(pg_temp.s('部署 -失败')), '-200:2');
+SELECT pg_temp.expect('cjk snippet', pg_temp.s('顺利') #>> '{results,0,snippet}', '今天的部署很**顺利**');
+
+-- Fuzzy: other word forms and a misspelling.
+SELECT pg_temp.expect('fuzzy mode', pg_temp.s('deplyo', fuzzy => true) ->> 'mode', 'fuzzy');
+SELECT pg_temp.expect('fuzzy finds a misspelling',
+    pg_temp.s('deploymnet', fuzzy => true) #>> '{results,0,id}', '4');
+
+-- Regex, alone or beside a query; a bad one is the caller's mistake.
+SELECT pg_temp.expect('regex alone', pg_temp.ids(pg_temp.s(NULL, rx => 'https?://')), '-100:3');
+SELECT pg_temp.expect('regex mode', pg_temp.s(NULL, rx => 'x') ->> 'mode', 'regex');
+SELECT pg_temp.expect('regex beside a query', pg_temp.ids(pg_temp.s('rollback', rx => '^deploy')),
+                      '-100:2');
+SELECT pg_temp.expect_error('bad regex', $$SELECT pg_temp.s(NULL, rx => '(')$$, '2201B',
+                            'regular expression');
+
+-- Filters: chats, topic, sender, kinds.
+SELECT pg_temp.expect('chats', pg_temp.ids(pg_temp.s('deploy', chats => '{-200}')), '');
+SELECT pg_temp.expect('topic', pg_temp.ids(pg_temp.s(NULL, topic => 5)), '-100:3,-100:2');
+SELECT pg_temp.expect('sender', pg_temp.ids(pg_temp.s(NULL, sender => 8)), '-200:4,-200:3,-100:2');
+SELECT pg_temp.expect('links', pg_temp.ids(pg_temp.s(NULL, kind => 'links')), '-100:3,-100:2');
+SELECT pg_temp.expect('photos', pg_temp.ids(pg_temp.s(NULL, kind => 'photos')), '-200:1');
+SELECT pg_temp.expect('documents', pg_temp.ids(pg_temp.s(NULL, kind => 'documents')), '-200:3');
+SELECT pg_temp.expect('dates',
+    pg_temp.ids(parley_search(NULL, NULL, false, NULL, NULL, NULL, '2026-01-03', '2026-01-05',
+                              NULL, 'time', 50, 0)), '-200:1,-100:3');
+
+-- Paging: the count is of every hit; the page is limit after offset.
+SELECT pg_temp.expect('page', pg_temp.ids(pg_temp.s(NULL, lim => 2, off => 1)), '-200:3,-200:2');
+SELECT pg_temp.expect('count', (pg_temp.s(NULL, lim => 2) ->> 'count')::integer, 7);
+SELECT pg_temp.expect('not capped', pg_temp.s(NULL) ? 'countCapped', false);
+
+-- Ranking: by rank the message with both words comes first; by time, the
+-- newest.
+SELECT pg_temp.expect('rank order',
+    parley_search('deploy OR rollback', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'rank', 1,
+                  0) #>> '{results,0,id}', '2');
+SELECT pg_temp.expect('time order', pg_temp.s('deploy OR rollback', lim => 1) #>> '{results,0,id}',
+                      '3');
+
+-- Past 1,000 hits the count says so instead of counting them all.
+INSERT INTO messages (chat_id, id, date, text)
+SELECT -100, 1000 + g, '2025-01-01'::timestamptz + g * interval '1 minute', 'bulk line ' || g
+FROM generate_series(1, 1001) g;
+SELECT pg_temp.expect('capped count', pg_temp.s('bulk', lim => 1) ->> 'count', '1000');
+SELECT pg_temp.expect('capped flag', (pg_temp.s('bulk', lim => 1) ->> 'countCapped')::boolean, true);
