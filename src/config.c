@@ -13,14 +13,16 @@
 #include "mcp/server.h"
 #include "util/strutil.h"
 
-typedef enum { OPT_STR, OPT_INT, OPT_LOGLEVEL, OPT_BOOL } opt_type_t;
+/* OPT_LIST: a comma-separated string; on the command line, given again it
+ * adds to the list instead of replacing it. */
+typedef enum { OPT_STR, OPT_LIST, OPT_INT, OPT_LOGLEVEL, OPT_BOOL } opt_type_t;
 
 typedef struct {
     const char *key;
     const char *env;
     opt_type_t type;
     size_t offset;
-    size_t size; /* OPT_STR: capacity */
+    size_t size; /* OPT_STR, OPT_LIST: capacity */
     long min, max;
     const char *def; /* shown in the reference */
     const char *help;
@@ -72,9 +74,10 @@ static const opt_t opts[] = {
      "Serve only tools that are read-only (readOnlyHint).", "[BOOL]"},
     {"stdio", "PARLEY_STDIO", OPT_BOOL, OFF(stdio), 0, 0, 0, "false",
      "Serve one MCP session on stdin/stdout; exit 0 when stdin ends.", "[BOOL]"},
-    {"listen", "PARLEY_LISTEN", OPT_STR, OFF(listen), SZ(listen), 0, 0, "(none)",
+    {"listen", "PARLEY_LISTEN", OPT_LIST, OFF(listen), SZ(listen), 0, 0, "(none)",
      "Comma-separated MCP endpoints: unix:PATH, tcp://HOST:PORT, http://HOST:PORT/PATH, "
-     "https://HOST:PORT/PATH. TCP and HTTP bind to loopback unless tokens are configured.",
+     "https://HOST:PORT/PATH; --listen given several times adds endpoints. TCP and HTTP bind "
+     "to loopback unless tokens are configured.",
      "LIST"},
     {"tls_cert", "PARLEY_TLS_CERT", OPT_STR, OFF(tls_cert), SZ(tls_cert), 0, 0, "(none)",
      "PEM certificate chain for TLS on tcp:// and https:// endpoints.", "FILE"},
@@ -241,6 +244,20 @@ int config_set(config_t *cfg, const char *key, const char *value, config_source_
     }
     char *field = (char *)cfg + o->offset;
     switch (o->type) {
+    case OPT_LIST:
+        if (src == CONFIG_SRC_FLAG && cfg->source[idx] == CONFIG_SRC_FLAG && field[0] && value[0]) {
+            /* Given again on the command line: adds to the list. */
+            size_t n = strlen(field);
+            if (n + 1 + strlen(value) >= o->size) {
+                snprintf(err, errcap, "%s: the list is too long (at most %zu bytes)", key,
+                         o->size - 1);
+                return UV_EINVAL;
+            }
+            field[n] = ',';
+            memcpy(field + n + 1, value, strlen(value) + 1);
+            break;
+        }
+        /* fall through */
     case OPT_STR:
         if (!str_copy(field, o->size, value)) {
             snprintf(err, errcap, "%s: value is too long (at most %zu bytes)", key, o->size - 1);

@@ -4,6 +4,8 @@
 // and binding beyond loopback refused without tokens.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -107,6 +109,28 @@ test("unix and tcp sockets serve sessions; bad input is survived", async () => {
     assert.equal(await d.stop(), 0);
   }
   assert.equal(fs.existsSync(sockPath), false, "the socket file is removed on exit");
+});
+
+test("--listen given twice serves both endpoints", async () => {
+  const sockPath = path.join(tmpdir(), "twice.sock");
+  const d = await startDaemon([
+    "--toolsets", "conformance",
+    "--listen", `unix:${sockPath}`,
+    "--listen", "http://127.0.0.1:0/mcp",
+  ]);
+  try {
+    const u = await session({ path: sockPath });
+    assert.deepEqual((await u.c.request(2, "ping", {})).result, {});
+    u.sock.destroy();
+    const port = /http:\/\/127\.0\.0\.1:0\/mcp \(port (\d+)\)/.exec(d.log())[1];
+    const client = new Client({ name: "twice", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const r = await client.callTool({ name: "test_simple_text", arguments: {} });
+    assert.equal(r.content[0].text, "This is a simple text response for testing.");
+    await client.close();
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
 });
 
 test("many concurrent tcp sessions", async () => {

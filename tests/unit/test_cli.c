@@ -111,6 +111,27 @@ static void test_precedence(void **state)
     unlink(path);
 }
 
+/* --listen given several times adds endpoints; the environment's list is
+ * replaced by the first flag, and a comma list still works. */
+static void test_listen_repeats(void **state)
+{
+    (void)state;
+    setenv("PARLEY_LISTEN", "unix:/tmp/env.sock", 1);
+    cli_t cli;
+    config_t cfg;
+    char err[CONFIG_ERR_MAX];
+    assert_int_equal(parse(&cli, err, 5, "--listen", "unix:/tmp/a.sock", "--listen",
+                           "http://127.0.0.1:1/mcp,tcp://127.0.0.1:2", "--listen=unix:/tmp/b.sock"),
+                     0);
+    assert_int_equal(cli_load_config(&cli, &cfg, err, sizeof err), 0);
+    assert_string_equal(
+        cfg.listen, "unix:/tmp/a.sock,http://127.0.0.1:1/mcp,tcp://127.0.0.1:2,unix:/tmp/b.sock");
+    assert_int_equal(parse(&cli, err, 0), 0);
+    assert_int_equal(cli_load_config(&cli, &cfg, err, sizeof err), 0);
+    assert_string_equal(cfg.listen, "unix:/tmp/env.sock");
+    unsetenv("PARLEY_LISTEN");
+}
+
 static void test_help_lists_every_setting(void **state)
 {
     (void)state;
@@ -132,11 +153,9 @@ static void test_help_lists_every_setting(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commands),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_help_lists_every_setting),
+        cmocka_unit_test(test_commands),       cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_usage_errors),   cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_listen_repeats), cmocka_unit_test(test_help_lists_every_setting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
