@@ -175,7 +175,11 @@ static int emb_spawn(pg_embedded_t *e, char **argv)
         {.flags = UV_INHERIT_FD, .data.fd = fd},
         {.flags = UV_INHERIT_FD, .data.fd = e->lock_fd},
     };
+    /* Detached: in a process group of their own, so a terminal's Ctrl-C
+     * reaches parleyd alone, which stops the start-up cleanly (initdb
+     * killed half-way would only fail it). */
     uv_process_options_t o = {
+        .flags = UV_PROCESS_DETACHED,
         .exit_cb = proc_exit_cb,
         .file = argv[0],
         .args = argv,

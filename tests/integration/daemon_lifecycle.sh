@@ -89,6 +89,19 @@ wait_exit "$DPID" 60
 [ "$EXIT_RC" = 0 ] || { cat "$TMP/7.log"; fail "SIGTERM during start-up: exit $EXIT_RC"; }
 no_postgres_for "$E" || fail "postgres left after SIGTERM during start-up"
 
+# 7b. Ctrl-C in a terminal reaches the whole process group: initdb must not
+# die of it; the start-up stops cleanly all the same.
+G=$TMP/g
+setsid "$PARLEYD" --data-dir "$G" serve 2>"$TMP/7b.log" &
+DPID=$!
+PIDS+=("$DPID")
+wait_log "$TMP/7b.log" "creating the embedded cluster"
+sleep 0.3
+kill -INT -- -"$DPID"
+wait_exit "$DPID" 60
+[ "$EXIT_RC" = 0 ] || { cat "$TMP/7b.log"; fail "Ctrl-C during initdb: exit $EXIT_RC"; }
+no_postgres_for "$G" || fail "postgres left after Ctrl-C during start-up"
+
 # 8. A second signal exits at once (status 3); the next start recovers.
 F=$TMP/f
 start_daemon "$TMP/8.log" --data-dir "$F" serve
