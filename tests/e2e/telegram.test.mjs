@@ -1,5 +1,5 @@
 // The telegram toolset end to end: a fresh database with imported exports
-// (the shared fixtures and generated edge cases), parleyd over stdio with
+// (generated ones, and the samples in ../shared when present), parleyd over stdio with
 // the official SDK client; every tool's happy path, bad arguments, unknown
 // ids, empty results, the connector-only tools, and read-only mode.
 import { test, before, after } from "node:test";
@@ -40,12 +40,18 @@ async function call(name, args = {}) {
 
 before(async () => {
   psql(`CREATE DATABASE ${db}`, "postgres");
-  execFileSync("node", [path.join(here, "..", "harness", "gen_tg_export.mjs"), "edge", path.join(work, "edge")]);
+  const gen = path.join(here, "..", "harness", "gen_tg_export.mjs");
+  execFileSync("node", [gen, "edge", path.join(work, "edge")]);
+  execFileSync("node", [gen, "groups", path.join(work, "groups")]);
+  const shared = fs.existsSync(path.join(FIX, "private_group_small.json"))
+    ? [path.join(FIX, "private_group_small.json"), path.join(FIX, "private_group_services.json")]
+    : [];
   for (const p of [
-    path.join(FIX, "private_group_small.json"),
-    path.join(FIX, "private_group_services.json"),
+    path.join(work, "groups", "small.json"),
+    path.join(work, "groups", "services.json"),
     path.join(work, "edge", "forum"),
     path.join(work, "edge", "account"),
+    ...shared,
   ])
     importExport(p);
   ({ client } = await stdioClient(["--db", url, "--toolsets", "telegram", "--data-dir", path.join(work, "data")]));
@@ -114,7 +120,7 @@ test("channels: sync flag and tags (manual, search, auto)", async () => {
   const s = await call("channelsTagsSearch", { tag: "TEAM" });
   assert.deepEqual(s.channels.map((c) => c.channelId), [F]);
   assert.deepEqual((await call("channelsTagsSearch", { tag: "none-such" })).channels, []);
-  const auto = await call("channelsTagsAuto", { channelIds: [-20001] });
+  const auto = await call("channelsTagsAuto", { channelIds: [-20002] });
   assert.match(auto.method, /ts_stat/);
   const tags = auto.channels?.[0]?.tags;
   assert.ok(tags.length > 0, "auto tags derived");
@@ -122,7 +128,7 @@ test("channels: sync flag and tags (manual, search, auto)", async () => {
     assert.equal(x.source, "auto");
     assert.ok(x.confidence > 0 && x.confidence <= 1);
   }
-  const autoList = await call("channelsTagsList", { channelId: -20001, source: "auto" });
+  const autoList = await call("channelsTagsList", { channelId: -20002, source: "auto" });
   assert.ok(autoList.tags?.length > 0, JSON.stringify(autoList));
   const bad = await call("channelsTagsSet", { channelId: F, tags: "x" });
   assert.match(bad.error, /tags: expected an array/);
@@ -134,7 +140,7 @@ test("topics", async () => {
   assert.equal(t.topics.find((x) => x.topicId === 10).messageCount, 4);
   assert.deepEqual((await call("topicsSearch", { channelId: F, query: "soft" })).topics.map((x) => x.topicId), [20]);
   assert.deepEqual((await call("topicsSearch", { channelId: F, query: "zzzz" })).topics, []);
-  assert.deepEqual((await call("topicsList", { channelId: -4696915167 })).topics, []);
+  assert.deepEqual((await call("topicsList", { channelId: -5550001 })).topics, []);
 });
 
 test("messages: list, get, context, dates", async () => {
@@ -220,8 +226,8 @@ test("contacts: search, get, alias, tags, notes", async () => {
 });
 
 test("groups and sync jobs", async () => {
-  const g = await call("groupsList", { query: "team" });
-  assert.deepEqual(g.groups.map((x) => x.channelId), [-20001]);
+  const g = await call("groupsList", { query: "crew" });
+  assert.deepEqual(g.groups.map((x) => x.channelId), [-20002]);
   const i = await call("groupsInfo", { channelId: F });
   assert.equal(i.topicCount, 2);
   assert.ok(i.activeSenders.length >= 2);

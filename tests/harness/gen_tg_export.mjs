@@ -11,6 +11,12 @@
 //                                     chats.list, left_chats.list, contacts),
 //                                     DIR/forum_v2.json (a later export of the
 //                                     forum: edits and new messages)
+//   gen_tg_export.mjs groups DIR      two single-chat exports ("Export chat
+//                                     history"): DIR/small.json (a basic group:
+//                                     create_group, English and Russian text)
+//                                     and DIR/services.json (a group with
+//                                     service actions, polls, media, reactions,
+//                                     forwards, an unsupported message)
 //   gen_tg_export.mjs big FILE N      one chat with N messages, streamed
 import fs from "node:fs";
 import path from "node:path";
@@ -129,7 +135,56 @@ function write(file, obj) {
   fs.writeFileSync(file, JSON.stringify(obj, null, 1));
 }
 
-if (mode === "edge") {
+// A basic group, as "Export chat history" writes it.
+function smallGroup() {
+  const t0 = 1735725600; // 2025-01-01 10:00
+  return {
+    name: "Small group",
+    type: "private_group",
+    id: 5550001,
+    messages: [
+      service(603440, t0, "Kim", "user5001", "create_group", { title: "Small group", members: ["Lee"] }),
+      msg(603441, t0 + 60, "Kim", "user5001", "Good morning, is the build green?"),
+      msg(603442, t0 + 120, "Lee", "user5002", "It is, and the release notes are drafted."),
+      msg(603443, t0 + 180, "Kim", "user5001", "Привет, это сообщение на русском."),
+      msg(603444, t0 + 240, "Lee", "user5002", "Отлично, выпускаем релиз завтра утром."),
+    ],
+  };
+}
+
+// A group with the service actions, media and extras exports carry.
+function servicesGroup() {
+  const t0 = 1769932800; // 2026-02-01 08:00
+  const A = ["Alex Doe", "user30001"];
+  const B = ["Beth Roe", "user30002"];
+  const m = [
+    service(1, t0, ...A, "create_group", { title: "Crew", members: ["Beth Roe"] }),
+    service(2, t0 + 60, ...A, "edit_group_title", { title: "Release Crew" }),
+    service(3, t0 + 120, ...A, "edit_group_photo", { photo: "photos/group.jpg", width: 64, height: 64 }),
+    service(4, t0 + 180, ...A, "invite_members", { members: ["Carl Poe"] }),
+    service(5, t0 + 240, "Dana Moe", "user30004", "join_group_by_link", { inviter: "Alex Doe" }),
+    msg(6, t0 + 300, ...A, "Welcome to the deployment channel: deployment reports go here."),
+    msg(7, t0 + 360, ...B, "Which deployment pipeline do we use for staging deployment?"),
+    msg(8, t0 + 420, ...A, "The deployment pipeline with canary deployment and pipeline checks."),
+    msg(9, t0 + 480, ...B, "Poll: when is the retro?", { poll: { question: "When is the retro?", closed: false, total_voters: 2, answers: [{ text: "Monday", voters: 1, chosen: true }, { text: "Friday", voters: 1, chosen: false }] } }),
+    service(10, t0 + 540, ...A, "pin_message", { message_id: 8 }),
+    msg(11, t0 + 600, ...B, "Forwarded: pipeline status is green", { forwarded_from: "Build Bot" }),
+    msg(12, t0 + 660, ...A, "Replying to the pinned pipeline note", { reply_to_message_id: 8 }),
+    msg(13, t0 + 720, ...B, "Shared photo", { photo: "photos/shared.jpg", photo_file_size: 10, width: 10, height: 10 }),
+    msg(14, t0 + 780, ...A, "Shared document", { file: "files/plan.pdf", file_name: "plan.pdf", file_size: 20, mime_type: "application/pdf" }),
+    msg(15, t0 + 840, ...B, "File too large", { file: "(File exceeds maximum size. Change data exporting settings to download.)", file_name: "big.iso", file_size: 9000000000, mime_type: "application/octet-stream" }),
+    msg(16, t0 + 900, ...A, "Deployment done, pipeline green", { reactions: [{ type: "emoji", count: 2, emoji: "🎉", recent: [{ from: "Beth Roe", from_id: "user30002", date: "2026-02-01T08:16:00" }] }] }),
+    msg(17, t0 + 960, ...B, "Meeting point", { location_information: { latitude: 52.52, longitude: 13.4 } }),
+    service(18, t0 + 1020, ...A, "remove_members", { members: ["Carl Poe"] }),
+    { id: 19, type: "unsupported" },
+  ];
+  return { name: "Release Crew", type: "private_group", id: 20002, messages: m };
+}
+
+if (mode === "groups") {
+  write(path.join(out, "small.json"), smallGroup());
+  write(path.join(out, "services.json"), servicesGroup());
+} else if (mode === "edge") {
   write(path.join(out, "forum", "result.json"), forum(false));
   for (const f of ["photos/photo_1.jpg", "video_files/v.mp4", "files/report.pdf"])
     write(path.join(out, "forum", f), "bin");
@@ -155,6 +210,6 @@ if (mode === "edge") {
   fs.writeSync(fd, " ]\n}\n");
   fs.closeSync(fd);
 } else {
-  console.error("usage: gen_tg_export.mjs edge DIR | big FILE N");
+  console.error("usage: gen_tg_export.mjs edge DIR | groups DIR | big FILE N");
   process.exit(2);
 }

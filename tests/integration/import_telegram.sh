@@ -1,5 +1,5 @@
-# import_telegram: `parleyd import telegram-export` on the fixtures of
-# ../shared and on generated exports covering every field: both export
+# import_telegram: `parleyd import telegram-export` on generated exports
+# covering every field (and on the samples in ../shared when present): both export
 # shapes, forum topics through reply chains, every media type, files present
 # and missing, the 2020 format with --tz, contacts, left chats; re-importing
 # changes nothing; a later export applies edits and adds messages without
@@ -29,25 +29,39 @@ snapshot() {
     UNION ALL SELECT row(chat_id, id, title)::text FROM topics) s"
 }
 
-[ -f "$FIX/private_group_small.json" ] || fail "fixtures missing at $FIX"
-
-# --- the shared fixtures, twice ------------------------------------------
-imp "$FIX/private_group_small.json" 2>"$TMP/a.log" || { cat "$TMP/a.log"; fail "import small"; }
+# --- single-chat exports (generated), twice -----------------------------------
+node "$ROOT/tests/harness/gen_tg_export.mjs" groups "$TMP/groups"
+SMALL=$TMP/groups/small.json
+imp "$SMALL" 2>"$TMP/a.log" || { cat "$TMP/a.log"; fail "import small"; }
 grep -q "imported 1 chat, 5 messages (5 new or changed)" "$TMP/a.log" || { cat "$TMP/a.log"; fail "summary"; }
-imp "$FIX/private_group_services.json" 2>"$TMP/b.log" || { cat "$TMP/b.log"; fail "import services"; }
-[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -4696915167")" = 5 ] || fail "5 messages"
-[ "$(psql_t "SELECT text FROM messages WHERE chat_id = -4696915167 AND id = 603443")" = "Что то на русском." ] ||
+imp "$TMP/groups/services.json" 2>"$TMP/b.log" || { cat "$TMP/b.log"; fail "import services"; }
+[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -5550001")" = 5 ] || fail "5 messages"
+[ "$(psql_t "SELECT text FROM messages WHERE chat_id = -5550001 AND id = 603443")" = "Привет, это сообщение на русском." ] ||
   fail "Cyrillic text"
-[ "$(psql_t "SELECT kind FROM chats WHERE id = -4696915167")" = group ] || fail "private_group -> group"
-[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -20001 AND kind = 'unsupported'")" -ge 1 ] ||
+[ "$(psql_t "SELECT kind FROM chats WHERE id = -5550001")" = group ] || fail "private_group -> group"
+[ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -20002 AND kind = 'unsupported'")" = 1 ] ||
   fail "unsupported messages kept"
-[ "$(psql_t "SELECT action->>'action' FROM messages WHERE chat_id = -20001 AND id = 4")" = invite_members ] ||
+[ "$(psql_t "SELECT action->>'action' FROM messages WHERE chat_id = -20002 AND id = 4")" = invite_members ] ||
   fail "service action"
+[ "$(psql_t "SELECT title FROM chats WHERE id = -20002")" = "Release Crew" ] || fail "renamed group title"
 before=$(snapshot)
-imp "$FIX/private_group_small.json" 2>"$TMP/c.log" || fail "re-import"
+imp "$SMALL" 2>"$TMP/c.log" || fail "re-import"
 grep -q "(0 new or changed)" "$TMP/c.log" || { cat "$TMP/c.log"; fail "re-import wrote rows"; }
-imp "$FIX/private_group_services.json" 2>/dev/null || fail "re-import services"
+imp "$TMP/groups/services.json" 2>/dev/null || fail "re-import services"
 [ "$(snapshot)" = "$before" ] || fail "re-import changed the store"
+
+# --- the samples of real exports in ../shared, when present -----------------------
+if [ -f "$FIX/private_group_small.json" ]; then
+  for f in private_group_small private_group_services; do
+    imp "$FIX/$f.json" 2>"$TMP/s.log" || { cat "$TMP/s.log"; fail "import $f"; }
+  done
+  [ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -4696915167")" = 5 ] || fail "shared: 5 messages"
+  [ "$(psql_t "SELECT action->>'action' FROM messages WHERE chat_id = -20001 AND id = 4")" = invite_members ] ||
+    fail "shared: service action"
+  shared=$(snapshot)
+  imp "$FIX/private_group_services.json" 2>/dev/null || fail "shared: re-import"
+  [ "$(snapshot)" = "$shared" ] || fail "shared: re-import changed the store"
+fi
 
 # --- generated edge cases ----------------------------------------------------
 node "$ROOT/tests/harness/gen_tg_export.mjs" edge "$TMP/edge"
@@ -155,7 +169,7 @@ rc=0
 D="$TMP/data"
 start_daemon "$TMP/serve.log" serve --data-dir "$D"
 wait_log "$TMP/serve.log" "ready (schema version" 120
-"$PARLEYD" import telegram-export "$FIX/private_group_small.json" --data-dir "$D" 2>"$TMP/emb.log" ||
+"$PARLEYD" import telegram-export "$SMALL" --data-dir "$D" 2>"$TMP/emb.log" ||
   { cat "$TMP/emb.log"; fail "import beside a running daemon"; }
 grep -q "imported 1 chat, 5 messages" "$TMP/emb.log" || fail "embedded import summary"
 cluster_running "$D" || fail "the import stopped the daemon's cluster"
