@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// demo.mjs: the part of tools/demo that talks to parleyd once it serves.
+// Through the official MCP TypeScript SDK (tests/node_modules) it starts a
+// second parleyd on stdio over the same store, imports the demo archive
+// (tools/demo_archive.mjs) when the store holds no messages, then prints
+// the client configuration snippets and the answers to a few example calls.
+//
+//   node tools/demo.mjs PARLEYD URL [parleyd options...]
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const [parleyd, url, ...opts] = process.argv.slice(2);
+const req = createRequire(path.join(root, "tests", "package.json"));
+const sdk = async (p) => import(pathToFileURL(req.resolve(`@modelcontextprotocol/sdk/${p}`)).href);
+const { Client } = await sdk("client/index.js");
+const { StdioClientTransport } = await sdk("client/stdio.js");
+
+// Options that choose the store go to every parleyd; the others (listen,
+// tokens, TLS) only to the serving one.
+const storeOpts = [];
+for (let i = 0; i < opts.length; i++) {
+  const m = /^--(data-dir|db|config|pg-bindir|pg-user)(=.*)?$/.exec(opts[i]);
+  if (!m) continue;
+  storeOpts.push(opts[i]);
+  if (!m[2] && i + 1 < opts.length) storeOpts.push(opts[++i]);
+}
+
+async function connect() {
+  const client = new Client({ name: "parley-demo", version: "1" });
+  await client.connect(new StdioClientTransport({
+    command: parleyd, args: ["serve", "--stdio", "--log-level", "warn", ...storeOpts], stderr: "inherit",
+  }));
+  return client;
+}
+
+async function call(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name}: ${r.content?.[0]?.text}`);
+  return r.structuredContent;
+}
+
+let client = await connect();
+const status = await call(client, "serverStatus", {});
+if (!status.messages) {
+  await client.close();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"));
+  execFileSync(process.execPath, [path.join(root, "tools", "demo_archive.mjs"), dir], { stdio: "inherit" });
+  execFileSync(parleyd, ["import", "telegram-export", dir, "--log-level", "warn", ...storeOpts], { stdio: "inherit" });
+  fs.rmSync(dir, { recursive: true, force: true });
+  console.log("demo archive imported");
+  client = await connect();
+}
+
+const chats = await call(client, "channelsList", { limit: 20 });
+const search = await call(client, "messagesSearch", { query: "deploy", limit: 3 });
+const cjk = await call(client, "messagesSearch", { query: "検索", limit: 2 });
+await client.close();
+
+const desktop = {
+  mcpServers: { parley: { command: path.resolve(parleyd), args: ["serve", "--stdio", ...storeOpts] } },
+};
+console.log(`
+parley serves ${chats.channels.length} chats at ${url}
+
+Claude Desktop (claude_desktop_config.json), over stdio:
+${JSON.stringify(desktop, null, 2)}
+
+Any Streamable HTTP client: ${url}
+
+MCP Inspector:
+  npx @modelcontextprotocol/inspector                  (then connect to ${url})
+  npx @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list
+
+A few calls (tools/call name and arguments):
+  channelsList {"limit": 20}
+${chats.channels.map((c) => `    ${String(c.channelId).padEnd(15)} ${c.type.padEnd(11)} ${c.title}`).join("\n")}
+  messagesSearch {"query": "deploy", "limit": 3}          ${search.total}${search.totalCapped ? "+" : ""} hits
+${search.messages.map((m) => `    ${m.channelId}/${m.messageId}: ${m.snippet ?? m.text}`).join("\n")}
+  messagesSearch {"query": "検索", "limit": 2}
+${cjk.messages.map((m) => `    ${m.channelId}/${m.messageId}: ${m.snippet ?? m.text}`).join("\n")}
+  messagesContext {"channelId": ${search.messages[0]?.channelId}, "messageId": ${search.messages[0]?.messageId}, "before": 3, "after": 3}
+
+parleyd keeps serving; Ctrl-C stops it.
+`);
