@@ -1,12 +1,16 @@
-/* app: lifecycle of serve and migrate (see app.h).
+/* app: the lifecycle of serve, migrate and import (see app.h): signals,
+ * the start sequence, the drain and the stop. The MCP endpoints are
+ * endpoints.c's, /metrics is metrics.c's; this wires the parts together.
  *
  * Start: signals -> database (embedded start, or the configured URL) ->
  * read-write pool -> migrations -> (serve) read-only pool and LISTEN
- * connection -> ready. Stop (first SIGINT/SIGTERM, the end of migrate, or a
- * fatal start error): stop taking work, wait until the pools are idle (at
- * most shutdown_timeout_ms), close the listener and the pools, leave the
- * embedded cluster (stopping it when no other parleyd uses it), close every
- * handle, and let the loop end. A second signal exits at once. */
+ * connection -> MCP server, upstream connector, toolset contexts,
+ * endpoints -> ready. Stop (first SIGINT/SIGTERM, the end of migrate or
+ * import, stdin's end, or a fatal start error): stop taking work, wait
+ * until the pools are idle (at most shutdown_timeout_ms), close the
+ * endpoints, the connector and the pools, leave the embedded cluster
+ * (stopping it when no other parleyd uses it), close every handle, and let
+ * the loop end. A second signal exits at once. */
 #include "app.h"
 
 #include <jansson.h>
@@ -18,30 +22,25 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "archive/archive.h"
+#include "archive/tg_import.h"
 #include "db/embedded.h"
 #include "db/listen.h"
 #include "db/migrate.h"
-#include "archive/archive.h"
-#include "archive/tg_import.h"
 #include "db/pool.h"
+#include "endpoints.h"
 #include "mcp/server.h"
+#include "metrics.h"
 #include "net/http_client.h"
 #include "sync/jobs.h"
 #include "toolsets/toolset.h"
 #include "upstream/tg_bot.h"
 #include "upstream/tg_connector.h"
-#include "transport/conn.h"
-#include "transport/endpoint.h"
-#include "transport/http.h"
-#include "transport/listener.h"
-#include "transport/tls.h"
-#include "transport/tokens.h"
 #include "util/buf.h"
 #include "util/log.h"
 
 #define APP_TAG           "main"
 #define APP_DRAIN_POLL_MS 50
-#define APP_MAX_ENDPOINTS 16
 
 typedef enum {
     APP_STARTING = 0,
@@ -70,12 +69,7 @@ typedef struct app_s {
     bool mcp_closing;
     int mcp_parts; /* listeners, stdio and the server still closing */
     mcp_server_t mcp;
-    listener_t *listeners[APP_MAX_ENDPOINTS];
-    int nlisteners;
-    http_server_t *https[APP_MAX_ENDPOINTS]; /* kept until disposed after the loop */
-    int nhttp;
-    tokens_t tokens;
-    tls_ctx_t *tls;
+    endpoints_t *endpoints;
     tg_import_t *import;
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
@@ -85,7 +79,6 @@ typedef struct app_s {
     tg_connector_t *tg_conn;
     sync_runner_t *jobs;
     char media_root[CONFIG_PATH_MAX + 16];
-    conn_t *stdio;
 } app_t;
 
 static void app_shutdown(app_t *a, int exit_code);
@@ -107,7 +100,7 @@ static void app_close_handles(app_t *a)
 {
     /* h2o's own handles keep the loop alive until its contexts are
      * disposed, which must happen outside uv_run (app_run does it). */
-    if (a->nhttp > 0)
+    if (endpoints_hold_loop(a->endpoints))
         uv_stop(&a->loop);
     uv_close((uv_handle_t *)&a->sigint, handle_closed);
     uv_close((uv_handle_t *)&a->sigterm, handle_closed);
@@ -185,14 +178,9 @@ static void app_mcp_part_closed(app_t *a)
         app_close_parts(a);
 }
 
-static void listener_closed(listener_t *l)
+static void endpoints_closed(void *data)
 {
-    app_mcp_part_closed(l->data);
-}
-
-static void http_closed(http_server_t *hs)
-{
-    app_mcp_part_closed(http_server_get_data(hs));
+    app_mcp_part_closed(data);
 }
 
 static void mcp_closed(mcp_server_t *srv)
@@ -245,18 +233,9 @@ static void app_close_mcp(app_t *a)
         return;
     a->mcp_closing = true;
     a->mcp_parts = 1; /* held until every close is issued */
-    for (int i = 0; i < a->nlisteners; i++) {
+    if (a->endpoints) {
         a->mcp_parts++;
-        listener_close(a->listeners[i], listener_closed);
-    }
-    a->nlisteners = 0;
-    for (int i = 0; i < a->nhttp; i++) {
-        a->mcp_parts++;
-        http_server_close(a->https[i], http_closed);
-    }
-    if (a->stdio) {
-        a->mcp_parts++;
-        conn_close(a->stdio);
+        endpoints_close(a->endpoints, endpoints_closed, a);
     }
     if (a->jobs) {
         a->mcp_parts++;
@@ -328,145 +307,23 @@ static void on_notify(pg_listen_t *l, const char *channel, const char *payload)
     log_debug("listen", "notification on %s: %.200s", channel, payload);
 }
 
-static void stdio_closed(conn_t *c)
-{
-    app_t *a = c->data;
-    conn_free(c);
-    free(c);
-    a->stdio = NULL;
-    if (a->mcp_closing) {
-        app_mcp_part_closed(a);
-        return;
-    }
-    log_info(APP_TAG, "stdin ended: shutting down");
-    app_shutdown(a, APP_EXIT_OK);
-}
-
-static int app_start_stdio(app_t *a, char *err, size_t errcap)
-{
-    conn_t *c = malloc(sizeof *c);
-    if (c == NULL || conn_init(c, &a->loop, &a->mcp, "stdio", stdio_closed, a) != 0) {
-        free(c);
-        snprintf(err, errcap, "out of memory");
-        return UV_ENOMEM;
-    }
-    a->stdio = c;
-    int rc = conn_open_fd(c, 0, true);
-    if (rc == 0)
-        rc = conn_open_fd(c, 1, false);
-    if (rc == 0)
-        rc = conn_start(c);
-    if (rc != 0) {
-        snprintf(err, errcap, "stdin/stdout: %s", uv_strerror(rc));
-        conn_close(c);
-        return rc;
-    }
-    log_info(APP_TAG, "serving MCP on stdin/stdout");
-    return 0;
-}
-
-/* Checks every --listen value before anything binds. */
-static int app_parse_endpoints(app_t *a, endpoint_t *eps, int *n, char *err, size_t errcap)
-{
-    char list[CONFIG_LIST_MAX];
-    snprintf(list, sizeof list, "%s", a->cfg->listen);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        if (*tok == '\0')
-            continue;
-        if (*n == APP_MAX_ENDPOINTS) {
-            snprintf(err, errcap, "listen: at most %d endpoints", APP_MAX_ENDPOINTS);
-            return UV_EINVAL;
-        }
-        endpoint_t *ep = &eps[*n];
-        int rc = endpoint_parse(ep, tok, err, errcap);
-        if (rc != 0)
-            return rc;
-        if (ep->kind == ENDPOINT_TCP && a->cfg->tls_cert[0])
-            ep->tls = true;
-        if (ep->tls && (a->cfg->tls_cert[0] == '\0' || a->cfg->tls_key[0] == '\0')) {
-            snprintf(err, errcap, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
-            return UV_EINVAL;
-        }
-        if (!endpoint_is_loopback(ep) && ep->kind == ENDPOINT_TCP) {
-            /* Newline-delimited sessions carry no credentials: only local
-             * clients may use them. */
-            snprintf(err, errcap,
-                     "%s: tcp:// endpoints bind to loopback only (they carry no bearer token); "
-                     "serve remote clients on https:// with --token-file",
-                     ep->text);
-            return UV_EACCES;
-        }
-        if (!endpoint_is_loopback(ep) && a->cfg->token_file[0] == '\0') {
-            snprintf(err, errcap,
-                     "%s: refusing to listen beyond loopback without bearer tokens; bind to "
-                     "127.0.0.1 or [::1], or configure --token-file",
-                     ep->text);
-            return UV_EACCES;
-        }
-        (*n)++;
-    }
-    return 0;
-}
-
-/* Database figures for /metrics. */
+/* /metrics: the figures of each part there is now. */
 static void app_metrics(buf_t *b, void *data)
 {
     app_t *a = data;
-    pg_pool_t *pools[2] = {a->rw, a->ro};
-    const char *names[2] = {"rw", "ro"};
-    buf_append_str(b, "# HELP parley_db_pool Database pool state.\n# TYPE parley_db_pool gauge\n");
-    for (int i = 0; i < 2; i++) {
-        if (pools[i] == NULL)
-            continue;
-        pg_pool_stats_t st;
-        pg_pool_stats(pools[i], &st);
-        buf_printf(b,
-                   "parley_db_pool{pool=\"%s\",state=\"ready\"} %d\n"
-                   "parley_db_pool{pool=\"%s\",state=\"busy\"} %d\n"
-                   "parley_db_pool{pool=\"%s\",state=\"down\"} %d\n"
-                   "parley_db_pool{pool=\"%s\",state=\"queued\"} %d\n",
-                   names[i], st.conns_ready, names[i], st.conns_busy, names[i], st.conns_down,
-                   names[i], st.queued);
-        buf_printf(b, "parley_db_queries_total{pool=\"%s\"} %llu\n", names[i],
-                   (unsigned long long)st.submitted);
-    }
-    if (a->jobs) {
-        sync_stats_t js;
-        sync_runner_stats(a->jobs, &js);
-        buf_append_str(b, "# HELP parley_sync_jobs Sync jobs on the database by class and "
-                          "status (counted every few seconds).\n# TYPE parley_sync_jobs gauge\n");
-        for (int i = 0; i < js.nclasses; i++)
-            buf_printf(b,
-                       "parley_sync_jobs{class=\"%s\",status=\"pending\"} %ld\n"
-                       "parley_sync_jobs{class=\"%s\",status=\"in_progress\"} %ld\n",
-                       js.name[i], js.pending[i], js.name[i], js.in_progress[i]);
-        buf_append_str(b, "# HELP parley_sync_jobs_running Sync jobs this daemon runs.\n"
-                          "# TYPE parley_sync_jobs_running gauge\n");
-        for (int i = 0; i < js.nclasses; i++)
-            buf_printf(b, "parley_sync_jobs_running{class=\"%s\"} %d\n", js.name[i], js.running[i]);
-    }
-    if (a->bot) {
-        tg_bot_stats_t bs;
-        tg_bot_stats(a->bot, &bs);
-        buf_printf(b,
-                   "# HELP parley_telegram_updates_applied_total Bot API updates applied.\n"
-                   "# TYPE parley_telegram_updates_applied_total counter\n"
-                   "parley_telegram_updates_applied_total %llu\n"
-                   "# HELP parley_telegram_send_queue Messages and files waiting to be sent.\n"
-                   "# TYPE parley_telegram_send_queue gauge\nparley_telegram_send_queue %d\n"
-                   "# HELP parley_media_downloads_active Media downloads in flight.\n"
-                   "# TYPE parley_media_downloads_active gauge\n"
-                   "parley_media_downloads_active %d\n"
-                   "# HELP parley_media_downloads_total Files downloaded into the store.\n"
-                   "# TYPE parley_media_downloads_total counter\n"
-                   "parley_media_downloads_total %llu\n",
-                   (unsigned long long)bs.updates_applied, bs.sends_queued, bs.media_active,
-                   (unsigned long long)bs.media_stored);
-    }
+    metrics_sources_t src = {.mcp = &a->mcp,
+                             .rw = a->rw,
+                             .ro = a->ro,
+                             .jobs = a->jobs,
+                             .connectors = a->env.connectors,
+                             .nconnectors = a->env.nconnectors};
+    metrics_write(&src, b);
+}
+
+/* stdin ended while serving: stop like on a signal. */
+static void stdio_ended(void *data)
+{
+    app_shutdown(data, APP_EXIT_OK);
 }
 
 /* Starts the Telegram Bot API connector when a token is configured. */
@@ -528,13 +385,7 @@ static char *app_status_json(void *data)
 static int app_start_mcp(app_t *a)
 {
     char err[CONFIG_ERR_MAX];
-    endpoint_t eps[APP_MAX_ENDPOINTS];
-    int neps = 0;
-    int rc = app_parse_endpoints(a, eps, &neps, err, sizeof err);
-    if (rc != 0) {
-        app_fatal(a, "listen", err);
-        return rc;
-    }
+    int rc;
     /* The engine knows no toolset: it gets the table. */
     const mcp_toolset_t *available[MCP_REGISTRY_MAX_TOOLSETS + 1];
     int navailable = 0;
@@ -591,63 +442,16 @@ static int app_start_mcp(app_t *a)
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
              a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");
-    if (a->cfg->tls_cert[0] && a->cfg->tls_key[0]) {
-        a->tls = tls_ctx_new_server(a->cfg->tls_cert, a->cfg->tls_key, err, sizeof err);
-        if (a->tls == NULL) {
-            app_fatal(a, "tls", err);
-            return UV_EINVAL;
-        }
-    }
-    if (a->cfg->token_file[0] &&
-        (rc = tokens_load(&a->tokens, a->cfg->token_file, err, sizeof err)) != 0) {
-        app_fatal(a, "tokens", err);
+    endpoints_config_t ec = {.cfg = a->cfg,
+                             .mcp = &a->mcp,
+                             .metrics = app_metrics,
+                             .metrics_data = a,
+                             .stdio_ended = stdio_ended,
+                             .data = a};
+    if ((rc = endpoints_start(&a->loop, &ec, &a->endpoints, err, sizeof err)) != 0) {
+        app_fatal(a, "MCP endpoints", err);
         return rc;
     }
-    for (int i = 0; i < a->tokens.n; i++) {
-        mcp_policy_t pol;
-        if ((rc = tokens_policy(&a->tokens.tokens[i], &a->mcp.registry, &pol, err, sizeof err)) !=
-            0) {
-            app_fatal(a, "tokens", err);
-            return rc;
-        }
-    }
-    for (int i = 0; i < neps; i++) {
-        if (eps[i].kind == ENDPOINT_HTTP) {
-            http_options_t ho = {
-                .tokens = a->tokens.n > 0 ? &a->tokens : NULL,
-                .allowed_origins = a->cfg->allowed_origins,
-                .metrics = app_metrics,
-                .metrics_data = a,
-                .ssl_ctx = eps[i].tls ? tls_ctx_native(a->tls) : NULL,
-            };
-            http_server_t *hs = NULL;
-            rc = http_server_start(&a->loop, &a->mcp, &eps[i], &ho, &hs, err, sizeof err);
-            if (hs) {
-                http_server_set_data(hs, a);
-                a->https[a->nhttp++] = hs;
-            }
-            if (rc != 0) {
-                app_fatal(a, "listen", err);
-                return rc;
-            }
-            continue;
-        }
-        listener_t *l;
-        rc = listener_start(&a->loop, &a->mcp, &eps[i], eps[i].tls ? a->tls : NULL, &l, err,
-                            sizeof err);
-        if (rc != 0) {
-            app_fatal(a, "listen", err);
-            return rc;
-        }
-        l->data = a;
-        a->listeners[a->nlisteners++] = l;
-    }
-    if (a->cfg->stdio && (rc = app_start_stdio(a, err, sizeof err)) != 0) {
-        app_fatal(a, "stdio", err);
-        return rc;
-    }
-    if (!a->cfg->stdio && neps == 0)
-        log_info(APP_TAG, "no MCP endpoint configured (use --stdio or --listen)");
     return 0;
 }
 
@@ -846,10 +650,9 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     }
 
     uv_run(&a->loop, UV_RUN_DEFAULT);
-    for (int i = 0; i < a->nhttp; i++)
-        http_server_dispose(a->https[i]);
-    if (a->nhttp > 0)
+    if (endpoints_dispose(a->endpoints))
         uv_run(&a->loop, UV_RUN_DEFAULT);
+    endpoints_free(a->endpoints);
     /* Sessions are gone: the toolsets' contexts and what they borrowed. */
     for (int i = 0; toolsets_table[i].mcp && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
         if (a->toolset_ctx[i] && toolsets_table[i].close)
@@ -857,8 +660,6 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     if (a->tg_conn)
         tg_connector_free(a->tg_conn);
     archive_free(a->archive);
-    tokens_free(&a->tokens);
-    tls_ctx_free(a->tls);
     tg_import_free(a->import);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -1255,4 +1256,21 @@ int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_
         conn_connect(&p->conns[i]);
     *out = p;
     return 0;
+}
+
+void pg_pool_metrics(const pg_pool_t *pool, const char *label, bool header, buf_t *out)
+{
+    pg_pool_stats_t st;
+    pg_pool_stats(pool, &st);
+    if (header)
+        buf_append_str(out, "# HELP parley_db_pool Database pool state.\n"
+                            "# TYPE parley_db_pool gauge\n");
+    buf_printf(out,
+               "parley_db_pool{pool=\"%s\",state=\"ready\"} %d\n"
+               "parley_db_pool{pool=\"%s\",state=\"busy\"} %d\n"
+               "parley_db_pool{pool=\"%s\",state=\"down\"} %d\n"
+               "parley_db_pool{pool=\"%s\",state=\"queued\"} %d\n",
+               label, st.conns_ready, label, st.conns_busy, label, st.conns_down, label, st.queued);
+    buf_printf(out, "parley_db_queries_total{pool=\"%s\"} %llu\n", label,
+               (unsigned long long)st.submitted);
 }

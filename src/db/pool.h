@@ -130,6 +130,12 @@ void pg_pool_close(pg_pool_t *pool, pg_pool_close_cb cb);
 
 void pg_pool_stats(const pg_pool_t *pool, pg_pool_stats_t *out);
 
+/* Appends the pool's Prometheus figures, labelled pool="label", to out
+ * (a util/buf.h buffer). header: also the HELP/TYPE lines (once per
+ * family, for the first pool written). */
+struct buf_s;
+void pg_pool_metrics(const pg_pool_t *pool, const char *label, bool header, struct buf_s *out);
+
 /* The last connection error (for "database unavailable" messages), or "". */
 const char *pg_pool_last_error(const pg_pool_t *pool);
 

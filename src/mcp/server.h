@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "mcp/registry.h"
+#include "util/buf.h"
 #include "util/queue.h"
 
 /* Defaults of the limits (config keys of the same name in lower case). */
@@ -117,6 +118,10 @@ __attribute__((warn_unused_result)) bool mcp_server_admit(mcp_server_t *srv);
 /* Sends notifications/resources/updated to every session subscribed to
  * uri. */
 void mcp_server_resource_updated(mcp_server_t *srv, const char *uri);
+
+/* Appends the engine's Prometheus figures (sessions by transport, requests
+ * by method, errors, calls, the call-duration histogram) to out. */
+void mcp_server_metrics(const mcp_server_t *srv, buf_t *out);
 
 /* Records a finished call's duration for the histogram. */
 void mcp_server_observe_latency(mcp_server_t *srv, double seconds);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
 #include "util/log.h"
 
 #define JOBS_TAG "jobs"
@@ -279,4 +280,21 @@ void sync_runner_close(sync_runner_t *r, void (*cb)(void *data), void *data)
     r->close_data = data;
     uv_timer_stop(&r->timer);
     maybe_closed(r);
+}
+
+void sync_runner_metrics(const sync_runner_t *r, buf_t *out)
+{
+    sync_stats_t js;
+    sync_runner_stats(r, &js);
+    buf_append_str(out, "# HELP parley_sync_jobs Sync jobs on the database by class and "
+                        "status (counted every few seconds).\n# TYPE parley_sync_jobs gauge\n");
+    for (int i = 0; i < js.nclasses; i++)
+        buf_printf(out,
+                   "parley_sync_jobs{class=\"%s\",status=\"pending\"} %ld\n"
+                   "parley_sync_jobs{class=\"%s\",status=\"in_progress\"} %ld\n",
+                   js.name[i], js.pending[i], js.name[i], js.in_progress[i]);
+    buf_append_str(out, "# HELP parley_sync_jobs_running Sync jobs this daemon runs.\n"
+                        "# TYPE parley_sync_jobs_running gauge\n");
+    for (int i = 0; i < js.nclasses; i++)
+        buf_printf(out, "parley_sync_jobs_running{class=\"%s\"} %d\n", js.name[i], js.running[i]);
 }

@@ -76,6 +76,11 @@ typedef struct sync_stats_s {
 
 void sync_runner_stats(const sync_runner_t *r, sync_stats_t *out);
 
+/* Appends the queue's Prometheus figures (jobs by class and status, jobs
+ * this daemon runs) to out. */
+struct buf_s;
+void sync_runner_metrics(const sync_runner_t *r, struct buf_s *out);
+
 /* Stops claiming; cb(data) once the running jobs ended. */
 void sync_runner_close(sync_runner_t *r, void (*cb)(void *data), void *data);
 

@@ -709,61 +709,12 @@ static bool check_access(http_server_t *hs, h2o_req_t *req, const token_t **tok)
 
 static void serve_metrics(http_server_t *hs, h2o_req_t *req)
 {
-    mcp_server_t *srv = hs->srv;
-    const mcp_server_stats_t *st = &srv->stats;
     buf_t b;
     buf_init(&b, 1u << 20);
-    static const char *const kinds[] = {"stdio", "unix", "tcp", "http"};
-    int counts[4] = {0};
-    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions; n = n->next) {
-        const char *k = mcp_session_kind(mcp_session__from_node(n));
-        for (int i = 0; i < 4; i++)
-            if (strcmp(k, kinds[i]) == 0)
-                counts[i]++;
-    }
-    buf_append_str(&b, "# HELP parley_sessions Open MCP sessions.\n# TYPE parley_sessions gauge\n");
-    for (int i = 0; i < 4; i++)
-        buf_printf(&b, "parley_sessions{transport=\"%s\"} %d\n", kinds[i], counts[i]);
-    buf_printf(&b,
-               "# HELP parley_sessions_opened_total Sessions opened.\n"
-               "# TYPE parley_sessions_opened_total counter\nparley_sessions_opened_total %llu\n",
-               (unsigned long long)st->sessions_opened);
-    buf_append_str(&b, "# HELP parley_requests_total JSON-RPC requests by method.\n"
-                       "# TYPE parley_requests_total counter\n");
-    for (int i = 0; i < MCP_M_COUNT; i++)
-        buf_printf(&b, "parley_requests_total{method=\"%s\"} %llu\n", mcp_method_names[i],
-                   (unsigned long long)st->by_method[i]);
-    buf_printf(&b,
-               "# HELP parley_errors_total JSON-RPC error responses.\n"
-               "# TYPE parley_errors_total counter\nparley_errors_total %llu\n"
-               "# HELP parley_tool_calls_total Tool calls.\n"
-               "# TYPE parley_tool_calls_total counter\nparley_tool_calls_total %llu\n"
-               "# HELP parley_tool_errors_total Tool results with isError.\n"
-               "# TYPE parley_tool_errors_total counter\nparley_tool_errors_total %llu\n"
-               "# HELP parley_busy_total Requests refused as busy.\n"
-               "# TYPE parley_busy_total counter\nparley_busy_total %llu\n"
-               "# HELP parley_active_calls Calls in flight.\n"
-               "# TYPE parley_active_calls gauge\nparley_active_calls %d\n",
-               (unsigned long long)st->errors, (unsigned long long)st->tool_calls,
-               (unsigned long long)st->tool_errors, (unsigned long long)st->busy_rejections,
-               st->active_calls);
-    buf_append_str(&b, "# HELP parley_call_duration_seconds Duration of tool calls, resource "
-                       "reads and prompt gets.\n# TYPE parley_call_duration_seconds histogram\n");
-    uint64_t cum = 0;
-    for (int i = 0; i <= MCP_LATENCY_BUCKETS; i++) {
-        cum += st->latency_count[i];
-        if (i < MCP_LATENCY_BUCKETS)
-            buf_printf(&b, "parley_call_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                       mcp_latency_bounds[i], (unsigned long long)cum);
-        else
-            buf_printf(&b, "parley_call_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-                       (unsigned long long)cum);
-    }
-    buf_printf(&b,
-               "parley_call_duration_seconds_sum %.6f\nparley_call_duration_seconds_count %llu\n",
-               st->latency_sum, (unsigned long long)cum);
     if (hs->opt.metrics)
         hs->opt.metrics(&b, hs->opt.metrics_data);
+    else
+        mcp_server_metrics(hs->srv, &b);
     send_body(req, 200, "OK", "text/plain; version=0.0.4", b.data ? b.data : "", b.len);
     buf_free(&b);
 }

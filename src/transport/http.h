@@ -47,7 +47,8 @@
 
 typedef struct http_server_s http_server_t;
 typedef void (*http_close_cb)(http_server_t *hs);
-/* Appends extra Prometheus lines (database figures) for /metrics. */
+/* Writes the Prometheus text of /metrics (NULL: the MCP engine's figures
+ * alone, mcp_server_metrics). */
 typedef void (*http_metrics_fn)(buf_t *out, void *data);
 
 typedef struct http_options_s {

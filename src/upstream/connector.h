@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 typedef struct sync_class_s sync_class_t;
+struct buf_s;
 
 /* What an account behind a connector can do. */
 typedef enum {
@@ -79,6 +80,8 @@ typedef struct connector_ops_s {
     /* The job classes this connector runs (namespaced: "telegram.sync"):
      * *classes is valid for the connector's life. */
     int (*job_classes)(void *impl, const sync_class_t **classes);
+    /* Appends the connector's Prometheus figures to out (util/buf.h). */
+    void (*metrics)(void *impl, struct buf_s *out);
 } connector_ops_t;
 
 typedef struct connector_s {

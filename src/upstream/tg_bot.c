@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "upstream/tg_media.h"
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/queue.h"
 
@@ -925,4 +926,24 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
     }
     b->in_close = false;
     maybe_closed(b);
+}
+
+void tg_bot_metrics(const tg_bot_t *b, buf_t *out)
+{
+    tg_bot_stats_t bs;
+    tg_bot_stats(b, &bs);
+    buf_printf(out,
+               "# HELP parley_telegram_updates_applied_total Bot API updates applied.\n"
+               "# TYPE parley_telegram_updates_applied_total counter\n"
+               "parley_telegram_updates_applied_total %llu\n"
+               "# HELP parley_telegram_send_queue Messages and files waiting to be sent.\n"
+               "# TYPE parley_telegram_send_queue gauge\nparley_telegram_send_queue %d\n"
+               "# HELP parley_media_downloads_active Media downloads in flight.\n"
+               "# TYPE parley_media_downloads_active gauge\n"
+               "parley_media_downloads_active %d\n"
+               "# HELP parley_media_downloads_total Files downloaded into the store.\n"
+               "# TYPE parley_media_downloads_total counter\n"
+               "parley_media_downloads_total %llu\n",
+               (unsigned long long)bs.updates_applied, bs.sends_queued, bs.media_active,
+               (unsigned long long)bs.media_stored);
 }

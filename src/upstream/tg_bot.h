@@ -69,6 +69,11 @@ typedef struct tg_bot_stats_s {
 
 void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out);
 
+/* Appends the connector's Prometheus figures (updates applied, send queue,
+ * media downloads) to out. */
+struct buf_s;
+void tg_bot_metrics(const tg_bot_t *b, struct buf_s *out);
+
 /* The media downloader (NULL: downloads are off). */
 tg_media_t *tg_bot_media(const tg_bot_t *b);
 

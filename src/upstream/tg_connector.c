@@ -265,6 +265,11 @@ static int tc_job_classes(void *impl, const sync_class_t **classes)
     return 2;
 }
 
+static void tc_metrics(void *impl, struct buf_s *out)
+{
+    tg_bot_metrics(((tg_connector_t *)impl)->bot, out);
+}
+
 static const connector_ops_t tg_ops = {
     .caps = tc_caps,
     .why_not = tc_why_not,
@@ -281,6 +286,7 @@ static const connector_ops_t tg_ops = {
     .fetch_media = tc_fetch_media,
     .fetch_cancel = tc_fetch_cancel,
     .job_classes = tc_job_classes,
+    .metrics = tc_metrics,
 };
 
 int tg_connector_new(tg_bot_t *bot, pg_pool_t *rw, tg_connector_t **out)

@@ -1,0 +1,239 @@
+/* endpoints: the MCP endpoints of serve (see endpoints.h). */
+#include "endpoints.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/conn.h"
+#include "transport/endpoint.h"
+#include "transport/listener.h"
+#include "transport/tls.h"
+#include "transport/tokens.h"
+#include "util/log.h"
+
+#define EP_TAG "main"
+
+struct endpoints_s {
+    uv_loop_t *loop;
+    endpoints_config_t ec;
+    listener_t *listeners[ENDPOINTS_MAX];
+    int nlisteners;
+    http_server_t *https[ENDPOINTS_MAX]; /* kept until disposed after the loop */
+    int nhttp;
+    tokens_t tokens;
+    tls_ctx_t *tls;
+    conn_t *stdio;
+    bool closing;
+    int parts; /* listeners, HTTP servers and stdio still closing */
+    void (*close_cb)(void *data);
+    void *close_data;
+};
+
+static void part_closed(endpoints_t *e)
+{
+    if (--e->parts == 0 && e->close_cb)
+        e->close_cb(e->close_data);
+}
+
+static void listener_closed(listener_t *l)
+{
+    part_closed(l->data);
+}
+
+static void http_closed(http_server_t *hs)
+{
+    part_closed(http_server_get_data(hs));
+}
+
+static void stdio_closed(conn_t *c)
+{
+    endpoints_t *e = c->data;
+    conn_free(c);
+    free(c);
+    e->stdio = NULL;
+    if (e->closing) {
+        part_closed(e);
+        return;
+    }
+    log_info(EP_TAG, "stdin ended: shutting down");
+    if (e->ec.stdio_ended)
+        e->ec.stdio_ended(e->ec.data);
+}
+
+static int start_stdio(endpoints_t *e, char *err, size_t errcap)
+{
+    conn_t *c = malloc(sizeof *c);
+    if (c == NULL || conn_init(c, e->loop, e->ec.mcp, "stdio", stdio_closed, e) != 0) {
+        free(c);
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    e->stdio = c;
+    int rc = conn_open_fd(c, 0, true);
+    if (rc == 0)
+        rc = conn_open_fd(c, 1, false);
+    if (rc == 0)
+        rc = conn_start(c);
+    if (rc != 0) {
+        snprintf(err, errcap, "stdin/stdout: %s", uv_strerror(rc));
+        conn_close(c);
+        return rc;
+    }
+    log_info(EP_TAG, "serving MCP on stdin/stdout");
+    return 0;
+}
+
+/* Checks every --listen value before anything binds. */
+static int parse_endpoints(const config_t *cfg, endpoint_t *eps, int *n, char *err, size_t errcap)
+{
+    char list[CONFIG_LIST_MAX];
+    snprintf(list, sizeof list, "%s", cfg->listen);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        if (*tok == '\0')
+            continue;
+        if (*n == ENDPOINTS_MAX) {
+            snprintf(err, errcap, "listen: at most %d endpoints", ENDPOINTS_MAX);
+            return UV_EINVAL;
+        }
+        endpoint_t *ep = &eps[*n];
+        int rc = endpoint_parse(ep, tok, err, errcap);
+        if (rc != 0)
+            return rc;
+        if (ep->kind == ENDPOINT_TCP && cfg->tls_cert[0])
+            ep->tls = true;
+        if (ep->tls && (cfg->tls_cert[0] == '\0' || cfg->tls_key[0] == '\0')) {
+            snprintf(err, errcap, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
+            return UV_EINVAL;
+        }
+        if (!endpoint_is_loopback(ep) && ep->kind == ENDPOINT_TCP) {
+            /* Newline-delimited sessions carry no credentials: only local
+             * clients may use them. */
+            snprintf(err, errcap,
+                     "%s: tcp:// endpoints bind to loopback only (they carry no bearer token); "
+                     "serve remote clients on https:// with --token-file",
+                     ep->text);
+            return UV_EACCES;
+        }
+        if (!endpoint_is_loopback(ep) && cfg->token_file[0] == '\0') {
+            snprintf(err, errcap,
+                     "%s: refusing to listen beyond loopback without bearer tokens; bind to "
+                     "127.0.0.1 or [::1], or configure --token-file",
+                     ep->text);
+            return UV_EACCES;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t **out, char *err,
+                    size_t errcap)
+{
+    endpoints_t *e = calloc(1, sizeof *e);
+    *out = e;
+    if (e == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    e->loop = loop;
+    e->ec = *ec;
+    const config_t *cfg = ec->cfg;
+    endpoint_t eps[ENDPOINTS_MAX];
+    int neps = 0;
+    int rc = parse_endpoints(cfg, eps, &neps, err, errcap);
+    if (rc != 0)
+        return rc;
+    if (cfg->tls_cert[0] && cfg->tls_key[0]) {
+        e->tls = tls_ctx_new_server(cfg->tls_cert, cfg->tls_key, err, errcap);
+        if (e->tls == NULL)
+            return UV_EINVAL;
+    }
+    if (cfg->token_file[0] && (rc = tokens_load(&e->tokens, cfg->token_file, err, errcap)) != 0)
+        return rc;
+    for (int i = 0; i < e->tokens.n; i++) {
+        mcp_policy_t pol;
+        if ((rc = tokens_policy(&e->tokens.tokens[i], &ec->mcp->registry, &pol, err, errcap)) != 0)
+            return rc;
+    }
+    for (int i = 0; i < neps; i++) {
+        if (eps[i].kind == ENDPOINT_HTTP) {
+            http_options_t ho = {
+                .tokens = e->tokens.n > 0 ? &e->tokens : NULL,
+                .allowed_origins = cfg->allowed_origins,
+                .metrics = ec->metrics,
+                .metrics_data = ec->metrics_data,
+                .ssl_ctx = eps[i].tls ? tls_ctx_native(e->tls) : NULL,
+            };
+            http_server_t *hs = NULL;
+            rc = http_server_start(loop, ec->mcp, &eps[i], &ho, &hs, err, errcap);
+            if (hs) {
+                http_server_set_data(hs, e);
+                e->https[e->nhttp++] = hs;
+            }
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        listener_t *l;
+        rc = listener_start(loop, ec->mcp, &eps[i], eps[i].tls ? e->tls : NULL, &l, err, errcap);
+        if (rc != 0)
+            return rc;
+        l->data = e;
+        e->listeners[e->nlisteners++] = l;
+    }
+    if (cfg->stdio && (rc = start_stdio(e, err, errcap)) != 0)
+        return rc;
+    if (!cfg->stdio && neps == 0)
+        log_info(EP_TAG, "no MCP endpoint configured (use --stdio or --listen)");
+    return 0;
+}
+
+void endpoints_close(endpoints_t *e, void (*cb)(void *data), void *data)
+{
+    e->closing = true;
+    e->close_cb = cb;
+    e->close_data = data;
+    e->parts = 1; /* held until every close is issued */
+    for (int i = 0; i < e->nlisteners; i++) {
+        e->parts++;
+        listener_close(e->listeners[i], listener_closed);
+    }
+    e->nlisteners = 0;
+    for (int i = 0; i < e->nhttp; i++) {
+        e->parts++;
+        http_server_close(e->https[i], http_closed);
+    }
+    if (e->stdio) {
+        e->parts++;
+        conn_close(e->stdio);
+    }
+    part_closed(e);
+}
+
+bool endpoints_hold_loop(const endpoints_t *e)
+{
+    return e != NULL && e->nhttp > 0;
+}
+
+bool endpoints_dispose(endpoints_t *e)
+{
+    if (e == NULL)
+        return false;
+    for (int i = 0; i < e->nhttp; i++)
+        http_server_dispose(e->https[i]);
+    return e->nhttp > 0;
+}
+
+void endpoints_free(endpoints_t *e)
+{
+    if (e == NULL)
+        return;
+    tokens_free(&e->tokens);
+    tls_ctx_free(e->tls);
+    free(e);
+}
