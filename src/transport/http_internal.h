@@ -1,0 +1,162 @@
+/* http_internal: what the files of the Streamable HTTP transport share
+ * (internal to src/transport): http.c takes requests (POST, GET, DELETE,
+ * /metrics, /healthz) and runs the server's lifecycle; http_stream.c the
+ * sessions' responses and SSE streams with their event ring (resumption
+ * with Last-Event-ID); http_auth.c the Host, Origin and bearer-token
+ * checks.
+ *
+ * Objects: an http_server_t per endpoint (h2o configuration and context on
+ * the daemon's loop, the listener, the accepted connections, the sessions
+ * by id); an hsess_t per MCP session (its logical streams and its ring of
+ * recent events); an lstream_t per POST that carries requests (the ids
+ * still to be answered) plus one standalone stream for GET; a resp_t per
+ * HTTP response in progress, attached to at most one lstream. A logical
+ * stream outlives a response that was cut: its events wait in the ring
+ * until a GET with Last-Event-ID attaches a new response to it.
+ *
+ * h2o rules followed here: one h2o_send at a time, the next only after
+ * the generator's proceed; the bytes handed to h2o stay valid until then;
+ * after stop or a final send the request is never touched again. Sessions
+ * are closed by flagging and freed from an idle handle on a later loop
+ * turn, never inside an h2o callback. */
+#ifndef PARLEY_TRANSPORT_HTTP_INTERNAL_H
+#define PARLEY_TRANSPORT_HTTP_INTERNAL_H
+
+#include <h2o.h>
+
+#include "mcp/session.h"
+#include "transport/http.h"
+
+#define HTTP_TAG "http"
+
+_Static_assert(H2O_USE_LIBUV, "parley needs the libuv flavour of libh2o");
+
+typedef struct hsess_s hsess_t;
+typedef struct lstream_s lstream_t;
+
+typedef enum {
+    RESP_UNDECIDED = 0, /* the POST's answer may still come at once (JSON) */
+    RESP_SSE,
+} resp_mode_t;
+
+typedef struct resp_s {
+    h2o_generator_t gen;
+    h2o_req_t *req; /* NULL once finished or stopped */
+    http_server_t *hs;
+    lstream_t *ls; /* attached stream, or NULL */
+    resp_mode_t mode;
+    buf_t out;      /* SSE bytes not yet handed to h2o */
+    char *inflight; /* handed to h2o; freed on proceed or stop */
+    size_t inflight_len;
+    bool sending; /* waiting for proceed */
+    bool finish;  /* end once out is written */
+    char *single; /* RESP_UNDECIDED: the one message so far */
+    size_t single_len;
+    uint64_t single_seq;  /* its event's sequence number */
+    bool single_is_final; /* it is the request's response */
+    uint64_t prime_seq;   /* sequence number of the priming event */
+    int nmsgs;
+    queue_node_t node; /* in hs->resps */
+} resp_t;
+
+struct lstream_s {
+    queue_node_t node; /* in hsess->streams */
+    hsess_t *hsess;
+    uint64_t no;
+    json_t *pending; /* request ids not yet answered */
+    resp_t *resp;
+    bool standalone; /* the GET stream */
+};
+
+typedef struct event_s {
+    uint64_t stream, seq;
+    char *text; /* formatted SSE event */
+    size_t len;
+} event_t;
+
+typedef enum {
+    HSESS_OPEN = 0,
+    HSESS_CLOSING, /* waiting for the sweep */
+} hsess_state_t;
+
+struct hsess_s {
+    queue_node_t node; /* in hs->sessions, then hs->sweep */
+    http_server_t *hs;
+    mcp_session_t *session;
+    hsess_state_t state;
+    char id[65];
+    queue_node_t streams;
+    uint64_t next_stream, next_seq;
+    event_t *ring; /* HTTP_EVENT_RING_MAX */
+    int ring_head, ring_count;
+    size_t ring_bytes;
+    size_t queued; /* bytes in attached responses not yet written */
+    bool reading;
+    uint64_t last_active;
+    const token_t *token;
+};
+
+typedef struct hconn_s {
+    uv_tcp_t tcp; /* data belongs to h2o */
+    queue_node_t node;
+    http_server_t *hs;
+} hconn_t;
+
+typedef enum {
+    HTTP_ACTIVE = 0,
+    HTTP_CLOSING,
+    HTTP_CLOSED,
+} http_state_t;
+
+struct http_server_s {
+    http_state_t state;
+    uv_loop_t *loop;
+    mcp_server_t *srv;
+    endpoint_t ep;
+    http_options_t opt;
+    h2o_globalconf_t conf;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t actx;
+    uv_tcp_t listener;
+    bool listener_open;
+    queue_node_t conns;
+    int nconns;
+    queue_node_t sessions;
+    queue_node_t sweep;
+    json_t *by_id; /* session id -> hsess_t * (as an integer) */
+    queue_node_t resps;
+    uv_idle_t sweeper;
+    uv_timer_t ticker;
+    uint64_t close_started;
+    uint64_t last_ping;
+    size_t ring_bytes_total;
+    bool timers_closing;
+    int handles_open;
+    http_close_cb close_cb;
+    void *data;
+};
+
+/* http.c */
+void http__add_header(h2o_req_t *req, const char *name, const char *value, size_t len);
+h2o_iovec_t http__header(h2o_req_t *req, const char *lcname, size_t len);
+void http__maybe_closed(http_server_t *hs);
+void http__send_rpc_error(h2o_req_t *req, int status, const char *reason, int code,
+                          const char *message);
+
+/* http_stream.c */
+hsess_t *http__hsess_find(http_server_t *hs, h2o_iovec_t id);
+hsess_t *http__hsess_new(http_server_t *hs);
+lstream_t *http__lstream_by_no(hsess_t *h, uint64_t no);
+lstream_t *http__lstream_new(hsess_t *h, bool standalone);
+void http__resp_detach(resp_t *r);
+void http__resp_end(resp_t *r);
+void http__resp_free(resp_t *r);
+resp_t *http__resp_new(http_server_t *hs, h2o_req_t *req);
+void http__resp_pump(resp_t *r);
+void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream);
+void http__ring_drop_newest(hsess_t *h, uint64_t seq);
+
+/* http_auth.c */
+bool http__check_access(http_server_t *hs, h2o_req_t *req, const token_t **tok);
+
+#endif
