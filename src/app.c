@@ -414,6 +414,10 @@ static int app_start_mcp(app_t *a)
         lim.output_low_water = lim.output_high_water;
     snprintf(a->media_root, sizeof a->media_root, "%s/media", a->cfg->data_dir);
     mcp_server_init(&a->mcp, &a->loop, &reg, &lim);
+    a->mcp.instructions =
+        "parley is a conversation archive: Telegram-style chats, Bluesky posts, AI-assistant "
+        "chats and agents' past sessions, kept in PostgreSQL. Use the tools to list, search "
+        "and read conversations; list tools to see what this server offers.";
     a->mcp_started = true;
     if ((rc = archive_new(a->rw, a->ro, &a->archive)) != 0) {
         app_fatal(a, "archive", uv_strerror(rc));

@@ -13,12 +13,7 @@ struct archive_s {
 };
 
 struct archive_call_s {
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[2];
-    char *args, *ctx;
-    char sql[ARCHIVE_FN_MAX + 64];
-    char name[ARCHIVE_FN_MAX + 1];
+    pg_call_t *pc;
     archive_call_cb cb;
     void *data;
 };
@@ -63,27 +58,19 @@ static archive_err_t classify(const char *sqlstate, int status)
     return ARCHIVE_ERR_INTERNAL;
 }
 
-static void call_free(archive_call_t *op)
+static void call_done(void *data, int status, const char *value, const char *sqlstate,
+                      const char *error)
 {
-    free(op->args);
-    free(op->ctx);
-    free(op);
-}
-
-static void call_done(pg_query_t *q, int status)
-{
-    archive_call_t *op = q->data;
-    PGresult *r = q->results[0];
-    if (status == 0 && r && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
-        op->cb(op->data, 0, PQgetvalue(r, 0, 0), ARCHIVE_ERR_NONE, NULL);
+    archive_call_t *op = data;
+    if (status == 0 && value != NULL) {
+        op->cb(op->data, 0, value, ARCHIVE_ERR_NONE, NULL);
     } else {
         if (status == 0)
             status = UV_EIO; /* the function answered NULL: an unknown record */
-        op->cb(op->data, status, NULL, classify(q->sqlstate, status),
-               q->error[0] ? q->error : uv_strerror(status));
+        op->cb(op->data, status, NULL, classify(sqlstate, status),
+               error && error[0] ? error : uv_strerror(status));
     }
-    pg_query_release(q);
-    call_free(op);
+    free(op);
 }
 
 int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char *args_json,
@@ -94,28 +81,17 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
     archive_call_t *op = calloc(1, sizeof *op);
     if (op == NULL)
         return UV_ENOMEM;
-    op->args = strdup(args_json ? args_json : "{}");
-    op->ctx = strdup(ctx_json ? ctx_json : "{}");
-    if (op->args == NULL || op->ctx == NULL) {
-        call_free(op);
-        return UV_ENOMEM;
-    }
-    /* fn is an identifier from a static table (checked above): the only
-     * text that is not a bind parameter. */
-    snprintf(op->sql, sizeof op->sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
-    snprintf(op->name, sizeof op->name, "%s", fn);
-    op->params[0] = op->args;
-    op->params[1] = op->ctx;
-    op->stmt = (pg_stmt_t){.sql = op->sql, .name = op->name, .nparams = 2, .params = op->params};
-    op->q.stmts = &op->stmt;
-    op->q.nstmts = 1;
-    op->q.cb = call_done;
-    op->q.data = op;
     op->cb = cb;
     op->data = data;
-    int rc = pg_pool_submit(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, &op->q);
+    /* fn is an identifier from a static table (checked above): the only
+     * text that is not a bind parameter. */
+    char sql[ARCHIVE_FN_MAX + 64];
+    snprintf(sql, sizeof sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
+    const char *params[2] = {args_json ? args_json : "{}", ctx_json ? ctx_json : "{}"};
+    int rc = pg_pool_call(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, fn, sql, 2, params, call_done,
+                          op, &op->pc);
     if (rc != 0) {
-        call_free(op);
+        free(op);
         return rc;
     }
     if (out)
@@ -125,5 +101,5 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
 
 void archive_call_cancel(archive_call_t *op)
 {
-    pg_query_cancel(&op->q);
+    pg_call_cancel(op->pc);
 }

@@ -116,6 +116,30 @@ int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_
  * (pool closing); on an error the callback does not run. */
 __attribute__((warn_unused_result)) int pg_pool_submit(pg_pool_t *pool, pg_query_t *q);
 
+/* ---- one statement, one value (pool_call.c) ----------------------------
+ * Most callers run one statement and want one value back (every SQL
+ * function of the store answers JSON text). pg_pool_call does the set-up
+ * the others write by hand: it copies the statement and the parameters,
+ * submits, and hands over the first column of the first row. */
+typedef struct pg_call_s pg_call_t;
+
+/* status 0 with value (NULL when there was no row or it was SQL NULL), or a
+ * negative code as for pg_query_cb with sqlstate ("" when none) and error.
+ * All three are valid during the callback only. */
+typedef void (*pg_call_cb)(void *data, int status, const char *value, const char *sqlstate,
+                           const char *error);
+
+/* Runs sql with nparams text parameters (copied; a NULL element is SQL
+ * NULL), prepared once per connection under name unless name is NULL.
+ * Returns 0 and *out (when out is not NULL; valid for pg_call_cancel until
+ * the callback), or a negative code (UV_EBUSY, UV_EINVAL, UV_ECANCELED,
+ * UV_ENOMEM) without calling back. */
+int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams,
+                 const char *const *params, pg_call_cb cb, void *data, pg_call_t **out);
+
+/* Stops the call as pg_query_cancel does; the callback still runs. */
+void pg_call_cancel(pg_call_t *c);
+
 /* Stops q: a queued query is answered UV_ECANCELED at once; a running one
  * is cancelled on the server and answered UV_ECANCELED when it stops. */
 void pg_query_cancel(pg_query_t *q);

@@ -78,7 +78,7 @@ typedef struct mcp_toolset_s {
     int nresources;
     const mcp_prompt_def_t *prompts;
     int nprompts;
-    bool on_request_only; /* not part of "all" (e.g. conformance) */
+    bool on_request_only; /* not part of "all" (e.g. a test fixture toolset) */
 } mcp_toolset_t;
 
 typedef struct mcp_tool_s {

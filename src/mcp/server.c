@@ -168,10 +168,7 @@ void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registr
     srv->loop = loop;
     srv->name = "parley";
     srv->version = PARLEY_VERSION;
-    srv->instructions =
-        "parley is a conversation archive: Telegram-style chats, Bluesky posts, AI-assistant "
-        "chats and agents' past sessions, kept in PostgreSQL. Use the tools to list, search "
-        "and read conversations; list tools to see what this server offers.";
+    srv->instructions = "List the tools to see what this server offers.";
     srv->registry = *registry;
     memset(registry, 0, sizeof *registry);
     srv->limits = *limits;

@@ -85,7 +85,7 @@ typedef struct mcp_server_stats_s {
 
 typedef struct mcp_server_s {
     uv_loop_t *loop;
-    const char *name, *version, *instructions;
+    const char *name, *version, *instructions; /* the entry point may set instructions */
     mcp_registry_t registry;
     mcp_limits_t limits;
     mcp_server_stats_t stats;

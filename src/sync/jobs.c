@@ -11,13 +11,10 @@
 
 #define JOBS_TAG "jobs"
 
+/* A claim in flight, one per class. */
 typedef struct claim_s {
     sync_runner_t *r;
     int cls;
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[4];
-    char buf[2][24];
 } claim_t;
 
 struct sync_runner_s {
@@ -31,8 +28,6 @@ struct sync_runner_s {
     char owner[128];
     long pending[SYNC_MAX_CLASSES];
     long in_progress[SYNC_MAX_CLASSES];
-    pg_query_t depth_q;
-    pg_stmt_t depth_stmt;
     bool counting;
     uint64_t counted_at;
     uv_timer_t timer;
@@ -44,19 +39,20 @@ struct sync_runner_s {
 
 static void maybe_closed(sync_runner_t *r);
 
-static void claimed(pg_query_t *q, int status)
+static void claimed(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
 {
-    claim_t *c = q->data;
+    claim_t *c = data;
     sync_runner_t *r = c->r;
+    (void)sqlstate;
     r->claiming[c->cls] = false;
     json_t *rows = NULL;
-    if (status == 0 && q->results[0] && PQntuples(q->results[0]) == 1) {
+    if (status == 0 && value) {
         json_error_t je;
-        rows = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+        rows = json_loads(value, 0, &je);
     } else if (status != 0) {
-        log_warn(JOBS_TAG, "claiming %s jobs failed: %s", r->classes[c->cls].name, q->error);
+        log_warn(JOBS_TAG, "claiming %s jobs failed: %s", r->classes[c->cls].name, error);
     }
-    pg_query_release(q);
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -82,42 +78,35 @@ static void claim(sync_runner_t *r, int cls)
     if (r->closing || r->claiming[cls] || room <= 0)
         return;
     claim_t *c = &r->claims[cls];
-    memset(c, 0, sizeof *c);
-    c->r = r;
-    c->cls = cls;
-    snprintf(c->buf[0], sizeof c->buf[0], "%d", room);
-    snprintf(c->buf[1], sizeof c->buf[1], "%d", SYNC_LEASE_S);
-    c->params[0] = r->owner;
-    c->params[1] = r->classes[cls].name;
-    c->params[2] = c->buf[0];
-    c->params[3] = c->buf[1];
-    c->stmt.sql = "SELECT parley_jobs_claim($1::text, $2::text, $3::integer, $4::integer)::text";
-    c->stmt.nparams = 4;
-    c->stmt.params = c->params;
-    c->q.stmts = &c->stmt;
-    c->q.nstmts = 1;
-    c->q.cb = claimed;
-    c->q.data = c;
-    if (pg_pool_submit(r->rw, &c->q) == 0)
+    *c = (claim_t){.r = r, .cls = cls};
+    char nroom[24], lease[24];
+    snprintf(nroom, sizeof nroom, "%d", room);
+    snprintf(lease, sizeof lease, "%d", SYNC_LEASE_S);
+    const char *params[4] = {r->owner, r->classes[cls].name, nroom, lease};
+    if (pg_pool_call(r->rw, "parley_jobs_claim",
+                     "SELECT parley_jobs_claim($1::text, $2::text, $3::integer, $4::integer)::text",
+                     4, params, claimed, c, NULL) == 0)
         r->claiming[cls] = true;
 }
 
-static void counted(pg_query_t *q, int status)
+/* depth: {"class": [pending, in_progress], ...} */
+static void counted(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
 {
-    sync_runner_t *r = q->data;
+    sync_runner_t *r = data;
+    (void)sqlstate;
+    (void)error;
     r->counting = false;
-    if (status == 0 && q->results[0]) {
-        memset(r->pending, 0, sizeof r->pending);
-        memset(r->in_progress, 0, sizeof r->in_progress);
-        PGresult *res = q->results[0];
-        for (int row = 0; row < PQntuples(res); row++)
-            for (int i = 0; i < r->nclasses; i++)
-                if (strcmp(PQgetvalue(res, row, 0), r->classes[i].name) == 0) {
-                    r->pending[i] = strtol(PQgetvalue(res, row, 1), NULL, 10);
-                    r->in_progress[i] = strtol(PQgetvalue(res, row, 2), NULL, 10);
-                }
+    json_error_t je;
+    json_t *depth = status == 0 && value ? json_loads(value, 0, &je) : NULL;
+    if (depth) {
+        for (int i = 0; i < r->nclasses; i++) {
+            json_t *v = json_object_get(depth, r->classes[i].name);
+            r->pending[i] = (long)json_integer_value(json_array_get(v, 0));
+            r->in_progress[i] = (long)json_integer_value(json_array_get(v, 1));
+        }
+        json_decref(depth);
     }
-    pg_query_release(q);
     maybe_closed(r);
 }
 
@@ -128,17 +117,12 @@ static void count_depth(sync_runner_t *r)
     if (r->closing || r->counting || (r->counted_at != 0 && now - r->counted_at < SYNC_DEPTH_MS))
         return;
     r->counted_at = now;
-    memset(&r->depth_q, 0, sizeof r->depth_q);
-    r->depth_stmt.sql = "SELECT class, count(*) FILTER (WHERE status = 'pending'), "
-                        "count(*) FILTER (WHERE status = 'in_progress') FROM sync_jobs "
-                        "GROUP BY class";
-    r->depth_stmt.nparams = 0;
-    r->depth_stmt.params = NULL;
-    r->depth_q.stmts = &r->depth_stmt;
-    r->depth_q.nstmts = 1;
-    r->depth_q.cb = counted;
-    r->depth_q.data = r;
-    if (pg_pool_submit(r->rw, &r->depth_q) == 0)
+    if (pg_pool_call(r->rw, "parley_jobs_depth",
+                     "SELECT coalesce(json_object_agg(class, json_build_array(p, ip)), '{}')::text "
+                     "FROM (SELECT class, count(*) FILTER (WHERE status = 'pending') AS p, "
+                     "count(*) FILTER (WHERE status = 'in_progress') AS ip FROM sync_jobs "
+                     "GROUP BY class) s",
+                     0, NULL, counted, r, NULL) == 0)
         r->counting = true;
 }
 
@@ -155,17 +139,18 @@ void sync_runner_kick(sync_runner_t *r)
     tick(&r->timer);
 }
 
-static void finished(pg_query_t *q, int status)
+static void finished(void *data, int status, const char *value, const char *sqlstate,
+                     const char *error)
 {
-    sync_job_t *job = q->data;
+    sync_job_t *job = data;
     sync_runner_t *r = job->runner;
+    (void)value;
+    (void)sqlstate;
     if (status != 0)
         log_warn(JOBS_TAG, "recording job %lld failed: %s",
-                 (long long)json_integer_value(json_object_get(job->row, "id")), q->error);
-    pg_query_release(q);
+                 (long long)json_integer_value(json_object_get(job->row, "id")), error);
     r->running[job->cls]--;
     json_decref(job->row);
-    free(job->pjson);
     int cls = job->cls;
     free(job);
     claim(r, cls);
@@ -184,21 +169,16 @@ void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error,
         json_object_set_new(p, "error", json_string(error));
     if (chat_id)
         json_object_set_new(p, "chat_id", json_integer((json_int_t)chat_id));
-    job->pjson = json_dumps(p, JSON_COMPACT);
+    char *pjson = json_dumps(p, JSON_COMPACT);
     json_decref(p);
-    job->params[0] = job->pjson ? job->pjson : "{}";
-    job->stmt.sql = "SELECT parley_jobs_finish($1::jsonb)";
-    job->stmt.nparams = 1;
-    job->stmt.params = job->params;
-    job->q.stmts = &job->stmt;
-    job->q.nstmts = 1;
-    job->q.cb = finished;
-    job->q.data = job;
-    if (pg_pool_submit(r->rw, &job->q) != 0) {
+    const char *params[1] = {pjson ? pjson : "{}"};
+    int rc = pg_pool_call(r->rw, "parley_jobs_finish", "SELECT parley_jobs_finish($1::jsonb)", 1,
+                          params, finished, job, NULL);
+    free(pjson);
+    if (rc != 0) {
         /* The lease expires and the job is claimed again. */
         r->running[job->cls]--;
         json_decref(job->row);
-        free(job->pjson);
         free(job);
         maybe_closed(r);
     }

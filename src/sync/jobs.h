@@ -43,10 +43,6 @@ struct sync_job_s {
     sync_runner_t *runner;
     int cls;
     json_t *row; /* id, class, channel, chat_id, depth, attempts, params */
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[1];
-    char *pjson;
 };
 
 int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classes, int nclasses,

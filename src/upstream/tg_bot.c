@@ -55,21 +55,12 @@ struct tg_bot_s {
     bool req_busy;
     char url[1024];
     char *req_body;
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[3];
-    char pbuf[3][32];
     char owner[96];
     uint64_t lease_until; /* loop time until which our lease surely holds */
-    pg_query_t rq;        /* releasing the lease at close */
-    pg_stmt_t rstmt;
-    const char *rparams[2];
-    char rbuf[32];
-    bool releasing;
-    bool released; /* the lease was given back (or there was none) */
-    bool standby;  /* stood by last time the lease was asked for */
-    char *pjson;
-    bool q_busy;
+    bool releasing;       /* giving the lease back at close */
+    bool released;        /* the lease was given back (or there was none) */
+    bool standby;         /* stood by last time the lease was asked for */
+    bool q_busy;          /* the one database step of the poller in flight */
     /* Sending. */
     queue_node_t sends;
     int nsends;
@@ -77,11 +68,7 @@ struct tg_bot_s {
     send_t *sending;
     net_req_t sreq;
     char surl[1024];
-    pg_query_t sq;
-    pg_stmt_t sstmt;
-    const char *sparams[2];
-    char sbuf[32];
-    char *sjson;
+    char *sjson; /* the sent message while it is stored */
     uint64_t last_send_ms;
     json_t *last_by_chat; /* chat id -> loop time of its last send */
     int handles;
@@ -130,44 +117,30 @@ static void backoff(tg_bot_t *b, uint32_t ms, const char *why)
 
 /* ---- database steps ---------------------------------------------------------- */
 
-static void q_submit(tg_bot_t *b, const char *sql, int n, pg_query_cb cb)
+/* The poller's database step: one at a time (q_busy). */
+static void q_submit(tg_bot_t *b, const char *name, const char *sql, int n,
+                     const char *const *params, pg_call_cb cb)
 {
-    memset(&b->q, 0, sizeof b->q);
-    memset(&b->stmt, 0, sizeof b->stmt);
-    b->stmt.sql = sql;
-    b->stmt.nparams = n;
-    b->stmt.params = b->params;
-    b->q.stmts = &b->stmt;
-    b->q.nstmts = 1;
-    b->q.cb = cb;
-    b->q.data = b;
-    if (pg_pool_submit(b->rw, &b->q) != 0) {
+    if (pg_pool_call(b->rw, name, sql, n, params, cb, b, NULL) != 0) {
         backoff(b, 0, "database busy");
         return;
     }
     b->q_busy = true;
 }
 
-static const char *first_value(pg_query_t *q)
+static void ingest_done(void *data, int status, const char *v, const char *sqlstate,
+                        const char *error)
 {
-    return q->results[0] && PQntuples(q->results[0]) == 1 ? PQgetvalue(q->results[0], 0, 0) : NULL;
-}
-
-static void ingest_done(pg_query_t *q, int status)
-{
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
+    (void)sqlstate;
     b->q_busy = false;
-    free(b->pjson);
-    b->pjson = NULL;
     if (status != 0) {
         char why[PG_QUERY_ERROR_MAX + 32];
-        snprintf(why, sizeof why, "storing updates failed: %s", q->error);
-        pg_query_release(q);
+        snprintf(why, sizeof why, "storing updates failed: %s", error);
         backoff(b, 0, why);
         maybe_closed(b);
         return;
     }
-    const char *v = first_value(q);
     json_error_t je;
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     b->offset = json_integer_value(json_object_get(r, "offset"));
@@ -175,7 +148,6 @@ static void ingest_done(pg_query_t *q, int status)
     if (b->media && json_integer_value(json_object_get(r, "applied")) > 0)
         tg_media_kick(b->media);
     json_decref(r);
-    pg_query_release(q);
     b->backoff_ms = 0;
     if (b->state == BOT_CLOSING) {
         maybe_closed(b);
@@ -184,19 +156,19 @@ static void ingest_done(pg_query_t *q, int status)
     poll_next(b);
 }
 
-static void offset_done(pg_query_t *q, int status)
+static void offset_done(void *data, int status, const char *v, const char *sqlstate,
+                        const char *error)
 {
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
+    (void)sqlstate;
+    (void)error;
     b->q_busy = false;
-    const char *v = status == 0 ? first_value(q) : NULL;
-    if (v == NULL) {
-        pg_query_release(q);
+    if (status != 0 || v == NULL) {
         backoff(b, 0, "reading the update offset failed");
         maybe_closed(b);
         return;
     }
     b->offset = strtoll(v, NULL, 10);
-    pg_query_release(q);
     if (b->state == BOT_CLOSING) {
         maybe_closed(b);
         return;
@@ -205,30 +177,30 @@ static void offset_done(pg_query_t *q, int status)
     poll_next(b);
 }
 
-static void account_done(pg_query_t *q, int status)
+static void account_done(void *data, int status, const char *v, const char *sqlstate,
+                         const char *error)
 {
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
+    (void)sqlstate;
+    (void)error;
     b->q_busy = false;
-    free(b->pjson);
-    b->pjson = NULL;
-    const char *v = status == 0 ? first_value(q) : NULL;
-    if (v == NULL) {
-        pg_query_release(q);
+    if (status != 0 || v == NULL) {
         backoff(b, 0, "storing the bot account failed");
         maybe_closed(b);
         return;
     }
     b->account = strtoll(v, NULL, 10);
-    pg_query_release(q);
     if (b->media)
         tg_media_set_account(b->media, b->account);
     if (b->state == BOT_CLOSING) {
         maybe_closed(b);
         return;
     }
-    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
-    b->params[0] = b->pbuf[0];
-    q_submit(b, "SELECT parley_bot_offset($1::bigint)", 1, offset_done);
+    char account[32];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    const char *params[1] = {account};
+    q_submit(b, "parley_bot_offset", "SELECT parley_bot_offset($1::bigint)", 1, params,
+             offset_done);
 }
 
 /* ---- Bot API requests ----------------------------------------------------------- */
@@ -309,12 +281,14 @@ static void updates_done(net_req_t *r, int status)
         poll_next(b);
         return;
     }
-    b->pjson = json_dumps(result, JSON_COMPACT);
+    char *updates = json_dumps(result, JSON_COMPACT);
     json_decref(doc);
-    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
-    b->params[0] = b->pbuf[0];
-    b->params[1] = b->pjson ? b->pjson : "[]";
-    q_submit(b, "SELECT parley_bot_ingest($1::bigint, $2::jsonb)::text", 2, ingest_done);
+    char account[32];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    const char *params[2] = {account, updates ? updates : "[]"};
+    q_submit(b, "parley_bot_ingest", "SELECT parley_bot_ingest($1::bigint, $2::jsonb)::text", 2,
+             params, ingest_done);
+    free(updates);
 }
 
 static void me_done(net_req_t *r, int status)
@@ -339,11 +313,12 @@ static void me_done(net_req_t *r, int status)
                  ? json_string_value(json_object_get(me, "username"))
                  : "?",
              (long long)json_integer_value(json_object_get(me, "id")));
-    b->pjson = json_dumps(me, JSON_COMPACT);
+    char *mejson = json_dumps(me, JSON_COMPACT);
     json_decref(doc);
-    b->params[0] = b->pjson ? b->pjson : "{}";
-    b->params[1] = b->api_url;
-    q_submit(b, "SELECT parley_bot_account($1::jsonb, $2::text)", 2, account_done);
+    const char *params[2] = {mejson ? mejson : "{}", b->api_url};
+    q_submit(b, "parley_bot_account", "SELECT parley_bot_account($1::jsonb, $2::text)", 2, params,
+             account_done);
+    free(mejson);
 }
 
 static void start_request(tg_bot_t *b, const char *method, const char *body, net_req_cb cb)
@@ -373,13 +348,15 @@ static int lease_seconds(const tg_bot_t *b)
     return TG_BOT_LEASE_S + b->poll_timeout_s;
 }
 
-static void lease_done(pg_query_t *q, int status)
+static void lease_done(void *data, int status, const char *value, const char *sqlstate,
+                       const char *error)
 {
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
+    (void)sqlstate;
+    (void)error;
     b->q_busy = false;
-    const char *v = status == 0 ? first_value(q) : NULL;
+    const char *v = status == 0 ? value : NULL;
     bool held = v != NULL && strcmp(v, "t") == 0;
-    pg_query_release(q);
     if (b->state == BOT_CLOSING) {
         maybe_closed(b);
         return;
@@ -407,12 +384,12 @@ static void lease_done(pg_query_t *q, int status)
 
 static void lease_renew(tg_bot_t *b)
 {
-    snprintf(b->pbuf[0], sizeof b->pbuf[0], "%lld", (long long)b->account);
-    snprintf(b->pbuf[2], sizeof b->pbuf[2], "%d", lease_seconds(b));
-    b->params[0] = b->pbuf[0];
-    b->params[1] = b->owner;
-    b->params[2] = b->pbuf[2];
-    q_submit(b, "SELECT parley_bot_lease($1::bigint, $2::text, $3::integer)", 3, lease_done);
+    char account[32], seconds[32];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    snprintf(seconds, sizeof seconds, "%d", lease_seconds(b));
+    const char *params[3] = {account, b->owner, seconds};
+    q_submit(b, "parley_bot_lease", "SELECT parley_bot_lease($1::bigint, $2::text, $3::integer)", 3,
+             params, lease_done);
 }
 
 /* The next step: identify the bot, or poll. */
@@ -460,14 +437,16 @@ static void send_finish(tg_bot_t *b, int status, const char *json, const char *e
     maybe_closed(b);
 }
 
-static void stored_done(pg_query_t *q, int status)
+static void stored_done(void *data, int status, const char *value, const char *sqlstate,
+                        const char *error)
 {
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
+    (void)value;
+    (void)sqlstate;
     char *json = b->sjson;
     b->sjson = NULL;
     if (status != 0)
-        log_warn(BOT_TAG, "a sent message could not be stored: %s", q->error);
-    pg_query_release(q);
+        log_warn(BOT_TAG, "a sent message could not be stored: %s", error);
     send_finish(b, 0, json, NULL);
     free(json);
 }
@@ -495,19 +474,12 @@ static void sent_done(net_req_t *r, int status)
     }
     b->sjson = json_dumps(json_object_get(doc, "result"), JSON_COMPACT);
     json_decref(doc);
-    snprintf(b->sbuf, sizeof b->sbuf, "%lld", (long long)b->account);
-    b->sparams[0] = b->sbuf;
-    b->sparams[1] = b->sjson ? b->sjson : "{}";
-    memset(&b->sq, 0, sizeof b->sq);
-    memset(&b->sstmt, 0, sizeof b->sstmt);
-    b->sstmt.sql = "SELECT parley_bot_store_message($1::bigint, $2::jsonb, true)";
-    b->sstmt.nparams = 2;
-    b->sstmt.params = b->sparams;
-    b->sq.stmts = &b->sstmt;
-    b->sq.nstmts = 1;
-    b->sq.cb = stored_done;
-    b->sq.data = b;
-    if (pg_pool_submit(b->rw, &b->sq) != 0) {
+    char account[32];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    const char *params[2] = {account, b->sjson ? b->sjson : "{}"};
+    if (pg_pool_call(b->rw, "parley_bot_store_message",
+                     "SELECT parley_bot_store_message($1::bigint, $2::jsonb, true)", 2, params,
+                     stored_done, b, NULL) != 0) {
         char *json = b->sjson;
         b->sjson = NULL;
         send_finish(b, 0, json, NULL);
@@ -832,11 +804,14 @@ static void media_closed(void *data)
     maybe_closed(b);
 }
 
-static void released(pg_query_t *q, int status)
+static void released(void *data, int status, const char *value, const char *sqlstate,
+                     const char *error)
 {
-    tg_bot_t *b = q->data;
+    tg_bot_t *b = data;
     (void)status;
-    pg_query_release(q);
+    (void)value;
+    (void)sqlstate;
+    (void)error;
     b->releasing = false;
     maybe_closed(b);
 }
@@ -849,17 +824,11 @@ static void release_lease(tg_bot_t *b)
     if (b->lease_until == 0 || b->account == 0)
         return;
     b->lease_until = 0;
-    snprintf(b->rbuf, sizeof b->rbuf, "%lld", (long long)b->account);
-    b->rparams[0] = b->rbuf;
-    b->rparams[1] = b->owner;
-    b->rstmt.sql = "SELECT parley_bot_lease_release($1::bigint, $2::text)";
-    b->rstmt.nparams = 2;
-    b->rstmt.params = b->rparams;
-    b->rq.stmts = &b->rstmt;
-    b->rq.nstmts = 1;
-    b->rq.cb = released;
-    b->rq.data = b;
-    if (pg_pool_submit(b->rw, &b->rq) == 0)
+    char account[32];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    const char *params[2] = {account, b->owner};
+    if (pg_pool_call(b->rw, NULL, "SELECT parley_bot_lease_release($1::bigint, $2::text)", 2,
+                     params, released, b, NULL) == 0)
         b->releasing = true;
 }
 
@@ -885,7 +854,6 @@ static void maybe_closed(tg_bot_t *b)
     void (*cb)(tg_bot_t *, void *) = b->close_cb;
     void *data = b->close_data;
     json_decref(b->last_by_chat);
-    free(b->pjson);
     free(b->req_body);
     free(b);
     if (cb)

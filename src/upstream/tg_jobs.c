@@ -8,11 +8,7 @@
 typedef struct meta_s {
     sync_job_t *job;
     tg_jobs_ctx_t *ctx;
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[2];
-    char idbuf[24];
-    char *chat;
+    int64_t chat_id;
 } meta_t;
 
 void tg_jobs_sync(sync_job_t *job, void *ctx)
@@ -24,16 +20,16 @@ void tg_jobs_sync(sync_job_t *job, void *ctx)
                     0, 0);
 }
 
-static void meta_stored(pg_query_t *q, int status)
+static void meta_stored(void *data, int status, const char *value, const char *sqlstate,
+                        const char *error)
 {
-    meta_t *m = q->data;
-    int64_t id = strtoll(m->idbuf, NULL, 10);
+    meta_t *m = data;
+    (void)value;
+    (void)sqlstate;
     if (status != 0)
-        sync_job_finish(m->job, SYNC_RETRY, q->error, 0, 0);
+        sync_job_finish(m->job, SYNC_RETRY, error, 0, 0);
     else
-        sync_job_finish(m->job, SYNC_IDLE, NULL, 1, id);
-    pg_query_release(q);
-    free(m->chat);
+        sync_job_finish(m->job, SYNC_IDLE, NULL, 1, m->chat_id);
     free(m);
 }
 
@@ -47,22 +43,15 @@ static void meta_fetched(void *data, int status, const char *json, const char *e
     }
     json_error_t je;
     json_t *c = json_loads(json, 0, &je);
-    snprintf(m->idbuf, sizeof m->idbuf, "%lld",
-             (long long)json_integer_value(json_object_get(c, "id")));
+    m->chat_id = json_integer_value(json_object_get(c, "id"));
     json_decref(c);
-    m->chat = strdup(json);
-    m->params[0] = m->idbuf;
-    m->params[1] = m->chat ? m->chat : "{}";
-    m->stmt.sql = "SELECT parley_bot_chat_metadata($1::bigint, $2::jsonb, NULL)";
-    m->stmt.nparams = 2;
-    m->stmt.params = m->params;
-    m->q.stmts = &m->stmt;
-    m->q.nstmts = 1;
-    m->q.cb = meta_stored;
-    m->q.data = m;
-    if (pg_pool_submit(m->ctx->rw, &m->q) != 0) {
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)m->chat_id);
+    const char *params[2] = {id, json};
+    if (pg_pool_call(m->ctx->rw, NULL,
+                     "SELECT parley_bot_chat_metadata($1::bigint, $2::jsonb, NULL)", 2, params,
+                     meta_stored, m, NULL) != 0) {
         sync_job_finish(m->job, SYNC_RETRY, "database busy", 0, 0);
-        free(m->chat);
         free(m);
     }
 }

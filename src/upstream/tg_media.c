@@ -24,10 +24,6 @@ struct tg_media_wait_s {
     tg_media_progress_cb progress;
     tg_media_fetch_cb done;
     void *data;
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[2];
-    char buf[2][24];
 };
 
 struct item_s {
@@ -41,10 +37,6 @@ struct item_s {
     char tmp[1100];
     char body[512];
     uv_work_t work;
-    pg_query_t q;
-    pg_stmt_t stmt;
-    const char *params[1];
-    char *pjson;
 };
 
 struct tg_media_s {
@@ -64,10 +56,6 @@ struct tg_media_s {
     uint64_t stored;
     uv_timer_t idle;
     bool idle_open;
-    pg_query_t cq;
-    pg_stmt_t cstmt;
-    const char *cparams[2];
-    char cbuf[2][24];
     queue_node_t items;
     queue_node_t claims; /* waiters whose claim is in flight */
     int waiters;
@@ -103,17 +91,18 @@ static void item_free(item_t *it)
     item_notify(it);
     queue_remove(&it->node);
     json_decref(it->row);
-    free(it->pjson);
     free(it);
 }
 
-static void item_saved(pg_query_t *q, int status)
+static void item_saved(void *data, int status, const char *value, const char *sqlstate,
+                       const char *error)
 {
-    item_t *it = q->data;
+    item_t *it = data;
     tg_media_t *m = it->m;
+    (void)value;
+    (void)sqlstate;
     if (status != 0)
-        log_warn(MEDIA_TAG, "recording a download failed: %s", q->error);
-    pg_query_release(q);
+        log_warn(MEDIA_TAG, "recording a download failed: %s", error);
     item_free(it);
     m->active--;
     if (!m->closing)
@@ -129,18 +118,13 @@ static void item_finish(item_t *it, const char *state, const char *error)
         json_object_set_new(it->row, "error", json_string(error));
     if (strcmp(state, "done") == 0)
         it->m->stored++;
-    it->pjson = json_dumps(it->row, JSON_COMPACT);
-    it->params[0] = it->pjson ? it->pjson : "{}";
-    memset(&it->q, 0, sizeof it->q);
-    memset(&it->stmt, 0, sizeof it->stmt);
-    it->stmt.sql = "SELECT parley_bot_media_done($1::jsonb)";
-    it->stmt.nparams = 1;
-    it->stmt.params = it->params;
-    it->q.stmts = &it->stmt;
-    it->q.nstmts = 1;
-    it->q.cb = item_saved;
-    it->q.data = it;
-    if (pg_pool_submit(it->m->rw, &it->q) != 0) {
+    char *pjson = json_dumps(it->row, JSON_COMPACT);
+    const char *params[1] = {pjson ? pjson : "{}"};
+    int rc =
+        pg_pool_call(it->m->rw, "parley_bot_media_done", "SELECT parley_bot_media_done($1::jsonb)",
+                     1, params, item_saved, it, NULL);
+    free(pjson);
+    if (rc != 0) {
         tg_media_t *m = it->m;
         item_free(it);
         m->active--;
@@ -313,16 +297,18 @@ static void idle_cb(uv_timer_t *t)
     claim(t->data);
 }
 
-static void claimed(pg_query_t *q, int status)
+static void claimed(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
 {
-    tg_media_t *m = q->data;
+    tg_media_t *m = data;
+    (void)sqlstate;
+    (void)error;
     m->claiming = false;
     json_t *rows = NULL;
-    if (status == 0 && q->results[0] && PQntuples(q->results[0]) == 1) {
+    if (status == 0 && value) {
         json_error_t je;
-        rows = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+        rows = json_loads(value, 0, &je);
     }
-    pg_query_release(q);
     size_t i, n = json_array_size(rows);
     json_t *row;
     json_array_foreach(rows, i, row)
@@ -349,20 +335,13 @@ static void claim(tg_media_t *m)
     int want = TG_MEDIA_MAX_ACTIVE - m->active;
     if (want <= 0)
         return;
-    snprintf(m->cbuf[0], sizeof m->cbuf[0], "%lld", (long long)m->account);
-    snprintf(m->cbuf[1], sizeof m->cbuf[1], "%d", want);
-    m->cparams[0] = m->cbuf[0];
-    m->cparams[1] = m->cbuf[1];
-    memset(&m->cq, 0, sizeof m->cq);
-    memset(&m->cstmt, 0, sizeof m->cstmt);
-    m->cstmt.sql = "SELECT parley_bot_media_claim($1::bigint, $2::integer)::text";
-    m->cstmt.nparams = 2;
-    m->cstmt.params = m->cparams;
-    m->cq.stmts = &m->cstmt;
-    m->cq.nstmts = 1;
-    m->cq.cb = claimed;
-    m->cq.data = m;
-    if (pg_pool_submit(m->rw, &m->cq) == 0)
+    char account[24], nwant[24];
+    snprintf(account, sizeof account, "%lld", (long long)m->account);
+    snprintf(nwant, sizeof nwant, "%d", want);
+    const char *params[2] = {account, nwant};
+    if (pg_pool_call(m->rw, "parley_bot_media_claim",
+                     "SELECT parley_bot_media_claim($1::bigint, $2::integer)::text", 2, params,
+                     claimed, m, NULL) == 0)
         m->claiming = true;
 }
 
@@ -434,19 +413,20 @@ static void progress_tick(uv_timer_t *t)
         uv_timer_stop(&m->tick);
 }
 
-static void fetch_claimed(pg_query_t *q, int status)
+static void fetch_claimed(void *data, int status, const char *value, const char *sqlstate,
+                          const char *error)
 {
-    tg_media_wait_t *w = q->data;
+    tg_media_wait_t *w = data;
     tg_media_t *m = w->m;
     json_t *row = NULL;
     char why[600] = "";
-    if (status == 0 && q->results[0] && PQntuples(q->results[0]) == 1) {
+    (void)sqlstate;
+    if (status == 0 && value) {
         json_error_t je;
-        row = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
+        row = json_loads(value, 0, &je);
     } else {
-        snprintf(why, sizeof why, "claiming the file failed: %s", q->error);
+        snprintf(why, sizeof why, "claiming the file failed: %s", error ? error : "no answer");
     }
-    pg_query_release(q);
     queue_remove(&w->node);
     m->claiming_one--;
     if (row && json_is_true(json_object_get(row, "claimed")) && !m->closing) {
@@ -512,18 +492,13 @@ int tg_media_fetch(tg_media_t *m, int64_t chat, int64_t message, tg_media_progre
         return UV_ENOMEM;
     *w = (tg_media_wait_t){
         .m = m, .chat = chat, .message = message, .progress = progress, .done = done, .data = data};
-    snprintf(w->buf[0], sizeof w->buf[0], "%lld", (long long)chat);
-    snprintf(w->buf[1], sizeof w->buf[1], "%lld", (long long)message);
-    w->params[0] = w->buf[0];
-    w->params[1] = w->buf[1];
-    w->stmt.sql = "SELECT parley_bot_media_claim_one($1::bigint, $2::bigint)::text";
-    w->stmt.nparams = 2;
-    w->stmt.params = w->params;
-    w->q.stmts = &w->stmt;
-    w->q.nstmts = 1;
-    w->q.cb = fetch_claimed;
-    w->q.data = w;
-    int rc = pg_pool_submit(m->rw, &w->q);
+    char chat_s[24], message_s[24];
+    snprintf(chat_s, sizeof chat_s, "%lld", (long long)chat);
+    snprintf(message_s, sizeof message_s, "%lld", (long long)message);
+    const char *params[2] = {chat_s, message_s};
+    int rc = pg_pool_call(m->rw, "parley_bot_media_claim_one",
+                          "SELECT parley_bot_media_claim_one($1::bigint, $2::bigint)::text", 2,
+                          params, fetch_claimed, w, NULL);
     if (rc != 0) {
         free(w);
         return rc;

@@ -1,7 +1,8 @@
 /* Tests for db/pool against the shared throw-away PostgreSQL: parameters,
  * pipelines and prepared statements, errors, the bounded wait queue,
  * deadlines, cancellation, read-only sessions, lost connections, sessions
- * left inside a transaction, asynchronous DNS failure, and closing. */
+ * left inside a transaction, asynchronous DNS failure, closing, and
+ * pg_pool_call (one statement, one value, its inputs copied). */
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
@@ -399,6 +400,62 @@ static void test_copy_in(void **state)
     test_loop_close(&loop);
 }
 
+static void on_call(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
+{
+    result_t *r = data;
+    r->done = true;
+    r->status = status;
+    snprintf(r->value, sizeof r->value, "%s", value ? value : "(null)");
+    snprintf(r->sqlstate, sizeof r->sqlstate, "%s", sqlstate);
+    snprintf(r->error, sizeof r->error, "%s", error ? error : "");
+}
+
+static void test_call(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 4, false, NULL);
+    result_t r = {0};
+    /* The parameters are copied: the caller's buffer may change at once. */
+    char a[8] = "20", *b = strdup("22");
+    const char *params[] = {a, b, NULL};
+    assert_int_equal(pg_pool_call(p, "t_call",
+                                  "SELECT ($1::int + $2::int)::text || coalesce($3, '!')", 3,
+                                  params, on_call, &r, NULL),
+                     0);
+    strcpy(a, "xx");
+    free(b);
+    assert_false(r.done);
+    test_run_until(&loop, &r.done, 5000);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "42!");
+    /* No row and SQL NULL are a NULL value. */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 1 WHERE false", 0, NULL, on_call, &r, NULL), 0);
+    test_run_until(&loop, &r.done, 5000);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.value, "(null)");
+    /* An error comes with its SQLSTATE and message. */
+    memset(&r, 0, sizeof r);
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 1/0", 0, NULL, on_call, &r, NULL), 0);
+    test_run_until(&loop, &r.done, 5000);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "22012");
+    assert_non_null(strstr(r.error, "division by zero"));
+    /* Cancelled while it runs. */
+    memset(&r, 0, sizeof r);
+    pg_call_t *c = NULL;
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT pg_sleep(30)", 0, NULL, on_call, &r, &c), 0);
+    test_run_for(&loop, 100);
+    pg_call_cancel(c);
+    test_run_until(&loop, &r.done, 5000);
+    assert_int_equal(r.status, UV_ECANCELED);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_dns_failure_is_async_and_reported),
         cmocka_unit_test(test_close_fails_queued),
         cmocka_unit_test(test_copy_in),
+        cmocka_unit_test(test_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
