@@ -31,6 +31,10 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             cli->command = CLI_CMD_HELP;
             return 0;
         }
+        if (!only_args && strcmp(a, "--help-config") == 0) {
+            cli->command = CLI_CMD_HELP_CONFIG;
+            return 0;
+        }
         if (!only_args && (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)) {
             cli->command = CLI_CMD_VERSION;
             return 0;
@@ -195,7 +199,8 @@ void cli_print_help(FILE *out)
             "\n"
             "Options (precedence: flags > environment > config file > defaults):\n"
             "  --config FILE                  config file of 'key = value' lines; env "
-            "PARLEY_CONFIG\n",
+            "PARLEY_CONFIG\n"
+            "  --help-config                  print this reference as a Markdown table\n",
             PARLEY_VERSION);
     config_print_reference(out);
     fprintf(out, "\nWith no database configured parleyd runs a private PostgreSQL cluster in\n"

@@ -19,6 +19,7 @@ typedef enum {
     CLI_CMD_MIGRATE,
     CLI_CMD_IMPORT,
     CLI_CMD_HELP,
+    CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
     CLI_CMD_VERSION,
 } cli_command_t;
 

@@ -1,6 +1,7 @@
 /* config: settings table, defaults, file and environment loading (see
- * config.h). One table drives parsing, help text and the reference in
- * README.md, so the three cannot drift apart. */
+ * config.h). One table drives parsing, the help text and the reference
+ * in docs/configuration.md (parleyd --help-config, tools/gen-docs), so the
+ * three cannot drift apart. */
 #include "config.h"
 
 #include <ctype.h>
@@ -418,5 +419,30 @@ void config_print_reference(FILE *out)
         snprintf(head, sizeof head, "--%s %s", flag, opts[i].arg);
         fprintf(out, "  %-30s %s\n  %-30s env %s; default %s\n", head, opts[i].help, "",
                 opts[i].env, opts[i].def);
+    }
+}
+
+/* Writes s for a Markdown table cell (| escaped). */
+static void md_cell(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+void config_print_markdown(FILE *out)
+{
+    fprintf(out, "| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        fprintf(out, "| `%s` | `--", opts[i].key);
+        for (const char *p = opts[i].key; *p; p++)
+            fputc(*p == '_' ? '-' : *p, out);
+        fprintf(out, " %s` | `%s` | ", opts[i].arg, opts[i].env);
+        md_cell(out, opts[i].def);
+        fputs(" | ", out);
+        md_cell(out, opts[i].help);
+        fputs(" |\n", out);
     }
 }

@@ -115,4 +115,8 @@ __attribute__((warn_unused_result)) bool config_key_is_bool(const char *key);
 /* Writes the settings reference (key, flag, env, default, meaning). */
 void config_print_reference(FILE *out);
 
+/* Writes the same reference as a Markdown table (parleyd --help-config;
+ * docs/configuration.md holds it between its config markers). */
+void config_print_markdown(FILE *out);
+
 #endif

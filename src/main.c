@@ -23,6 +23,9 @@ int main(int argc, char **argv)
     case CLI_CMD_HELP:
         cli_print_help(stdout);
         return 0;
+    case CLI_CMD_HELP_CONFIG:
+        config_print_markdown(stdout);
+        return 0;
     case CLI_CMD_VERSION:
         cli_print_version(stdout);
         return 0;

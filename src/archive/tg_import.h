@@ -2,7 +2,7 @@
  * Desktop JSON export into the store: the reader parses the file a chunk at
  * a time on the thread pool (tg_reader), each chat's messages go to
  * import_staging with COPY, and at the end of each chat one call of
- * parley_tg_import_chat (migration 002) maps and upserts the whole chat in
+ * parley_tg_import_chat (src/db/sql/telegram/import.sql) maps and upserts the whole chat in
  * one transaction. A chat is in the store completely or not at all; on an
  * error the staged rows of this import are removed and the chats imported
  * before it are named. Progress goes to stderr: a bar with rate and ETA on

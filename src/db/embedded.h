@@ -17,8 +17,9 @@
  * Every step runs off the loop: initdb and pg_ctl through uv_spawn, lock
  * waits through a retry timer. The cluster runs detached (pg_ctl start), so
  * a parleyd killed with SIGKILL leaves it running and the next start reuses
- * it; a stale postmaster.pid is handled by PostgreSQL itself, and a start
- * that fails while a dead server's processes still exit is retried. As root,
+ * it; the lock files of a dead server (postmaster.pid, the socket lock)
+ * are removed before a start, and a start that fails while a dead
+ * server's processes still exit is retried. As root,
  * PostgreSQL runs as an unprivileged user (pg_user, created with useradd if
  * missing). */
 #ifndef PARLEY_DB_EMBEDDED_H

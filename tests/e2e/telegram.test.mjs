@@ -268,7 +268,7 @@ test("read-only mode hides every tool that writes", async () => {
     const { tools } = await ro.client.listTools();
     const names = tools.map((t) => t.name);
     assert.ok(names.includes("messagesSearch") && names.includes("channelsList"));
-    for (const w of ["messagesSend", "contactsAliasSet", "channelsTagsSet", "syncJobsAdd", "groupsLeave", "mediaDownload"])
+    for (const w of ["messagesSend", "contactsAliasSet", "channelsTagsSet", "syncJobsAdd", "groupsLeave", "mediaDownload", "groupsInviteLinkGet"])
       assert.ok(!names.includes(w), `${w} hidden`);
     for (const t of tools) assert.equal(t.annotations.readOnlyHint, true);
     await assert.rejects(ro.client.callTool({ name: "contactsAliasSet", arguments: { userId: 1, alias: "x" } }), (e) => e.code === -32602);

@@ -28,10 +28,10 @@ expect_usage "No such file" --config "$TMP/missing.conf"
 PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
 expect_usage "bad database URL" migrate --db "host='unterminated" && true
 
-# The README documents every option --help lists.
-README=$(dirname "$0")/../../README.md
+# The configuration reference documents every option --help lists.
+REF=$(dirname "$0")/../../docs/configuration.md
 for flag in $(grep -oE -- '--[a-z][a-z-]+' <<<"$out" | sort -u); do
-  grep -q -- "$flag" "$README" || fail "README does not document $flag"
+  grep -q -- "$flag" "$REF" || fail "docs/configuration.md does not document $flag"
 done
 
 echo "cli_usage: ok"

@@ -225,8 +225,11 @@ static const mcp_tool_def_t tools[] = {
                        "\"string\",\"integer\"]}}",
          "\"channelId\",\"userIds\""),
      OUT_KEYS("removed"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_remove"},
-    {"groupsInviteLinkGet", "Invite link", "A group's invite link (needs a connector).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, RO | MCP_TOOL_OPEN_WORLD, tg_ts_group_admin,
+    {"groupsInviteLinkGet", "Invite link",
+     "A group's invite link (needs a connector). The Bot API has no way to read it without "
+     "exporting a new primary link, which replaces the previous one: not served in read-only "
+     "mode.",
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, DESTRUCT, tg_ts_group_admin,
      "parley_tg_groups_invite_link_get"},
     {"groupsInviteLinkRevoke", "Revoke invite link", "Revokes the invite link (needs a connector).",
      OBJ(CHAN("Group"), "\"channelId\""), OUT_OBJ, DESTRUCT, tg_ts_group_admin,
