@@ -1,4 +1,6 @@
-/* tg_bot: Telegram Bot API connector (see tg_bot.h). */
+/* tg_bot: Telegram Bot API connector (see tg_bot.h): identifying the bot,
+ * the getUpdates poller under its lease, applying batches with their
+ * offset, and the lifecycle. Sending is tg_send.c's. */
 #include "upstream/tg_bot.h"
 
 #include <jansson.h>
@@ -7,84 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "upstream/tg_bot_internal.h"
 #include "upstream/tg_media.h"
 #include "util/buf.h"
 #include "util/log.h"
-#include "util/queue.h"
-
-#define BOT_TAG "telegram"
-
-typedef enum {
-    BOT_STARTING = 0, /* getMe, account */
-    BOT_POLLING,
-    BOT_BACKOFF,
-    BOT_STOPPED,
-    BOT_CLOSING,
-    BOT_STANDBY, /* another daemon holds the poller lease */
-} bot_state_t;
-
-typedef struct send_s {
-    queue_node_t node;
-    int64_t chat;
-    char *body;                      /* the sendMessage JSON, or NULL for a file */
-    char *path, *caption, *filename; /* sendDocument */
-    char chat_buf[24], topic_buf[24];
-    const char *form[8];
-    tg_bot_send_cb cb;
-    void *data;
-} send_t;
-
-struct tg_bot_s {
-    uv_loop_t *loop;
-    net_client_t *net;
-    pg_pool_t *rw;
-    char token[256];
-    char api_url[512];
-    int poll_timeout_s;
-    bot_state_t state;
-    const char *detail; /* "conflict", "unauthorized", or NULL */
-    bool want_realtime;
-    int64_t account;
-    int64_t offset;
-    uint64_t applied;
-    uint32_t backoff_ms;
-    uv_timer_t timer; /* backoff and send pacing */
-    uv_timer_t send_timer;
-    /* The one poll or setup request in flight. */
-    net_req_t req;
-    bool req_busy;
-    char url[1024];
-    char *req_body;
-    char owner[96];
-    uint64_t lease_until; /* loop time until which our lease surely holds */
-    bool releasing;       /* giving the lease back at close */
-    bool released;        /* the lease was given back (or there was none) */
-    bool standby;         /* stood by last time the lease was asked for */
-    bool q_busy;          /* the one database step of the poller in flight */
-    /* Sending. */
-    queue_node_t sends;
-    int nsends;
-    queue_node_t calls; /* other methods in flight */
-    send_t *sending;
-    net_req_t sreq;
-    char surl[1024];
-    char *sjson; /* the sent message while it is stored */
-    uint64_t last_send_ms;
-    json_t *last_by_chat; /* chat id -> loop time of its last send */
-    int handles;
-    tg_media_t *media;
-    bool media_open;
-    bool in_close;
-    void (*close_cb)(tg_bot_t *b, void *data);
-    void *close_data;
-};
 
 static void poll_next(tg_bot_t *b);
 static void lease_renew(tg_bot_t *b);
-static void send_next(tg_bot_t *b);
-static void maybe_closed(tg_bot_t *b);
 
-static void set_url(tg_bot_t *b, char *url, size_t cap, const char *method)
+void tg_bot__set_url(tg_bot_t *b, char *url, size_t cap, const char *method)
 {
     snprintf(url, cap, "%s/bot%s/%s", b->api_url, b->token, method);
 }
@@ -138,7 +71,7 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
         char why[PG_QUERY_ERROR_MAX + 32];
         snprintf(why, sizeof why, "storing updates failed: %s", error);
         backoff(b, 0, why);
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     json_error_t je;
@@ -150,7 +83,7 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
     json_decref(r);
     b->backoff_ms = 0;
     if (b->state == BOT_CLOSING) {
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     poll_next(b);
@@ -165,12 +98,12 @@ static void offset_done(void *data, int status, const char *v, const char *sqlst
     b->q_busy = false;
     if (status != 0 || v == NULL) {
         backoff(b, 0, "reading the update offset failed");
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     b->offset = strtoll(v, NULL, 10);
     if (b->state == BOT_CLOSING) {
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     b->state = BOT_POLLING;
@@ -186,14 +119,14 @@ static void account_done(void *data, int status, const char *v, const char *sqls
     b->q_busy = false;
     if (status != 0 || v == NULL) {
         backoff(b, 0, "storing the bot account failed");
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     b->account = strtoll(v, NULL, 10);
     if (b->media)
         tg_media_set_account(b->media, b->account);
     if (b->state == BOT_CLOSING) {
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     char account[32];
@@ -264,7 +197,7 @@ static void updates_done(net_req_t *r, int status)
             b->state = BOT_STOPPED;
             poll_next(b); /* polls again if realtime was turned back on */
         }
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     json_t *doc;
@@ -297,7 +230,7 @@ static void me_done(net_req_t *r, int status)
     b->req_busy = false;
     if (b->state == BOT_CLOSING) {
         net_req_release(r);
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     json_t *doc;
@@ -324,7 +257,7 @@ static void me_done(net_req_t *r, int status)
 static void start_request(tg_bot_t *b, const char *method, const char *body, net_req_cb cb)
 {
     memset(&b->req, 0, sizeof b->req);
-    set_url(b, b->url, sizeof b->url, method);
+    tg_bot__set_url(b, b->url, sizeof b->url, method);
     b->req.url = b->url;
     b->req.body = body;
     b->req.body_len = body ? strlen(body) : 0;
@@ -358,7 +291,7 @@ static void lease_done(void *data, int status, const char *value, const char *sq
     const char *v = status == 0 ? value : NULL;
     bool held = v != NULL && strcmp(v, "t") == 0;
     if (b->state == BOT_CLOSING) {
-        maybe_closed(b);
+        tg_bot__maybe_closed(b);
         return;
     }
     if (v == NULL) {
@@ -419,277 +352,6 @@ static void poll_next(tg_bot_t *b)
              (long long)b->offset, b->poll_timeout_s);
     b->req_body = strdup(body);
     start_request(b, "getUpdates", b->req_body, updates_done);
-}
-
-/* ---- sending -------------------------------------------------------------------- */
-
-static void send_finish(tg_bot_t *b, int status, const char *json, const char *error)
-{
-    send_t *s = b->sending;
-    b->sending = NULL;
-    s->cb(s->data, status, json, error);
-    free(s->body);
-    free(s->path);
-    free(s->caption);
-    free(s->filename);
-    free(s);
-    send_next(b);
-    maybe_closed(b);
-}
-
-static void stored_done(void *data, int status, const char *value, const char *sqlstate,
-                        const char *error)
-{
-    tg_bot_t *b = data;
-    (void)value;
-    (void)sqlstate;
-    char *json = b->sjson;
-    b->sjson = NULL;
-    if (status != 0)
-        log_warn(BOT_TAG, "a sent message could not be stored: %s", error);
-    send_finish(b, 0, json, NULL);
-    free(json);
-}
-
-static void sent_done(net_req_t *r, int status)
-{
-    tg_bot_t *b = r->data;
-    char why[320];
-    if (status != 0) {
-        snprintf(why, sizeof why, "sending: %s", r->error[0] ? r->error : uv_strerror(status));
-        net_req_release(r);
-        send_finish(b, status, NULL, why);
-        return;
-    }
-    json_error_t je;
-    json_t *doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je);
-    net_req_release(r);
-    if (doc == NULL || !json_is_true(json_object_get(doc, "ok"))) {
-        const char *desc = json_string_value(json_object_get(doc, "description"));
-        snprintf(why, sizeof why, "Telegram refused the message: %s",
-                 desc ? desc : "no description (a body that is not JSON)");
-        json_decref(doc);
-        send_finish(b, UV_EIO, NULL, why);
-        return;
-    }
-    b->sjson = json_dumps(json_object_get(doc, "result"), JSON_COMPACT);
-    json_decref(doc);
-    char account[32];
-    snprintf(account, sizeof account, "%lld", (long long)b->account);
-    const char *params[2] = {account, b->sjson ? b->sjson : "{}"};
-    if (pg_pool_call(b->rw, "parley_bot_store_message",
-                     "SELECT parley_bot_store_message($1::bigint, $2::jsonb, true)", 2, params,
-                     stored_done, b, NULL) != 0) {
-        char *json = b->sjson;
-        b->sjson = NULL;
-        send_finish(b, 0, json, NULL);
-        free(json);
-    }
-}
-
-static void send_timer_cb(uv_timer_t *t)
-{
-    send_next(t->data);
-}
-
-/* Sends the first queued message that its chat's and the global pace
- * allow; otherwise waits. */
-static void send_next(tg_bot_t *b)
-{
-    if (b->sending != NULL || queue_empty(&b->sends) || b->state == BOT_CLOSING)
-        return;
-    uint64_t now = uv_now(b->loop);
-    uint64_t wait = 0;
-    if (now < b->last_send_ms + TG_BOT_SEND_GLOBAL_MS)
-        wait = b->last_send_ms + TG_BOT_SEND_GLOBAL_MS - now;
-    send_t *pick = NULL;
-    uint64_t chat_wait = UINT64_MAX;
-    for (queue_node_t *n = b->sends.next; n != &b->sends; n = n->next) {
-        send_t *s = queue_entry(n, send_t, node);
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)s->chat);
-        uint64_t last = (uint64_t)json_integer_value(json_object_get(b->last_by_chat, key));
-        uint64_t ready = last ? last + TG_BOT_SEND_PER_CHAT_MS : 0;
-        if (ready <= now) {
-            pick = s;
-            break;
-        }
-        if (ready - now < chat_wait)
-            chat_wait = ready - now;
-    }
-    if (pick == NULL || wait > 0) {
-        uint64_t w = pick ? wait : (chat_wait > wait ? chat_wait : wait);
-        uv_timer_start(&b->send_timer, send_timer_cb, w ? w : 1, 0);
-        return;
-    }
-    queue_remove(&pick->node);
-    b->nsends--;
-    b->sending = pick;
-    b->last_send_ms = now;
-    char key[32];
-    snprintf(key, sizeof key, "%lld", (long long)pick->chat);
-    json_object_set_new(b->last_by_chat, key, json_integer((json_int_t)now));
-    memset(&b->sreq, 0, sizeof b->sreq);
-    set_url(b, b->surl, sizeof b->surl, pick->path ? "sendDocument" : "sendMessage");
-    b->sreq.url = b->surl;
-    if (pick->path) {
-        int k = 0;
-        snprintf(pick->chat_buf, sizeof pick->chat_buf, "%lld", (long long)pick->chat);
-        pick->form[k++] = "chat_id";
-        pick->form[k++] = pick->chat_buf;
-        if (pick->caption) {
-            pick->form[k++] = "caption";
-            pick->form[k++] = pick->caption;
-        }
-        if (pick->topic_buf[0]) {
-            pick->form[k++] = "message_thread_id";
-            pick->form[k++] = pick->topic_buf;
-        }
-        pick->form[k] = NULL;
-        b->sreq.form = pick->form;
-        b->sreq.upload_field = "document";
-        b->sreq.upload_path = pick->path;
-        b->sreq.upload_name = pick->filename;
-    } else {
-        b->sreq.body = pick->body;
-        b->sreq.body_len = strlen(pick->body);
-        b->sreq.content_type = "application/json";
-    }
-    b->sreq.cb = sent_done;
-    b->sreq.data = b;
-    int rc = net_request(b->net, &b->sreq);
-    if (rc != 0) {
-        net_req_release(&b->sreq);
-        send_finish(b, rc, NULL, "cannot start the request");
-    }
-}
-
-int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,
-                        int64_t reply_to, tg_bot_send_cb cb, void *data)
-{
-    if (b->state == BOT_CLOSING)
-        return UV_ECANCELED;
-    if (b->nsends >= TG_BOT_SEND_QUEUE_MAX)
-        return UV_EBUSY;
-    json_t *body = json_pack("{s:I, s:s}", "chat_id", (json_int_t)chat, "text", text);
-    if (topic)
-        json_object_set_new(body, "message_thread_id", json_integer((json_int_t)topic));
-    if (reply_to)
-        json_object_set_new(body, "reply_parameters",
-                            json_pack("{s:I}", "message_id", (json_int_t)reply_to));
-    send_t *s = calloc(1, sizeof *s);
-    if (s == NULL || body == NULL) {
-        free(s);
-        json_decref(body);
-        return UV_ENOMEM;
-    }
-    s->chat = chat;
-    s->body = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    s->cb = cb;
-    s->data = data;
-    queue_push_tail(&b->sends, &s->node);
-    b->nsends++;
-    send_next(b);
-    return 0;
-}
-
-int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, tg_bot_send_cb cb, void *data)
-{
-    if (b->state == BOT_CLOSING)
-        return UV_ECANCELED;
-    if (b->nsends >= TG_BOT_SEND_QUEUE_MAX)
-        return UV_EBUSY;
-    send_t *s = calloc(1, sizeof *s);
-    if (s == NULL || (s->path = strdup(path)) == NULL) {
-        free(s);
-        return UV_ENOMEM;
-    }
-    s->chat = chat;
-    s->caption = caption ? strdup(caption) : NULL;
-    s->filename = filename ? strdup(filename) : NULL;
-    if (topic)
-        snprintf(s->topic_buf, sizeof s->topic_buf, "%lld", (long long)topic);
-    s->cb = cb;
-    s->data = data;
-    queue_push_tail(&b->sends, &s->node);
-    b->nsends++;
-    send_next(b);
-    return 0;
-}
-
-/* ---- other methods ------------------------------------------------------------------ */
-
-typedef struct call_s {
-    queue_node_t node;
-    tg_bot_t *b;
-    net_req_t req;
-    char url[1024];
-    char *body;
-    tg_bot_send_cb cb;
-    void *data;
-} call_t;
-
-static void call_done(net_req_t *r, int status)
-{
-    call_t *c = r->data;
-    tg_bot_t *b = c->b;
-    char why[320];
-    json_t *doc = NULL;
-    if (status == 0) {
-        json_error_t je;
-        doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je);
-    }
-    net_req_release(r);
-    queue_remove(&c->node);
-    if (doc != NULL && json_is_true(json_object_get(doc, "ok"))) {
-        char *res = json_dumps(json_object_get(doc, "result"), JSON_COMPACT | JSON_ENCODE_ANY);
-        c->cb(c->data, 0, res ? res : "null", NULL);
-        free(res);
-    } else {
-        const char *desc = json_string_value(json_object_get(doc, "description"));
-        snprintf(why, sizeof why, "Telegram refused it: %s",
-                 desc     ? desc
-                 : status ? uv_strerror(status)
-                          : "a body that is not JSON");
-        c->cb(c->data, status ? status : UV_EIO, NULL, why);
-    }
-    json_decref(doc);
-    free(c->body);
-    free(c);
-    maybe_closed(b);
-}
-
-int tg_bot_call(tg_bot_t *b, const char *method, const char *body, tg_bot_send_cb cb, void *data)
-{
-    if (b->state == BOT_CLOSING)
-        return UV_ECANCELED;
-    call_t *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->body = strdup(body ? body : "{}")) == NULL) {
-        free(c);
-        return UV_ENOMEM;
-    }
-    c->b = b;
-    c->cb = cb;
-    c->data = data;
-    set_url(b, c->url, sizeof c->url, method);
-    c->req.url = c->url;
-    c->req.body = c->body;
-    c->req.body_len = strlen(c->body);
-    c->req.content_type = "application/json";
-    c->req.cb = call_done;
-    c->req.data = c;
-    queue_push_tail(&b->calls, &c->node);
-    int rc = net_request(b->net, &c->req);
-    if (rc != 0) {
-        queue_remove(&c->node);
-        net_req_release(&c->req);
-        free(c->body);
-        free(c);
-        return rc;
-    }
-    return 0;
 }
 
 /* ---- lifecycle -------------------------------------------------------------------- */
@@ -793,7 +455,7 @@ static void handle_closed(uv_handle_t *h)
 {
     tg_bot_t *b = h->data;
     b->handles--;
-    maybe_closed(b);
+    tg_bot__maybe_closed(b);
 }
 
 static void media_closed(void *data)
@@ -801,7 +463,7 @@ static void media_closed(void *data)
     tg_bot_t *b = data;
     b->media_open = false;
     b->media = NULL;
-    maybe_closed(b);
+    tg_bot__maybe_closed(b);
 }
 
 static void released(void *data, int status, const char *value, const char *sqlstate,
@@ -813,7 +475,7 @@ static void released(void *data, int status, const char *value, const char *sqls
     (void)sqlstate;
     (void)error;
     b->releasing = false;
-    maybe_closed(b);
+    tg_bot__maybe_closed(b);
 }
 
 /* Gives the poller lease back at a clean stop, so another daemon (or this
@@ -832,7 +494,7 @@ static void release_lease(tg_bot_t *b)
         b->releasing = true;
 }
 
-static void maybe_closed(tg_bot_t *b)
+void tg_bot__maybe_closed(tg_bot_t *b)
 {
     if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
         b->media_open || !queue_empty(&b->calls) || b->releasing)
@@ -893,7 +555,7 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         net_request_cancel(&c->req); /* calls back at once */
     }
     b->in_close = false;
-    maybe_closed(b);
+    tg_bot__maybe_closed(b);
 }
 
 void tg_bot_metrics(const tg_bot_t *b, buf_t *out)
