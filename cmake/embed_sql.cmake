@@ -1,8 +1,9 @@
 # Writes OUT, a C file holding the repeatable SQL files of DIR (src/db/sql)
-cmake_policy(SET CMP0057 NEW)
 # as byte arrays, in the order of DIR/manifest, for src/db/migrate.c. Fails
 # when a .sql file under DIR is not in the manifest or a listed one is
 # missing. Run with cmake -P.
+cmake_policy(SET CMP0057 NEW) # if(... IN_LIST ...)
+include(${CMAKE_CURRENT_LIST_DIR}/embed_common.cmake)
 file(STRINGS ${DIR}/manifest lines)
 set(listed "")
 foreach(l IN LISTS lines)
@@ -25,12 +26,9 @@ set(body "/* Generated from src/db/sql by cmake/embed_sql.cmake. */\n#include \"
 set(table "")
 set(i 0)
 foreach(f IN LISTS listed)
-  file(READ ${DIR}/${f} hex HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
-  string(APPEND body "static const char r${i}[] = {${hex} 0};\n")
+  embed_bytes(${DIR}/${f} r${i} body)
   string(APPEND table "  {\"${f}\", r${i}},\n")
   math(EXPR i "${i} + 1")
 endforeach()
 string(APPEND body "\nconst repeatable_sql_t repeatable_sql[] = {\n${table}};\nconst int repeatable_sql_count = ${i};\n")
-file(WRITE ${OUT}.tmp "${body}")
-file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+embed_write(${OUT} "${body}")

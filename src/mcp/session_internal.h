@@ -1,0 +1,56 @@
+/* session_internal: what the files of the MCP session share (internal to
+ * src/mcp): session.c is the protocol state machine (lifecycle, output,
+ * backpressure, dispatch, ending); session_methods.c answers the feature
+ * methods (tools, resources, prompts, completion). */
+#ifndef PARLEY_MCP_SESSION_INTERNAL_H
+#define PARLEY_MCP_SESSION_INTERNAL_H
+
+#include "mcp/call.h"
+#include "mcp/session.h"
+
+struct mcp_session_s {
+    queue_node_t node; /* in server->sessions, then server->sweep */
+    mcp_server_t *srv;
+    const mcp_transport_ops_t *ops;
+    void *t;
+    mcp_session_state_t state;
+    char tag[32];
+    const char *kind;
+    char protocol[16];
+    json_t *client_info;
+    json_t *client_caps;
+    int log_level; /* notifications/message at or above this are sent */
+    queue_node_t calls;
+    int inflight;
+    int64_t next_request_id;
+    mcp_policy_t policy;
+    char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
+    int nsubs;
+    bool reading; /* what we last asked of the transport */
+    bool transport_gone;
+    bool swept;         /* handed to the server's sweep */
+    uint64_t opened_at; /* loop time */
+};
+
+/* session.c */
+void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const char *message,
+                             const json_t *data);
+void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result);
+void mcp_session__maybe_finish(mcp_session_t *s);
+void mcp_session__update_reading(mcp_session_t *s);
+__attribute__((warn_unused_result)) bool mcp_session__tool_allowed(const mcp_session_t *s,
+                                                                   const mcp_tool_t *t);
+
+/* session_methods.c */
+void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json_t *params);
+void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *params);
+void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const json_t *params);
+void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, const json_t *params,
+                                        bool templates);
+void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params);
+void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params,
+                                   bool on);
+void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params);
+void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params);
+
+#endif

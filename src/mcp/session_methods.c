@@ -1,0 +1,300 @@
+/* session_methods: the feature methods of an MCP session (see
+ * session_internal.h): tools/list with pagination, tools/call with
+ * argument validation, resources (list, templates, read, subscribe),
+ * prompts (list, get) and completion. Each call is an mcp_call_t handed to
+ * its toolset's handler. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/schema.h"
+#include "mcp/session_internal.h"
+#include "util/log.h"
+
+/* ---- tools ------------------------------------------------------------------- */
+
+/* Lists entries [start, start+page) of one kind; cursors are offsets. */
+static void list_page(mcp_session_t *s, const json_t *id, const json_t *params, const char *what,
+                      json_t *all)
+{
+    long start = 0, n = (long)json_array_size(all), page = s->srv->limits.tools_page_size;
+    const json_t *cursor = json_object_get(params, "cursor");
+    if (cursor != NULL && !json_is_null(cursor)) {
+        const char *c = json_string_value(cursor);
+        char *end = NULL;
+        if (c != NULL && c[0] != '\0')
+            start = strtol(c, &end, 10);
+        if (c == NULL || c[0] == '\0' || *end != '\0' || start <= 0 || start >= n) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "%s/list: invalid cursor (pass the nextCursor of the previous page)",
+                     strcmp(what, "resourceTemplates") == 0 ? "resources/templates" : what);
+            mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+            json_decref(all);
+            return;
+        }
+    }
+    json_t *items = json_array();
+    for (long i = start; i < n && i < start + page; i++)
+        json_array_append(items, json_array_get(all, (size_t)i));
+    json_decref(all);
+    json_t *result = json_object();
+    json_object_set_new(result, what, items);
+    if (start + page < n) {
+        char next[24];
+        snprintf(next, sizeof next, "%ld", start + page);
+        json_object_set_new(result, "nextCursor", json_string(next));
+    }
+    mcp_session__send_result(s, id, result);
+}
+
+void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    json_t *all = json_array();
+    for (int i = 0; i < r->ntools; i++)
+        if (mcp_session__tool_allowed(s, &r->tools[i]))
+            json_array_append(all, r->tools[i].listing);
+    list_page(s, id, params, "tools", all);
+}
+
+/* Admits a request that a handler answers: checks the global cap on work
+ * in flight (a busy error with retryAfterMs past it), and registers the
+ * call. NULL when it was answered already. */
+static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
+                              json_t *args, const json_t *params)
+{
+    mcp_server_t *srv = s->srv;
+    if (srv->stats.active_calls >= srv->limits.max_active_calls) {
+        srv->stats.busy_rejections++;
+        json_t *data = json_pack("{s:i}", "retryAfterMs", MCP_BUSY_RETRY_AFTER_MS);
+        mcp_session__send_error(s, id, JSONRPC_SERVER_BUSY, "server busy, retry later", data);
+        json_decref(data);
+        return NULL;
+    }
+    const json_t *meta = json_object_get(params, "_meta");
+    json_t *token = json_object_get(meta, "progressToken");
+    if (token && !json_is_string(token) && !json_is_integer(token))
+        token = NULL;
+    mcp_call_t *c = mcp_call__new(s, kind, name, id, args, token);
+    if (c == NULL) {
+        mcp_session__send_error(s, id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+        return NULL;
+    }
+    c->started_ns = uv_hrtime();
+    queue_push_tail(&s->calls, &c->node);
+    s->inflight++;
+    srv->stats.active_calls++;
+    return c;
+}
+
+void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    if (name == NULL) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "tools/call: params.name must be a string", NULL);
+        return;
+    }
+    const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
+    if (tool != NULL && !mcp_session__tool_allowed(s, tool))
+        tool = NULL;
+    if (tool == NULL) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "Unknown tool: %.100s (see tools/list)", name);
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+        return;
+    }
+    json_t *args = json_object_get(params, "arguments");
+    if (args == NULL || json_is_null(args))
+        args = json_object();
+    else if (!json_is_object(args)) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "tools/call: params.arguments must be an object", NULL);
+        return;
+    } else
+        json_incref(args);
+    mcp_server_t *srv = s->srv;
+    mcp_call_t *c = call_start(s, MCP_CALL_TOOL, tool->name, id, args, params);
+    json_decref(args);
+    if (c == NULL)
+        return;
+    c->tool = tool;
+    c->context = mcp_registry_context(&srv->registry, tool->toolset);
+    srv->stats.tool_calls++;
+    char err[512];
+    if (!schema_validate(tool->input_schema, c->args, err, sizeof err)) {
+        mcp_call_finish_error(c, "Invalid arguments for %s: %s", tool->name, err);
+        return;
+    }
+    tool->def->fn(c);
+}
+
+void mcp_session__call_done(mcp_session_t *s, mcp_call_t *c)
+{
+    mcp_server_observe_latency(s->srv, (double)(uv_hrtime() - c->started_ns) / 1e9);
+    queue_remove(&c->node);
+    s->inflight--;
+    s->srv->stats.active_calls--;
+    mcp_session__update_reading(s);
+    mcp_session__maybe_finish(s);
+}
+
+/* ---- resources and prompts ----------------------------------------------- */
+
+void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, const json_t *params,
+                                        bool templates)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    json_t *all = json_array();
+    for (int i = 0; i < r->nresources; i++)
+        if (r->resources[i].is_template == templates)
+            json_array_append(all, r->resources[i].listing);
+    list_page(s, id, params, templates ? "resourceTemplates" : "resources", all);
+}
+
+void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    if (uri == NULL) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "resources/read: params.uri must be a string", NULL);
+        return;
+    }
+    json_t *vars = NULL;
+    const mcp_resource_t *res = mcp_registry_find_resource(&s->srv->registry, uri, &vars);
+    if (res == NULL) {
+        /* "Resource not found" is -32002 in the MCP specification. */
+        json_t *data = json_pack("{s:s}", "uri", uri);
+        mcp_session__send_error(
+            s, id, MCP_ERROR_RESOURCE_NOT_FOUND,
+            "Resource not found (see resources/list and resources/templates/list)", data);
+        json_decref(data);
+        return;
+    }
+    json_t *args = json_pack("{s:s, s:o}", "uri", uri, "vars", vars ? vars : json_object());
+    mcp_call_t *c = call_start(s, MCP_CALL_RESOURCE, res->def->uri, id, args, params);
+    json_decref(args);
+    if (c == NULL)
+        return;
+    c->context = mcp_registry_context(&s->srv->registry, res->toolset);
+    res->def->fn(c);
+}
+
+void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params,
+                                   bool on)
+{
+    const char *uri = json_string_value(json_object_get(params, "uri"));
+    if (uri == NULL) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                on ? "resources/subscribe: params.uri must be a string"
+                                   : "resources/unsubscribe: params.uri must be a string",
+                                NULL);
+        return;
+    }
+    int found = -1;
+    for (int i = 0; i < s->nsubs; i++)
+        if (strcmp(s->subs[i], uri) == 0)
+            found = i;
+    if (on && found < 0) {
+        char *copy = NULL;
+        if (s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS || (copy = strdup(uri)) == NULL) {
+            free(copy);
+            mcp_session__send_error(
+                s, id, JSONRPC_INVALID_PARAMS,
+                "resources/subscribe: too many subscriptions; unsubscribe from some first", NULL);
+            return;
+        }
+        s->subs[s->nsubs++] = copy;
+    } else if (!on && found >= 0) {
+        free(s->subs[found]);
+        s->subs[found] = s->subs[--s->nsubs];
+    }
+    mcp_session__send_result(s, id, json_object());
+}
+
+void mcp_session__resource_updated(mcp_session_t *s, const char *uri)
+{
+    for (int i = 0; i < s->nsubs; i++) {
+        if (strcmp(s->subs[i], uri) == 0) {
+            json_t *p = json_pack("{s:s}", "uri", uri);
+            size_t len = 0;
+            char *m = jsonrpc_notification("notifications/resources/updated", p, &len);
+            json_decref(p);
+            mcp_session__send(s, m, len, NULL, false);
+            return;
+        }
+    }
+}
+
+void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const json_t *params)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    json_t *all = json_array();
+    for (int i = 0; i < r->nprompts; i++)
+        json_array_append(all, r->prompts[i].listing);
+    list_page(s, id, params, "prompts", all);
+}
+
+void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    if (name == NULL) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "prompts/get: params.name must be a string", NULL);
+        return;
+    }
+    const mcp_prompt_t *p = mcp_registry_find_prompt(&s->srv->registry, name);
+    if (p == NULL) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "Unknown prompt: %.100s (see prompts/list)", name);
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+        return;
+    }
+    json_t *args = json_object_get(params, "arguments");
+    if (args != NULL && !json_is_null(args) && !json_is_object(args)) {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "prompts/get: params.arguments must be an object", NULL);
+        return;
+    }
+    /* Required arguments must be present. */
+    size_t i;
+    json_t *a;
+    json_array_foreach(p->arguments, i, a)
+    {
+        const char *an = json_string_value(json_object_get(a, "name"));
+        if (an && json_is_true(json_object_get(a, "required")) &&
+            !json_is_string(json_object_get(args, an))) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "prompts/get %.60s: argument '%.60s' is required", name, an);
+            mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+            return;
+        }
+    }
+    json_t *owned = json_is_object(args) ? json_incref(args) : json_object();
+    mcp_call_t *c = call_start(s, MCP_CALL_PROMPT, p->def->name, id, owned, params);
+    json_decref(owned);
+    if (c == NULL)
+        return;
+    c->context = mcp_registry_context(&s->srv->registry, p->toolset);
+    p->def->fn(c);
+}
+
+/* completion/complete: no argument of ours has completions yet; the answer
+ * is an empty list (the result shape the specification requires). */
+void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json_t *params)
+{
+    const json_t *ref = json_object_get(params, "ref");
+    const json_t *arg = json_object_get(params, "argument");
+    if (!json_is_object(ref) || !json_is_object(arg)) {
+        mcp_session__send_error(
+            s, id, JSONRPC_INVALID_PARAMS,
+            "completion/complete: params.ref and params.argument must be objects", NULL);
+        return;
+    }
+    mcp_session__send_result(
+        s, id, json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0, "hasMore", 0));
+}
+
+/* A response from the client to one of our requests. */
