@@ -121,6 +121,10 @@ static const opt_t opts[] = {
      "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
      "e.g. +03:00.",
      "OFFSET"},
+    {"timezone", "PARLEY_TIMEZONE", OPT_STR, OFF(timezone), SZ(timezone), 0, 0, "UTC",
+     "IANA time zone of relative dates in tool arguments (the inline toolset's \"yesterday\" "
+     "is a whole day there), e.g. Europe/Berlin.",
+     "ZONE"},
     {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
      "DATA_DIR/exports", "The only directory the mediaDownload tool writes into.", "DIR"},
     {"upload_root", "PARLEY_UPLOAD_ROOT", OPT_STR, OFF(upload_root), SZ(upload_root), 0, 0,
@@ -208,6 +212,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
+    strcpy(cfg->timezone, "UTC");
     strcpy(cfg->telegram_api_url, "https://api.telegram.org");
     cfg->telegram_poll_timeout_s = 25;
     cfg->telegram_file_limit_mb = 20;

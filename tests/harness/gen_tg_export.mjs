@@ -17,6 +17,12 @@
 //                                     and DIR/services.json (a group with
 //                                     service actions, polls, media, reactions,
 //                                     forwards, an unsupported message)
+//   gen_tg_export.mjs inline DIR      a whole-account export for the inline
+//                                     toolset (DIR/result.json): the self user,
+//                                     a contact "Dena Karimi" and her direct
+//                                     chat, a group "Dena X Mo", a channel
+//                                     "News about Dena", and "Marketing" with
+//                                     links yesterday (dates relative to now, UTC)
 //   gen_tg_export.mjs big FILE N      one chat with N messages, streamed
 import fs from "node:fs";
 import path from "node:path";
@@ -181,7 +187,52 @@ function servicesGroup() {
   return { name: "Release Crew", type: "private_group", id: 20002, messages: m };
 }
 
-if (mode === "groups") {
+// The inline toolset's prompts over a whole account; times relative to now.
+function inlineAccount() {
+  const now = Math.floor(Date.now() / 1000);
+  const today0 = now - (now % 86400);
+  const yday = today0 - 86400;
+  const me = ["Sam Me", "user1000"], dena = ["Dena Karimi", "user2001"], mo = ["Mo Reza", "user2003"];
+  return {
+    about: "inline test account",
+    personal_information: { user_id: 1000, first_name: "Sam", last_name: "Me", phone_number: "+1 555 0000", username: "@sam", bio: "" },
+    contacts: {
+      about: "",
+      list: [
+        { user_id: 2001, first_name: "Dena", last_name: "Karimi", phone_number: "+1 555 2001", ...ts(yday) },
+        { user_id: 2003, first_name: "Mo", last_name: "Reza", phone_number: "+1 555 2003", ...ts(yday) },
+      ],
+    },
+    chats: {
+      about: "",
+      list: [
+        { name: "Dena Karimi", type: "personal_chat", id: 2001, messages: [
+          msg(1, yday - 7200, ...dena, "hi Sam"),
+          msg(2, yday - 3600, ...me, "hello Dena"),
+          msg(3, yday + 3600, ...dena, "are we still on for Friday?"),
+          msg(4, yday + 7200, ...me, "yes, see you Friday at noon"),
+        ] },
+        { name: "Dena X Mo", type: "private_group", id: 300, messages: [
+          service(1, yday - 86400, ...mo, "create_group", { title: "Dena X Mo", members: ["Dena Karimi"] }),
+          msg(2, yday - 80000, ...mo, "welcome, Dena"),
+        ] },
+        { name: "News about Dena", type: "public_channel", id: 400, messages: [
+          msg(1, yday - 50000, "News about Dena", "channel400", "Dena joined the team"),
+        ] },
+        { name: "Marketing", type: "private_supergroup", id: 500, messages: [
+          msg(1, yday - 40000, ...mo, "old plan https://example.org/old"),
+          msg(2, yday + 36000, ...mo, ["the campaign draft: ", { type: "link", text: "https://example.org/draft" }]),
+          msg(3, yday + 40000, ...dena, "looks good, no link"),
+        ] },
+      ],
+    },
+    left_chats: { about: "", list: [] },
+  };
+}
+
+if (mode === "inline") {
+  write(path.join(out, "result.json"), inlineAccount());
+} else if (mode === "groups") {
   write(path.join(out, "small.json"), smallGroup());
   write(path.join(out, "services.json"), servicesGroup());
 } else if (mode === "edge") {
@@ -210,6 +261,6 @@ if (mode === "groups") {
   fs.writeSync(fd, " ]\n}\n");
   fs.closeSync(fd);
 } else {
-  console.error("usage: gen_tg_export.mjs edge DIR | groups DIR | big FILE N");
+  console.error("usage: gen_tg_export.mjs edge DIR | groups DIR | inline DIR | big FILE N");
   process.exit(2);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "toolsets/sqltool.h"
 #include "toolsets/telegram/tg_toolset.h"
 
 /* The internal function that resolves a channelId (and userIds): a read,
@@ -64,15 +65,8 @@ void tg_ts_fail(mcp_call_t *c, int status, archive_err_t err, const char *messag
         }
         mcp_call_finish_error(c, "%s", message);
         return;
-    case ARCHIVE_ERR_ARGUMENT:
-        mcp_call_finish_error(c, "%s", message);
-        return;
-    case ARCHIVE_ERR_BUSY:
-        mcp_call_finish_error(c, "The archive is busy or unreachable (%s); retry in a moment.",
-                              message);
-        return;
     default:
-        mcp_call_finish_error(c, "The archive could not answer: %s", message);
+        sqltool_fail(c, err, message);
     }
 }
 
@@ -97,16 +91,9 @@ void tg_ts_finish_obj(mcp_call_t *c, json_t *o)
     free(text);
 }
 
-static void run_cancel(mcp_call_t *c)
-{
-    if (c->data)
-        archive_call_cancel(c->data);
-}
-
 bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_call_cb cb, void *data)
 {
     tg_toolset_t *ts = tg_ts(c);
-    char *args = args_json ? strdup(args_json) : json_dumps(c->args, JSON_COMPACT);
     char *daemon = ts->status_json ? ts->status_json(ts->status_data) : NULL;
     connector_t *conn = ts->conn;
     json_error_t je;
@@ -117,22 +104,13 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
     free(daemon);
     char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
-    archive_mode_t mode =
-        (c->tool->def->annotations & MCP_TOOL_READ_ONLY) || strcmp(fn, TG_RESOLVE_FN) == 0
-            ? ARCHIVE_READ
-            : ARCHIVE_WRITE;
-    archive_call_t *op = NULL;
-    int rc = args && ctx_text ? archive_call(ts->archive, mode, fn, args, ctx_text, cb, data, &op)
-                              : UV_ENOMEM;
-    free(args);
+    archive_mode_t mode = strcmp(fn, TG_RESOLVE_FN) == 0 ? ARCHIVE_READ : sqltool_mode(c);
+    bool started =
+        ctx_text != NULL && sqltool_run(c, ts->archive, mode, fn, args_json, ctx_text, cb, data);
+    if (ctx_text == NULL)
+        mcp_call_finish_error(c, "%s failed: out of memory", c->tool->def->name);
     free(ctx_text);
-    if (rc != 0) {
-        mcp_call_finish_error(c, "The archive is busy (%s); retry in a moment.", uv_strerror(rc));
-        return false;
-    }
-    c->data = op;
-    c->on_cancel = run_cancel;
-    return true;
+    return started;
 }
 
 static void generic_done(void *data, int status, const char *json, archive_err_t err,

@@ -135,7 +135,9 @@ BEGIN
                                                     EXCLUDED.active)
            OR NOT coalesce(c.extra, '{}') @> EXCLUDED.extra;
 
-    -- Senders and actors (the newest name wins).
+    -- Senders and actors (the newest name wins). A sender's name is a full
+    -- display name: it goes into first_name alone, and never over the names
+    -- of a contact (contacts.list) or of the account's own user.
     INSERT INTO users AS u (id, first_name)
     SELECT DISTINCT ON (uid) uid, name
     FROM (SELECT parley_tg_peer_id(coalesce(msg -> 'from_id', msg -> 'actor_id')) AS uid,
@@ -145,8 +147,11 @@ BEGIN
           WHERE import_id = p_import AND chat_key = p_chat_key) s
     WHERE uid > 0
     ORDER BY uid, mid DESC
-    ON CONFLICT (id) DO UPDATE SET first_name = EXCLUDED.first_name, updated_at = now()
-        WHERE u.first_name IS DISTINCT FROM EXCLUDED.first_name AND EXCLUDED.first_name IS NOT NULL;
+    ON CONFLICT (id) DO UPDATE SET first_name = EXCLUDED.first_name, last_name = NULL,
+                                   updated_at = now()
+        WHERE (u.first_name, u.last_name) IS DISTINCT FROM (EXCLUDED.first_name, NULL)
+          AND EXCLUDED.first_name IS NOT NULL AND NOT u.is_contact
+          AND NOT coalesce((u.extra ->> 'is_self')::boolean, false);
 
     WITH src AS (
         SELECT DISTINCT ON ((msg ->> 'id')::bigint) msg AS m
@@ -292,13 +297,22 @@ BEGIN
     WHERE c.id = v_chat AND (c.last_message_id, c.last_message_date)
                             IS DISTINCT FROM (l.id, l.date);
 
+    -- What an import brings is read: the read marker moves up to its newest
+    -- message (never back).
+    UPDATE chats c SET read_inbox_max_id = r.top, updated_at = now()
+    FROM (SELECT max((msg ->> 'id')::bigint) AS top FROM import_staging
+          WHERE import_id = p_import AND chat_key = p_chat_key AND msg ->> 'id' ~ '^-?[0-9]+$') r
+    WHERE c.id = v_chat AND r.top IS NOT NULL
+      AND coalesce(c.read_inbox_max_id, 0) < r.top;
+
     DELETE FROM import_staging WHERE import_id = p_import AND chat_key = p_chat_key;
     RETURN jsonb_build_object('chat_id', v_chat, 'messages', v_count, 'written', v_written,
                               'topics', (SELECT count(*) FROM topics WHERE chat_id = v_chat));
 END
 $$;
 
--- Contacts of a whole-account export ("contacts": {"list": [...]}).
+-- Contacts of a whole-account export ("contacts": {"list": [...]}): a
+-- contact's first and last name are the user's.
 CREATE OR REPLACE FUNCTION parley_tg_import_contacts(p_list jsonb) RETURNS bigint
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -312,11 +326,13 @@ BEGIN
     WHERE c ->> 'user_id' ~ '^[0-9]+$' AND (c ->> 'user_id')::bigint > 0
     ON CONFLICT (id) DO UPDATE
         SET first_name = coalesce(EXCLUDED.first_name, u.first_name),
-            last_name = coalesce(EXCLUDED.last_name, u.last_name),
+            last_name = CASE WHEN EXCLUDED.first_name IS NOT NULL THEN EXCLUDED.last_name
+                             ELSE coalesce(EXCLUDED.last_name, u.last_name) END,
             phone = coalesce(EXCLUDED.phone, u.phone), is_contact = true, updated_at = now()
         WHERE (u.first_name, u.last_name, u.phone, u.is_contact)
               IS DISTINCT FROM (coalesce(EXCLUDED.first_name, u.first_name),
-                                coalesce(EXCLUDED.last_name, u.last_name),
+                                CASE WHEN EXCLUDED.first_name IS NOT NULL THEN EXCLUDED.last_name
+                                     ELSE coalesce(EXCLUDED.last_name, u.last_name) END,
                                 coalesce(EXCLUDED.phone, u.phone), true);
     GET DIAGNOSTICS v_n = ROW_COUNT;
     RETURN v_n;

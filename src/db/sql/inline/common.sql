@@ -1,0 +1,195 @@
+-- inline/common: what the inline toolset's tool functions share
+-- (src/toolsets/inline/). Every tool is parley_inline_<tool>(a jsonb, ctx
+-- jsonb): a holds the validated arguments, ctx what the daemon knows
+-- ("timezone": an IANA name, default UTC; "now": the clock, which tests
+-- pin). Mistakes of the caller raise PT400 naming the parameter.
+
+-- Case- and accent-insensitive form of t, with every run of characters that
+-- are not letters or digits turned into one space (so "Dena-X" and
+-- "dena x" compare equal).
+CREATE OR REPLACE FUNCTION parley_inline_fold(t text) RETURNS text
+    LANGUAGE sql STABLE AS $$
+    SELECT btrim(regexp_replace(lower(unaccent('unaccent', coalesce(t, ''))),
+                                '[^[:alnum:]]+', ' ', 'g'))
+$$;
+
+-- The daemon's clock and timezone from ctx.
+CREATE OR REPLACE FUNCTION parley_inline_now(ctx jsonb) RETURNS timestamptz
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((ctx ->> 'now')::timestamptz, now())
+$$;
+
+CREATE OR REPLACE FUNCTION parley_inline_tz(ctx jsonb) RETURNS text
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce(nullif(ctx ->> 'timezone', ''), 'UTC')
+$$;
+
+-- A since/until argument as a time: "today", "yesterday", "N{s,m,h,d,w}
+-- ago" (also "Nd"), YYYY-MM-DD, an ISO date-time, or epoch seconds; days
+-- are local days of the daemon's timezone. since is inclusive; until is
+-- exclusive, and a day given as until ends with that day ("until:
+-- yesterday" covers all of yesterday). NULL when absent.
+CREATE OR REPLACE FUNCTION parley_inline_time(a jsonb, key text, ctx jsonb) RETURNS timestamptz
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v text := btrim(a ->> key);
+    tz text := parley_inline_tz(ctx);
+    now_ timestamptz := parley_inline_now(ctx);
+    today date := (now_ AT TIME ZONE tz)::date;
+    day date;
+    m text[];
+    until boolean := key = 'until';
+BEGIN
+    IF v IS NULL OR v = '' THEN
+        RETURN NULL;
+    END IF;
+    v := lower(v);
+    IF v = 'now' THEN
+        RETURN now_;
+    ELSIF v = 'today' THEN
+        day := today;
+    ELSIF v = 'yesterday' THEN
+        day := today - 1;
+    ELSIF v ~ '^\d{4}-\d\d-\d\d$' THEN
+        BEGIN
+            day := v::date;
+        EXCEPTION WHEN OTHERS THEN
+            PERFORM parley_tg_bad(format('%s: %s is not a date', key, to_jsonb(a ->> key)::text));
+        END;
+    ELSIF v ~ '^\d{9,11}$' THEN
+        RETURN to_timestamp(v::bigint);
+    ELSE
+        m := regexp_match(v, '^(\d+)\s*(s|m|h|d|w)(?:\s+ago)?$');
+        IF m IS NOT NULL THEN
+            RETURN now_ - make_interval(secs => m[1]::bigint * CASE m[2]
+                WHEN 's' THEN 1 WHEN 'm' THEN 60 WHEN 'h' THEN 3600 WHEN 'd' THEN 86400
+                ELSE 604800 END);
+        END IF;
+        IF v ~ '^\d{4}-\d\d-\d\d[t ]\d\d:\d\d' THEN
+            BEGIN
+                IF v ~ '(z|[+-]\d\d(:?\d\d)?)$' THEN
+                    RETURN v::timestamptz;
+                END IF;
+                RETURN (v::timestamp) AT TIME ZONE tz;
+            EXCEPTION WHEN OTHERS THEN
+                NULL;
+            END;
+        END IF;
+        PERFORM parley_tg_bad(format('%s: %s is not a time; use today, yesterday, 3d ago, 12h '
+                                     'ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds',
+                                     key, to_jsonb(a ->> key)::text));
+    END IF;
+    RETURN ((CASE WHEN until THEN day + 1 ELSE day END)::timestamp) AT TIME ZONE tz;
+END
+$$;
+
+-- The account's own user ids: the self user of an import, and the bots.
+CREATE OR REPLACE FUNCTION parley_inline_me() RETURNS bigint[]
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(id), '{}') FROM (
+        SELECT id FROM users WHERE (extra ->> 'is_self')::boolean
+        UNION SELECT external_id::bigint FROM accounts
+              WHERE kind IN ('telegram_bot', 'telegram_user') AND external_id ~ '^[0-9]+$') s
+$$;
+
+-- A user's display name: first and last name (or the alias a person was
+-- given, when asked for).
+CREATE OR REPLACE FUNCTION parley_inline_user_name(u users) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT nullif(btrim(concat_ws(' ', u.first_name, u.last_name)), '')
+$$;
+
+CREATE OR REPLACE FUNCTION parley_inline_user_json(u users) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'userId', u.id, 'name', parley_inline_user_name(u), 'firstName', u.first_name,
+        'lastName', u.last_name,
+        'username', CASE WHEN u.username IS NOT NULL THEN '@' || u.username END,
+        'alias', u.alias, 'isBot', CASE WHEN u.is_bot THEN true END,
+        'isContact', CASE WHEN u.is_contact THEN true END))
+$$;
+
+-- The chat a chatId or userId argument names (userId: the DM with that
+-- user); PT400 when neither or an unknown one.
+CREATE OR REPLACE FUNCTION parley_inline_chat(a jsonb) RETURNS bigint
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    id bigint;
+BEGIN
+    IF a ? 'chatId' THEN
+        IF (a ->> 'chatId') !~ '^-?\d+$' THEN
+            PERFORM parley_tg_bad(format('chatId: %s is not a chat id; find chats with '
+                                         'conversations_list', (a -> 'chatId')::text));
+        END IF;
+        SELECT c.id INTO id FROM chats c WHERE c.id = (a ->> 'chatId')::bigint;
+        IF id IS NULL THEN
+            PERFORM parley_tg_bad(format('chatId: no chat %s; find chats with conversations_list',
+                                         a ->> 'chatId'));
+        END IF;
+        RETURN id;
+    END IF;
+    IF a ? 'userId' THEN
+        IF (a ->> 'userId') !~ '^\d+$' THEN
+            PERFORM parley_tg_bad(format('userId: %s is not a user id; find people with '
+                                         'people_search', (a -> 'userId')::text));
+        END IF;
+        SELECT c.id INTO id FROM chats c
+        WHERE c.kind = 'private' AND c.id = (a ->> 'userId')::bigint;
+        IF id IS NULL THEN
+            PERFORM parley_tg_bad(format('userId: no direct chat with user %s in the archive; '
+                                         'find chats with conversations_list', a ->> 'userId'));
+        END IF;
+        RETURN id;
+    END IF;
+    PERFORM parley_tg_bad('give chatId, or userId for the direct chat with a person');
+    RETURN NULL;
+END
+$$;
+
+-- limit within [1, cap] (default dflt).
+CREATE OR REPLACE FUNCTION parley_inline_limit(a jsonb, dflt integer, cap integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT least(greatest(coalesce((a ->> 'limit')::integer, dflt), 1), cap)
+$$;
+
+-- Does m pass the content filter (all, links, media, photos, videos,
+-- documents, files)?
+CREATE OR REPLACE FUNCTION parley_inline_content(m messages, content text) RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT CASE coalesce(content, 'all')
+        WHEN 'all' THEN true
+        WHEN 'links' THEN m.has_link
+        WHEN 'media' THEN m.media_kind IS NOT NULL
+        WHEN 'photos' THEN m.media_kind = 'photo'
+        WHEN 'videos' THEN m.media_kind IN ('video', 'animation', 'video_note')
+        WHEN 'documents' THEN m.media_kind = 'document'
+        WHEN 'files' THEN EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id
+                                                          AND f.message_id = m.id)
+        ELSE false END
+$$;
+
+-- A message as the inline tools answer it; snippet may be NULL.
+CREATE OR REPLACE FUNCTION parley_inline_message_json(m messages, me bigint[], snippet text)
+    RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+        'chatId', m.chat_id, 'messageId', m.id,
+        'uri', format('inline://chat/%s/message/%s', m.chat_id, m.id),
+        'date', m.date, 'editDate', m.edit_date, 'senderId', m.sender_id,
+        'senderName', m.sender_name, 'out', m.outgoing OR m.sender_id = ANY (me),
+        'text', m.text, 'snippet', snippet, 'replyToMessageId', m.reply_to_id,
+        'hasLink', m.has_link, 'kind', CASE WHEN m.kind <> 'message' THEN m.kind END,
+        'media', (SELECT jsonb_strip_nulls(jsonb_build_object(
+                             'kind', f.kind, 'fileName', f.file_name, 'mimeType', f.mime_type,
+                             'size', f.file_size, 'width', f.width, 'height', f.height,
+                             'duration', f.duration))
+                  FROM media f WHERE f.chat_id = m.chat_id AND f.message_id = m.id
+                  ORDER BY f.ordinal LIMIT 1)))
+$$;
+
+-- Messages of chat c above its read marker that others sent.
+CREATE OR REPLACE FUNCTION parley_inline_unread(c chats, me bigint[]) RETURNS bigint
+    LANGUAGE sql STABLE AS $$
+    SELECT count(*) FROM messages m
+    WHERE m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0) AND m.kind = 'message'
+      AND NOT m.outgoing AND NOT coalesce(m.sender_id = ANY (me), false)
+$$;

@@ -1,0 +1,165 @@
+-- inline/messages: a chat's history (messages_list), search within one
+-- chat (messages_search), unread messages across chats (messages_unread),
+-- the messages around one (messages_context), and moving a chat's read
+-- marker (messages_mark_read).
+
+CREATE OR REPLACE FUNCTION parley_inline_check_enum(a jsonb, key text, allowed text[])
+    RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF a ? key AND NOT (a ->> key) = ANY (allowed) THEN
+        PERFORM parley_tg_bad(format('%s: %s is not one of %s', key, (a -> key)::text,
+                                     array_to_string(allowed, ', ')));
+    END IF;
+    RETURN a ->> key;
+END
+$$;
+
+-- messages_list: newest first, paging backwards: offsetId gives the page
+-- below that message; nextOffsetId is where the next page starts (absent
+-- on the last page).
+CREATE OR REPLACE FUNCTION parley_inline_messages_list(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat bigint := parley_inline_chat(a);
+    lim integer := parley_inline_limit(a, 50, 200);
+    direction text := coalesce(parley_inline_check_enum(a, 'direction', '{sent,received,all}'),
+                               'all');
+    content text := parley_inline_check_enum(a, 'content',
+                        '{all,links,media,photos,videos,documents,files}');
+    since timestamptz := parley_inline_time(a, 'since', ctx);
+    until timestamptz := parley_inline_time(a, 'until', ctx);
+    unread_only boolean := coalesce((a ->> 'unreadOnly')::boolean, false);
+    me bigint[] := parley_inline_me();
+    marker bigint := (SELECT coalesce(read_inbox_max_id, 0) FROM chats WHERE id = chat);
+    items jsonb;
+    n integer;
+    last_id bigint;
+BEGIN
+    SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY m.id DESC), '[]'),
+           count(*), min(m.id)
+    INTO items, n, last_id
+    FROM (SELECT * FROM messages m
+          WHERE m.chat_id = chat
+            AND (a ->> 'offsetId' IS NULL OR m.id < (a ->> 'offsetId')::bigint)
+            AND (direction = 'all'
+                 OR (direction = 'sent') = (m.outgoing OR coalesce(m.sender_id = ANY (me), false)))
+            AND (since IS NULL OR m.date >= since) AND (until IS NULL OR m.date < until)
+            AND (NOT unread_only OR (m.id > marker AND NOT m.outgoing
+                                     AND NOT coalesce(m.sender_id = ANY (me), false)))
+            AND parley_inline_content(m, content)
+          ORDER BY m.id DESC LIMIT lim) m;
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'chatId', chat, 'items', items, 'limit', lim,
+        'nextOffsetId', CASE WHEN n = lim THEN last_id END));
+END
+$$;
+
+-- messages_search: one chat; the query through the archive search (web
+-- syntax, CJK substrings); without a query, the filtered history.
+CREATE OR REPLACE FUNCTION parley_inline_messages_search(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat bigint := parley_inline_chat(a);
+    lim integer := parley_inline_limit(a, 50, 200);
+    content text := parley_inline_check_enum(a, 'content',
+                        '{all,links,media,photos,videos,documents,files}');
+    since timestamptz := parley_inline_time(a, 'since', ctx);
+    until timestamptz := parley_inline_time(a, 'until', ctx);
+    me bigint[] := parley_inline_me();
+    r jsonb;
+BEGIN
+    IF nullif(btrim(a ->> 'query'), '') IS NULL THEN
+        RETURN parley_inline_messages_list(a - 'query', ctx) - 'nextOffsetId';
+    END IF;
+    r := parley_search(a ->> 'query', NULL, false, ARRAY[chat], NULL, NULL, since,
+                       until - interval '1 microsecond',
+                       CASE WHEN content IN ('links', 'media', 'photos', 'videos', 'documents',
+                                             'files') THEN content END,
+                       'time', lim, 0);
+    RETURN jsonb_build_object(
+        'chatId', chat, 'mode', r -> 'mode', 'total', r -> 'count',
+        'totalCapped', coalesce(r -> 'countCapped', 'false'), 'limit', lim,
+        'items', coalesce((SELECT jsonb_agg(parley_inline_message_json(m, me, h ->> 'snippet')
+                                            ORDER BY ord)
+                           FROM jsonb_array_elements(r -> 'results') WITH ORDINALITY AS x(h, ord)
+                           JOIN messages m ON m.chat_id = (h ->> 'chat_id')::bigint
+                                          AND m.id = (h ->> 'id')::bigint), '[]'));
+END
+$$;
+
+-- messages_unread: messages others sent above each chat's read marker,
+-- newest first, across chats.
+CREATE OR REPLACE FUNCTION parley_inline_messages_unread(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    lim integer := parley_inline_limit(a, 50, 200);
+    content text := parley_inline_check_enum(a, 'content',
+                        '{all,links,media,photos,videos,documents,files}');
+    since timestamptz := parley_inline_time(a, 'since', ctx);
+    until timestamptz := parley_inline_time(a, 'until', ctx);
+    me bigint[] := parley_inline_me();
+    scanned integer;
+    items jsonb;
+BEGIN
+    SELECT count(*) INTO scanned FROM chats c
+    WHERE c.active AND EXISTS (SELECT 1 FROM messages m
+                               WHERE m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0));
+    SELECT coalesce(jsonb_agg(parley_inline_message_json(x.m, me, NULL) || jsonb_build_object(
+                                  'chatTitle', x.title)
+                              ORDER BY (x.m).date DESC, (x.m).chat_id, (x.m).id DESC), '[]')
+    INTO items
+    FROM (SELECT m, c.title FROM chats c
+          JOIN messages m ON m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0)
+          WHERE c.active AND m.kind = 'message' AND NOT m.outgoing
+            AND NOT coalesce(m.sender_id = ANY (me), false)
+            AND (since IS NULL OR m.date >= since) AND (until IS NULL OR m.date < until)
+            AND parley_inline_content(m, content)
+          ORDER BY m.date DESC, m.chat_id, m.id DESC LIMIT lim) x;
+    RETURN jsonb_build_object('scannedChats', scanned, 'items', items, 'limit', lim);
+END
+$$;
+
+-- messages_context: up to before/after messages around one, in order.
+CREATE OR REPLACE FUNCTION parley_inline_messages_context(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat bigint := parley_inline_chat(a);
+    me bigint[] := parley_inline_me();
+    r jsonb;
+BEGIN
+    r := parley_tg_context(chat, (a ->> 'messageId')::bigint,
+                           least(greatest(coalesce((a ->> 'before')::integer, 10), 0), 100),
+                           least(greatest(coalesce((a ->> 'after')::integer, 10), 0), 100));
+    RETURN jsonb_build_object(
+        'chatId', chat,
+        'before', (SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY o),
+                                   '[]')
+                   FROM jsonb_array_elements(r -> 'before') WITH ORDINALITY x(e, o)
+                   JOIN messages m ON m.chat_id = chat AND m.id = (e ->> 'messageId')::bigint),
+        'target', (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
+                   WHERE m.chat_id = chat AND m.id = (a ->> 'messageId')::bigint),
+        'after', (SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY o),
+                                  '[]')
+                  FROM jsonb_array_elements(r -> 'after') WITH ORDINALITY x(e, o)
+                  JOIN messages m ON m.chat_id = chat AND m.id = (e ->> 'messageId')::bigint));
+END
+$$;
+
+-- messages_mark_read: the read marker moves up to maxId (default: the
+-- newest message); it never moves back.
+CREATE OR REPLACE FUNCTION parley_inline_messages_mark_read(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    chat bigint := parley_inline_chat(a);
+    upto bigint := coalesce((a ->> 'maxId')::bigint,
+                            (SELECT max(id) FROM messages WHERE chat_id = chat), 0);
+    me bigint[] := parley_inline_me();
+    c chats;
+BEGIN
+    UPDATE chats SET read_inbox_max_id = greatest(coalesce(read_inbox_max_id, 0), upto),
+                     updated_at = now()
+    WHERE id = chat RETURNING * INTO c;
+    RETURN jsonb_build_object('chatId', chat, 'readMaxId', c.read_inbox_max_id,
+                              'unreadCount', parley_inline_unread(c, me));
+END
+$$;

@@ -1,0 +1,132 @@
+// The inline toolset end to end: a whole-account export (generated, dates
+// relative to now) imported into a fresh database, parleyd over stdio with
+// the official SDK client. The spec's prompts in two calls each, the Dena
+// case (the direct chat over a group titled "Dena X Mo"), dotted names,
+// unread state after an import and after new messages, bad arguments, and
+// the names the importer stores.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { PARLEYD, stdioClient, textOf, tmpdir } from "./lib.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_inline_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const work = tmpdir("parley-inline-");
+let client;
+let chats; // title -> chat id
+
+function psql(sql, dbname = db) {
+  return execFileSync("psql", ["-X", "-q", "-At", "-h", pgDir, "-U", "parley", "-d", dbname, "-c", sql], {
+    encoding: "utf8",
+  }).trim();
+}
+
+async function call(name, args = {}) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError) return { error: textOf(r) };
+  assert.deepEqual(JSON.parse(textOf(r)), r.structuredContent, "text and structuredContent agree");
+  return r.structuredContent;
+}
+
+before(async () => {
+  psql(`CREATE DATABASE ${db}`, "postgres");
+  execFileSync("node", [path.join(here, "..", "harness", "gen_tg_export.mjs"), "inline", path.join(work, "export")]);
+  execFileSync(PARLEYD, ["import", "telegram-export", path.join(work, "export"), "--db", url, "--data-dir", path.join(work, "data")], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  ({ client } = await stdioClient(["--db", url, "--toolsets", "inline", "--data-dir", path.join(work, "data")]));
+  const all = await call("conversations_list", { limit: 100 });
+  chats = Object.fromEntries(all.items.map((c) => [c.title, c.chatId]));
+});
+
+after(async () => {
+  await client?.close();
+  psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
+});
+
+test("lists the tools with underscores, schemas and annotations", async () => {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  assert.deepEqual(names, ["account_me", "conversations_get", "conversations_list", "messages_context",
+    "messages_list", "messages_mark_read", "messages_search", "messages_unread", "people_search"]);
+  for (const t of tools) {
+    assert.ok(t.outputSchema, t.name);
+    assert.equal(typeof t.annotations.readOnlyHint, "boolean");
+  }
+});
+
+test("the Dena case: the direct chat, and the group when asked for it", async () => {
+  const r = await call("conversations_list", { query: "Dena" });
+  assert.equal(r.bestMatch, 2001);
+  assert.equal(r.items[0].kind, "dm");
+  assert.equal(r.items[0].peer.name, "Dena Karimi");
+  assert.ok(r.items[0].match.reasons.includes("directChat"));
+  assert.ok(r.items.some((c) => c.chatId === chats["Dena X Mo"]));
+  assert.ok(r.items.some((c) => c.chatId === chats["News about Dena"]));
+  const g = await call("conversations_list", { query: "Dena X" });
+  assert.equal(g.bestMatch, chats["Dena X Mo"]);
+  // Dotted names are accepted on tools/call.
+  const dotted = await call("conversations.list", { query: "dena" });
+  assert.equal(dotted.bestMatch, 2001);
+});
+
+test("last message I sent to Dena: two calls", async () => {
+  const { bestMatch } = await call("conversations_list", { query: "Dena" });
+  const m = await call("messages_list", { chatId: bestMatch, direction: "sent", limit: 1 });
+  assert.equal(m.items.length, 1);
+  assert.equal(m.items[0].text, "yes, see you Friday at noon");
+  assert.equal(m.items[0].out, true);
+  assert.equal(m.items[0].uri, `inline://chat/2001/message/4`);
+  // The same by person, and paging back.
+  const byUser = await call("messages_list", { userId: 2001, limit: 2 });
+  assert.deepEqual(byUser.items.map((x) => x.messageId), [4, 3]);
+  const next = await call("messages_list", { userId: 2001, limit: 2, offsetId: byUser.nextOffsetId });
+  assert.deepEqual(next.items.map((x) => x.messageId), [2, 1]);
+});
+
+test("links in the marketing thread from yesterday: two calls", async () => {
+  const { bestMatch } = await call("conversations_list", { query: "marketing" });
+  assert.equal(bestMatch, chats.Marketing);
+  const r = await call("messages_search", { chatId: bestMatch, content: "links", since: "yesterday", until: "yesterday" });
+  assert.deepEqual(r.items.map((x) => x.messageId), [2]);
+  assert.equal(r.items[0].hasLink, true);
+  const q = await call("messages_search", { chatId: bestMatch, query: "campaign" });
+  assert.deepEqual(q.items.map((x) => x.messageId), [2]);
+});
+
+test("unread: an import is read; new messages are unread until marked", async () => {
+  assert.deepEqual((await call("messages_unread", {})).items, []);
+  const m = chats.Marketing;
+  psql(`INSERT INTO messages (chat_id, id, sender_id, sender_name, date, text)
+        VALUES (${m}, 10, 2003, 'Mo Reza', now() - interval '1 day', 'new since the import')`);
+  const y = await call("messages_unread", { since: "2d ago" });
+  assert.equal(y.scannedChats, 1);
+  assert.deepEqual(y.items.map((x) => [x.chatId, x.messageId]), [[m, 10]]);
+  assert.equal((await call("conversations_get", { chatId: m })).unreadCount, 1);
+  const mark = await call("messages_mark_read", { chatId: m });
+  assert.deepEqual(mark, { chatId: m, readMaxId: 10, unreadCount: 0 });
+  assert.deepEqual((await call("messages_unread", {})).items, []);
+});
+
+test("people, the account, and context", async () => {
+  const p = await call("people_search", { query: "karimi" });
+  assert.equal(p.items[0].name, "Dena Karimi"); // not "Dena Karimi Karimi"
+  assert.equal(p.items[0].chatId, 2001);
+  const me = await call("account_me");
+  assert.equal(me.user.userId, 1000);
+  assert.equal(me.timezone, "UTC");
+  const c = await call("messages_context", { chatId: 2001, messageId: 3, before: 1, after: 1 });
+  assert.deepEqual([c.before.map((x) => x.messageId), c.target.messageId, c.after.map((x) => x.messageId)], [[2], 3, [4]]);
+});
+
+test("bad arguments name what to change", async () => {
+  assert.match((await call("messages_list", {})).error, /give chatId, or userId/);
+  assert.match((await call("messages_list", { userId: 999 })).error, /userId: no direct chat with user 999/);
+  assert.match((await call("messages_list", { chatId: 2001, since: "soon" })).error, /since: "soon" is not a time/);
+  assert.match((await call("messages_list", { chatId: 2001, direction: "up" })).error, /direction/);
+  assert.match((await call("conversations_list", { limit: 1000 })).error, /limit/);
+});
