@@ -230,6 +230,11 @@ void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (c->kind != MCP_CALL_TOOL) {
+        /* resources/read and prompts/get results have no isError. */
+        mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, text, NULL);
+        return;
+    }
     mcp_session__server(c->session)->stats.tool_errors++;
     json_t *r =
         json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError", 1);

@@ -109,7 +109,8 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len);
 void mcp_call_finish_result(mcp_call_t *c, json_t *result);
 
 /* Finishes with isError: true and a message telling the model what to
- * change. */
+ * change (a resource read or prompt get, which have no isError, gets a
+ * JSON-RPC internal error with the message). */
 __attribute__((format(printf, 2, 3))) void mcp_call_finish_error(mcp_call_t *c, const char *fmt,
                                                                  ...);
 

@@ -51,8 +51,9 @@ after(async () => {
 test("lists the tools with underscores, schemas and annotations", async () => {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ["account_me", "conversations_get", "conversations_list", "messages_context",
-    "messages_list", "messages_mark_read", "messages_search", "messages_unread", "people_search"]);
+  assert.deepEqual(names, ["account_me", "conversations_create", "conversations_get", "conversations_list",
+    "messages_context", "messages_list", "messages_mark_read", "messages_search", "messages_send",
+    "messages_send_batch", "messages_unread", "people_search"]);
   for (const t of tools) {
     assert.ok(t.outputSchema, t.name);
     assert.equal(typeof t.annotations.readOnlyHint, "boolean");
@@ -121,6 +122,25 @@ test("people, the account, and context", async () => {
   assert.equal(me.timezone, "UTC");
   const c = await call("messages_context", { chatId: 2001, messageId: 3, before: 1, after: 1 });
   assert.deepEqual([c.before.map((x) => x.messageId), c.target.messageId, c.after.map((x) => x.messageId)], [[2], 3, [4]]);
+});
+
+test("resources: a chat and a message by URI; an unknown one is not found", async () => {
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
+    ["inline://chat/{chatId}", "inline://chat/{chatId}/message/{messageId}"]);
+  const m = await client.readResource({ uri: "inline://chat/2001/message/4" });
+  assert.equal(m.contents[0].mimeType, "application/json");
+  assert.equal(JSON.parse(m.contents[0].text).text, "yes, see you Friday at noon");
+  const c = await client.readResource({ uri: "inline://chat/2001" });
+  assert.equal(JSON.parse(c.contents[0].text).peer.name, "Dena Karimi");
+  await assert.rejects(client.readResource({ uri: "inline://chat/2001/message/999" }), (e) => e.code === -32002);
+  await assert.rejects(client.readResource({ uri: "inline://chat/abc" }), (e) => e.code === -32002);
+});
+
+test("without a connector, sending and creating say what is possible", async () => {
+  assert.match((await call("messages_send", { chatId: 2001, text: "hi" })).error, /needs a connected Telegram account/);
+  assert.match((await call("messages_send", { userId: 999, text: "hi" })).error, /userId: no direct chat/);
+  assert.match((await call("conversations_create", { title: "Release" })).error, /create the chat in a Telegram app/);
 });
 
 test("bad arguments name what to change", async () => {

@@ -410,6 +410,36 @@ test("sending from an MCP client, paced per chat; realtime on and off; status", 
   assert.doesNotMatch(d.log(), /TESTSECRET/);
 });
 
+test("inline tools send through the connector, each item of a batch answered", async () => {
+  const d = await daemon(["--toolsets", "inline"]);
+  try {
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const c = new Client({ name: "inline-send", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    psql("INSERT INTO chats (id, kind, title) VALUES (-400777, 'group', 'Inline target') ON CONFLICT DO NOTHING");
+    const one = await c.callTool({ name: "messages_send", arguments: { chatId: -400777, text: "hi from inline" } });
+    assert.ok(!one.isError, textOf(one));
+    assert.equal(one.structuredContent.chatId, -400777);
+    assert.match(one.structuredContent.uri, /^inline:\/\/chat\/-400777\/message\/\d+$/);
+    const batch = await c.callTool({ name: "messages.send_batch", arguments: { items: [
+      { chatId: -400777, text: "one" }, { chatId: 5, text: "two" }, { chatId: -400777, text: "three" }] } });
+    assert.ok(!batch.isError, textOf(batch));
+    assert.deepEqual(batch.structuredContent.results.map((r) => r.ok), [true, false, true]);
+    assert.match(batch.structuredContent.results[1].error, /chatId: no chat 5/);
+    const sent = (await control("/control/sent")).filter((x) => x.chat_id === -400777).map((x) => x.text);
+    assert.deepEqual(sent, ["hi from inline", "one", "three"]);
+    const create = await c.callTool({ name: "conversations_create", arguments: { title: "Release" } });
+    assert.equal(create.isError, true);
+    assert.match(textOf(create), /cannot create chats.*Create the chat in a Telegram app/);
+    const nodm = await c.callTool({ name: "messages_send", arguments: { userId: 424242, text: "x" } });
+    assert.equal(nodm.isError, true);
+    assert.match(textOf(nodm), /userId: no direct chat with user 424242/);
+    await c.close();
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
 test("two daemons on one database: one polls, the other stands by and takes over", async () => {
   // The daemons of the earlier tests gave the poller lease back as they stopped.
   assert.equal(psql("SELECT count(*) FROM sync_state WHERE stream = 'poller'"), "0");

@@ -1,4 +1,5 @@
-/* inline: the inline toolset's context, handler and table (see inline.h). */
+/* inline: the inline toolset's context, and the handlers of its reading
+ * tools and resources (see inline.h). The table is tools.c's. */
 #include "toolsets/inline/inline.h"
 
 #include <stdio.h>
@@ -6,127 +7,53 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mcp/jsonrpc.h"
+#include "toolsets/inline/inline_internal.h"
 #include "toolsets/sqltool.h"
 
 /* The system's time zone database, for checking the timezone setting. */
 #define INLINE_ZONEINFO "/usr/share/zoneinfo"
 
-typedef struct inline_ctx_s {
-    archive_t *archive;
-    char sql_ctx[160]; /* {"timezone": ...}: what the SQL functions get as ctx */
-} inline_ctx_t;
-
-/* Every tool: its SQL function answers. */
-static void inline_tool(mcp_call_t *c)
+/* Every reading tool: its SQL function answers. */
+void inline_tool(mcp_call_t *c)
 {
-    inline_ctx_t *ic = mcp_call_context(c);
+    inline_ctx_t *ic = inline_ctx(c);
     sqltool_run(c, ic->archive, sqltool_mode(c), c->tool->def->sql_function, NULL, ic->sql_ctx,
                 sqltool_done, c);
 }
 
-/* ---- definitions ------------------------------------------------------------ */
+/* The SQL function answers the ReadResourceResult, or JSON null when there
+ * is no such chat or message. */
+static void resource_done(void *data, int status, const char *json, archive_err_t err,
+                          const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0) {
+        sqltool_fail(c, err, message); /* a JSON-RPC error for a resource read */
+        return;
+    }
+    json_error_t je;
+    json_t *r = json_loads(json, JSON_DECODE_ANY, &je);
+    if (!json_is_object(r)) {
+        json_decref(r);
+        /* "Resource not found" is -32002 in the MCP specification. */
+        mcp_call_finish_rpc_error(c, MCP_ERROR_RESOURCE_NOT_FOUND,
+                                  "Resource not found (find chats with conversations_list)",
+                                  json_pack("{s:O}", "uri", json_object_get(c->args, "uri")));
+        return;
+    }
+    mcp_call_finish_result(c, r);
+}
 
-#define RO    (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
-#define WRITE (MCP_TOOL_IDEMPOTENT)
-
-#define OBJ(props, req)                                                                            \
-    "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req                           \
-    "],\"additionalProperties\":false}"
-#define NOARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
-#define CHAT_ID                                                                                    \
-    "\"chatId\":{\"type\":\"integer\",\"description\":\"A chat's id (see conversations_list)\"}"
-#define USER_ID                                                                                    \
-    "\"userId\":{\"type\":\"integer\",\"description\":\"A person's id: their direct chat "         \
-    "(instead "                                                                                    \
-    "of chatId)\"}"
-#define LIMIT(d, cap)                                                                              \
-    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" #cap                              \
-    ",\"description\":\"Default " #d "\"}"
-#define TIME(n, d)                                                                                 \
-    "\"" n "\":{\"type\":[\"string\",\"integer\"],\"description\":\"" d                            \
-    ": today, yesterday, 3d ago, 12h ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds; "     \
-    "days are local to the configured timezone\"}"
-#define SINCE TIME("since", "From (inclusive)")
-#define UNTIL TIME("until", "Until (a day given here is included whole)")
-#define CONTENT                                                                                    \
-    "\"content\":{\"type\":\"string\",\"enum\":[\"all\",\"links\",\"media\",\"photos\","           \
-    "\"videos\","                                                                                  \
-    "\"documents\",\"files\"]}"
-
-#define OUT_ITEMS                                                                                  \
-    "{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\"}},\"required\":["          \
-    "\"items\"]}"
-
-static const mcp_tool_def_t tools[] = {
-    {"conversations.list", "Find or list conversations",
-     "Recent chats, or the chats matching query (a person's name or username, a title, or a chat "
-     "id), ranked: a direct chat with a person beats a group that mentions them. Each item has "
-     "match {score, reasons}; bestMatch is the chat id to use when one clearly leads (else "
-     "null). Use it first, then messages_list or messages_search with that chatId.",
-     OBJ("\"query\":{\"type\":\"string\"},\"unreadOnly\":{\"type\":\"boolean\"},\"sort\":{"
-         "\"type\":\"string\",\"enum\":[\"relevance\",\"recent\",\"unread\"],\"description\":"
-         "\"Default: relevance with a query, else recent\"}," LIMIT(20, 100),
-         ""),
-     "{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\"},\"bestMatch\":{\"type\":["
-     "\"integer\",\"null\"]}},\"required\":[\"items\",\"bestMatch\"]}",
-     RO, inline_tool, "parley_inline_conversations_list"},
-    {"conversations.get", "Get a conversation",
-     "One chat: kind, title, the person of a direct chat, last message, unread count, message "
-     "count.",
-     OBJ(CHAT_ID "," USER_ID, ""), "{\"type\":\"object\",\"required\":[\"chatId\"]}", RO,
-     inline_tool, "parley_inline_conversations_get"},
-    {"messages.list", "List messages",
-     "A chat's messages (chatId, or userId for the direct chat with a person), newest first. "
-     "direction sent|received; since/until; unreadOnly; content. Page back with offsetId = "
-     "the answer's nextOffsetId.",
-     OBJ(CHAT_ID "," USER_ID ",\"direction\":{\"type\":\"string\",\"enum\":[\"sent\",\"received\","
-                 "\"all\"]}," SINCE "," UNTIL ",\"unreadOnly\":{\"type\":\"boolean\"}," CONTENT
-                 ",\"offsetId\":{\"type\":\"integer\"}," LIMIT(50, 200),
-         ""),
-     OUT_ITEMS, RO, inline_tool, "parley_inline_messages_list"},
-    {"messages.search", "Search one chat",
-     "Search within one chat (chatId or userId): query in web-search syntax (words, \\\"phrases"
-     "\\\", OR, -word; CJK by substring), content and since/until. Without a query: the chat's "
-     "history filtered by content and time.",
-     OBJ(CHAT_ID "," USER_ID ",\"query\":{\"type\":\"string\"}," CONTENT "," SINCE "," UNTIL
-                 "," LIMIT(50, 200),
-         ""),
-     OUT_ITEMS, RO, inline_tool, "parley_inline_messages_search"},
-    {"messages.unread", "Unread messages",
-     "Messages others sent that are above each chat's read marker, across chats, newest first; "
-     "since/until and content narrow them. Answers {scannedChats, items}.",
-     OBJ(SINCE "," UNTIL "," CONTENT "," LIMIT(50, 200), ""),
-     "{\"type\":\"object\",\"properties\":{\"scannedChats\":{\"type\":\"integer\"},\"items\":{"
-     "\"type\":\"array\"}},\"required\":[\"scannedChats\",\"items\"]}",
-     RO, inline_tool, "parley_inline_messages_unread"},
-    {"messages.context", "Messages around one", "Messages before and after one, in time order.",
-     OBJ(CHAT_ID "," USER_ID ",\"messageId\":{\"type\":\"integer\"},\"before\":{\"type\":"
-                 "\"integer\",\"minimum\":0,\"maximum\":100},\"after\":{\"type\":\"integer\","
-                 "\"minimum\":0,\"maximum\":100}",
-         "\"messageId\""),
-     "{\"type\":\"object\",\"required\":[\"before\",\"target\",\"after\"]}", RO, inline_tool,
-     "parley_inline_messages_context"},
-    {"messages.mark_read", "Mark as read",
-     "Moves a chat's read marker up to maxId (default: its newest message); it never moves "
-     "back. Answers the marker and the unread count.",
-     OBJ(CHAT_ID "," USER_ID ",\"maxId\":{\"type\":\"integer\"}", ""),
-     "{\"type\":\"object\",\"required\":[\"chatId\",\"readMaxId\",\"unreadCount\"]}", WRITE,
-     inline_tool, "parley_inline_messages_mark_read"},
-    {"people.search", "Find people",
-     "People by name, username, alias or phone number, each with the id of their direct chat "
-     "when there is one.",
-     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(20, 100), "\"query\""), OUT_ITEMS,
-     RO, inline_tool, "parley_inline_people_search"},
-    {"account.me", "Who am I", "The account's own user and its connected accounts.", NOARGS,
-     "{\"type\":\"object\"}", RO, inline_tool, "parley_inline_account_me"},
-};
-
-const mcp_toolset_t toolset_inline_mcp = {
-    .name = "inline",
-    .description = "Task-first chat tools: ranked conversation lookup, history, search, unread",
-    .tools = tools,
-    .ntools = (int)(sizeof tools / sizeof tools[0]),
-};
+/* inline://chat/{chatId} and inline://chat/{chatId}/message/{messageId}. */
+void inline_resource_read(mcp_call_t *c)
+{
+    inline_ctx_t *ic = inline_ctx(c);
+    sqltool_run(c, ic->archive, ARCHIVE_READ, "parley_inline_resource", NULL, ic->sql_ctx,
+                resource_done, c);
+}
 
 /* ---- context ---------------------------------------------------------------- */
 
@@ -170,6 +97,7 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
         return UV_ENOMEM;
     }
     ic->archive = env->archive;
+    ic->conn = toolset_env_connector(env, "telegram");
     snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->cfg->timezone);
     *out = ic;
     return 0;

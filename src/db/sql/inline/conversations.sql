@@ -147,3 +147,43 @@ BEGIN
             WHERE c.id = chat);
 END
 $$;
+
+-- inline://chat/{chatId} and inline://chat/{chatId}/message/{messageId}
+-- (resources/read): a = {"uri", "vars"}; the ReadResourceResult, or JSON
+-- null when there is no such chat or message.
+CREATE OR REPLACE FUNCTION parley_inline_resource(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat text := a #>> '{vars,chatId}';
+    msg text := a #>> '{vars,messageId}';
+    me bigint[] := parley_inline_me();
+    body jsonb;
+BEGIN
+    IF chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$') THEN
+        RETURN 'null';
+    END IF;
+    IF msg IS NULL THEN
+        body := (SELECT parley_inline_chat_json(c, p, me, NULL) FROM chats c
+                 LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
+                 WHERE c.id = chat::bigint);
+    ELSE
+        body := (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
+                 WHERE m.chat_id = chat::bigint AND m.id = msg::bigint);
+    END IF;
+    IF body IS NULL THEN
+        RETURN 'null';
+    END IF;
+    RETURN jsonb_build_object('contents', jsonb_build_array(jsonb_build_object(
+        'uri', a ->> 'uri', 'mimeType', 'application/json', 'text', body::text)));
+END
+$$;
+
+-- conversations_create without a connector: what the archive offers.
+CREATE OR REPLACE FUNCTION parley_inline_conversations_create(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN parley_tg_needs_connector('conversations_create',
+        'create the chat in a Telegram app; once the account is in it, conversations_list '
+        'finds it');
+END
+$$;

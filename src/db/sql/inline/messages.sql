@@ -163,3 +163,27 @@ BEGIN
                               'unreadCount', parley_inline_unread(c, me));
 END
 $$;
+
+-- The chat a send goes to (chatId, or userId for the direct chat), for the
+-- connector's tools (internal).
+CREATE OR REPLACE FUNCTION parley_inline_resolve(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('chatId', parley_inline_chat(a))
+$$;
+
+-- messages_send and messages_send_batch without a connector.
+CREATE OR REPLACE FUNCTION parley_inline_messages_send(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM parley_inline_chat(a);
+    RETURN parley_tg_needs_connector('messages_send', 'nothing can be sent from the archive alone');
+END
+$$;
+
+CREATE OR REPLACE FUNCTION parley_inline_messages_send_batch(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN parley_tg_needs_connector('messages_send_batch',
+                                     'nothing can be sent from the archive alone');
+END
+$$;
