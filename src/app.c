@@ -24,6 +24,7 @@
 
 #include "archive/archive.h"
 #include "archive/tg_import.h"
+#include "archive/uploads.h"
 #include "db/embedded.h"
 #include "db/listen.h"
 #include "db/migrate.h"
@@ -74,7 +75,9 @@ typedef struct app_s {
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
-    net_client_t *net;
+    net_client_t *net;                            /* the Telegram connector's */
+    net_client_t *fetch;                          /* URLs tools give, under the address policy */
+    uploads_t *uploads;
     tg_bot_t *bot;
     tg_connector_t *tg_conn;
     sync_runner_t *jobs;
@@ -188,6 +191,13 @@ static void mcp_closed(mcp_server_t *srv)
     app_mcp_part_closed((app_t *)((char *)srv - offsetof(app_t, mcp)));
 }
 
+static void fetch_closed(void *data)
+{
+    app_t *a = data;
+    a->fetch = NULL;
+    app_mcp_part_closed(a);
+}
+
 static void net_closed(void *data)
 {
     app_t *a = data;
@@ -246,6 +256,10 @@ static void app_close_mcp(app_t *a)
     } else if (a->net) {
         a->mcp_parts++;
         net_client_close(a->net, net_closed, a);
+    }
+    if (a->fetch) {
+        a->mcp_parts++;
+        net_client_close(a->fetch, fetch_closed, a);
     }
     a->mcp_parts++;
     mcp_server_close(&a->mcp, mcp_closed);
@@ -324,6 +338,36 @@ static void app_metrics(buf_t *b, void *data)
 static void stdio_ended(void *data)
 {
     app_shutdown(data, APP_EXIT_OK);
+}
+
+/* The HTTP client for URLs that tools give (files_upload), under the
+ * address policy, and the uploads it feeds. */
+static int app_start_fetch(app_t *a, char *err, size_t errcap)
+{
+    addr_policy_t policy = {.allow_http = a->cfg->url_allow_http};
+    char list[CONFIG_LIST_MAX];
+    snprintf(list, sizeof list, "%s", a->cfg->url_allow_addresses);
+    for (char *save = NULL, *tok = strtok_r(list, ", ", &save); tok;
+         tok = strtok_r(NULL, ", ", &save)) {
+        if (policy.nallow == ADDR_POLICY_ALLOW_MAX || strlen(tok) >= sizeof policy.allow[0]) {
+            snprintf(err, errcap, "url_allow_addresses: at most %d addresses",
+                     ADDR_POLICY_ALLOW_MAX);
+            return UV_EINVAL;
+        }
+        snprintf(policy.allow[policy.nallow++], sizeof policy.allow[0], "%s", tok);
+    }
+    net_config_t nc = {.timeout_ms = (uint32_t)a->cfg->url_timeout_s * 1000};
+    int rc = net_client_new(&a->loop, &nc, &policy, &a->fetch, err, errcap);
+    if (rc != 0)
+        return rc;
+    uploads_config_t uc = {.media_root = a->media_root,
+                           .max_bytes = (uint64_t)a->cfg->inline_upload_max_mb << 20};
+    if ((rc = uploads_new(&a->loop, a->archive, a->fetch, &uc, &a->uploads)) != 0) {
+        snprintf(err, errcap, "out of memory");
+        return rc;
+    }
+    a->env.uploads = a->uploads;
+    return 0;
 }
 
 /* Starts the Telegram Bot API connector when a token is configured. */
@@ -430,6 +474,10 @@ static int app_start_mcp(app_t *a)
     a->env.status_data = a;
     if ((rc = app_start_upstream(a, err, sizeof err)) != 0) {
         app_fatal(a, "telegram", err);
+        return rc;
+    }
+    if ((rc = app_start_fetch(a, err, sizeof err)) != 0) {
+        app_fatal(a, "url fetching", err);
         return rc;
     }
     /* Each selected toolset builds its context from the environment. */
@@ -663,6 +711,7 @@ int app_run(const config_t *cfg, cli_command_t cmd)
             toolsets_table[i].close(a->toolset_ctx[i]);
     if (a->tg_conn)
         tg_connector_free(a->tg_conn);
+    uploads_free(a->uploads);
     archive_free(a->archive);
     tg_import_free(a->import);
     rc = uv_loop_close(&a->loop);

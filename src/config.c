@@ -144,6 +144,17 @@ static const opt_t opts[] = {
      "Largest file downloaded through the Bot API (the public server serves 20 MB; a "
      "self-hosted one up to 2000).",
      "MB"},
+    {"inline_upload_max_mb", "PARLEY_INLINE_UPLOAD_MAX_MB", OPT_INT, OFF(inline_upload_max_mb), 0,
+     1, 2000, "20", "Largest file files_upload takes (base64 or fetched from a URL).", "MB"},
+    {"url_timeout_s", "PARLEY_URL_TIMEOUT_S", OPT_INT, OFF(url_timeout_s), 0, 1, 3600, "30",
+     "Time limit of fetching a URL a tool gave (files_upload).", "SECONDS"},
+    {"url_allow_http", "PARLEY_URL_ALLOW_HTTP", OPT_BOOL, OFF(url_allow_http), 0, 0, 0, "false",
+     "Let tools fetch plain http:// URLs too (for tests; https only otherwise).", "[BOOL]"},
+    {"url_allow_addresses", "PARLEY_URL_ALLOW_ADDRESSES", OPT_LIST, OFF(url_allow_addresses),
+     SZ(url_allow_addresses), 0, 0, "(none)",
+     "Comma-separated addresses tools may fetch from although they are loopback, private or "
+     "reserved (for tests, e.g. 127.0.0.2); every other such address is refused.",
+     "LIST"},
     {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
      "Entries per page of tools/list, resources/list and prompts/list.", "N"},
 };
@@ -216,6 +227,8 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     strcpy(cfg->telegram_api_url, "https://api.telegram.org");
     cfg->telegram_poll_timeout_s = 25;
     cfg->telegram_file_limit_mb = 20;
+    cfg->inline_upload_max_mb = 20;
+    cfg->url_timeout_s = 30;
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */

@@ -82,8 +82,12 @@ typedef struct config_s {
     char telegram_api_url[CONFIG_URL_MAX];
     int telegram_poll_timeout_s;
     int telegram_file_limit_mb;
-    char import_path[CONFIG_PATH_MAX]; /* import: the export (an argument, not a key) */
-    config_source_t source[64];        /* per key, indexed like the key table */
+    int inline_upload_max_mb;                  /* files_upload size cap */
+    int url_timeout_s;                         /* URLs tools fetch */
+    bool url_allow_http;                       /* tests: plain http too */
+    char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
+    char import_path[CONFIG_PATH_MAX];         /* import: the export (an argument, not a key) */
+    config_source_t source[64];                /* per key, indexed like the key table */
 } config_t;
 
 /* Fills every field with its default. Returns 0, or UV_EINVAL with err set

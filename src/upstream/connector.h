@@ -57,9 +57,10 @@ typedef struct connector_ops_s {
     int (*send_text)(void *impl, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
                      connector_cb cb, void *data);
     /* path: a regular file the caller checked; caption, filename: NULL for
-     * none. */
+     * none; topic, reply_to: 0 for none. */
     int (*send_file)(void *impl, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, connector_cb cb, void *data);
+                     const char *filename, int64_t topic, int64_t reply_to, connector_cb cb,
+                     void *data);
     /* {"chat", "memberCount", "administrators"} as asked by parts (a chat
      * without a member count answers without it); a part that failed ends
      * the call with what was gathered and "failed": {"part", "error"}. */

@@ -83,9 +83,11 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
                         int64_t reply_to, tg_bot_send_cb cb, void *data);
 
 /* Queues sendDocument of a local file (the caller checked the path),
- * paced like messages. caption, filename: NULL for none. */
+ * paced like messages. caption, filename: NULL for none; topic, reply_to:
+ * 0 for none. */
 int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, tg_bot_send_cb cb, void *data);
+                     const char *filename, int64_t topic, int64_t reply_to, tg_bot_send_cb cb,
+                     void *data);
 
 /* Calls Bot API method with a JSON body (not paced; for administration).
  * cb gets the method's "result" as JSON text. Returns 0 or UV_ENOMEM. */

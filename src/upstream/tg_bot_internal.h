@@ -25,7 +25,8 @@ typedef struct send_s {
     char *body;                      /* the sendMessage JSON, or NULL for a file */
     char *path, *caption, *filename; /* sendDocument */
     char chat_buf[24], topic_buf[24];
-    const char *form[8];
+    char reply_buf[48]; /* reply_parameters JSON, or "" */
+    const char *form[10];
     tg_bot_send_cb cb;
     void *data;
 } send_t;

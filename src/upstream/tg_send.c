@@ -140,6 +140,10 @@ static void send_next(tg_bot_t *b)
             pick->form[k++] = "message_thread_id";
             pick->form[k++] = pick->topic_buf;
         }
+        if (pick->reply_buf[0]) {
+            pick->form[k++] = "reply_parameters";
+            pick->form[k++] = pick->reply_buf;
+        }
         pick->form[k] = NULL;
         b->sreq.form = pick->form;
         b->sreq.upload_field = "document";
@@ -190,7 +194,8 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
 }
 
 int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, tg_bot_send_cb cb, void *data)
+                     const char *filename, int64_t topic, int64_t reply_to, tg_bot_send_cb cb,
+                     void *data)
 {
     if (b->state == BOT_CLOSING)
         return UV_ECANCELED;
@@ -206,6 +211,8 @@ int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *ca
     s->filename = filename ? strdup(filename) : NULL;
     if (topic)
         snprintf(s->topic_buf, sizeof s->topic_buf, "%lld", (long long)topic);
+    if (reply_to)
+        snprintf(s->reply_buf, sizeof s->reply_buf, "{\"message_id\":%lld}", (long long)reply_to);
     s->cb = cb;
     s->data = data;
     queue_push_tail(&b->sends, &s->node);

@@ -7,6 +7,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import crypto from "node:crypto";
+import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PARLEYD, stdioClient, textOf, tmpdir } from "./lib.mjs";
@@ -18,6 +20,19 @@ const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
 const work = tmpdir("parley-inline-");
 let client;
 let chats; // title -> chat id
+let servers = []; // local HTTP servers for files_upload
+let port;
+
+const PDF = Buffer.from("%PDF-1.4\nparley test\n%%EOF\n");
+// One handler on 127.0.0.1 (refused: loopback) and 127.0.0.2 (allowed for the test).
+function handler(req, res) {
+  if (req.url === "/ok.pdf") return res.end(PDF);
+  if (req.url === "/big") return res.end(Buffer.alloc(2 << 20, 7));
+  if (req.url === "/redirect-ok") { res.writeHead(302, { location: "/ok.pdf" }); return res.end(); }
+  if (req.url === "/redirect-local") { res.writeHead(302, { location: `http://127.0.0.1:${port}/ok.pdf` }); return res.end(); }
+  res.writeHead(500);
+  res.end("no");
+}
 
 function psql(sql, dbname = db) {
   return execFileSync("psql", ["-X", "-q", "-At", "-h", pgDir, "-U", "parley", "-d", dbname, "-c", sql], {
@@ -38,12 +53,20 @@ before(async () => {
   execFileSync(PARLEYD, ["import", "telegram-export", path.join(work, "export"), "--db", url, "--data-dir", path.join(work, "data")], {
     stdio: ["ignore", "ignore", "pipe"],
   });
-  ({ client } = await stdioClient(["--db", url, "--toolsets", "inline", "--data-dir", path.join(work, "data")]));
+  const a = http.createServer(handler);
+  await new Promise((r) => a.listen(0, "127.0.0.2", r));
+  port = a.address().port;
+  const b = http.createServer(handler);
+  await new Promise((r) => b.listen(port, "127.0.0.1", r));
+  servers = [a, b];
+  ({ client } = await stdioClient(["--db", url, "--toolsets", "inline", "--data-dir", path.join(work, "data"),
+    "--url-allow-http", "--url-allow-addresses", "127.0.0.2", "--inline-upload-max-mb", "1", "--url-timeout-s", "5"]));
   const all = await call("conversations_list", { limit: 100 });
   chats = Object.fromEntries(all.items.map((c) => [c.title, c.chatId]));
 });
 
 after(async () => {
+  for (const srv of servers) srv.close();
   await client?.close();
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
 });
@@ -52,8 +75,8 @@ test("lists the tools with underscores, schemas and annotations", async () => {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, ["account_me", "conversations_create", "conversations_get", "conversations_list",
-    "messages_context", "messages_list", "messages_mark_read", "messages_search", "messages_send",
-    "messages_send_batch", "messages_unread", "people_search"]);
+    "files_get", "files_upload", "messages_context", "messages_list", "messages_mark_read", "messages_search",
+    "messages_send", "messages_send_batch", "messages_send_media", "messages_unread", "people_search"]);
   for (const t of tools) {
     assert.ok(t.outputSchema, t.name);
     assert.equal(typeof t.annotations.readOnlyHint, "boolean");
@@ -127,7 +150,7 @@ test("people, the account, and context", async () => {
 test("resources: a chat and a message by URI; an unknown one is not found", async () => {
   const { resourceTemplates } = await client.listResourceTemplates();
   assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(),
-    ["inline://chat/{chatId}", "inline://chat/{chatId}/message/{messageId}"]);
+    ["inline://chat/{chatId}", "inline://chat/{chatId}/message/{messageId}", "inline://file/{fileId}"]);
   const m = await client.readResource({ uri: "inline://chat/2001/message/4" });
   assert.equal(m.contents[0].mimeType, "application/json");
   assert.equal(JSON.parse(m.contents[0].text).text, "yes, see you Friday at noon");
@@ -141,6 +164,59 @@ test("without a connector, sending and creating say what is possible", async () 
   assert.match((await call("messages_send", { chatId: 2001, text: "hi" })).error, /needs a connected Telegram account/);
   assert.match((await call("messages_send", { userId: 999, text: "hi" })).error, /userId: no direct chat/);
   assert.match((await call("conversations_create", { title: "Release" })).error, /create the chat in a Telegram app/);
+});
+
+test("files_upload: base64 and data: URLs, content-addressed, with a record and a resource", async () => {
+  const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.from("not really an image")]);
+  const up = await call("files_upload", { base64: png.toString("base64"), fileName: "../../pic.png" });
+  assert.equal(up.kind, "photo");
+  assert.equal(up.mimeType, "image/png");
+  assert.equal(up.size, png.length);
+  assert.equal(up.fileName, "pic.png");
+  assert.equal(up.fileUniqueId, crypto.createHash("sha256").update(png).digest("hex"));
+  const again = await call("files.upload", { base64: png.toString("base64") });
+  assert.equal(again.fileId, up.fileId, "the same bytes are one file");
+  const got = await call("files_get", { fileId: up.fileId });
+  assert.equal(got.uri, `inline://file/${up.fileId}`);
+  const res = await client.readResource({ uri: got.uri });
+  assert.equal(JSON.parse(res.contents[0].text).fileUniqueId, up.fileUniqueId);
+  const doc = await call("files_upload", { base64: `data:text/plain;base64,${Buffer.from("hello").toString("base64")}` });
+  assert.deepEqual([doc.kind, doc.mimeType, doc.size], ["document", "text/plain", 5]);
+  assert.match((await call("files_upload", { base64: "***" })).error, /base64: character 0 is not base64/);
+  assert.match((await call("files_upload", {})).error, /exactly one of base64/);
+  assert.match((await call("files_upload", { base64: "aGk=", url: "https://example.org/x" })).error, /exactly one of base64/);
+  assert.match((await call("files_upload", { base64: Buffer.alloc(1_200_000).toString("base64") })).error, /larger than the 1 MB allowed/);
+  assert.match((await call("files_get", { fileId: "nope" })).error, /fileId: no file "nope"/);
+});
+
+test("files_upload from a URL: fetched when allowed, every SSRF case refused", async () => {
+  const ok = await call("files_upload", { url: `http://127.0.0.2:${port}/ok.pdf` });
+  assert.ok(!ok.error, ok.error);
+  assert.deepEqual([ok.kind, ok.mimeType, ok.fileName, ok.size], ["document", "application/pdf", "ok.pdf", PDF.length]);
+  const redirected = await call("files_upload", { url: `http://127.0.0.2:${port}/redirect-ok` });
+  assert.equal(redirected.fileId, ok.fileId);
+  for (const [u, re] of [
+    [`http://127.0.0.1:${port}/ok.pdf`, /refused.*loopback/],
+    [`http://127.0.0.2:${port}/redirect-local`, /refused.*loopback/],
+    [`http://user:secret@127.0.0.2:${port}/ok.pdf`, /refused.*credentials/],
+    ["http://10.1.2.3/x", /refused.*private/],
+    ["http://192.168.1.1/x", /refused.*private/],
+    ["http://169.254.169.254/latest/meta-data", /refused.*link-local/],
+    ["http://100.64.0.1/x", /refused.*carrier-grade NAT/],
+    ["http://224.0.0.1/x", /refused.*multicast/],
+    ["http://0.0.0.0/x", /refused/],
+    [`http://[::1]:${port}/ok.pdf`, /refused.*loopback/],
+    [`http://[::ffff:127.0.0.1]:${port}/ok.pdf`, /refused/],
+    ["http://[fd00::1]/x", /refused.*(unique-local|private)/],
+    ["ftp://127.0.0.2/x", /refused/],
+  ]) {
+    const r = await call("files_upload", { url: u });
+    assert.ok(r.error, `${u} was fetched`);
+    assert.match(r.error, re, u);
+    assert.ok(!r.error.includes("secret"), "credentials never echoed");
+  }
+  assert.match((await call("files_upload", { url: `http://127.0.0.2:${port}/big` })).error, /larger than the 1 MB allowed/);
+  assert.match((await call("files_upload", { url: `http://127.0.0.2:${port}/missing` })).error, /HTTP 500/);
 });
 
 test("bad arguments name what to change", async () => {

@@ -431,6 +431,20 @@ test("inline tools send through the connector, each item of a batch answered", a
     const create = await c.callTool({ name: "conversations_create", arguments: { title: "Release" } });
     assert.equal(create.isError, true);
     assert.match(textOf(create), /cannot create chats.*Create the chat in a Telegram app/);
+    // A file uploaded, then sent as a document with its caption and reply target.
+    const up = await c.callTool({ name: "files_upload", arguments: { base64: Buffer.from("report body").toString("base64"), fileName: "report.txt" } });
+    assert.ok(!up.isError, textOf(up));
+    const media = await c.callTool({ name: "messages_send_media", arguments: {
+      chatId: -400777, fileId: up.structuredContent.fileId, caption: "the report", replyToMessageId: one.structuredContent.messageId } });
+    assert.ok(!media.isError, textOf(media));
+    const doc = (await control("/control/sent")).find((x) => x.chat_id === -400777 && x.document);
+    assert.deepEqual([doc.document.name, doc.document.size, doc.caption], ["report.txt", 11, "the report"]);
+    assert.match((await c.callTool({ name: "messages_send_media", arguments: { chatId: -400777, fileId: "nope" } })).content[0].text,
+      /fileId: no file "nope"/);
+    // Plain http is refused unless the daemon allows it (tests only).
+    const plain = await c.callTool({ name: "files_upload", arguments: { url: "http://example.org/x.pdf" } });
+    assert.equal(plain.isError, true);
+    assert.match(textOf(plain), /refused/);
     const nodm = await c.callTool({ name: "messages_send", arguments: { userId: 424242, text: "x" } });
     assert.equal(nodm.isError, true);
     assert.match(textOf(nodm), /userId: no direct chat with user 424242/);

@@ -140,3 +140,22 @@ SELECT pg_temp.expect('context',
     (SELECT pg_temp.ids(r, 'before', 'messageId') || '|' || (r #>> '{target,messageId}') || '|' || pg_temp.ids(r, 'after', 'messageId')
      FROM parley_inline_messages_context('{"chatId": 2001, "messageId": 3, "before": 1, "after": 1}', pg_temp.ctx()) r),
     '2|3|4');
+
+-- Uploads: one record per content; a new name and type on the same bytes.
+SELECT pg_temp.expect('upload stored',
+    parley_upload_store('{"sha256": "abc123", "localPath": "ab/abc123", "kind": "document", "mimeType": "application/pdf", "fileName": "a.pdf", "size": 3, "source": "base64"}', '{}') ->> 'fileId',
+    'fabc123');
+SELECT pg_temp.expect('same bytes, same file',
+    parley_upload_store('{"sha256": "abc123", "localPath": "ab/abc123", "kind": "document", "mimeType": "text/plain", "fileName": "b.txt", "size": 3, "source": "https://example.org"}', '{}') ->> 'fileName',
+    'b.txt');
+SELECT pg_temp.expect('one row', (SELECT count(*) FROM uploads), 1::bigint);
+SELECT pg_temp.expect('files_get hides the local path',
+    parley_inline_files_get('{"fileId": "fabc123"}', '{}') ? 'localPath', false);
+SELECT pg_temp.expect('file resource',
+    parley_inline_resource('{"uri": "inline://file/fabc123", "vars": {"fileId": "fabc123"}}', '{}') #>> '{contents,0,mimeType}',
+    'application/json');
+SELECT pg_temp.expect('unknown file resource', parley_inline_resource('{"uri": "x", "vars": {"fileId": "zz"}}', '{}'), 'null'::jsonb);
+SELECT pg_temp.expect_error('send_media checks the file first',
+    $$SELECT parley_inline_messages_send_media('{"chatId": 2001, "fileId": "zz"}', '{}')$$, 'PT400', 'fileId: no file');
+SELECT pg_temp.expect_error('then says a connector is needed',
+    $$SELECT parley_inline_messages_send_media('{"chatId": 2001, "fileId": "fabc123"}', '{}')$$, 'PT501', 'messages_send_media needs');

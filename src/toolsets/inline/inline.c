@@ -98,6 +98,8 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     }
     ic->archive = env->archive;
     ic->conn = toolset_env_connector(env, "telegram");
+    ic->uploads = env->uploads;
+    snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->cfg->data_dir);
     snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->cfg->timezone);
     *out = ic;
     return 0;

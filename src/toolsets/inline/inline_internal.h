@@ -1,11 +1,14 @@
 /* inline_internal: what the files of the inline toolset share (internal):
  * its context and handlers. inline.c builds the context and answers the
  * reading tools and resources from SQL; live.c runs the tools that need
- * the connector (sending, creating chats); tools.c is the table. */
+ * the connector (sending, creating chats); files.c files_upload and
+ * messages_send_media; tools.c is the table. */
 #ifndef PARLEY_TOOLSETS_INLINE_INLINE_INTERNAL_H
 #define PARLEY_TOOLSETS_INLINE_INLINE_INTERNAL_H
 
 #include "archive/archive.h"
+#include "archive/uploads.h"
+#include "config.h"
 #include "mcp/call.h"
 #include "upstream/connector.h"
 
@@ -15,6 +18,8 @@
 typedef struct inline_ctx_s {
     archive_t *archive;
     connector_t *conn; /* the "telegram" connector, or NULL */
+    uploads_t *uploads;
+    char media_root[CONFIG_PATH_MAX + 16];
     char sql_ctx[160]; /* {"timezone": ...}: what the SQL functions get as ctx */
 } inline_ctx_t;
 
@@ -29,5 +34,7 @@ void inline_resource_read(mcp_call_t *c); /* inline://chat/... */
 void inline_messages_send(mcp_call_t *c);
 void inline_messages_send_batch(mcp_call_t *c);
 void inline_conversations_create(mcp_call_t *c);
+void inline_files_upload(mcp_call_t *c);
+void inline_messages_send_media(mcp_call_t *c);
 
 #endif

@@ -125,6 +125,31 @@ static const mcp_tool_def_t tools[] = {
          "\"title\""),
      "{\"type\":\"object\"}", SEND, inline_conversations_create,
      "parley_inline_conversations_create"},
+    {"files.upload", "Upload a file",
+     "Stores a file to send later with messages_send_media: exactly one of base64 (the bytes, "
+     "or a data: URL) or url (https; never a local or private address). fileName and mimeType "
+     "are derived when absent. Answers fileId, kind (photo|video|document), fileUniqueId, size, "
+     "mimeType, fileName.",
+     OBJ("\"base64\":{\"type\":\"string\",\"minLength\":1},\"url\":{\"type\":\"string\","
+         "\"minLength\":1},\"fileName\":{\"type\":\"string\"},\"mimeType\":{\"type\":"
+         "\"string\"}",
+         ""),
+     "{\"type\":\"object\",\"required\":[\"fileId\",\"kind\",\"fileUniqueId\",\"size\","
+     "\"mimeType\",\"fileName\"]}",
+     MCP_TOOL_OPEN_WORLD | MCP_TOOL_IDEMPOTENT, inline_files_upload, "parley_inline_files_get"},
+    {"files.get", "A file's record",
+     "An uploaded file's metadata and its resource URI (inline://file/{fileId}).",
+     OBJ("\"fileId\":{\"type\":\"string\",\"minLength\":1}", "\"fileId\""),
+     "{\"type\":\"object\",\"required\":[\"fileId\"]}", RO, inline_tool, "parley_inline_files_get"},
+    {"messages.send_media", "Send a file",
+     "Sends an uploaded file (fileId from files_upload) to a chat (chatId) or a person (userId), "
+     "with an optional caption and reply target (needs a connected account).",
+     OBJ(CHAT_ID "," USER_ID ",\"fileId\":{\"type\":\"string\",\"minLength\":1},\"caption\":"
+                 "{\"type\":\"string\",\"maxLength\":1024},\"replyToMessageId\":{\"type\":"
+                 "\"integer\"}",
+         "\"fileId\""),
+     "{\"type\":\"object\",\"required\":[\"chatId\",\"messageId\"]}", SEND,
+     inline_messages_send_media, "parley_inline_messages_send_media"},
     {"account.me", "Who am I", "The account's own user and its connected accounts.", NOARGS,
      "{\"type\":\"object\"}", RO, inline_tool, "parley_inline_account_me"},
 };
@@ -134,6 +159,9 @@ static const mcp_resource_def_t resources[] = {
      "A chat as conversations_get answers it (JSON).", "application/json", inline_resource_read},
     {"inline://chat/{chatId}/message/{messageId}", "message", "A message",
      "One message as messages_list answers it (JSON).", "application/json", inline_resource_read},
+    {"inline://file/{fileId}", "file", "An uploaded file",
+     "An uploaded file's record as files_get answers it (JSON).", "application/json",
+     inline_resource_read},
 };
 
 const mcp_toolset_t toolset_inline_mcp = {

@@ -133,7 +133,7 @@ static void send_file(mcp_call_t *c, json_t *answer, void *arg)
     }
     int rc =
         ts->conn->ops->send_file(ts->conn->impl, channel_of(answer), path, arg_str(c, "caption"),
-                                 arg_str(c, "filename"), arg_int(c, "topicId"), sent, c);
+                                 arg_str(c, "filename"), arg_int(c, "topicId"), 0, sent, c);
     if (rc != 0)
         tg_ts_connector_failed(c, rc, NULL);
 }

@@ -148,8 +148,8 @@ BEGIN
 END
 $$;
 
--- inline://chat/{chatId} and inline://chat/{chatId}/message/{messageId}
--- (resources/read): a = {"uri", "vars"}; the ReadResourceResult, or JSON
+-- inline://chat/{chatId}, inline://chat/{chatId}/message/{messageId} and
+-- inline://file/{fileId} (resources/read): a = {"uri", "vars"}; the ReadResourceResult, or JSON
 -- null when there is no such chat or message.
 CREATE OR REPLACE FUNCTION parley_inline_resource(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
@@ -159,10 +159,13 @@ DECLARE
     me bigint[] := parley_inline_me();
     body jsonb;
 BEGIN
-    IF chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$') THEN
+    IF a #>> '{vars,fileId}' IS NULL
+       AND (chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$')) THEN
         RETURN 'null';
     END IF;
-    IF msg IS NULL THEN
+    IF a #>> '{vars,fileId}' IS NOT NULL THEN
+        body := (SELECT parley_upload_json(u) FROM uploads u WHERE u.id = a #>> '{vars,fileId}');
+    ELSIF msg IS NULL THEN
         body := (SELECT parley_inline_chat_json(c, p, me, NULL) FROM chats c
                  LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
                  WHERE c.id = chat::bigint);

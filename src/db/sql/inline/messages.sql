@@ -187,3 +187,25 @@ BEGIN
                                      'nothing can be sent from the archive alone');
 END
 $$;
+
+-- files_get: an uploaded file's record.
+CREATE OR REPLACE FUNCTION parley_inline_files_get(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_upload_get(a, ctx) - 'localPath'
+$$;
+
+-- The chat and the stored file of messages_send_media (internal).
+CREATE OR REPLACE FUNCTION parley_inline_media_target(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('chatId', parley_inline_chat(a)) || parley_upload_get(a, ctx)
+$$;
+
+-- messages_send_media without a connector.
+CREATE OR REPLACE FUNCTION parley_inline_messages_send_media(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM parley_inline_media_target(a, ctx);
+    RETURN parley_tg_needs_connector('messages_send_media',
+                                     'nothing can be sent from the archive alone');
+END
+$$;

@@ -1,0 +1,130 @@
+/* files: files_upload (bytes in base64 or a data: URL, or a URL fetched
+ * under the address policy, stored by archive/uploads) and
+ * messages_send_media (a stored file sent through the connector). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toolsets/inline/inline_internal.h"
+#include "toolsets/sqltool.h"
+
+static void upload_cancel(mcp_call_t *c)
+{
+    uploads_op_t *op = c->data;
+    c->data = NULL;
+    if (op)
+        uploads_cancel(op); /* uploaded() runs with UV_ECANCELED */
+}
+
+static void uploaded(void *data, int status, const char *json, const char *error)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0)
+        mcp_call_finish_error(c, "files_upload: %s", error ? error : uv_strerror(status));
+    else
+        mcp_call_finish_json(c, json, strlen(json));
+}
+
+void inline_files_upload(mcp_call_t *c)
+{
+    inline_ctx_t *ic = inline_ctx(c);
+    const char *b64 = json_string_value(json_object_get(c->args, "base64"));
+    const char *url = json_string_value(json_object_get(c->args, "url"));
+    if ((b64 == NULL) == (url == NULL)) {
+        mcp_call_finish_error(c, "give exactly one of base64 (the bytes, or a data: URL) and url "
+                                 "(https)");
+        return;
+    }
+    if (ic->uploads == NULL) {
+        mcp_call_finish_error(c, "files_upload is off in this daemon");
+        return;
+    }
+    char err[512];
+    uploads_op_t *op = NULL;
+    int rc = uploads_put(ic->uploads, url ? url : b64, url != NULL,
+                         json_string_value(json_object_get(c->args, "fileName")),
+                         json_string_value(json_object_get(c->args, "mimeType")), uploaded, c, &op,
+                         err, sizeof err);
+    if (rc != 0) {
+        mcp_call_finish_error(c, "files_upload: %s", err);
+        return;
+    }
+    c->data = op;
+    c->on_cancel = upload_cancel;
+}
+
+/* ---- messages_send_media ------------------------------------------------------ */
+
+static void media_sent(void *data, int status, const char *json, const char *error)
+{
+    mcp_call_t *c = data;
+    if (status != 0) {
+        mcp_call_finish_error(c, "messages_send_media failed: %s",
+                              error ? error : uv_strerror(status));
+        return;
+    }
+    json_error_t je;
+    json_t *m = json_loads(json, 0, &je);
+    json_int_t chat = json_integer_value(json_object_get(json_object_get(m, "chat"), "id"));
+    json_int_t id = json_integer_value(json_object_get(m, "message_id"));
+    char uri[96];
+    snprintf(uri, sizeof uri, "inline://chat/%lld/message/%lld", (long long)chat, (long long)id);
+    json_t *out = json_pack("{s:I, s:I, s:I, s:s}", "chatId", chat, "messageId", id, "date",
+                            json_integer_value(json_object_get(m, "date")), "uri", uri);
+    json_decref(m);
+    char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    json_decref(out);
+    if (text == NULL) {
+        mcp_call_finish_error(c, "out of memory");
+        return;
+    }
+    mcp_call_finish_json(c, text, strlen(text));
+    free(text);
+}
+
+static void target_found(void *data, int status, const char *json, archive_err_t err,
+                         const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0) {
+        sqltool_fail(c, err, message);
+        return;
+    }
+    inline_ctx_t *ic = inline_ctx(c);
+    json_error_t je;
+    json_t *t = json_loads(json, 0, &je);
+    char path[CONFIG_PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s", ic->media_root,
+             json_string_value(json_object_get(t, "localPath")));
+    connector_t *conn = ic->conn;
+    int rc = conn->ops->send_file(conn->impl, json_integer_value(json_object_get(t, "chatId")),
+                                  path, json_string_value(json_object_get(c->args, "caption")),
+                                  json_string_value(json_object_get(t, "fileName")), 0,
+                                  json_integer_value(json_object_get(c->args, "replyToMessageId")),
+                                  media_sent, c);
+    json_decref(t);
+    if (rc == UV_EBUSY)
+        mcp_call_finish_error(c, "Too many messages are waiting to be sent; retry in a moment.");
+    else if (rc != 0)
+        mcp_call_finish_error(c, "messages_send_media failed: %s", uv_strerror(rc));
+}
+
+void inline_messages_send_media(mcp_call_t *c)
+{
+    inline_ctx_t *ic = inline_ctx(c);
+    if (ic->conn == NULL) {
+        inline_tool(c); /* the SQL function checks the chat and the file, then says why not */
+        return;
+    }
+    const char *why = connector_why_not(ic->conn, CONNECTOR_CAN_SEND);
+    if (why != NULL) {
+        mcp_call_finish_error(c, "%s", why);
+        return;
+    }
+    sqltool_run(c, ic->archive, ARCHIVE_READ, "parley_inline_media_target", NULL, ic->sql_ctx,
+                target_found, c);
+}
