@@ -28,6 +28,7 @@ const PDF = Buffer.from("%PDF-1.4\nparley test\n%%EOF\n");
 function handler(req, res) {
   if (req.url === "/ok.pdf") return res.end(PDF);
   if (req.url === "/big") return res.end(Buffer.alloc(2 << 20, 7));
+  if (req.url === "/slow") { res.writeHead(200); res.write("%PDF-"); return; } // never ends
   if (req.url === "/redirect-ok") { res.writeHead(302, { location: "/ok.pdf" }); return res.end(); }
   if (req.url === "/redirect-local") { res.writeHead(302, { location: `http://127.0.0.1:${port}/ok.pdf` }); return res.end(); }
   res.writeHead(500);
@@ -66,7 +67,10 @@ before(async () => {
 });
 
 after(async () => {
-  for (const srv of servers) srv.close();
+  for (const srv of servers) {
+    srv.closeAllConnections?.();
+    srv.close();
+  }
   await client?.close();
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
 });
@@ -217,6 +221,9 @@ test("files_upload from a URL: fetched when allowed, every SSRF case refused", a
   }
   assert.match((await call("files_upload", { url: `http://127.0.0.2:${port}/big` })).error, /larger than the 1 MB allowed/);
   assert.match((await call("files_upload", { url: `http://127.0.0.2:${port}/missing` })).error, /HTTP 500/);
+  const t0 = Date.now();
+  assert.match((await call("files_upload", { url: `http://127.0.0.2:${port}/slow` })).error, /did not answer in time/);
+  assert.ok(Date.now() - t0 < 20000);
 });
 
 test("bad arguments name what to change", async () => {
