@@ -24,6 +24,7 @@
 
 #include "archive/archive.h"
 #include "archive/tg_import.h"
+#include "archive/memory_django.h"
 #include "archive/uploads.h"
 #include "db/embedded.h"
 #include "db/listen.h"
@@ -78,6 +79,7 @@ typedef struct app_s {
     net_client_t *net;                            /* the Telegram connector's */
     net_client_t *fetch;                          /* URLs tools give, under the address policy */
     uploads_t *uploads;
+    memory_django_t *memory; /* --memory-db */
     tg_bot_t *bot;
     tg_connector_t *tg_conn;
     sync_runner_t *jobs;
@@ -191,6 +193,13 @@ static void mcp_closed(mcp_server_t *srv)
     app_mcp_part_closed((app_t *)((char *)srv - offsetof(app_t, mcp)));
 }
 
+static void memory_closed(void *data)
+{
+    app_t *a = data;
+    a->memory = NULL;
+    app_mcp_part_closed(a);
+}
+
 static void fetch_closed(void *data)
 {
     app_t *a = data;
@@ -260,6 +269,10 @@ static void app_close_mcp(app_t *a)
     if (a->fetch) {
         a->mcp_parts++;
         net_client_close(a->fetch, fetch_closed, a);
+    }
+    if (a->memory) {
+        a->mcp_parts++;
+        memory_django_close(a->memory, memory_closed, a);
     }
     a->mcp_parts++;
     mcp_server_close(&a->mcp, mcp_closed);
@@ -367,6 +380,30 @@ static int app_start_fetch(app_t *a, char *err, size_t errcap)
         return rc;
     }
     a->env.uploads = a->uploads;
+    return 0;
+}
+
+/* The memory toolset's Django database, when one is configured: its own
+ * small read-only pool. An unreachable database is logged and reported per
+ * call; parleyd serves on. */
+static int app_start_memory(app_t *a, char *err, size_t errcap)
+{
+    if (a->cfg->memory_db[0] == '\0')
+        return 0;
+    pg_conninfo_t ci;
+    int rc = pg_conninfo_parse(&ci, a->cfg->memory_db, err, errcap);
+    if (rc != 0)
+        return rc;
+    rc = memory_django_new(&a->loop, &ci, (uint32_t)a->cfg->db_query_timeout_ms,
+                           (uint32_t)a->cfg->db_connect_timeout_ms, &a->memory, err, errcap);
+    char desc[256];
+    pg_conninfo_describe(&ci, desc, sizeof desc);
+    pg_conninfo_free(&ci);
+    if (rc != 0)
+        return rc;
+    log_info(APP_TAG, "memory database: %s (read-only)", desc);
+    memory_django_check(a->memory);
+    a->env.memory = memory_django_source(a->memory);
     return 0;
 }
 
@@ -478,6 +515,10 @@ static int app_start_mcp(app_t *a)
     }
     if ((rc = app_start_fetch(a, err, sizeof err)) != 0) {
         app_fatal(a, "url fetching", err);
+        return rc;
+    }
+    if ((rc = app_start_memory(a, err, sizeof err)) != 0) {
+        app_fatal(a, "memory database", err);
         return rc;
     }
     /* Each selected toolset builds its context from the environment. */

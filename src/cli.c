@@ -159,15 +159,16 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
         return UV_EINVAL;
     }
     /* A malformed database URL is a bad value, found before any work. */
-    const char *urls[] = {cfg->db_url, cfg->db_ro_url};
-    for (size_t i = 0; i < 2; i++) {
+    const char *urls[] = {cfg->db_url, cfg->db_ro_url, cfg->memory_db};
+    static const char *const keys[] = {"db", "db_ro", "memory_db"};
+    for (size_t i = 0; i < 3; i++) {
         pg_conninfo_t ci;
         char msg[CONFIG_ERR_MAX];
         if (urls[i][0] == '\0')
             continue;
         rc = pg_conninfo_parse(&ci, urls[i], msg, sizeof msg);
         if (rc != 0) {
-            snprintf(err, errcap, "%s: %s", i == 0 ? "db" : "db_ro", msg);
+            snprintf(err, errcap, "%s: %s", keys[i], msg);
             return rc;
         }
         pg_conninfo_free(&ci);

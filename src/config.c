@@ -41,6 +41,10 @@ static const opt_t opts[] = {
      "PostgreSQL URL or conninfo of an existing server. PARLEY_DB and the libpq PG* "
      "variables (PGHOST, PGDATABASE, PGSERVICE) also select an external server.",
      "URL"},
+    {"memory_db", "PARLEY_MEMORY_DB", OPT_STR, OFF(memory_db), SZ(memory_db), 0, 0, "(none)",
+     "PostgreSQL URL of a memory-lane (Django) database for the memory toolset; read in "
+     "read-only sessions, never written.",
+     "URL"},
     {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
      "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},
     {"log_level", "PARLEY_LOG_LEVEL", OPT_LOGLEVEL, OFF(log_level), 0, 0, 0, "info",

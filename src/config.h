@@ -44,6 +44,7 @@ typedef struct config_s {
     char db_url[CONFIG_URL_MAX];
     bool db_external;
     char db_ro_url[CONFIG_URL_MAX]; /* "" = db_url with read-only sessions */
+    char memory_db[CONFIG_URL_MAX]; /* the memory toolset's Django database, or "" */
     log_level_t log_level;
     char pg_user[64];
     char pg_bindir[CONFIG_PATH_MAX];

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "archive/archive.h"
+#include "archive/memory_source.h"
 #include "archive/uploads.h"
 #include "config.h"
 #include "mcp/registry.h"
@@ -26,8 +27,9 @@
 typedef struct toolset_env_s {
     uv_loop_t *loop;
     const config_t *cfg;
-    archive_t *archive; /* the store */
-    uploads_t *uploads; /* files given to send (files_upload) */
+    archive_t *archive;      /* the store */
+    uploads_t *uploads;      /* files given to send (files_upload) */
+    memory_source_t *memory; /* an agent's past (--memory-db), or NULL */
     connector_t *connectors[TOOLSET_MAX_CONNECTORS];
     int nconnectors;
     /* The daemon's own figures as a JSON object (malloc'd), for status

@@ -5,12 +5,14 @@
 
 #include "toolsets/conformance.h"
 #include "toolsets/inline/inline.h"
+#include "toolsets/memory/memory.h"
 #include "toolsets/telegram/telegram.h"
 #include "toolsets/toolset.h"
 
 const toolset_t toolsets_table[] = {
     {.mcp = &toolset_telegram_mcp, .open = telegram_open, .close = telegram_close},
     {.mcp = &toolset_inline_mcp, .open = inline_open, .close = inline_close},
+    {.mcp = &toolset_memory_mcp, .open = memory_open, .close = memory_close},
     {.mcp = &toolset_conformance},
     {.mcp = NULL},
 };

@@ -1,0 +1,24 @@
+/* memory: the memory toolset (../shared/specs/memory-recovery-tools.md):
+ * an AI agent that starts with an empty context recovers its own past —
+ * the continuation of its last session, the work before it, the
+ * foundational era — in a few calls, or in one (bootstrap_memory, trimmed
+ * to a token budget). The tools ask a memory source
+ * (archive/memory_source.h): the memory-lane Django database given with
+ * --memory-db. A prompt, bootstrap, tells an agent the sequence. */
+#ifndef PARLEY_TOOLSETS_MEMORY_MEMORY_H
+#define PARLEY_TOOLSETS_MEMORY_MEMORY_H
+
+#include "toolsets/toolset.h"
+
+/* bootstrap_memory's default budget, in tokens (about 4 characters each). */
+#define MEMORY_BOOTSTRAP_BUDGET 30000
+#define MEMORY_FOUNDATION_ERA   "Compacting Meta-Conversation (Era 1)"
+/* Messages bootstrap_memory asks for per step (then keeps what fits). */
+#define MEMORY_BOOT_FETCH 1000
+
+extern const mcp_toolset_t toolset_memory_mcp;
+
+int memory_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
+void memory_close(void *ctx);
+
+#endif
