@@ -24,7 +24,9 @@
 
 #include "archive/archive.h"
 #include "archive/tg_import.h"
+#include "archive/agent_import.h"
 #include "archive/memory_django.h"
+#include "archive/memory_store.h"
 #include "archive/uploads.h"
 #include "db/embedded.h"
 #include "db/listen.h"
@@ -73,13 +75,15 @@ typedef struct app_s {
     mcp_server_t mcp;
     endpoints_t *endpoints;
     tg_import_t *import;
+    agent_import_t *agents;                       /* import claude-code */
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
     net_client_t *net;                            /* the Telegram connector's */
     net_client_t *fetch;                          /* URLs tools give, under the address policy */
     uploads_t *uploads;
-    memory_django_t *memory; /* --memory-db */
+    memory_django_t *memory;      /* --memory-db */
+    memory_store_t *memory_store; /* else: agents' sessions in the store */
     tg_bot_t *bot;
     tg_connector_t *tg_conn;
     sync_runner_t *jobs;
@@ -173,6 +177,7 @@ static void app_close_parts(app_t *a)
 static bool app_idle(const app_t *a)
 {
     return (a->import == NULL || tg_import_done(a->import)) &&
+           (a->agents == NULL || agent_import_done(a->agents)) &&
            (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
            (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
 }
@@ -310,6 +315,8 @@ static void app_shutdown(app_t *a, int exit_code)
         a->mcp.closing = true; /* no new sessions */
     if (a->import != NULL && !tg_import_done(a->import))
         tg_import_stop(a->import);
+    if (a->agents != NULL && !agent_import_done(a->agents))
+        agent_import_stop(a->agents);
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -388,8 +395,15 @@ static int app_start_fetch(app_t *a, char *err, size_t errcap)
  * call; parleyd serves on. */
 static int app_start_memory(app_t *a, char *err, size_t errcap)
 {
-    if (a->cfg->memory_db[0] == '\0')
+    if (a->cfg->memory_db[0] == '\0') {
+        int rc = memory_store_new(a->archive, &a->memory_store);
+        if (rc != 0) {
+            snprintf(err, errcap, "out of memory");
+            return rc;
+        }
+        a->env.memory = memory_store_source(a->memory_store);
         return 0;
+    }
     pg_conninfo_t ci;
     int rc = pg_conninfo_parse(&ci, a->cfg->memory_db, err, errcap);
     if (rc != 0)
@@ -611,6 +625,27 @@ static void import_done(tg_import_t *imp, int status)
     app_shutdown(a, APP_EXIT_OK);
 }
 
+static void agents_done(agent_import_t *imp, int status)
+{
+    app_t *a = agent_import_data(imp);
+    agent_import_stats_t st;
+    agent_import_get_stats(imp, &st);
+    if (status != 0) {
+        log_error(APP_TAG, "import failed: %s", agent_import_error(imp));
+        app_shutdown(a, APP_EXIT_FAILURE);
+        return;
+    }
+    log_info(APP_TAG,
+             "imported %llu transcript file%s (%llu with new lines): %llu lines, %llu new "
+             "session%s, %llu messages, %llu context heaps; %llu malformed line%s skipped",
+             (unsigned long long)st.files, st.files == 1 ? "" : "s",
+             (unsigned long long)st.files_changed, (unsigned long long)st.lines,
+             (unsigned long long)st.sessions, st.sessions == 1 ? "" : "s",
+             (unsigned long long)st.messages, (unsigned long long)st.heaps,
+             (unsigned long long)st.malformed, st.malformed == 1 ? "" : "s");
+    app_shutdown(a, APP_EXIT_OK);
+}
+
 static void migrate_done(migrate_t *m, int status)
 {
     app_t *a = m->data;
@@ -622,6 +657,14 @@ static void migrate_done(migrate_t *m, int status)
         log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
                  m->applied, m->applied == 1 ? "" : "s");
         app_shutdown(a, APP_EXIT_OK);
+        return;
+    }
+    if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_claude_code) {
+        char err[CONFIG_ERR_MAX];
+        int rc = agent_import_start(&a->loop, a->rw, a->cfg->import_path, agents_done, a,
+                                    &a->agents, err, sizeof err);
+        if (rc != 0)
+            app_fatal(a, "import", err);
         return;
     }
     if (a->cmd == CLI_CMD_IMPORT) {
@@ -753,8 +796,10 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     if (a->tg_conn)
         tg_connector_free(a->tg_conn);
     uploads_free(a->uploads);
+    memory_store_free(a->memory_store);
     archive_free(a->archive);
     tg_import_free(a->import);
+    agent_import_free(a->agents);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)
         log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));

@@ -108,10 +108,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         cli->args[cli->nargs++] = a;
     }
     if (cli->command == CLI_CMD_IMPORT) {
-        if (cli->nargs != 2 || strcmp(cli->args[0], "telegram-export") != 0) {
+        bool tg = cli->nargs == 2 && strcmp(cli->args[0], "telegram-export") == 0;
+        bool cc = (cli->nargs == 1 || cli->nargs == 2) && strcmp(cli->args[0], "claude-code") == 0;
+        if (!tg && !cc) {
             snprintf(err, errcap,
                      "usage: parleyd import telegram-export PATH (a result.json, or the export "
-                     "folder holding it)");
+                     "folder holding it) | parleyd import claude-code [DIR] (agent session "
+                     "transcripts; default ~/.claude/projects)");
             return UV_EINVAL;
         }
         return 0;
@@ -148,10 +151,19 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             return rc;
         }
     }
-    if (cli->command == CLI_CMD_IMPORT &&
-        !str_copy(cfg->import_path, sizeof cfg->import_path, cli->args[1])) {
-        snprintf(err, errcap, "import: the path is too long");
-        return UV_EINVAL;
+    if (cli->command == CLI_CMD_IMPORT) {
+        cfg->import_claude_code = strcmp(cli->args[0], "claude-code") == 0;
+        char home_dir[CONFIG_PATH_MAX];
+        const char *path = cli->nargs > 1 ? cli->args[1] : NULL;
+        if (path == NULL) {
+            const char *home = getenv("HOME");
+            snprintf(home_dir, sizeof home_dir, "%s/.claude/projects", home ? home : "");
+            path = home_dir;
+        }
+        if (!str_copy(cfg->import_path, sizeof cfg->import_path, path)) {
+            snprintf(err, errcap, "import: the path is too long");
+            return UV_EINVAL;
+        }
     }
     char tzn[16];
     if (!tg_import_parse_tz(cfg->tz, tzn, sizeof tzn)) {
@@ -195,6 +207,9 @@ void cli_print_help(FILE *out)
             "  import telegram-export PATH\n"
             "             import a Telegram Desktop JSON export (result.json or its\n"
             "             folder) into the store; idempotent\n"
+            "  import claude-code [DIR]\n"
+            "             import agents' session transcripts (DIR/PROJECT/*.jsonl;\n"
+            "             default ~/.claude/projects); incremental and idempotent\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

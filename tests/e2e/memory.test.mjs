@@ -1,14 +1,17 @@
-// The memory toolset end to end over a memory-lane (Django) database whose
-// import order is the reverse of the real order (gen_memory_lane.mjs):
-// every tool through the official SDK client, the bootstrap prompt,
-// bootstrap_memory within its budget, clear errors, an unreachable
-// database, and proof that parley writes nothing there.
+// The memory toolset end to end over its two sources: a memory-lane
+// (Django) database whose import order is the reverse of the real order
+// (gen_memory_lane.mjs), and parley's own store filled by `parleyd import
+// claude-code` from generated transcripts (gen_transcripts.mjs: compaction,
+// sidechain, thinking, tool use, a malformed line; imported again and
+// grown). Every tool through the official SDK client, the bootstrap
+// prompt, bootstrap_memory within its budget, clear errors, an unreachable
+// database, and proof that parley writes nothing to the Django one.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { stdioClient, textOf, tmpdir } from "./lib.mjs";
+import { PARLEYD, stdioClient, textOf, tmpdir } from "./lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pgDir = process.env.PARLEY_TEST_PG_DIR;
@@ -148,12 +151,66 @@ test("parley wrote nothing to the memory database", async () => {
   assert.equal(snapshot(), before0);
 });
 
-test("without a memory database, or with one unreachable, the tools say so", async () => {
-  const none = await stdioClient(["--db", url(store), "--toolsets", "memory", "--data-dir", path.join(work, "data")]);
+test("agents' transcripts: imported incrementally, then the same tools over parley's store", async () => {
+  const dir = path.join(work, "transcripts");
+  const gen = path.join(here, "..", "harness", "gen_transcripts.mjs");
+  execFileSync("node", [gen, dir]);
+  const run = (args) => {
+    const r = spawnSync(PARLEYD, ["import", "claude-code", dir, "--db", url(store), "--data-dir", path.join(work, "data"), ...args], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stderr;
+  };
+  const first = run([]);
+  assert.match(first, /aaaaaaaa-0000-4000-8000-000000000002\.jsonl:4: not a JSON object/);
+  assert.match(first, /3 new sessions, 14 messages, 4 context heaps; 1 malformed line skipped/);
+  assert.match(run([]), /0 lines, 0 new sessions, 0 messages/, "the same files again change nothing");
+  execFileSync("node", [gen, dir, "grow"]);
+  assert.match(run([]), /\(1 with new lines\): 3 lines, 0 new sessions, 3 messages/);
+  const { client: c } = await stdioClient(["--db", url(store), "--toolsets", "memory", "--data-dir", path.join(work, "data")]);
   try {
-    assert.match((await call("get_recent_work", {}, none.client)).error, /No memory source: start parleyd with --memory-db/);
+    const cont = await call("get_latest_continuation", {}, c);
+    assert.match(cont.content, /^This session is being continued/);
+    assert.equal(cont.era_name, "parley");
+    const before = await call("get_messages_before", { reference_id: cont.message_id, limit: 4 }, c);
+    assert.deepEqual(before.messages.map((m) => m.content), ["A sidechain note.", "Search will rank by relevance.",
+      "Next we build search.", "Footer fixed."]);
+    const heap = await call("get_context_heap", { heap_id: cont.context_heap_id }, c);
+    assert.equal(heap.heap.type, "POST_COMPACTING");
+    assert.deepEqual(heap.messages.map((m) => m.message_type), ["text", "text", "text", "thought", "text"]);
+    const era = await call("get_era_summary", { era_name: "parley" }, c);
+    assert.equal(era.messages[0].content, "Let's deploy the archive today.");
+    assert.deepEqual(era.messages.slice(1, 4).map((m) => m.message_type), ["thought", "text", "tool_use"]);
+    assert.equal(era.messages[3].content, '[tool_use Bash] {"command": "ls /srv"}');
+    const found = await call("search_messages", { query: "footer" }, c);
+    assert.deepEqual(found.messages.map((m) => m.content).sort(), ["Fix the footer.", "Footer fixed."]);
+    assert.equal(found.messages[0].era_name, "website");
+    const recent = await call("get_recent_work", { limit: 1 }, c);
+    assert.equal(recent.messages[0].content, "Bootstrap keeps the newest work within the budget.");
+    const ca = await call("get_compacting_actions", {}, c);
+    assert.equal(ca.count, 1);
+    assert.match(ca.compacting_actions[0].summary, /^This session is being continued/);
+    const t = await call("get_timeline", { from: "2026-01-10T09:50:00Z", to: "2026-01-10T10:00:00Z" }, c);
+    assert.deepEqual(t.messages.map((m) => m.content), ["Fix the footer.", "Footer fixed."]);
+    assert.match((await call("get_timeline", { from_block: 1 }, c)).error, /no block heights/);
+    assert.equal((await call("get_message_by_id", { message_id: cont.message_id }, c)).content, cont.content);
+    const boot = await call("bootstrap_memory", { era_name: "parley" }, c);
+    assert.match(boot.continuation.content, /^This session is being continued/);
+    assert.equal(boot.era.name, "parley");
+  } finally {
+    await c.close();
+  }
+});
+
+test("without agents' sessions, or with a memory database unreachable, the tools say so", async () => {
+  const emptyDb = `e2e_memempty_${process.pid}`;
+  psql(`CREATE DATABASE ${emptyDb}`, "postgres");
+  const none = await stdioClient(["--db", url(emptyDb), "--toolsets", "memory", "--data-dir", path.join(work, "data2")]);
+  try {
+    assert.match((await call("get_latest_continuation", {}, none.client)).error, /no continuation message yet.*import claude-code/);
+    assert.equal((await call("get_recent_work", {}, none.client)).count, 0);
   } finally {
     await none.client.close();
+    psql(`DROP DATABASE IF EXISTS ${emptyDb} WITH (FORCE)`, "postgres");
   }
   const gone = await stdioClient(["--db", url(store), "--toolsets", "memory", "--data-dir", path.join(work, "data"),
     "--memory-db", `host=${pgDir} port=5432 user=parley dbname=no_such_db_${process.pid}`, "--db-query-timeout-ms", "2000"]);

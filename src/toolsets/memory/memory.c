@@ -17,8 +17,7 @@ static memory_source_t *source_of(mcp_call_t *c)
 {
     memory_ctx_t *mc = mcp_call_context(c);
     if (mc->src == NULL) {
-        mcp_call_finish_error(c, "No memory source: start parleyd with --memory-db URL (a "
-                                 "memory-lane database; see docs/memory-toolset.md).");
+        mcp_call_finish_error(c, "No memory source is configured.");
         return NULL;
     }
     return mc->src;
@@ -54,7 +53,8 @@ static void tool_done(void *data, int status, const char *json, archive_err_t er
     json_t *v = json_loads(json, JSON_DECODE_ANY, &je);
     if (json_is_null(v) && strcmp(c->tool->def->sql_function, "latest_continuation") == 0) {
         json_decref(v);
-        mcp_call_finish_error(c, "There is no continuation message yet (no compacting happened); "
+        mcp_call_finish_error(c, "There is no continuation message yet (no compacting happened, "
+                                 "or no sessions were imported: parleyd import claude-code); "
                                  "get_recent_work shows the latest messages.");
         return;
     }

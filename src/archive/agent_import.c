@@ -1,0 +1,420 @@
+/* agent_import: agents' session transcripts into the store (see
+ * agent_import.h). Steps: list DIR/PROJECT/SESSION.jsonl (thread pool) -> per file:
+ * its offset (SQL) -> read a piece of complete lines from there and parse
+ * them (thread pool) -> apply the piece with the new offset (SQL) -> the
+ * next piece, or the next file. */
+#include "archive/agent_import.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define AI_TAG "import"
+
+struct agent_import_s {
+    uv_loop_t *loop;
+    pg_pool_t *pool;
+    char dir[1024];
+    char **files;    /* full paths */
+    char **projects; /* each file's project folder name */
+    size_t nfiles, next;
+    uv_work_t work;
+    /* the piece in flight */
+    uint64_t from, to, lines_in_piece, first_line;
+    char *events; /* JSON text: [{line, event}] */
+    bool eof;
+    bool stop, done;
+    int status;
+    char error[1400];
+    agent_import_stats_t st;
+    agent_import_cb cb;
+    void *data;
+};
+
+static void next_file(agent_import_t *imp);
+
+static void finish(agent_import_t *imp, int status)
+{
+    imp->done = true;
+    imp->status = status;
+    imp->cb(imp, status);
+}
+
+/* ---- listing (thread pool) ---------------------------------------------------- */
+
+static int add_file(agent_import_t *imp, size_t *cap, const char *path, const char *project)
+{
+    if (imp->nfiles == AGENT_IMPORT_MAX_FILES)
+        return UV_E2BIG;
+    if (imp->nfiles == *cap) {
+        size_t n = *cap ? *cap * 2 : 64;
+        char **f = realloc(imp->files, n * sizeof *f), **p;
+        if (f == NULL)
+            return UV_ENOMEM;
+        imp->files = f;
+        p = realloc(imp->projects, n * sizeof *p);
+        if (p == NULL)
+            return UV_ENOMEM;
+        imp->projects = p;
+        *cap = n;
+    }
+    imp->files[imp->nfiles] = strdup(path);
+    imp->projects[imp->nfiles] = strdup(project);
+    if (imp->files[imp->nfiles] == NULL || imp->projects[imp->nfiles] == NULL)
+        return UV_ENOMEM;
+    imp->nfiles++;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The project of a folder: Claude Code names it after the working
+ * directory with '/' turned into '-'; the part after the last '-' is the
+ * folder's own name. */
+static const char *project_name(const char *folder)
+{
+    const char *dash = strrchr(folder, '-');
+    return dash && dash[1] ? dash + 1 : folder;
+}
+
+static void list_work(uv_work_t *w)
+{
+    agent_import_t *imp = w->data;
+    size_t cap = 0;
+    DIR *d = opendir(imp->dir);
+    if (d == NULL) {
+        imp->status = -errno;
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(errno));
+        return;
+    }
+    struct dirent *de;
+    while (imp->status == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char sub[2048];
+        snprintf(sub, sizeof sub, "%s/%s", imp->dir, de->d_name);
+        struct stat st;
+        if (stat(sub, &st) != 0)
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            size_t n = strlen(de->d_name);
+            if (n > 6 && strcmp(de->d_name + n - 6, ".jsonl") == 0)
+                imp->status = add_file(imp, &cap, sub, "transcripts");
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode))
+            continue;
+        DIR *p = opendir(sub);
+        if (p == NULL)
+            continue;
+        struct dirent *fe;
+        while (imp->status == 0 && (fe = readdir(p)) != NULL) {
+            size_t n = strlen(fe->d_name);
+            if (n <= 6 || strcmp(fe->d_name + n - 6, ".jsonl") != 0)
+                continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
+            imp->status = add_file(imp, &cap, path, project_name(de->d_name));
+        }
+        closedir(p);
+    }
+    closedir(d);
+    if (imp->status != 0 && imp->error[0] == '\0')
+        snprintf(imp->error, sizeof imp->error, "listing %s: %s", imp->dir,
+                 uv_strerror(imp->status));
+    /* Sorted, so that runs are reproducible. */
+    if (imp->status == 0 && imp->nfiles > 1) {
+        char **pairs = malloc(imp->nfiles * 2 * sizeof *pairs);
+        if (pairs) {
+            /* sort files, keep projects aligned: sort indexes by path */
+            for (size_t i = 0; i < imp->nfiles; i++) {
+                size_t len = strlen(imp->files[i]) + 1 + strlen(imp->projects[i]) + 1;
+                char *joined = malloc(len);
+                if (joined == NULL)
+                    continue;
+                snprintf(joined, len, "%s%c%s", imp->files[i], '\1', imp->projects[i]);
+                pairs[i] = joined;
+            }
+            qsort(pairs, imp->nfiles, sizeof *pairs, cmp_str);
+            for (size_t i = 0; i < imp->nfiles; i++) {
+                char *sep = strchr(pairs[i], '\1');
+                *sep = '\0';
+                free(imp->files[i]);
+                free(imp->projects[i]);
+                imp->files[i] = strdup(pairs[i]);
+                imp->projects[i] = strdup(sep + 1);
+                free(pairs[i]);
+            }
+            free(pairs);
+        }
+    }
+}
+
+/* ---- a piece of a file (thread pool) -------------------------------------------- */
+
+static void read_work(uv_work_t *w)
+{
+    agent_import_t *imp = w->data;
+    const char *path = imp->files[imp->next];
+    imp->status = 0;
+    imp->eof = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        imp->status = -errno;
+        snprintf(imp->error, sizeof imp->error, "%s: %s", path, strerror(errno));
+        return;
+    }
+    char *buf = malloc(AGENT_IMPORT_CHUNK + 1);
+    ssize_t n = buf ? pread(fd, buf, AGENT_IMPORT_CHUNK, (off_t)imp->from) : -1;
+    close(fd);
+    if (n < 0) {
+        free(buf);
+        imp->status = UV_EIO;
+        snprintf(imp->error, sizeof imp->error, "%s: read failed", path);
+        return;
+    }
+    /* Only complete lines: up to the last newline (a line still being
+     * written waits for the next run). */
+    size_t end = (size_t)n;
+    while (end > 0 && buf[end - 1] != '\n')
+        end--;
+    if (end == 0) {
+        free(buf);
+        imp->eof = true;
+        if ((size_t)n == AGENT_IMPORT_CHUNK) {
+            imp->status = UV_E2BIG;
+            snprintf(imp->error, sizeof imp->error, "%s: a line longer than %u MB", path,
+                     AGENT_IMPORT_CHUNK >> 20);
+        }
+        return;
+    }
+    buf[end] = '\0';
+    json_t *events = json_array();
+    uint64_t line = imp->first_line;
+    imp->lines_in_piece = 0;
+    for (char *p = buf, *nl; p < buf + end; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(buf + end - p));
+        *nl = '\0';
+        line++;
+        imp->lines_in_piece++;
+        if (p[strspn(p, " \t\r")] == '\0')
+            continue;
+        json_error_t je;
+        json_t *ev = json_loads(p, 0, &je);
+        if (!json_is_object(ev)) {
+            json_decref(ev);
+            imp->st.malformed++;
+            log_warn(AI_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
+                     (unsigned long long)line, je.text);
+            continue;
+        }
+        json_array_append_new(events,
+                              json_pack("{s:I, s:o}", "line", (json_int_t)line, "event", ev));
+    }
+    free(buf);
+    imp->events = json_dumps(events, JSON_COMPACT);
+    json_decref(events);
+    imp->to = imp->from + end;
+    if (imp->events == NULL) {
+        imp->status = UV_ENOMEM;
+        snprintf(imp->error, sizeof imp->error, "out of memory");
+    }
+}
+
+static void read_after(uv_work_t *w, int status);
+
+static void applied(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
+{
+    agent_import_t *imp = data;
+    (void)sqlstate;
+    free(imp->events);
+    imp->events = NULL;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->files[imp->next], error);
+        finish(imp, status);
+        return;
+    }
+    json_error_t je;
+    json_t *r = json_loads(value ? value : "{}", 0, &je);
+    if (!json_is_true(json_object_get(r, "skipped"))) {
+        imp->st.messages += (uint64_t)json_integer_value(json_object_get(r, "messages"));
+        imp->st.heaps += (uint64_t)json_integer_value(json_object_get(r, "heaps"));
+        imp->st.sessions += json_array_size(json_object_get(r, "newSessions"));
+        imp->st.lines += imp->lines_in_piece;
+    }
+    json_decref(r);
+    imp->first_line += imp->lines_in_piece;
+    imp->from = imp->to;
+    if (imp->stop) {
+        finish(imp, UV_ECANCELED);
+        return;
+    }
+    imp->work.data = imp;
+    int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
+    if (rc != 0)
+        finish(imp, rc);
+}
+
+static void read_after(uv_work_t *w, int status)
+{
+    agent_import_t *imp = w->data;
+    if (status != 0 || imp->status != 0) {
+        if (imp->error[0] == '\0')
+            snprintf(imp->error, sizeof imp->error, "%s",
+                     uv_strerror(status ? status : imp->status));
+        finish(imp, status ? status : imp->status);
+        return;
+    }
+    if (imp->eof) {
+        imp->next++;
+        next_file(imp);
+        return;
+    }
+    char from[24], to[24], lines[24];
+    snprintf(from, sizeof from, "%llu", (unsigned long long)imp->from);
+    snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
+    snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
+    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s}", "path", imp->files[imp->next], "project",
+                          imp->projects[imp->next], "from", from, "to", to, "lines", lines);
+    char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
+    json_decref(f);
+    const char *params[2] = {ftext ? ftext : "{}", imp->events};
+    if (imp->from == 0 || imp->first_line == 0)
+        imp->st.files_changed++;
+    int rc = pg_pool_call(imp->pool, "parley_agent_ingest",
+                          "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2, params,
+                          applied, imp, NULL);
+    free(ftext);
+    if (rc != 0) {
+        free(imp->events);
+        imp->events = NULL;
+        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        finish(imp, rc);
+    }
+}
+
+/* ---- per file -------------------------------------------------------------------- */
+
+static void got_offset(void *data, int status, const char *value, const char *sqlstate,
+                       const char *error)
+{
+    agent_import_t *imp = data;
+    (void)sqlstate;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s", error);
+        finish(imp, status);
+        return;
+    }
+    imp->from = value ? strtoull(value, NULL, 10) : 0;
+    imp->first_line = 0; /* line numbers count from the resume point */
+    imp->work.data = imp;
+    int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
+    if (rc != 0)
+        finish(imp, rc);
+}
+
+static void next_file(agent_import_t *imp)
+{
+    if (imp->stop) {
+        finish(imp, UV_ECANCELED);
+        return;
+    }
+    if (imp->next >= imp->nfiles) {
+        finish(imp, 0);
+        return;
+    }
+    imp->st.files++;
+    const char *params[1] = {imp->files[imp->next]};
+    int rc = pg_pool_call(imp->pool, "parley_agent_file_offset",
+                          "SELECT parley_agent_file_offset($1)", 1, params, got_offset, imp, NULL);
+    if (rc != 0) {
+        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        finish(imp, rc);
+    }
+}
+
+static void list_after(uv_work_t *w, int status)
+{
+    agent_import_t *imp = w->data;
+    if (status != 0 || imp->status != 0) {
+        finish(imp, status ? status : imp->status);
+        return;
+    }
+    log_info(AI_TAG, "%zu transcript file(s) under %s", imp->nfiles, imp->dir);
+    next_file(imp);
+}
+
+int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, agent_import_cb cb,
+                       void *data, agent_import_t **out, char *err, size_t errcap)
+{
+    agent_import_t *imp = calloc(1, sizeof *imp);
+    if (imp == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    imp->loop = loop;
+    imp->pool = pool;
+    snprintf(imp->dir, sizeof imp->dir, "%s", dir);
+    imp->cb = cb;
+    imp->data = data;
+    imp->work.data = imp;
+    int rc = uv_queue_work(loop, &imp->work, list_work, list_after);
+    if (rc != 0) {
+        snprintf(err, errcap, "%s", uv_strerror(rc));
+        free(imp);
+        return rc;
+    }
+    *out = imp;
+    return 0;
+}
+
+void *agent_import_data(const agent_import_t *imp)
+{
+    return imp->data;
+}
+
+void agent_import_get_stats(const agent_import_t *imp, agent_import_stats_t *out)
+{
+    *out = imp->st;
+}
+
+const char *agent_import_error(const agent_import_t *imp)
+{
+    return imp->error;
+}
+
+void agent_import_stop(agent_import_t *imp)
+{
+    imp->stop = true;
+}
+
+bool agent_import_done(const agent_import_t *imp)
+{
+    return imp->done;
+}
+
+void agent_import_free(agent_import_t *imp)
+{
+    if (imp == NULL)
+        return;
+    for (size_t i = 0; i < imp->nfiles; i++) {
+        free(imp->files[i]);
+        free(imp->projects[i]);
+    }
+    free(imp->files);
+    free(imp->projects);
+    free(imp->events);
+    free(imp);
+}

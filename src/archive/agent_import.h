@@ -1,0 +1,43 @@
+/* agent_import: `parleyd import claude-code [DIR]`: agents' session
+ * transcripts (DIR/PROJECT/SESSION.jsonl, JSON Lines; default
+ * ~/.claude/projects) into the store, through parley_agent_ingest (see
+ * src/db/sql/memory/agent_import.sql). Incremental and idempotent: each
+ * file resumes at the byte offset its complete lines were applied up to
+ * (recorded with them, in one transaction), so a file that grew imports
+ * only its new lines and the same file twice changes nothing. Files are
+ * listed and read on the thread pool, in pieces of at most
+ * AGENT_IMPORT_CHUNK bytes; a malformed line is reported with its file
+ * and line number and skipped. */
+#ifndef PARLEY_ARCHIVE_AGENT_IMPORT_H
+#define PARLEY_ARCHIVE_AGENT_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "db/pool.h"
+
+#define AGENT_IMPORT_CHUNK     (4u << 20) /* bytes read per step */
+#define AGENT_IMPORT_MAX_FILES 100000
+#define AGENT_IMPORT_MAX_LINE  (64u << 20) /* a longer line fails the file */
+
+typedef struct agent_import_s agent_import_t;
+typedef void (*agent_import_cb)(agent_import_t *imp, int status);
+
+typedef struct agent_import_stats_s {
+    uint64_t files, files_changed, lines, malformed, messages, heaps, sessions;
+} agent_import_stats_t;
+
+/* Starts importing dir; cb runs once at the end (status 0, or a negative
+ * code with agent_import_error). */
+int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, agent_import_cb cb,
+                       void *data, agent_import_t **out, char *err, size_t errcap);
+void *agent_import_data(const agent_import_t *imp);
+void agent_import_get_stats(const agent_import_t *imp, agent_import_stats_t *out);
+const char *agent_import_error(const agent_import_t *imp);
+/* Stops after the piece in flight (cb runs with UV_ECANCELED). */
+void agent_import_stop(agent_import_t *imp);
+__attribute__((warn_unused_result)) bool agent_import_done(const agent_import_t *imp);
+void agent_import_free(agent_import_t *imp);
+
+#endif

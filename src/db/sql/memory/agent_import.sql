@@ -1,0 +1,180 @@
+-- memory/agent_import: agents' session transcripts into the store
+-- (src/archive/agent_import.c). A transcript is JSON Lines, one event per
+-- line (type user, assistant, summary or system; uuid, parentUuid,
+-- sessionId, timestamp, cwd, gitBranch, version, isSidechain, message:
+-- {role, content: a string or text, thinking, tool_use and tool_result
+-- blocks}). Each session is a chat of kind agent_session; each block a
+-- message (kind message, thought, tool_use or tool_result); a compaction
+-- (a system event with subtype compact_boundary) opens a context heap of
+-- type POST_COMPACTING whose first message, the summary (isCompactSummary),
+-- is its continuation message; eras group sessions by project.
+
+-- The account agents' sessions belong to.
+CREATE OR REPLACE FUNCTION parley_agent_account() RETURNS bigint
+    LANGUAGE plpgsql AS $$
+DECLARE
+    v bigint;
+BEGIN
+    SELECT id INTO v FROM accounts WHERE kind = 'agent' AND handle = 'claude-code';
+    IF v IS NULL THEN
+        INSERT INTO accounts (kind, handle, display_name) VALUES ('agent', 'claude-code', 'Claude Code')
+        ON CONFLICT (kind, handle) DO UPDATE SET updated_at = now()
+        RETURNING id INTO v;
+    END IF;
+    RETURN v;
+END
+$$;
+
+-- A block (or a string content) as text, in full.
+CREATE OR REPLACE FUNCTION parley_agent_block_text(b jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(b) = 'string' THEN b #>> '{}'
+        WHEN b ->> 'type' = 'text' THEN b ->> 'text'
+        WHEN b ->> 'type' = 'thinking' THEN coalesce(b ->> 'thinking', b ->> 'text')
+        WHEN b ->> 'type' = 'tool_use' THEN coalesce(b ->> 'name', '') || ' '
+                                           || coalesce((b -> 'input')::text, '')
+        WHEN b ->> 'type' = 'tool_result' THEN CASE jsonb_typeof(b -> 'content')
+            WHEN 'string' THEN b ->> 'content'
+            WHEN 'array' THEN (SELECT string_agg(coalesce(x ->> 'text', x::text), E'\n')
+                               FROM jsonb_array_elements(b -> 'content') x)
+            ELSE (b -> 'content')::text END
+        ELSE b::text END
+$$;
+
+-- Applies one piece of a transcript file: f = {path, project, from, to,
+-- lines}, events = [{line, event}]. Only when the file's recorded offset is
+-- f.from (so a piece is applied once, even by two imports at a time); the
+-- offset moves to f.to with it. Answers what it did.
+CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    acc bigint := parley_agent_account();
+    e jsonb;
+    ev record;
+    v_chat bigint;
+    v_heap bigint;
+    v_era bigint;
+    v_sid text;
+    v_next bigint;
+    blocks jsonb;
+    b jsonb;
+    i integer;
+    kind text;
+    n_msgs bigint := 0;
+    n_heaps bigint := 0;
+    sessions text[] := '{}';
+    at_ts timestamptz;
+    cur bigint;
+BEGIN
+    INSERT INTO agent_files (path, project) VALUES (f ->> 'path', f ->> 'project')
+    ON CONFLICT (path) DO NOTHING;
+    SELECT read_to INTO cur FROM agent_files WHERE path = f ->> 'path' FOR UPDATE;
+    IF cur <> (f ->> 'from')::bigint THEN
+        RETURN jsonb_build_object('skipped', true, 'readTo', cur);
+    END IF;
+    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'project');
+    IF v_era IS NULL THEN
+        INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'project'), f ->> 'project')
+        ON CONFLICT (external_id) DO UPDATE SET name = eras.name
+        RETURNING id INTO v_era;
+    END IF;
+    FOR ev IN SELECT x.value AS e FROM jsonb_array_elements(events) AS x ORDER BY (x.value ->> 'line')::bigint
+    LOOP
+        e := ev.e -> 'event';
+        v_sid := e ->> 'sessionId';
+        IF v_sid IS NULL THEN
+            CONTINUE;
+        END IF;
+        at_ts := coalesce((e ->> 'timestamp')::timestamptz, now());
+        SELECT id INTO v_chat FROM chats WHERE account_id = acc AND external_id = v_sid;
+        IF v_chat IS NULL THEN
+            INSERT INTO chats (account_id, kind, external_id, title, extra)
+            VALUES (acc, 'agent_session', v_sid, f ->> 'project',
+                    jsonb_build_object('source', 'claude-code', 'project', f ->> 'project',
+                                       'cwd', e ->> 'cwd'))
+            RETURNING id INTO v_chat;
+            sessions := sessions || v_sid;
+        END IF;
+        IF e ->> 'type' = 'summary' THEN
+            UPDATE chats SET about = e ->> 'summary', updated_at = now() WHERE id = v_chat;
+            CONTINUE;
+        END IF;
+        SELECT id INTO v_heap FROM context_heaps WHERE chat_id = v_chat ORDER BY id DESC LIMIT 1;
+        IF v_heap IS NULL OR (e ->> 'type' = 'system' AND e ->> 'subtype' = 'compact_boundary') THEN
+            INSERT INTO context_heaps (chat_id, era_id, type, external_id, started_at)
+            VALUES (v_chat, v_era, CASE WHEN v_heap IS NULL THEN 'FRESH' ELSE 'POST_COMPACTING' END,
+                    e ->> 'uuid', at_ts)
+            ON CONFLICT (chat_id, external_id) WHERE external_id IS NOT NULL DO NOTHING
+            RETURNING id INTO v_heap;
+            IF v_heap IS NULL THEN
+                SELECT id INTO v_heap FROM context_heaps WHERE chat_id = v_chat
+                ORDER BY id DESC LIMIT 1;
+            ELSE
+                n_heaps := n_heaps + 1;
+            END IF;
+            IF e ->> 'type' = 'system' THEN
+                CONTINUE;
+            END IF;
+        END IF;
+        IF e ->> 'type' NOT IN ('user', 'assistant', 'system') THEN
+            -- An unknown event type is kept as it is: a service row with the
+            -- event in extra (the memory tools leave it out).
+            blocks := jsonb_build_array(jsonb_build_object('type', 'event'));
+        ELSIF jsonb_typeof(e #> '{message,content}') = 'array' THEN
+            blocks := e #> '{message,content}';
+        ELSE
+            blocks := jsonb_build_array(coalesce(e #> '{message,content}', e -> 'content',
+                                                 to_jsonb(''::text)));
+        END IF;
+        SELECT coalesce(max(id), 0) INTO v_next FROM messages WHERE chat_id = v_chat;
+        i := 0;
+        FOR b IN SELECT value FROM jsonb_array_elements(blocks) LOOP
+            kind := CASE b ->> 'type' WHEN 'thinking' THEN 'thought' WHEN 'tool_use' THEN 'tool_use'
+                                      WHEN 'tool_result' THEN 'tool_result' WHEN 'event' THEN 'service'
+                                      ELSE 'message' END;
+            INSERT INTO messages (chat_id, id, external_id, heap_id, sender_name, date, text, kind,
+                                  role, outgoing, tool_calls, tool_results, continuation, extra)
+            VALUES (v_chat, v_next + 1, (e ->> 'uuid') || '#' || i, v_heap,
+                    coalesce(e #>> '{message,role}', e ->> 'type'), at_ts,
+                    CASE WHEN kind = 'service' THEN NULL ELSE parley_agent_block_text(b) END, kind,
+                    CASE WHEN coalesce(e #>> '{message,role}', e ->> 'type') IN
+                              ('user', 'assistant', 'system') THEN coalesce(e #>> '{message,role}', e ->> 'type')
+                         ELSE 'system' END,
+                    coalesce(e #>> '{message,role}', e ->> 'type') = 'assistant',
+                    CASE WHEN kind = 'tool_use' THEN b END,
+                    CASE WHEN kind = 'tool_result' THEN b END,
+                    coalesce((e ->> 'isCompactSummary')::boolean, false) AND i = 0,
+                    jsonb_strip_nulls(jsonb_build_object(
+                        'uuid', e ->> 'uuid', 'parentUuid', e ->> 'parentUuid',
+                        'isSidechain', e -> 'isSidechain', 'cwd', e ->> 'cwd',
+                        'gitBranch', e ->> 'gitBranch', 'version', e ->> 'version',
+                        'model', e #>> '{message,model}', 'type', e ->> 'type',
+                        'block', CASE WHEN kind = 'message' AND jsonb_typeof(b) = 'object'
+                                           AND b ->> 'type' NOT IN ('text') THEN b END,
+                        'event', CASE WHEN kind = 'service' THEN e END,
+                        'other', nullif(e - '{type,uuid,parentUuid,sessionId,timestamp,cwd,gitBranch,version,isSidechain,message,isCompactSummary,userType,requestId}'::text[], '{}'::jsonb))))
+            ON CONFLICT (chat_id, external_id) WHERE external_id IS NOT NULL DO NOTHING;
+            IF FOUND THEN
+                v_next := v_next + 1;
+                n_msgs := n_msgs + 1;
+            END IF;
+            i := i + 1;
+        END LOOP;
+        UPDATE chats SET last_message_id = v_next, last_message_date = at_ts, updated_at = now()
+        WHERE id = v_chat AND (last_message_date IS NULL OR last_message_date <= at_ts);
+        UPDATE context_heaps SET ended_at = at_ts WHERE chat_id = v_chat AND id = v_heap;
+    END LOOP;
+    UPDATE agent_files SET read_to = (f ->> 'to')::bigint,
+                           lines = lines + coalesce((f ->> 'lines')::bigint, 0), updated_at = now()
+    WHERE path = f ->> 'path';
+    RETURN jsonb_build_object('messages', n_msgs, 'heaps', n_heaps,
+                              'newSessions', to_jsonb(sessions), 'readTo', (f ->> 'to')::bigint);
+END
+$$;
+
+-- Where an import of path resumes (0 for a file never read).
+CREATE OR REPLACE FUNCTION parley_agent_file_offset(p_path text) RETURNS bigint
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT read_to FROM agent_files WHERE path = p_path), 0)
+$$;
