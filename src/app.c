@@ -661,8 +661,8 @@ static void migrate_done(migrate_t *m, int status)
     }
     if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_claude_code) {
         char err[CONFIG_ERR_MAX];
-        int rc = agent_import_start(&a->loop, a->rw, a->cfg->import_path, agents_done, a,
-                                    &a->agents, err, sizeof err);
+        int rc = agent_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->eras, agents_done,
+                                    a, &a->agents, err, sizeof err);
         if (rc != 0)
             app_fatal(a, "import", err);
         return;

@@ -125,6 +125,11 @@ static const opt_t opts[] = {
      "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
      "e.g. +03:00.",
      "OFFSET"},
+    {"eras", "PARLEY_ERAS", OPT_STR, OFF(eras), SZ(eras), 0, 0, "(none)",
+     "import claude-code: a JSON file naming eras, {\"KEY\": \"Era name\"}, KEY a project "
+     "folder (as under ~/.claude/projects) or a session's working directory; without it an "
+     "era is named after the project's folder.",
+     "FILE"},
     {"timezone", "PARLEY_TIMEZONE", OPT_STR, OFF(timezone), SZ(timezone), 0, 0, "UTC",
      "IANA time zone of relative dates in tool arguments (the inline toolset's \"yesterday\" "
      "is a whole day there), e.g. Europe/Berlin.",

@@ -75,6 +75,7 @@ typedef struct config_s {
     int init_timeout_ms;    /* a socket connection must initialize within */
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
+    char eras[CONFIG_PATH_MAX];        /* import claude-code: eras file, or "" */
     char timezone[64];                 /* IANA zone of relative dates (inline toolset) */
     char export_root[CONFIG_PATH_MAX]; /* mediaDownload writes only here ("" = DATA_DIR/exports) */
     char

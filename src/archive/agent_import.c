@@ -23,8 +23,10 @@ struct agent_import_s {
     uv_loop_t *loop;
     pg_pool_t *pool;
     char dir[1024];
-    char **files;    /* full paths */
-    char **projects; /* each file's project folder name */
+    char **files;         /* full paths */
+    char **projects;      /* each file's project folder, as under DIR ("" for DIR itself) */
+    char eras_path[1024]; /* the eras file, or "" */
+    json_t *eras;         /* its object, {KEY: name}; NULL when none */
     size_t nfiles, next;
     uv_work_t work;
     /* the piece in flight */
@@ -84,14 +86,62 @@ static int cmp_str(const void *a, const void *b)
  * folder's own name. */
 static const char *project_name(const char *folder)
 {
+    if (folder[0] == '\0')
+        return "transcripts";
     const char *dash = strrchr(folder, '-');
     return dash && dash[1] ? dash + 1 : folder;
+}
+
+/* Reads the eras file (thread pool): a JSON object of names. 0, or a
+ * negative code with imp->error set. */
+static int load_eras(agent_import_t *imp)
+{
+    struct stat st;
+    if (stat(imp->eras_path, &st) != 0) {
+        int e = errno;
+        snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path, strerror(e));
+        return -e;
+    }
+    if (st.st_size > AGENT_IMPORT_MAX_ERAS_FILE) {
+        snprintf(imp->error, sizeof imp->error, "eras file %s: larger than %u bytes",
+                 imp->eras_path, AGENT_IMPORT_MAX_ERAS_FILE);
+        return UV_EFBIG;
+    }
+    json_error_t je;
+    json_t *o = json_load_file(imp->eras_path, 0, &je);
+    if (o == NULL) {
+        snprintf(imp->error, sizeof imp->error, "eras file %s: line %d: %s", imp->eras_path,
+                 je.line, je.text);
+        return UV_EINVAL;
+    }
+    const char *key;
+    json_t *v;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        snprintf(imp->error, sizeof imp->error,
+                 "eras file %s: expected an object {\"KEY\": \"Era name\"}", imp->eras_path);
+        return UV_EINVAL;
+    }
+    json_object_foreach(o, key, v)
+    {
+        if (!json_is_string(v) || json_string_length(v) == 0) {
+            snprintf(imp->error, sizeof imp->error,
+                     "eras file %s: the name for \"%.200s\" must be a non-empty string",
+                     imp->eras_path, key);
+            json_decref(o);
+            return UV_EINVAL;
+        }
+    }
+    imp->eras = o;
+    return 0;
 }
 
 static void list_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
     size_t cap = 0;
+    if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
+        return;
     DIR *d = opendir(imp->dir);
     if (d == NULL) {
         imp->status = -errno;
@@ -110,7 +160,7 @@ static void list_work(uv_work_t *w)
         if (S_ISREG(st.st_mode)) {
             size_t n = strlen(de->d_name);
             if (n > 6 && strcmp(de->d_name + n - 6, ".jsonl") == 0)
-                imp->status = add_file(imp, &cap, sub, "transcripts");
+                imp->status = add_file(imp, &cap, sub, "");
             continue;
         }
         if (!S_ISDIR(st.st_mode))
@@ -125,7 +175,7 @@ static void list_work(uv_work_t *w)
                 continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
-            imp->status = add_file(imp, &cap, path, project_name(de->d_name));
+            imp->status = add_file(imp, &cap, path, de->d_name);
         }
         closedir(p);
     }
@@ -286,8 +336,10 @@ static void read_after(uv_work_t *w, int status)
     snprintf(from, sizeof from, "%llu", (unsigned long long)imp->from);
     snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
     snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
-    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s}", "path", imp->files[imp->next], "project",
-                          imp->projects[imp->next], "from", from, "to", to, "lines", lines);
+    json_t *f =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "path", imp->files[imp->next], "folder",
+                  imp->projects[imp->next], "project", project_name(imp->projects[imp->next]),
+                  "from", from, "to", to, "lines", lines, "eras", imp->eras);
     char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
     json_decref(f);
     const char *params[2] = {ftext ? ftext : "{}", imp->events};
@@ -345,6 +397,21 @@ static void next_file(agent_import_t *imp)
     }
 }
 
+static void named_eras(void *data, int status, const char *value, const char *sqlstate,
+                       const char *error)
+{
+    agent_import_t *imp = data;
+    (void)sqlstate;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "naming eras: %s", error);
+        finish(imp, status);
+        return;
+    }
+    if (value && strcmp(value, "0") != 0)
+        log_info(AI_TAG, "%s era(s) renamed from %s", value, imp->eras_path);
+    next_file(imp);
+}
+
 static void list_after(uv_work_t *w, int status)
 {
     agent_import_t *imp = w->data;
@@ -353,11 +420,27 @@ static void list_after(uv_work_t *w, int status)
         return;
     }
     log_info(AI_TAG, "%zu transcript file(s) under %s", imp->nfiles, imp->dir);
-    next_file(imp);
+    if (imp->eras == NULL) {
+        next_file(imp);
+        return;
+    }
+    /* Eras imported before get the file's names too; new ones get them as
+     * their files are applied. */
+    char *names = json_dumps(imp->eras, JSON_COMPACT);
+    const char *params[1] = {names ? names : "{}"};
+    int rc =
+        pg_pool_call(imp->pool, "parley_agent_name_eras",
+                     "SELECT parley_agent_name_eras($1::jsonb)", 1, params, named_eras, imp, NULL);
+    free(names);
+    if (rc != 0) {
+        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        finish(imp, rc);
+    }
 }
 
-int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, agent_import_cb cb,
-                       void *data, agent_import_t **out, char *err, size_t errcap)
+int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, const char *eras,
+                       agent_import_cb cb, void *data, agent_import_t **out, char *err,
+                       size_t errcap)
 {
     agent_import_t *imp = calloc(1, sizeof *imp);
     if (imp == NULL) {
@@ -367,6 +450,7 @@ int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, agent_
     imp->loop = loop;
     imp->pool = pool;
     snprintf(imp->dir, sizeof imp->dir, "%s", dir);
+    snprintf(imp->eras_path, sizeof imp->eras_path, "%s", eras ? eras : "");
     imp->cb = cb;
     imp->data = data;
     imp->work.data = imp;
@@ -416,5 +500,6 @@ void agent_import_free(agent_import_t *imp)
     free(imp->files);
     free(imp->projects);
     free(imp->events);
+    json_decref(imp->eras);
     free(imp);
 }

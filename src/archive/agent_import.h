@@ -17,9 +17,10 @@
 
 #include "db/pool.h"
 
-#define AGENT_IMPORT_CHUNK     (4u << 20) /* bytes read per step */
-#define AGENT_IMPORT_MAX_FILES 100000
-#define AGENT_IMPORT_MAX_LINE  (64u << 20) /* a longer line fails the file */
+#define AGENT_IMPORT_CHUNK         (4u << 20) /* bytes read per step */
+#define AGENT_IMPORT_MAX_FILES     100000
+#define AGENT_IMPORT_MAX_LINE      (64u << 20) /* a longer line fails the file */
+#define AGENT_IMPORT_MAX_ERAS_FILE (1u << 20)  /* bytes */
 
 typedef struct agent_import_s agent_import_t;
 typedef void (*agent_import_cb)(agent_import_t *imp, int status);
@@ -29,9 +30,13 @@ typedef struct agent_import_stats_s {
 } agent_import_stats_t;
 
 /* Starts importing dir; cb runs once at the end (status 0, or a negative
- * code with agent_import_error). */
-int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, agent_import_cb cb,
-                       void *data, agent_import_t **out, char *err, size_t errcap);
+ * code with agent_import_error). eras (NULL or "" for none) names a JSON
+ * file {KEY: "Era name"}, KEY a project folder under dir or a session's
+ * working directory; without a name there an era is named after the
+ * working directory's last component. */
+int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, const char *eras,
+                       agent_import_cb cb, void *data, agent_import_t **out, char *err,
+                       size_t errcap);
 void *agent_import_data(const agent_import_t *imp);
 void agent_import_get_stats(const agent_import_t *imp, agent_import_stats_t *out);
 const char *agent_import_error(const agent_import_t *imp);

@@ -9,6 +9,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PARLEYD, stdioClient, textOf, tmpdir } from "./lib.mjs";
@@ -183,7 +184,7 @@ test("agents' transcripts: imported incrementally, then the same tools over parl
     assert.equal(era.messages[3].content, '[tool_use Bash] {"command": "ls /srv"}');
     const found = await call("search_messages", { query: "footer" }, c);
     assert.deepEqual(found.messages.map((m) => m.content).sort(), ["Fix the footer.", "Footer fixed."]);
-    assert.equal(found.messages[0].era_name, "website");
+    assert.equal(found.messages[0].era_name, "my-website", "an era is named after the working directory");
     const recent = await call("get_recent_work", { limit: 1 }, c);
     assert.equal(recent.messages[0].content, "Bootstrap keeps the newest work within the budget.");
     const ca = await call("get_compacting_actions", {}, c);
@@ -196,6 +197,31 @@ test("agents' transcripts: imported incrementally, then the same tools over parl
     const boot = await call("bootstrap_memory", { era_name: "parley" }, c);
     assert.match(boot.continuation.content, /^This session is being continued/);
     assert.equal(boot.era.name, "parley");
+  } finally {
+    await c.close();
+  }
+});
+
+test("an eras file names eras, by project folder or by working directory", async () => {
+  const dir = path.join(work, "transcripts");
+  const eras = path.join(work, "eras.json");
+  const run = (file) => spawnSync(PARLEYD, ["import", "claude-code", dir, "--eras", file, "--db", url(store),
+    "--data-dir", path.join(work, "data")], { encoding: "utf8" });
+  fs.writeFileSync(eras, '["not", "an object"]');
+  let r = run(eras);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /eras file .*eras\.json: expected an object \{"KEY": "Era name"\}/);
+  r = run(path.join(work, "missing.json"));
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /eras file .*missing\.json: No such file or directory/);
+  fs.writeFileSync(eras, JSON.stringify({ "-home-dev-parley": "Parley, the archive", "/home/dev/my-website": "Website" }));
+  r = run(eras);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /2 era\(s\) renamed/);
+  const { client: c } = await stdioClient(["--db", url(store), "--toolsets", "memory", "--data-dir", path.join(work, "data")]);
+  try {
+    assert.equal((await call("get_latest_continuation", {}, c)).era_name, "Parley, the archive");
+    assert.equal((await call("search_messages", { query: "footer" }, c)).messages[0].era_name, "Website");
   } finally {
     await c.close();
   }

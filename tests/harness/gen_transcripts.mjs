@@ -59,7 +59,7 @@ const s2tail = [
   asst(108, [{ type: "text", text: "Bootstrap keeps the newest work within the budget." }]),
 ];
 const s2 = session("aaaaaaaa-0000-4000-8000-000000000002", "/home/dev/parley", mode === "grow" ? [...s2head, ...s2tail] : s2head);
-const s3 = session("bbbbbbbb-0000-4000-8000-000000000003", "/home/dev/website", [
+const s3 = session("bbbbbbbb-0000-4000-8000-000000000003", "/home/dev/my-website", [
   user(50, "Fix the footer."),
   asst(51, [{ type: "text", text: "Footer fixed." }]),
 ]);
@@ -69,4 +69,4 @@ const write = (proj, sid, lines) => {
 };
 write("-home-dev-parley", "aaaaaaaa-0000-4000-8000-000000000001", s1);
 write("-home-dev-parley", "aaaaaaaa-0000-4000-8000-000000000002", s2);
-write("-home-dev-website", "bbbbbbbb-0000-4000-8000-000000000003", s3);
+write("-home-dev-my-website", "bbbbbbbb-0000-4000-8000-000000000003", s3);

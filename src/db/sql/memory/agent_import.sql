@@ -42,8 +42,11 @@ CREATE OR REPLACE FUNCTION parley_agent_block_text(b jsonb) RETURNS text
         ELSE b::text END
 $$;
 
--- Applies one piece of a transcript file: f = {path, project, from, to,
--- lines}, events = [{line, event}]. Only when the file's recorded offset is
+-- Applies one piece of a transcript file: f = {path, folder, project, from,
+-- to, lines, eras}, events = [{line, event}]. The file's era is its project
+-- folder's; it is named by f.eras (keyed by the folder or by a session's
+-- working directory) when that names it, else after the working
+-- directory's last component, else f.project. Only when the file's recorded offset is
 -- f.from (so a piece is applied once, even by two imports at a time); the
 -- offset moves to f.to with it. Answers what it did.
 CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
@@ -66,19 +69,23 @@ DECLARE
     sessions text[] := '{}';
     at_ts timestamptz;
     cur bigint;
+    v_cwd text := (SELECT x.value -> 'event' ->> 'cwd' FROM jsonb_array_elements(events) AS x
+                   WHERE x.value -> 'event' ->> 'cwd' <> '' ORDER BY (x.value ->> 'line')::bigint
+                   LIMIT 1);
+    v_named text := coalesce(f -> 'eras' ->> (f ->> 'folder'), f -> 'eras' ->> v_cwd);
+    v_name text := coalesce(v_named, nullif(regexp_replace(v_cwd, '^.*/', ''), ''),
+                            f ->> 'project');
 BEGIN
-    INSERT INTO agent_files (path, project) VALUES (f ->> 'path', f ->> 'project')
+    INSERT INTO agent_files (path, project) VALUES (f ->> 'path', v_name)
     ON CONFLICT (path) DO NOTHING;
     SELECT read_to INTO cur FROM agent_files WHERE path = f ->> 'path' FOR UPDATE;
     IF cur <> (f ->> 'from')::bigint THEN
         RETURN jsonb_build_object('skipped', true, 'readTo', cur);
     END IF;
-    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'project');
-    IF v_era IS NULL THEN
-        INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'project'), f ->> 'project')
-        ON CONFLICT (external_id) DO UPDATE SET name = eras.name
-        RETURNING id INTO v_era;
-    END IF;
+    INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'folder'), v_name)
+    ON CONFLICT (external_id) DO UPDATE SET name = v_named
+        WHERE v_named IS NOT NULL AND eras.name IS DISTINCT FROM v_named;
+    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'folder');
     FOR ev IN SELECT x.value AS e FROM jsonb_array_elements(events) AS x ORDER BY (x.value ->> 'line')::bigint
     LOOP
         e := ev.e -> 'event';
@@ -90,8 +97,8 @@ BEGIN
         SELECT id INTO v_chat FROM chats WHERE account_id = acc AND external_id = v_sid;
         IF v_chat IS NULL THEN
             INSERT INTO chats (account_id, kind, external_id, title, extra)
-            VALUES (acc, 'agent_session', v_sid, f ->> 'project',
-                    jsonb_build_object('source', 'claude-code', 'project', f ->> 'project',
+            VALUES (acc, 'agent_session', v_sid, v_name,
+                    jsonb_build_object('source', 'claude-code', 'project', v_name,
                                        'cwd', e ->> 'cwd'))
             RETURNING id INTO v_chat;
             sessions := sessions || v_sid;
@@ -177,4 +184,29 @@ $$;
 CREATE OR REPLACE FUNCTION parley_agent_file_offset(p_path text) RETURNS bigint
     LANGUAGE sql STABLE AS $$
     SELECT coalesce((SELECT read_to FROM agent_files WHERE path = p_path), 0)
+$$;
+
+-- Names the imported eras an eras file names (see parley_agent_ingest):
+-- keys are project folders or sessions' working directories. Answers how
+-- many eras were renamed.
+CREATE OR REPLACE FUNCTION parley_agent_name_eras(names jsonb) RETURNS integer
+    LANGUAGE plpgsql AS $$
+DECLARE
+    n integer;
+    m integer;
+BEGIN
+    UPDATE eras e SET name = x.value
+    FROM jsonb_each_text(names) x
+    WHERE e.external_id = 'claude-code:' || x.key AND e.name <> x.value;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    UPDATE eras e SET name = x.value
+    FROM jsonb_each_text(names) x,
+         (SELECT DISTINCT h.era_id, c.extra ->> 'cwd' AS cwd
+          FROM chats c JOIN context_heaps h ON h.chat_id = c.id
+          WHERE c.kind = 'agent_session' AND c.extra ->> 'source' = 'claude-code') s
+    WHERE s.era_id = e.id AND s.cwd = x.key AND e.name <> x.value
+      AND NOT names ? substr(e.external_id, length('claude-code:') + 1);
+    GET DIAGNOSTICS m = ROW_COUNT;
+    RETURN n + m;
+END
 $$;

@@ -1,0 +1,93 @@
+-- memory_store: the agent-transcript importer (src/db/sql/memory/agent_import.sql)
+-- and the memory tools over the store (src/db/sql/memory/store.sql) on fixed
+-- events: a piece is applied once, compaction opens a POST_COMPACTING heap
+-- whose summary is the continuation, answers follow when things were said
+-- (two sessions applied newest first), eras are named by the working
+-- directory or an eras map.
+
+CREATE FUNCTION pg_temp.ev(line integer, e jsonb) RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('line', line, 'event', e)
+$$;
+CREATE FUNCTION pg_temp.msg(sid text, uuid text, ts text, role text, content jsonb,
+                            extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_object('type', role, 'uuid', uuid, 'sessionId', sid, 'timestamp', ts,
+                              'cwd', '/home/dev/my-app', 'message',
+                              jsonb_build_object('role', role, 'content', content)) || extra
+$$;
+
+-- Session B (said later) is applied first; session A after it.
+SELECT pg_temp.expect('session B applied',
+    parley_agent_ingest('{"path": "/t/-home-dev-my-app/b.jsonl", "folder": "-home-dev-my-app",
+                          "project": "app", "from": "0", "to": "300", "lines": "4"}',
+        jsonb_build_array(
+            pg_temp.ev(1, pg_temp.msg('B', 'b1', '2026-02-01T10:00:00Z', 'user', '"Build search."')),
+            pg_temp.ev(2, '{"type": "system", "subtype": "compact_boundary", "uuid": "b2",
+                            "sessionId": "B", "timestamp": "2026-02-01T11:00:00Z"}'),
+            pg_temp.ev(3, pg_temp.msg('B', 'b3', '2026-02-01T11:00:01Z', 'user',
+                                      '"This session is being continued: search."',
+                                      '{"isCompactSummary": true}')),
+            pg_temp.ev(4, pg_temp.msg('B', 'b4', '2026-02-01T11:05:00Z', 'assistant',
+                '[{"type": "thinking", "thinking": "Rank first."},
+                  {"type": "tool_use", "name": "Bash", "input": {"command": "make"}}]'))))
+        - 'newSessions',
+    '{"messages": 4, "heaps": 2, "readTo": 300}'::jsonb);
+SELECT pg_temp.expect('the same piece again is skipped',
+    parley_agent_ingest('{"path": "/t/-home-dev-my-app/b.jsonl", "folder": "-home-dev-my-app",
+                          "project": "app", "from": "0", "to": "300", "lines": "4"}',
+        jsonb_build_array(pg_temp.ev(1, pg_temp.msg('B', 'b1', '2026-02-01T10:00:00Z', 'user',
+                                                    '"Build search."')))),
+    '{"skipped": true, "readTo": 300}'::jsonb);
+SELECT pg_temp.expect('the offset', parley_agent_file_offset('/t/-home-dev-my-app/b.jsonl'), 300::bigint);
+SELECT pg_temp.expect('an unknown file starts at 0', parley_agent_file_offset('/nope'), 0::bigint);
+
+SELECT pg_temp.expect('session A applied',
+    parley_agent_ingest('{"path": "/t/-home-dev-my-app/a.jsonl", "folder": "-home-dev-my-app",
+                          "project": "app", "from": "0", "to": "200", "lines": "3"}',
+        jsonb_build_array(
+            pg_temp.ev(1, pg_temp.msg('A', 'a1', '2026-01-01T10:00:00Z', 'user', '"Start the archive."')),
+            pg_temp.ev(2, pg_temp.msg('A', 'a2', '2026-01-01T10:01:00Z', 'assistant',
+                                      '[{"type": "text", "text": "Archive started."}]')),
+            pg_temp.ev(3, '{"type": "future-event", "uuid": "a3", "sessionId": "A",
+                            "timestamp": "2026-01-01T10:02:00Z", "payload": 7}')))
+        ->> 'messages',
+    '3');
+
+-- Answers follow the transcripts' times, not the order they were applied.
+SELECT pg_temp.expect('the continuation',
+    parley_memory_latest_continuation('{}', '{}') - '{context_heap_id,message_number}'::text[],
+    '{"message_id": "b3#0", "content": "This session is being continued: search.",
+      "timestamp": "2026-02-01T11:00:01.000Z", "era_name": "my-app", "sender_id": "user"}'::jsonb);
+SELECT pg_temp.expect('before the continuation, newest first',
+    (SELECT string_agg(m ->> 'content', ' | ')
+     FROM jsonb_array_elements(parley_memory_messages_before('{"reference_id": "b3#0"}', '{}')
+                               -> 'messages') m),
+    'Build search. | Archive started. | Start the archive.');
+SELECT pg_temp.expect('the era in message order, the unknown event left out',
+    (SELECT string_agg(m ->> 'message_type', ',')
+     FROM jsonb_array_elements(parley_memory_era_summary('{"era_name": "my-app"}', '{}')
+                               -> 'messages') m),
+    'text,text,text,text,thought,tool_use');
+SELECT pg_temp.expect('the heap after the compaction',
+    parley_memory_context_heap(jsonb_build_object('heap_id',
+        parley_memory_latest_continuation('{}', '{}') ->> 'context_heap_id'), '{}') #>> '{heap,type}',
+    'POST_COMPACTING');
+SELECT pg_temp.expect('tool use rendered',
+    parley_memory_recent_work('{"limit": 1}', '{}') #>> '{messages,0,content}',
+    '[tool_use Bash] {"command": "make"}');
+SELECT pg_temp.expect('the unknown event kept',
+    (SELECT extra #>> '{event,payload}' FROM messages WHERE external_id = 'a3#0'), '7');
+SELECT pg_temp.expect('limit capped',
+    parley_memory_recent_work('{"limit": 5000}', '{}') -> 'limit_capped', 'true'::jsonb);
+SELECT pg_temp.expect('a bad heap id says where ids come from',
+    parley_memory_context_heap('{"heap_id": "x"}', '{}') ->> 'error',
+    'heap_id: no context heap x; messages carry their context_heap_id');
+
+-- Eras: named by a map keyed by folder or working directory.
+SELECT pg_temp.expect('renamed by the working directory',
+    parley_agent_name_eras('{"/home/dev/my-app": "The app"}'), 1);
+SELECT pg_temp.expect('the new name answers',
+    parley_memory_latest_continuation('{}', '{}') ->> 'era_name', 'The app');
+SELECT pg_temp.expect('the folder key wins',
+    parley_agent_name_eras('{"/home/dev/my-app": "The app", "-home-dev-my-app": "App"}'), 1);
+SELECT pg_temp.expect('unchanged names change nothing',
+    parley_agent_name_eras('{"-home-dev-my-app": "App"}'), 0);
