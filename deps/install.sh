@@ -15,6 +15,7 @@ PKGS=(
   libssl-dev                              # TLS (OpenSSL 3)
   libjansson-dev                          # JSON
   libyajl-dev                             # streaming JSON parser (imports)
+  libsqlite3-dev sqlite3                  # ChatWise's app.db (import; sqlite3 makes test files)
   libh2o-dev                              # HTTP server on libuv (transports)
   android-libboringssl-dev                # BoringSSL, for the TLS module's second test build
   libcmocka-dev                           # C unit tests

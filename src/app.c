@@ -25,6 +25,7 @@
 #include "archive/archive.h"
 #include "archive/tg_import.h"
 #include "archive/agent_import.h"
+#include "archive/chatwise_import.h"
 #include "archive/memory_django.h"
 #include "archive/memory_store.h"
 #include "archive/uploads.h"
@@ -76,6 +77,7 @@ typedef struct app_s {
     endpoints_t *endpoints;
     tg_import_t *import;
     agent_import_t *agents;                       /* import claude-code */
+    chatwise_import_t *chatwise;                  /* import chatwise */
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
@@ -178,6 +180,7 @@ static bool app_idle(const app_t *a)
 {
     return (a->import == NULL || tg_import_done(a->import)) &&
            (a->agents == NULL || agent_import_done(a->agents)) &&
+           (a->chatwise == NULL || chatwise_import_done(a->chatwise)) &&
            (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
            (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
 }
@@ -317,6 +320,8 @@ static void app_shutdown(app_t *a, int exit_code)
         tg_import_stop(a->import);
     if (a->agents != NULL && !agent_import_done(a->agents))
         agent_import_stop(a->agents);
+    if (a->chatwise != NULL && !chatwise_import_done(a->chatwise))
+        chatwise_import_stop(a->chatwise);
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -625,6 +630,26 @@ static void import_done(tg_import_t *imp, int status)
     app_shutdown(a, APP_EXIT_OK);
 }
 
+static void chatwise_done(chatwise_import_t *imp, int status)
+{
+    app_t *a = chatwise_import_data(imp);
+    chatwise_import_stats_t st;
+    chatwise_import_get_stats(imp, &st);
+    if (status != 0) {
+        log_error(APP_TAG, "import failed: %s", chatwise_import_error(imp));
+        app_shutdown(a, APP_EXIT_FAILURE);
+        return;
+    }
+    log_info(APP_TAG,
+             "imported %llu chat%s (%llu new or changed), %llu messages (%llu new or changed), "
+             "%llu with tool calls; %llu without their chat skipped",
+             (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
+             (unsigned long long)st.chats_written, (unsigned long long)st.messages,
+             (unsigned long long)st.written, (unsigned long long)st.tool_calls,
+             (unsigned long long)st.orphans);
+    app_shutdown(a, APP_EXIT_OK);
+}
+
 static void agents_done(agent_import_t *imp, int status)
 {
     app_t *a = agent_import_data(imp);
@@ -657,6 +682,14 @@ static void migrate_done(migrate_t *m, int status)
         log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
                  m->applied, m->applied == 1 ? "" : "s");
         app_shutdown(a, APP_EXIT_OK);
+        return;
+    }
+    if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_chatwise) {
+        char err[CONFIG_ERR_MAX];
+        int rc = chatwise_import_start(&a->loop, a->rw, a->cfg->import_path, chatwise_done, a,
+                                       &a->chatwise, err, sizeof err);
+        if (rc != 0)
+            app_fatal(a, "import", err);
         return;
     }
     if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_claude_code) {
@@ -800,6 +833,7 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     archive_free(a->archive);
     tg_import_free(a->import);
     agent_import_free(a->agents);
+    chatwise_import_free(a->chatwise);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)
         log_error(APP_TAG, "event loop did not close cleanly: %s", uv_strerror(rc));

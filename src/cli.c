@@ -110,11 +110,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
     if (cli->command == CLI_CMD_IMPORT) {
         bool tg = cli->nargs == 2 && strcmp(cli->args[0], "telegram-export") == 0;
         bool cc = (cli->nargs == 1 || cli->nargs == 2) && strcmp(cli->args[0], "claude-code") == 0;
-        if (!tg && !cc) {
+        bool cw = cli->nargs == 2 && strcmp(cli->args[0], "chatwise") == 0;
+        if (!tg && !cc && !cw) {
             snprintf(err, errcap,
                      "usage: parleyd import telegram-export PATH (a result.json, or the export "
                      "folder holding it) | parleyd import claude-code [DIR] (agent session "
-                     "transcripts; default ~/.claude/projects)");
+                     "transcripts; default ~/.claude/projects) | parleyd import chatwise PATH "
+                     "(ChatWise's app.db, or the folder holding it)");
             return UV_EINVAL;
         }
         return 0;
@@ -153,6 +155,7 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
     }
     if (cli->command == CLI_CMD_IMPORT) {
         cfg->import_claude_code = strcmp(cli->args[0], "claude-code") == 0;
+        cfg->import_chatwise = strcmp(cli->args[0], "chatwise") == 0;
         char home_dir[CONFIG_PATH_MAX];
         const char *path = cli->nargs > 1 ? cli->args[1] : NULL;
         if (path == NULL) {
@@ -211,6 +214,9 @@ void cli_print_help(FILE *out)
             "             import agents' session transcripts (DIR/PROJECT/*.jsonl;\n"
             "             default ~/.claude/projects); incremental and idempotent;\n"
             "             --eras FILE names the eras\n"
+            "  import chatwise PATH\n"
+            "             import the chats of ChatWise (its app.db, or the folder\n"
+            "             holding it); incremental and idempotent\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

@@ -90,6 +90,7 @@ typedef struct config_s {
     char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
     char import_path[CONFIG_PATH_MAX];         /* import: the export (an argument, not a key) */
     bool import_claude_code;                   /* import: agent transcripts, not an export */
+    bool import_chatwise;                      /* import: ChatWise app.db, not an export */
     config_source_t source[64];                /* per key, indexed like the key table */
 } config_t;
 

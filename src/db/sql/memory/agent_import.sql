@@ -11,18 +11,8 @@
 
 -- The account agents' sessions belong to.
 CREATE OR REPLACE FUNCTION parley_agent_account() RETURNS bigint
-    LANGUAGE plpgsql AS $$
-DECLARE
-    v bigint;
-BEGIN
-    SELECT id INTO v FROM accounts WHERE kind = 'agent' AND handle = 'claude-code';
-    IF v IS NULL THEN
-        INSERT INTO accounts (kind, handle, display_name) VALUES ('agent', 'claude-code', 'Claude Code')
-        ON CONFLICT (kind, handle) DO UPDATE SET updated_at = now()
-        RETURNING id INTO v;
-    END IF;
-    RETURN v;
-END
+    LANGUAGE sql AS $$
+    SELECT parley_account_ensure('agent', 'claude-code', 'Claude Code')
 $$;
 
 -- A block (or a string content) as text, in full.

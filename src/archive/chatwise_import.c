@@ -1,0 +1,478 @@
+/* chatwise_import: ChatWise's app.db into the store (see chatwise_import.h).
+ * Steps: open and check the file (thread pool) -> per batch: read up to
+ * CHATWISE_IMPORT_BATCH rows of chat, then of message, after the last rowid
+ * read (thread pool) -> apply them (SQL) -> the next batch; the file is
+ * closed on the thread pool when the last batch was read. */
+#include "archive/chatwise_import.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/log.h"
+
+#define CW_TAG "import"
+
+typedef enum { CW_CHATS, CW_MESSAGES, CW_END } cw_phase_t;
+
+struct chatwise_import_s {
+    uv_loop_t *loop;
+    pg_pool_t *pool;
+    char path[PATH_MAX];
+    sqlite3 *db;
+    /* which optional columns the file has */
+    bool chat_title, chat_created, chat_updated, msg_meta, msg_files, msg_role;
+    cw_phase_t phase;
+    int64_t after; /* last rowid read in this phase */
+    char *rows;    /* JSON text of the batch in flight, or NULL */
+    size_t nrows;
+    uint64_t total_messages;
+    uv_work_t work;
+    bool stop, done, tty;
+    int status;
+    uint64_t started_ms, last_progress_ms;
+    char error[PATH_MAX + 512];
+    chatwise_import_stats_t st;
+    chatwise_import_cb cb;
+    void *data;
+};
+
+static void next_batch(chatwise_import_t *imp);
+
+static void progress(chatwise_import_t *imp, bool final)
+{
+    uint64_t now = uv_now(imp->loop);
+    if (!final && !imp->tty && now - imp->last_progress_ms < CHATWISE_IMPORT_PROGRESS_MS)
+        return;
+    imp->last_progress_ms = now;
+    double secs = (double)(now - imp->started_ms) / 1000.0;
+    if (secs < 0.001)
+        secs = 0.001;
+    uint64_t done = imp->st.messages, total = imp->total_messages;
+    double pct = total ? 100.0 * (double)done / (double)total : 100.0;
+    double rate = (double)done / secs;
+    double eta = done > 0 && total > done ? secs * (double)(total - done) / (double)done : 0;
+    if (imp->tty) {
+        fprintf(stderr, "\r%5.1f%% %llu of %llu messages, %.0f msg/s, ETA %d:%02d ", pct,
+                (unsigned long long)done, (unsigned long long)total, rate, (int)eta / 60,
+                (int)eta % 60);
+        if (final)
+            fputc('\n', stderr);
+    } else {
+        log_info(CW_TAG, "%.1f%% (%llu of %llu messages), %.0f msg/s, ETA %.0f s", pct,
+                 (unsigned long long)done, (unsigned long long)total, rate, eta);
+    }
+}
+
+static void finish(chatwise_import_t *imp, int status)
+{
+    if (status == 0)
+        progress(imp, true);
+    imp->done = true;
+    imp->status = status;
+    imp->cb(imp, status);
+}
+
+/* ---- reading (thread pool) ------------------------------------------------------ */
+
+static void set_sqlite_error(chatwise_import_t *imp, const char *what)
+{
+    int code = sqlite3_errcode(imp->db);
+    if (code == SQLITE_NOTADB)
+        snprintf(imp->error, sizeof imp->error, "%s: not a SQLite database", imp->path);
+    else
+        snprintf(imp->error, sizeof imp->error, "%s: %s: %s", imp->path, what,
+                 sqlite3_errmsg(imp->db));
+}
+
+/* Sets *has for each of the table's columns named in names (NULL-ended).
+ * Answers false (error set) when the table is missing. */
+static bool table_columns(chatwise_import_t *imp, const char *table, const char *const *names,
+                          bool **has)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(imp->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        set_sqlite_error(imp, "reading its tables");
+        return false;
+    }
+    bool any = false;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        any = true;
+        const char *col = (const char *)sqlite3_column_text(st, 1);
+        for (int i = 0; col && names[i]; i++)
+            if (strcmp(col, names[i]) == 0)
+                *has[i] = true;
+    }
+    if (rc != SQLITE_DONE) {
+        set_sqlite_error(imp, "reading its tables");
+        sqlite3_finalize(st);
+        return false;
+    }
+    sqlite3_finalize(st);
+    if (!any) {
+        snprintf(imp->error, sizeof imp->error,
+                 "%s: no table %s: this is not a ChatWise database (app.db)", imp->path, table);
+        return false;
+    }
+    return true;
+}
+
+static void open_work(uv_work_t *w)
+{
+    chatwise_import_t *imp = w->data;
+    struct stat st;
+    if (stat(imp->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        size_t n = strlen(imp->path);
+        if (n + sizeof "/app.db" > sizeof imp->path) {
+            imp->status = UV_ENAMETOOLONG;
+            snprintf(imp->error, sizeof imp->error, "%s: the path is too long", imp->path);
+            return;
+        }
+        memcpy(imp->path + n, "/app.db", sizeof "/app.db");
+    }
+    if (stat(imp->path, &st) != 0) {
+        int e = errno;
+        imp->status = -e;
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, strerror(e));
+        return;
+    }
+    char real[PATH_MAX];
+    if (realpath(imp->path, real) != NULL)
+        snprintf(imp->path, sizeof imp->path, "%s", real);
+    /* Read-only through SQLite's own locking: a file the app is writing
+     * is read as a consistent snapshot, never copied. */
+    if (sqlite3_open_v2(imp->path, &imp->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        set_sqlite_error(imp, "opening");
+        imp->status = UV_EINVAL;
+        return;
+    }
+    sqlite3_busy_timeout(imp->db, CHATWISE_IMPORT_BUSY_MS);
+    bool chat_id = false, msg_id = false, msg_chat = false, msg_content = false,
+         msg_created = false;
+    const char *chat_cols[] = {"id", "title", "createdAt", "updatedAt", NULL};
+    bool *chat_has[] = {&chat_id, &imp->chat_title, &imp->chat_created, &imp->chat_updated};
+    const char *msg_cols[] = {"id",        "chatId", "role",           "content",
+                              "createdAt", "meta",   "generatedFiles", NULL};
+    bool *msg_has[] = {&msg_id,      &msg_chat,      &imp->msg_role, &msg_content,
+                       &msg_created, &imp->msg_meta, &imp->msg_files};
+    if (!table_columns(imp, "chat", chat_cols, chat_has) ||
+        !table_columns(imp, "message", msg_cols, msg_has)) {
+        imp->status = UV_EINVAL;
+        return;
+    }
+    if (!chat_id || !msg_id || !msg_chat || !msg_content || !msg_created) {
+        snprintf(imp->error, sizeof imp->error,
+                 "%s: table chat needs column id, table message id, chatId, content and "
+                 "createdAt: this is not a ChatWise database (app.db)",
+                 imp->path);
+        imp->status = UV_EINVAL;
+        return;
+    }
+    sqlite3_stmt *cnt;
+    if (sqlite3_prepare_v2(imp->db, "SELECT count(*) FROM message", -1, &cnt, NULL) == SQLITE_OK &&
+        sqlite3_step(cnt) == SQLITE_ROW)
+        imp->total_messages = (uint64_t)sqlite3_column_int64(cnt, 0);
+    sqlite3_finalize(cnt);
+}
+
+/* A text column as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+static json_t *text_value(const unsigned char *s, int n)
+{
+    json_t *v = json_stringn((const char *)s, (size_t)n);
+    if (v != NULL)
+        return v;
+    char *fixed = malloc((size_t)n * 3 + 1);
+    if (fixed == NULL)
+        return json_null();
+    size_t o = 0;
+    for (int i = 0; i < n;) {
+        unsigned char c = s[i];
+        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        bool ok = len > 0 && i + len <= n && c != 0;
+        for (int k = 1; ok && k < len; k++)
+            ok = (s[i + k] & 0xC0) == 0x80;
+        if (ok) {
+            memcpy(fixed + o, s + i, (size_t)len);
+            o += (size_t)len;
+            i += len;
+        } else {
+            memcpy(fixed + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            i++;
+        }
+    }
+    v = json_stringn(fixed, o);
+    free(fixed);
+    return v ? v : json_null();
+}
+
+static json_t *column_value(sqlite3_stmt *st, int i)
+{
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    case SQLITE_TEXT:
+        return text_value(sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
+    default:
+        return json_null();
+    }
+}
+
+/* A JSON text's value, or NULL when it is not JSON. */
+static json_t *parse_json(json_t *s)
+{
+    if (!json_is_string(s))
+        return NULL;
+    return json_loadb(json_string_value(s), json_string_length(s), JSON_DECODE_ANY, NULL);
+}
+
+/* meta as stored: parsed when it is JSON, with tool-call arguments and the
+ * tool result that are JSON strings parsed too (kept as strings when they
+ * are not JSON). */
+static json_t *meta_value(json_t *raw)
+{
+    json_t *meta = parse_json(raw);
+    if (meta == NULL)
+        return json_incref(raw);
+    if (!json_is_object(meta))
+        return meta;
+    json_t *calls = json_object_get(meta, "toolCall");
+    const char *key;
+    json_t *call;
+    if (json_is_object(calls)) {
+        json_object_foreach(calls, key, call)
+        {
+            const char *names[] = {"arguments", "args"};
+            for (int k = 0; k < 2 && json_is_object(call); k++) {
+                json_t *parsed = parse_json(json_object_get(call, names[k]));
+                if (parsed)
+                    json_object_set_new(call, names[k], parsed);
+            }
+        }
+    }
+    json_t *result = parse_json(json_object_get(meta, "toolResult"));
+    if (result)
+        json_object_set_new(meta, "toolResult", result);
+    return meta;
+}
+
+static void read_work(uv_work_t *w)
+{
+    chatwise_import_t *imp = w->data;
+    char sql[512];
+    if (imp->phase == CW_CHATS)
+        snprintf(sql, sizeof sql,
+                 "SELECT rowid, id, %s, %s, %s FROM chat WHERE rowid > ?1 ORDER BY rowid "
+                 "LIMIT %d",
+                 imp->chat_title ? "title" : "NULL", imp->chat_created ? "createdAt" : "NULL",
+                 imp->chat_updated ? "updatedAt" : "NULL", CHATWISE_IMPORT_BATCH);
+    else
+        snprintf(sql, sizeof sql,
+                 "SELECT rowid, id, chatId, %s, content, createdAt, %s, %s FROM message "
+                 "WHERE rowid > ?1 ORDER BY rowid LIMIT %d",
+                 imp->msg_role ? "role" : "NULL", imp->msg_meta ? "meta" : "NULL",
+                 imp->msg_files ? "generatedFiles" : "NULL", CHATWISE_IMPORT_BATCH);
+    static const char *const chat_keys[] = {"id", "title", "created", "updated"};
+    static const char *const msg_keys[] = {"id", "chat", "role", "content", "at", "meta", "files"};
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(imp->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        set_sqlite_error(imp, "reading");
+        imp->status = UV_EIO;
+        return;
+    }
+    sqlite3_bind_int64(st, 1, imp->after);
+    json_t *rows = json_array();
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        imp->after = sqlite3_column_int64(st, 0);
+        json_t *row = json_object();
+        int ncols = imp->phase == CW_CHATS ? 4 : 7;
+        for (int i = 0; i < ncols; i++) {
+            const char *key = imp->phase == CW_CHATS ? chat_keys[i] : msg_keys[i];
+            json_t *v = column_value(st, i + 1);
+            if (imp->phase == CW_MESSAGES && i == 5) {
+                json_t *m = meta_value(v);
+                json_decref(v);
+                v = m;
+            }
+            json_object_set_new(row, key, v);
+        }
+        json_array_append_new(rows, row);
+    }
+    if (rc != SQLITE_DONE) {
+        set_sqlite_error(imp, "reading");
+        imp->status = UV_EIO;
+    }
+    sqlite3_finalize(st);
+    imp->nrows = json_array_size(rows);
+    imp->rows = imp->status == 0 && imp->nrows ? json_dumps(rows, JSON_COMPACT) : NULL;
+    json_decref(rows);
+    if (imp->status == 0 && imp->nrows && imp->rows == NULL)
+        imp->status = UV_ENOMEM;
+    if (imp->status == 0 && imp->nrows == 0 && imp->phase == CW_MESSAGES) {
+        sqlite3_close(imp->db);
+        imp->db = NULL;
+    }
+}
+
+/* ---- applying (loop) ----------------------------------------------------------- */
+
+static void applied(void *data, int status, const char *value, const char *sqlstate,
+                    const char *error)
+{
+    chatwise_import_t *imp = data;
+    (void)sqlstate;
+    free(imp->rows);
+    imp->rows = NULL;
+    if (status != 0) {
+        snprintf(imp->error, sizeof imp->error, "%s", error);
+        finish(imp, status);
+        return;
+    }
+    json_t *r = value ? json_loads(value, 0, NULL) : NULL;
+    imp->st.chats_written += (uint64_t)json_integer_value(json_object_get(r, "chatsWritten"));
+    imp->st.written += (uint64_t)json_integer_value(json_object_get(r, "written"));
+    imp->st.tool_calls += (uint64_t)json_integer_value(json_object_get(r, "toolCalls"));
+    imp->st.orphans += (uint64_t)json_integer_value(json_object_get(r, "orphans"));
+    json_decref(r);
+    progress(imp, false);
+    next_batch(imp);
+}
+
+static void read_after(uv_work_t *w, int status)
+{
+    chatwise_import_t *imp = w->data;
+    if (status != 0 || imp->status != 0) {
+        free(imp->rows);
+        imp->rows = NULL;
+        finish(imp, status ? status : imp->status);
+        return;
+    }
+    if (imp->nrows == 0) {
+        imp->phase = imp->phase == CW_CHATS ? CW_MESSAGES : CW_END;
+        imp->after = 0;
+        next_batch(imp);
+        return;
+    }
+    if (imp->phase == CW_CHATS)
+        imp->st.chats += imp->nrows;
+    else
+        imp->st.messages += imp->nrows;
+    const char *params[3] = {imp->path, imp->phase == CW_CHATS ? "chats" : "messages", imp->rows};
+    int rc = pg_pool_call(imp->pool, "parley_chatwise_ingest",
+                          "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3, params,
+                          applied, imp, NULL);
+    if (rc != 0) {
+        free(imp->rows);
+        imp->rows = NULL;
+        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        finish(imp, rc);
+    }
+}
+
+static void next_batch(chatwise_import_t *imp)
+{
+    if (imp->phase == CW_END) {
+        finish(imp, 0);
+        return;
+    }
+    if (imp->stop) {
+        snprintf(imp->error, sizeof imp->error,
+                 "stopped; what was applied stays, and importing again completes it");
+        finish(imp, UV_ECANCELED);
+        return;
+    }
+    int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
+    if (rc != 0)
+        finish(imp, rc);
+}
+
+static void open_after(uv_work_t *w, int status)
+{
+    chatwise_import_t *imp = w->data;
+    if (status != 0 || imp->status != 0) {
+        if (imp->error[0] == '\0')
+            snprintf(imp->error, sizeof imp->error, "%s",
+                     uv_strerror(status ? status : imp->status));
+        finish(imp, status ? status : imp->status);
+        return;
+    }
+    log_info(CW_TAG, "%s: %llu messages", imp->path, (unsigned long long)imp->total_messages);
+    next_batch(imp);
+}
+
+int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, chatwise_import_cb cb,
+                          void *data, chatwise_import_t **out, char *err, size_t errcap)
+{
+    if (strlen(path) >= PATH_MAX - sizeof "/app.db") {
+        snprintf(err, errcap, "%s: the path is too long", path);
+        return UV_ENAMETOOLONG;
+    }
+    chatwise_import_t *imp = calloc(1, sizeof *imp);
+    if (imp == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    imp->loop = loop;
+    imp->pool = pool;
+    snprintf(imp->path, sizeof imp->path, "%s", path);
+    imp->cb = cb;
+    imp->data = data;
+    imp->work.data = imp;
+    imp->tty = isatty(2) == 1;
+    imp->started_ms = imp->last_progress_ms = uv_now(loop);
+    int rc = uv_queue_work(loop, &imp->work, open_work, open_after);
+    if (rc != 0) {
+        snprintf(err, errcap, "%s", uv_strerror(rc));
+        free(imp);
+        return rc;
+    }
+    *out = imp;
+    return 0;
+}
+
+void *chatwise_import_data(const chatwise_import_t *imp)
+{
+    return imp->data;
+}
+
+void chatwise_import_get_stats(const chatwise_import_t *imp, chatwise_import_stats_t *out)
+{
+    *out = imp->st;
+}
+
+const char *chatwise_import_error(const chatwise_import_t *imp)
+{
+    return imp->error;
+}
+
+void chatwise_import_stop(chatwise_import_t *imp)
+{
+    imp->stop = true;
+}
+
+bool chatwise_import_done(const chatwise_import_t *imp)
+{
+    return imp->done;
+}
+
+void chatwise_import_free(chatwise_import_t *imp)
+{
+    if (imp == NULL)
+        return;
+    if (imp->db)
+        sqlite3_close(imp->db);
+    free(imp->rows);
+    free(imp);
+}

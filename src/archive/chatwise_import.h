@@ -1,0 +1,48 @@
+/* chatwise_import: `parleyd import chatwise PATH`: the chats of the ChatWise
+ * desktop app (its SQLite file app.db, or the folder holding it) into the
+ * store as chats of kind ai_chat, through parley_chatwise_ingest (see
+ * src/db/sql/chatwise/import.sql). The file is opened read-only with
+ * SQLite's own read path, so a file the app has open is read as a
+ * consistent snapshot per batch, never as half-written pages. Tables chat
+ * and message are read in rowid order, CHATWISE_IMPORT_BATCH rows a step,
+ * on the thread pool; each batch is applied in one transaction. Idempotent
+ * and incremental: rows already stored unchanged are not written again, so
+ * a second import changes nothing. A missing file, a file that is not a
+ * SQLite database, or one without the two tables fails before anything is
+ * written. */
+#ifndef PARLEY_ARCHIVE_CHATWISE_IMPORT_H
+#define PARLEY_ARCHIVE_CHATWISE_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "db/pool.h"
+
+#define CHATWISE_IMPORT_BATCH       500  /* rows read and applied per step */
+#define CHATWISE_IMPORT_BUSY_MS     5000 /* wait for the app's write lock, per read */
+#define CHATWISE_IMPORT_PROGRESS_MS 5000 /* progress line interval when not a terminal */
+
+typedef struct chatwise_import_s chatwise_import_t;
+typedef void (*chatwise_import_cb)(chatwise_import_t *imp, int status);
+
+typedef struct chatwise_import_stats_s {
+    uint64_t chats, messages;        /* read from the file */
+    uint64_t chats_written, written; /* chats and messages new or changed */
+    uint64_t tool_calls, orphans;    /* messages with tool calls; without their chat */
+} chatwise_import_stats_t;
+
+/* Starts importing path (app.db or its folder); cb runs once at the end
+ * (status 0, or a negative code with chatwise_import_error). */
+int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, chatwise_import_cb cb,
+                          void *data, chatwise_import_t **out, char *err, size_t errcap);
+void *chatwise_import_data(const chatwise_import_t *imp);
+void chatwise_import_get_stats(const chatwise_import_t *imp, chatwise_import_stats_t *out);
+const char *chatwise_import_error(const chatwise_import_t *imp);
+/* Stops after the batch in flight (cb runs with UV_ECANCELED). */
+void chatwise_import_stop(chatwise_import_t *imp);
+__attribute__((warn_unused_result)) bool chatwise_import_done(const chatwise_import_t *imp);
+/* Frees; only once cb ran (the thread-pool work has ended). */
+void chatwise_import_free(chatwise_import_t *imp);
+
+#endif
