@@ -67,12 +67,12 @@ test("a missing file or one that is not SQLite fails and writes nothing", () => 
 test("chats and messages imported: roles, ids, both time units, tool calls", () => {
   const r = importFile(path.dirname(appDb)); // the folder holding app.db
   assert.equal(r.status, 0, r.out);
-  assert.match(r.out, /imported 5 chats \(5 new or changed\), 17 messages \(16 new or changed\), 2 with tool calls; 1 without their chat skipped/);
+  assert.match(r.out, /imported 6 chats \(6 new or changed\), 19 messages \(18 new or changed\), 2 with tool calls; 1 without their chat skipped/);
   assert.equal(psql("SELECT kind || ':' || title FROM chats WHERE external_id = 'chat-virtual-list-0003'"), "ai_chat:虚拟列表滚动优化");
   // seconds and milliseconds give the same kind of time: the age the generator used
   assert.equal(psql(`SELECT string_agg(c.external_id || '=' || round(extract(epoch FROM to_timestamp(${NOW / 1000}) - m.date) / 86400), ',' ORDER BY c.external_id)
     FROM chats c JOIN messages m ON m.chat_id = c.id AND m.id = 1 WHERE c.kind = 'ai_chat'`),
-    "chat-deploy-0005=20,chat-lisbon-0004=120,chat-rust-async-0001=10,chat-rust-borrow-0002=45,chat-virtual-list-0003=5");
+    "chat-deploy-0005=20,chat-groceries-0006=3,chat-lisbon-0004=120,chat-rust-async-0001=10,chat-rust-borrow-0002=45,chat-virtual-list-0003=5");
   assert.equal(psql(`SELECT string_agg(m.id || ':' || m.role || ':' || m.external_id, ',' ORDER BY m.id)
     FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.external_id = 'chat-rust-borrow-0002'`),
     "1:system:chat-rust-borrow-0002-m1,2:user:chat-rust-borrow-0002-m2,3:assistant:chat-rust-borrow-0002-m3");
@@ -92,12 +92,12 @@ test("importing again writes nothing; a grown file writes what changed", () => {
   const before = everything();
   const r = importFile(appDb);
   assert.equal(r.status, 0, r.out);
-  assert.match(r.out, /5 chats \(0 new or changed\), 17 messages \(0 new or changed\)/);
+  assert.match(r.out, /6 chats \(0 new or changed\), 19 messages \(0 new or changed\)/);
   assert.equal(everything(), before);
   execFileSync("node", [gen, appDb, String(NOW), "grow"]);
   const g = importFile(appDb);
   assert.equal(g.status, 0, g.out);
-  assert.match(g.out, /5 chats \(1 new or changed\), 18 messages \(1 new or changed\)/);
+  assert.match(g.out, /6 chats \(1 new or changed\), 20 messages \(1 new or changed\)/);
   assert.equal(psql("SELECT title FROM chats WHERE external_id = 'chat-lisbon-0004'"), "Trip to Lisbon and Porto");
   assert.equal(psql(`SELECT m.id || ':' || m.text FROM messages m JOIN chats c ON c.id = m.chat_id
     WHERE m.external_id = 'chat-rust-async-0001-m6'`), "6:And what about async-std?");
@@ -111,12 +111,12 @@ test("a file the app is writing is read as committed", async () => {
   try {
     const r = importFile(appDb);
     assert.equal(r.status, 0, r.out);
-    assert.match(r.out, /18 messages \(0 new or changed\)/);
+    assert.match(r.out, /20 messages \(0 new or changed\)/);
     assert.equal(psql("SELECT count(*) FROM messages WHERE external_id = 'uncommitted-1'"), "0");
   } finally {
     app.stdin.end("COMMIT;\n");
     await new Promise((resolve) => app.once("exit", resolve));
   }
   const r = importFile(appDb);
-  assert.match(r.out, /19 messages \(1 new or changed\)/);
+  assert.match(r.out, /21 messages \(1 new or changed\)/);
 });

@@ -8,7 +8,8 @@
 // Chats, by age from NOW_MS (default: now): "Rust async runtimes" (10 days,
 // times in seconds), "Rust borrow checker" (45 days, milliseconds), "虚拟列表
 // 滚动优化" (5 days, Chinese, milliseconds), "Trip to Lisbon" (120 days,
-// seconds) and "Deploy notes" (20 days) whose messages carry tool calls in
+// seconds), "周末购物清单" (3 days, everyday life, Chinese) and "Deploy notes"
+// (20 days) whose messages carry tool calls in
 // both shapes ({server_name, tool_name, arguments: JSON text} and {server,
 // tool, args: object}) and tool results as JSON text and as an object.
 // Three chats open with the same system prompt. One message names a chat
@@ -56,6 +57,10 @@ chat("chat-virtual-list-0003", "虚拟列表滚动优化", 5, "ms", [
   { role: "system", content: SYSTEM },
   { role: "user", content: "虚拟列表滚动很卡, 一万条数据怎么优化?" },
   { role: "assistant", content: "只渲染可视区域的行, 用固定行高计算偏移, 滚动时复用 DOM 节点." },
+]);
+chat("chat-groceries-0006", "周末购物清单", 3, "ms", [
+  { role: "user", content: "帮我列一个周末去超市的购物清单, 日常生活用品为主." },
+  { role: "assistant", content: "牙膏, 洗衣液, 纸巾, 鸡蛋, 牛奶, 水果." },
 ]);
 chat("chat-lisbon-0004", mode === "grow" ? "Trip to Lisbon and Porto" : "Trip to Lisbon", 120, "s", [
   { role: "user", content: "Plan three days in Lisbon with pastel de nata stops." },

@@ -1,0 +1,550 @@
+-- chatwise/tools: the chatwise toolset's answers over the imported
+-- AI-assistant chats (chats of kind ai_chat): parley_cw_<tool>(a jsonb,
+-- ctx jsonb). Ids are ChatWise's own text ids; times are epoch
+-- milliseconds. A caller's mistake raises SQLSTATE PT400 with what to
+-- change.
+
+-- A time as epoch milliseconds.
+CREATE OR REPLACE FUNCTION parley_cw_ms(t timestamptz) RETURNS bigint
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT (extract(epoch FROM t) * 1000)::bigint
+$$;
+
+-- Where word occurs in txt (1-based characters), or NULL. basic: a Latin
+-- word matches at a word start, case-insensitively (rust: Rust, rusty, not
+-- trust); a CJK word as a substring. fuzzy as well: a close spelling (a
+-- word of txt with trigram word similarity at least 0.5) or, for CJK, most
+-- of the word's character pairs; the position is then the best guess.
+CREATE OR REPLACE FUNCTION parley_cw_word_pos(txt text, word text, fuzzy boolean)
+    RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    lt text := lower(coalesce(txt, ''));
+    lw text := lower(word);
+    p integer;
+    grams text[];
+    hit integer;
+BEGIN
+    IF lw = '' OR lt = '' THEN
+        RETURN NULL;
+    END IF;
+    IF parley_has_cjk(lw) THEN
+        p := strpos(lt, lw);
+        IF p > 0 THEN
+            RETURN p;
+        END IF;
+        IF fuzzy AND length(lw) >= 3 THEN
+            grams := parley_cjk_bigrams(lw);
+            SELECT count(*), min(nullif(strpos(lt, g), 0)) INTO hit, p
+            FROM unnest(grams) g WHERE strpos(lt, g) > 0;
+            IF cardinality(grams) > 0 AND hit::numeric / cardinality(grams) >= 0.6 THEN
+                RETURN p;
+            END IF;
+        END IF;
+        RETURN NULL;
+    END IF;
+    p := (SELECT min(length(m[1]) + 1)
+          FROM regexp_matches(lt, '^(.*?(?:^|[^[:alnum:]_]))' ||
+                                  regexp_replace(lw, '([.^$*+?()\[\]{}|\\-])', '\\\1', 'g'),
+                              '') AS m);
+    IF p IS NOT NULL THEN
+        RETURN p;
+    END IF;
+    IF fuzzy AND length(lw) >= 3 AND word_similarity(lw, lt) >= 0.5 THEN
+        RETURN greatest(strpos(lt, left(lw, 3)), 1);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- The terms of intent_query: a string split at / , ， 、 | ; ；, or an
+-- array of strings; each term its words (split at white space).
+CREATE OR REPLACE FUNCTION parley_cw_terms(q jsonb) RETURNS text[]
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(DISTINCT t ORDER BY t), '{}')
+    FROM (SELECT btrim(regexp_replace(x, '\s+', ' ', 'g')) AS t
+          FROM (SELECT regexp_split_to_table(q #>> '{}', '[/,，、|;；]') AS x
+                WHERE jsonb_typeof(q) = 'string'
+                UNION ALL
+                SELECT e FROM jsonb_array_elements_text(
+                    CASE WHEN jsonb_typeof(q) = 'array' THEN q ELSE '[]' END) e) s) s2
+    WHERE t <> ''
+$$;
+
+-- Where every word of term occurs in txt: the first word's position, or NULL.
+CREATE OR REPLACE FUNCTION parley_cw_term_pos(txt text, term text, fuzzy boolean)
+    RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN bool_and(p IS NOT NULL) THEN min(p) END
+    FROM (SELECT parley_cw_word_pos(txt, w, fuzzy) AS p
+          FROM regexp_split_to_table(term, '\s+') w WHERE w <> '') s
+$$;
+
+-- About window characters of txt around position pos, cut on character
+-- boundaries, with … where it was cut.
+CREATE OR REPLACE FUNCTION parley_cw_snippet(txt text, pos integer, len integer, win integer)
+    RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN s > 1 THEN '…' ELSE '' END
+           || substr(txt, s, win + len)
+           || CASE WHEN s + win + len <= length(txt) THEN '…' ELSE '' END
+    FROM (SELECT greatest(1, coalesce(pos, 1) - win / 2) AS s) x
+$$;
+
+-- The bounds of time_window: '7d' '30d' '60d' '90d' 'all', or {start, end}
+-- (epoch seconds or milliseconds).
+CREATE OR REPLACE FUNCTION parley_cw_window(w jsonb, now_ts timestamptz,
+                                            OUT w_from timestamptz, OUT w_to timestamptz)
+    LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    w_to := 'infinity';
+    IF w IS NULL OR w = 'null' OR w = '"all"' THEN
+        w_from := '-infinity';
+    ELSIF jsonb_typeof(w) = 'string' AND (w #>> '{}') IN ('7d', '30d', '60d', '90d') THEN
+        w_from := now_ts - make_interval(days => rtrim(w #>> '{}', 'd')::integer);
+    ELSIF jsonb_typeof(w) = 'object' AND (w ? 'start' OR w ? 'end') THEN
+        w_from := coalesce(parley_chatwise_time(w -> 'start'), '-infinity');
+        w_to := coalesce(parley_chatwise_time(w -> 'end'), 'infinity');
+        IF (w ? 'start' AND parley_chatwise_time(w -> 'start') IS NULL)
+           OR (w ? 'end' AND parley_chatwise_time(w -> 'end') IS NULL) OR w_from > w_to THEN
+            RAISE EXCEPTION 'time_window: start and end are epoch seconds or milliseconds, start before end'
+                USING ERRCODE = 'PT400';
+        END IF;
+    ELSE
+        RAISE EXCEPTION 'time_window: one of 7d, 30d, 60d, 90d, all, or {"start": epoch, "end": epoch}; got %', w
+            USING ERRCODE = 'PT400';
+    END IF;
+END
+$$;
+
+-- The texts search_conversations searches in the window: contents, tool
+-- text (tools), titles, as scope says; roles NULL for any.
+CREATE OR REPLACE FUNCTION parley_cw_texts(scope text, tools boolean, roles text[],
+                                           w_from timestamptz, w_to timestamptz)
+    RETURNS TABLE (chat_id bigint, msg text, role text, at timestamptz, source text, txt text)
+    LANGUAGE sql STABLE AS $$
+    SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'content', m.text
+    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+    WHERE scope IN ('content', 'both') AND m.date >= w_from AND m.date <= w_to
+      AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
+      AND coalesce(m.text, '') <> ''
+    UNION ALL
+    SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'tool', m.tool_text
+    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+    WHERE tools AND scope IN ('content', 'both') AND m.tool_text IS NOT NULL
+      AND m.date >= w_from AND m.date <= w_to
+      AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
+    UNION ALL
+    SELECT c.id, NULL, NULL, coalesce(c.last_message_date, c.created_at), 'title', c.title
+    FROM chats c
+    WHERE c.kind = 'ai_chat' AND scope IN ('title', 'both') AND coalesce(c.title, '') <> ''
+      AND EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id AND m.date >= w_from
+                  AND m.date <= w_to)
+$$;
+
+-- search_conversations' answer as text to read: the chats with their
+-- snippets, then the guidance.
+CREATE OR REPLACE FUNCTION parley_cw_search_text(terms text[], conf numeric, results jsonb,
+                                                 next_actions jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT format(E'%s chat(s) for %s; confidence %s\n', jsonb_array_length(results),
+                  array_to_string(terms, ' / '), conf)
+        || coalesce((SELECT string_agg(format(E'\n%s. %s [%s]: %s hit(s), %s to %s\n%s', o,
+                                              r ->> 'title', r ->> 'chatId', r ->> 'hits',
+                                              to_char(to_timestamp((r #>> '{timeRange,from}')::bigint / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
+                                              to_char(to_timestamp((r #>> '{timeRange,to}')::bigint / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
+                                              (SELECT string_agg(format(E'   - %s (%s, %s): %s',
+                                                                        sn ->> 'role', sn ->> 'source',
+                                                                        sn ->> 'messageId', sn ->> 'text'), E'\n')
+                                               FROM jsonb_array_elements(r -> 'snippets') sn)), '' ORDER BY o)
+                     FROM jsonb_array_elements(results) WITH ORDINALITY x(r, o)), '')
+        || E'\n\nGuidance: stop if confidence >= 0.75 or at most 2 top chats.'
+        || coalesce((SELECT string_agg(format(E'\n- %s %s: %s', n ->> 'tool', n -> 'args', n ->> 'why'), '')
+                     FROM jsonb_array_elements(next_actions) n), '')
+$$;
+
+-- search_conversations: the spec's intent search, aggregated per chat.
+-- Score of a chat: coverage (the share of the query's terms it has
+-- anywhere searched, a term or one of its expansions) times 1 + ln(1 + hits), plus 0.5 when a term is in the
+-- title. confidence: the top chat's coverage times how far it stands out,
+-- 0.5 + 0.5 * (1 - second score / top score); 0 without results.
+-- topChatIds: the chats scoring at least 60% of the top (at most 3).
+CREATE OR REPLACE FUNCTION parley_cw_search_conversations(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    now_ts timestamptz := coalesce((ctx ->> 'now')::timestamptz, now());
+    terms text[] := parley_cw_terms(a -> 'intent_query');
+    fuzzy boolean;
+    expand boolean;
+    tools boolean := coalesce((a ->> 'include_tools_in_search')::boolean, true);
+    scope text := coalesce(a ->> 'scope', 'both');
+    roles text[];
+    excludes text[] := coalesce((SELECT array_agg(lower(e)) FROM jsonb_array_elements_text(
+                                    coalesce(a -> 'exclude_terms', '[]')) e WHERE e <> ''), '{}');
+    match_all boolean;
+    lim integer := coalesce((a ->> 'limit_chats')::integer, 10);
+    lim_snip integer := coalesce((a ->> 'limit_snippets_per_chat')::integer, 3);
+    win integer := coalesce((a ->> 'snippet_window')::integer, 64);
+    w_from timestamptz;
+    w_to timestamptz;
+    expanded jsonb := '{}';
+    all_terms text[];
+    all_srcs text[];
+    results jsonb;
+    top jsonb;
+    conf numeric := 0;
+    s1 numeric;
+    s2 numeric;
+    top_ids jsonb;
+    iterations integer := 1;
+    next_actions jsonb := '[]';
+BEGIN
+    IF cardinality(terms) = 0 THEN
+        RAISE EXCEPTION 'intent_query: give words or a phrase to look for (a string, or an array of strings)'
+            USING ERRCODE = 'PT400';
+    END IF;
+    IF coalesce(a ->> 'precision_mode', 'basic') NOT IN ('basic', 'fuzzy') THEN
+        RAISE EXCEPTION 'precision_mode: basic or fuzzy' USING ERRCODE = 'PT400';
+    END IF;
+    fuzzy := coalesce(a ->> 'precision_mode' = 'fuzzy', false);
+    IF coalesce(a ->> 'expand', 'off') NOT IN ('off', 'auto') THEN
+        RAISE EXCEPTION 'expand: off or auto' USING ERRCODE = 'PT400';
+    END IF;
+    expand := coalesce(a ->> 'expand' = 'auto', false);
+    IF scope NOT IN ('content', 'title', 'both') THEN
+        RAISE EXCEPTION 'scope: content, title or both' USING ERRCODE = 'PT400';
+    END IF;
+    IF coalesce(a ->> 'match', 'any') NOT IN ('any', 'all') THEN
+        RAISE EXCEPTION 'match: any or all' USING ERRCODE = 'PT400';
+    END IF;
+    match_all := coalesce(a ->> 'match' = 'all', false);
+    IF lim NOT BETWEEN 1 AND 50 OR lim_snip NOT BETWEEN 0 AND 20 OR win NOT BETWEEN 8 AND 1000 THEN
+        RAISE EXCEPTION 'limit_chats is 1 to 50, limit_snippets_per_chat 0 to 20, snippet_window 8 to 1000'
+            USING ERRCODE = 'PT400';
+    END IF;
+    IF jsonb_typeof(a -> 'role_filter') = 'array' AND jsonb_array_length(a -> 'role_filter') > 0 THEN
+        SELECT array_agg(lower(r)) INTO roles FROM jsonb_array_elements_text(a -> 'role_filter') r;
+    END IF;
+    SELECT * INTO w_from, w_to FROM parley_cw_window(a -> 'time_window', now_ts);
+
+    -- expand: auto adds, per term, up to three words of the chats the term
+    -- matches that are specific to them (at least 3/4 of the chats having
+    -- the word are among those; not English stop words), most widespread
+    -- first, and the two closest spellings of the term among the searched
+    -- words (trigram similarity at least 0.3).
+    IF expand THEN
+        iterations := 2;
+        WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to)),
+        hit_chats AS (
+            SELECT DISTINCT q, t.chat_id FROM texts t, unnest(terms) q
+            WHERE parley_cw_term_pos(t.txt, q, fuzzy) IS NOT NULL),
+        words AS MATERIALIZED (
+            SELECT t.chat_id, p.token AS word
+            FROM texts t, LATERAL ts_parse('default', lower(t.txt)) p
+            WHERE p.tokid IN (1, 2) AND length(p.token) >= 3),
+        co AS (
+            SELECT h.q, w.word,
+                   count(DISTINCT w.chat_id) AS n_hit, count(*) AS occ,
+                   (SELECT count(DISTINCT w2.chat_id) FROM words w2 WHERE w2.word = w.word) AS n_all
+            FROM hit_chats h JOIN words w USING (chat_id)
+            WHERE length(w.word) >= 4 AND strpos(lower(h.q), w.word) = 0
+              AND to_tsvector('english', w.word) <> ''::tsvector -- not a stop word
+              AND strpos(w.word, lower(h.q)) = 0
+            GROUP BY h.q, w.word),
+        related AS (
+            SELECT q, word, row_number() OVER (PARTITION BY q ORDER BY n_hit DESC, occ DESC, word)
+                       AS rank
+            FROM co WHERE n_hit::numeric / n_all >= 0.75),
+        spell AS (
+            SELECT q, word FROM (
+                SELECT q, word, row_number() OVER (PARTITION BY q
+                                                   ORDER BY similarity(word, lower(q)) DESC, word) AS n
+                FROM (SELECT DISTINCT q, w.word FROM unnest(terms) q, words w
+                      WHERE NOT parley_has_cjk(q) AND position(' ' IN q) = 0
+                        AND length(q) >= 4 AND w.word <> lower(q)
+                        AND similarity(w.word, lower(q)) >= 0.3) c) r
+            WHERE n <= 2)
+        SELECT coalesce(jsonb_object_agg(q, words), '{}') INTO expanded
+        FROM (SELECT q, jsonb_agg(word ORDER BY rank, word) AS words
+              FROM (SELECT q, word, rank FROM related WHERE rank <= 3
+                    UNION
+                    SELECT q, word, 10 FROM spell) x
+              GROUP BY q) y;
+    END IF;
+    -- Each searched word with the term it stands for.
+    SELECT array_agg(t ORDER BY src, t), array_agg(src ORDER BY src, t) INTO all_terms, all_srcs
+    FROM (SELECT t, t AS src FROM unnest(terms) t
+          UNION SELECT jsonb_array_elements_text(v), k FROM jsonb_each(expanded) e(k, v)) s;
+
+    WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to)),
+    hits AS (
+        SELECT t.*, q.term, q.src, q.term = q.src AS asked,
+               parley_cw_term_pos(t.txt, q.term, fuzzy) AS pos
+        FROM texts t, unnest(all_terms, all_srcs) q(term, src)),
+    matched AS (SELECT * FROM hits WHERE pos IS NOT NULL),
+    excluded AS (
+        SELECT DISTINCT t.chat_id FROM texts t, unnest(excludes) x
+        WHERE strpos(lower(t.txt), x) > 0),
+    per_chat AS (
+        SELECT f.chat_id,
+               count(DISTINCT (f.msg, f.source)) AS hits,
+               count(DISTINCT f.src)::numeric / cardinality(terms) AS coverage,
+               bool_or(f.source = 'title') AS in_title,
+               min(f.at) AS t_from, max(f.at) AS t_to
+        FROM matched f
+        WHERE f.chat_id NOT IN (SELECT chat_id FROM excluded)
+        GROUP BY f.chat_id),
+    scored AS (
+        SELECT p.*, p.coverage * (1 + ln(1 + p.hits::numeric)) + CASE WHEN p.in_title THEN 0.5 ELSE 0 END
+                    AS score
+        FROM per_chat p
+        WHERE NOT match_all OR p.coverage = 1),
+    ranked AS (
+        SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.t_to DESC, s.chat_id) AS rank
+        FROM scored s),
+    snippets AS (
+        SELECT chat_id, jsonb_agg(jsonb_build_object(
+                   'messageId', msg, 'role', role, 'createdAt', parley_cw_ms(at),
+                   'text', parley_cw_snippet(txt, pos, length(term), win), 'source', source,
+                   'term', term) ORDER BY n) AS snips
+        FROM (SELECT f.*, row_number() OVER (PARTITION BY f.chat_id
+                                             ORDER BY f.asked DESC, f.source = 'title' DESC,
+                                                      f.at DESC, f.msg) AS n
+              FROM (SELECT DISTINCT ON (chat_id, coalesce(msg, ''), source) *
+                    FROM matched ORDER BY chat_id, coalesce(msg, ''), source, asked DESC, pos) f) x
+        WHERE n <= lim_snip
+        GROUP BY chat_id)
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'chatId', c.external_id, 'title', c.title, 'hits', r.hits,
+               'score', round(r.score, 3), 'coverage', round(r.coverage, 2),
+               'timeRange', jsonb_build_object('from', parley_cw_ms(r.t_from),
+                                               'to', parley_cw_ms(r.t_to)),
+               'snippets', coalesce(s.snips, '[]')) ORDER BY r.rank), '[]')
+    INTO results
+    FROM ranked r JOIN chats c ON c.id = r.chat_id LEFT JOIN snippets s USING (chat_id)
+    WHERE r.rank <= lim;
+
+    IF jsonb_array_length(results) > 0 THEN
+        top := results -> 0;
+        s1 := (top ->> 'score')::numeric;
+        s2 := coalesce((results -> 1 ->> 'score')::numeric, 0);
+        conf := round((top ->> 'coverage')::numeric * (0.5 + 0.5 * (1 - s2 / nullif(s1, 0))), 2);
+        SELECT jsonb_agg(r ->> 'chatId' ORDER BY o) INTO top_ids
+        FROM jsonb_array_elements(results) WITH ORDINALITY x(r, o)
+        WHERE (r ->> 'score')::numeric >= 0.6 * s1 AND o <= 3;
+    END IF;
+    top_ids := coalesce(top_ids, '[]');
+
+    -- Guidance: what to do next, with ready arguments.
+    IF jsonb_array_length(results) = 0 THEN
+        IF NOT fuzzy OR NOT expand THEN
+            next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                'args', a || '{"precision_mode": "fuzzy", "expand": "auto"}',
+                'why', 'nothing matched exactly: allow close spellings and related words');
+        END IF;
+        IF coalesce(a ->> 'time_window', 'all') <> 'all' THEN
+            next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                'args', a || '{"time_window": "all"}',
+                'why', 'nothing in this time window: search all time');
+        END IF;
+        IF cardinality(excludes) > 0 OR roles IS NOT NULL OR match_all OR scope <> 'both' THEN
+            next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                'args', (a - '{exclude_terms,role_filter,match,scope}'::text[]),
+                'why', 'the filters may hide the chat: search without them');
+        END IF;
+    ELSE
+        IF conf < 0.75 AND jsonb_array_length(top_ids) > 2 THEN
+            IF cardinality(terms) > 1 AND NOT match_all THEN
+                next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                    'args', a || '{"match": "all"}',
+                    'why', 'many chats match some of the terms: keep the chats that have all of them');
+            END IF;
+            IF NOT fuzzy THEN
+                next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                    'args', a || '{"precision_mode": "fuzzy"}',
+                    'why', 'no chat stands out: include close spellings to separate them');
+            END IF;
+            IF NOT expand THEN
+                next_actions := next_actions || jsonb_build_object('tool', 'search_conversations',
+                    'args', a || '{"expand": "auto"}',
+                    'why', 'no chat stands out: add related words drawn from the matching chats');
+            END IF;
+        END IF;
+        next_actions := next_actions || jsonb_build_object('tool', 'gather_chats',
+            'args', jsonb_build_object('chatIds', top_ids, 'includeTools', tools),
+            'why', CASE WHEN conf >= 0.75 OR jsonb_array_length(top_ids) <= 2
+                        THEN 'the top chats stand out: read them in full'
+                        ELSE 'read the top chats to decide between them' END);
+    END IF;
+
+    IF coalesce(a ->> 'response_mode', 'json') NOT IN ('json', 'text') THEN
+        RAISE EXCEPTION 'response_mode: json or text' USING ERRCODE = 'PT400';
+    END IF;
+    RETURN jsonb_strip_nulls(jsonb_build_object('text', CASE WHEN a ->> 'response_mode' = 'text' THEN
+        parley_cw_search_text(terms, conf, results, next_actions) END)) || jsonb_build_object(
+        'status', 'ok', 'iterations_used', iterations, 'confidence', conf,
+        'topChatIds', top_ids, 'results', results,
+        'guidance', jsonb_build_object(
+            'stopIf', 'confidence >= 0.75 || topChatIds.length <= 2',
+            'nextActions', next_actions,
+            'state', jsonb_build_object('expandedTerms', expanded, 'excludes', to_jsonb(excludes),
+                                        'iteration', iterations, 'terms', to_jsonb(terms),
+                                        'timeWindow', jsonb_build_object(
+                                            'from', CASE WHEN w_from > '-infinity' THEN parley_cw_ms(w_from) END,
+                                            'to', CASE WHEN w_to < 'infinity' THEN parley_cw_ms(w_to) END))));
+END
+$$;
+
+-- A LIKE pattern for the strings starting with p.
+CREATE OR REPLACE FUNCTION parley_cw_like_prefix(p text) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT replace(replace(replace(p, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+$$;
+
+-- One message as gather_chats answers it.
+CREATE OR REPLACE FUNCTION parley_cw_message_json(m messages, include_tools boolean) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('messageId', m.external_id, 'createdAt', parley_cw_ms(m.date),
+                              'role', coalesce(m.role, m.sender_name), 'content', coalesce(m.text, ''))
+        || CASE WHEN include_tools AND (m.tool_calls IS NOT NULL OR m.tool_results IS NOT NULL) THEN
+               jsonb_build_object('tools', jsonb_strip_nulls(jsonb_build_object(
+                   'calls', (SELECT jsonb_agg(jsonb_build_object('server', c ->> 'server',
+                                                                 'tool', c ->> 'tool',
+                                                                 'args', c -> 'arguments'))
+                             FROM jsonb_array_elements(m.tool_calls) c),
+                   'results', (SELECT jsonb_agg(CASE
+                                   WHEN parley_chatwise_tool_text(jsonb_build_array(r)) IS NOT NULL
+                                   THEN jsonb_build_object('text', parley_chatwise_tool_text(jsonb_build_array(r)))
+                                   ELSE jsonb_build_object('json', r) END)
+                               FROM jsonb_array_elements(m.tool_results) r))))
+           ELSE '{}' END
+$$;
+
+-- gather_chats: one chat's timeline, or several with their common
+-- alignment (the messages, by normalised role and content, present in
+-- every requested chat).
+CREATE OR REPLACE FUNCTION parley_cw_gather_chats(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    ids text[];
+    tools boolean := coalesce((a ->> 'includeTools')::boolean, true);
+    missing text[];
+    chat_ids bigint[] := '{}';
+    got bigint[];
+    r jsonb;
+BEGIN
+    IF jsonb_typeof(a -> 'chatIds') <> 'array' OR jsonb_array_length(a -> 'chatIds') = 0 THEN
+        RAISE EXCEPTION 'chatIds: give one or more chat ids (topChatIds of search_conversations)'
+            USING ERRCODE = 'PT400';
+    END IF;
+    SELECT array_agg(x ORDER BY o) INTO ids
+    FROM (SELECT DISTINCT ON (x) x, o FROM jsonb_array_elements_text(a -> 'chatIds')
+          WITH ORDINALITY e(x, o) ORDER BY x, o) s;
+    IF cardinality(ids) > 20 THEN
+        RAISE EXCEPTION 'chatIds: at most 20 chats at a time' USING ERRCODE = 'PT400';
+    END IF;
+    -- Each id: a whole id, or a prefix of exactly one chat.
+    FOR i IN 1 .. cardinality(ids) LOOP
+        SELECT array_agg(id) INTO got
+        FROM (SELECT c.id FROM chats c
+              WHERE c.kind = 'ai_chat' AND (c.external_id = ids[i]
+                    OR (c.external_id LIKE parley_cw_like_prefix(ids[i])
+                        AND NOT EXISTS (SELECT 1 FROM chats c2 WHERE c2.kind = 'ai_chat'
+                                        AND c2.external_id = ids[i])))
+              LIMIT 2) s;
+        IF cardinality(got) = 1 THEN
+            chat_ids := chat_ids || got[1];
+        ELSE
+            missing := missing || ids[i];
+        END IF;
+    END LOOP;
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'chatIds: no single chat for %; use resolve_ids or the chatId of search_conversations',
+            array_to_string(missing, ', ') USING ERRCODE = 'PT400';
+    END IF;
+    IF cardinality(ids) = 1 THEN
+        SELECT jsonb_build_object(
+                   'chat', jsonb_build_object('id', c.external_id, 'title', c.title,
+                       'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id),
+                       'timeRange', (SELECT jsonb_build_object('from', parley_cw_ms(min(m.date)),
+                                                               'to', parley_cw_ms(max(m.date)))
+                                     FROM messages m WHERE m.chat_id = c.id)),
+                   'messages', coalesce((SELECT jsonb_agg(parley_cw_message_json(m, tools)
+                                                          ORDER BY m.date, m.id)
+                                         FROM messages m WHERE m.chat_id = c.id), '[]'))
+        INTO r
+        FROM unnest(chat_ids) WITH ORDINALITY g(chat_id, o) JOIN chats c ON c.id = g.chat_id;
+        RETURN r;
+    END IF;
+    WITH msgs AS (
+        SELECT g.idx, m, row_number() OVER (PARTITION BY g.idx ORDER BY m.date, m.id) - 1 AS n,
+               lower(coalesce(m.role, m.sender_name, '')) AS nrole,
+               regexp_replace(btrim(coalesce(m.text, '')), '\s+', ' ', 'g') AS ncontent
+        FROM (SELECT chat_id, o - 1 AS idx FROM unnest(chat_ids) WITH ORDINALITY u(chat_id, o)) g
+        JOIN messages m ON m.chat_id = g.chat_id),
+    common AS (
+        SELECT nrole, ncontent,
+               jsonb_agg(jsonb_build_object('chatIdx', idx, 'index', n,
+                                            'messageIdPrefix', left((m).external_id, 8))
+                         ORDER BY idx, n) AS refs,
+               min(n) AS first_n
+        FROM msgs WHERE ncontent <> ''
+        GROUP BY nrole, ncontent
+        HAVING count(DISTINCT idx) = cardinality(ids))
+    SELECT jsonb_build_object(
+        'meta', (SELECT jsonb_agg(jsonb_build_object('chatIdx', g.o - 1, 'id', c.external_id,
+                     'title', c.title,
+                     'timeRange', (SELECT jsonb_build_object('from', parley_cw_ms(min(m.date)),
+                                                             'to', parley_cw_ms(max(m.date)))
+                                   FROM messages m WHERE m.chat_id = c.id)) ORDER BY g.o)
+                 FROM unnest(chat_ids) WITH ORDINALITY g(chat_id, o) JOIN chats c ON c.id = g.chat_id),
+        'narrative', coalesce((SELECT jsonb_agg(jsonb_build_object('chatIdx', idx, 'index', n)
+                                                || parley_cw_message_json(m, tools)
+                                                ORDER BY idx, n) FROM msgs), '[]'),
+        'commonAlignment', coalesce((SELECT jsonb_agg(jsonb_build_object('role', nrole,
+                                                                          'content', ncontent,
+                                                                          'refs', refs)
+                                                      ORDER BY first_n, ncontent)
+                                     FROM common), '[]'))
+    INTO r;
+    RETURN r;
+END
+$$;
+
+-- resolve_ids: the chats and messages whose ids start with the prefixes
+-- given (every candidate when a prefix is ambiguous; at most 50 each).
+CREATE OR REPLACE FUNCTION parley_cw_resolve_ids(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    cp text := nullif(a ->> 'chatIdPrefix', '');
+    mp text := nullif(a ->> 'messageIdPrefix', '');
+    chats_j jsonb;
+    msgs_j jsonb;
+BEGIN
+    IF cp IS NULL AND mp IS NULL THEN
+        RAISE EXCEPTION 'give chatIdPrefix or messageIdPrefix (or both)' USING ERRCODE = 'PT400';
+    END IF;
+    IF cp IS NOT NULL THEN
+        SELECT coalesce(jsonb_agg(jsonb_build_object('id', external_id, 'title', title)
+                                  ORDER BY external_id), '[]')
+        INTO chats_j
+        FROM (SELECT external_id, title FROM chats
+              WHERE kind = 'ai_chat'
+                AND external_id LIKE parley_cw_like_prefix(cp)
+              ORDER BY external_id LIMIT 50) s;
+    END IF;
+    IF mp IS NOT NULL THEN
+        SELECT coalesce(jsonb_agg(jsonb_build_object('id', mid, 'chatId', cid, 'role', role,
+                                                     'createdAt', parley_cw_ms(date))
+                                  ORDER BY mid), '[]')
+        INTO msgs_j
+        FROM (SELECT m.external_id AS mid, c.external_id AS cid, coalesce(m.role, m.sender_name) AS role,
+                     m.date
+              FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+              WHERE m.external_id LIKE parley_cw_like_prefix(mp)
+                AND (cp IS NULL OR c.external_id LIKE parley_cw_like_prefix(cp))
+              ORDER BY m.external_id LIMIT 50) s;
+    END IF;
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'chats', chats_j, 'messages', msgs_j,
+        'ambiguous', (coalesce(jsonb_array_length(chats_j), 0) > 1
+                      OR coalesce(jsonb_array_length(msgs_j), 0) > 1)));
+END
+$$;

@@ -1,0 +1,18 @@
+/* chatwise: the chatwise toolset (../shared/specs/chatwise-tools.md) over
+ * the AI-assistant chats imported from ChatWise (parleyd import chatwise):
+ * search_conversations (intent search aggregated per chat, with a
+ * confidence and guidance that says what to call next), gather_chats (one
+ * chat's timeline, or several with their common alignment) and
+ * resolve_ids (ids by prefix). Each tool's SQL function answers
+ * (src/db/sql/chatwise/tools.sql). */
+#ifndef PARLEY_TOOLSETS_CHATWISE_CHATWISE_H
+#define PARLEY_TOOLSETS_CHATWISE_CHATWISE_H
+
+#include "toolsets/toolset.h"
+
+extern const mcp_toolset_t toolset_chatwise_mcp;
+
+int chatwise_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
+void chatwise_close(void *ctx);
+
+#endif
