@@ -26,6 +26,7 @@
 #include "archive/tg_import.h"
 #include "archive/agent_import.h"
 #include "archive/chatwise_import.h"
+#include "sync/chatwise_watch.h"
 #include "archive/memory_django.h"
 #include "archive/memory_store.h"
 #include "archive/uploads.h"
@@ -78,6 +79,7 @@ typedef struct app_s {
     tg_import_t *import;
     agent_import_t *agents;                       /* import claude-code */
     chatwise_import_t *chatwise;                  /* import chatwise */
+    chatwise_watch_t *chatwise_watch;             /* serve: chatwise_db followed */
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
@@ -181,6 +183,7 @@ static bool app_idle(const app_t *a)
     return (a->import == NULL || tg_import_done(a->import)) &&
            (a->agents == NULL || agent_import_done(a->agents)) &&
            (a->chatwise == NULL || chatwise_import_done(a->chatwise)) &&
+           (a->chatwise_watch == NULL || chatwise_watch_idle(a->chatwise_watch)) &&
            (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
            (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
 }
@@ -322,6 +325,8 @@ static void app_shutdown(app_t *a, int exit_code)
         agent_import_stop(a->agents);
     if (a->chatwise != NULL && !chatwise_import_done(a->chatwise))
         chatwise_import_stop(a->chatwise);
+    if (a->chatwise_watch != NULL)
+        chatwise_watch_stop(a->chatwise_watch);
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -604,6 +609,12 @@ static int app_start_serving(app_t *a)
     }
     if ((rc = app_start_mcp(a)) != 0)
         return rc;
+    if (a->cfg->chatwise_db[0] &&
+        (rc = chatwise_watch_start(&a->loop, a->rw, a->cfg->chatwise_db,
+                                   a->cfg->chatwise_interval_s, &a->chatwise_watch)) != 0) {
+        app_fatal(a, "chatwise_db", uv_strerror(rc));
+        return rc;
+    }
     a->state = APP_RUNNING;
     log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
              a->mig.schema_version);
@@ -686,7 +697,7 @@ static void migrate_done(migrate_t *m, int status)
     }
     if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_chatwise) {
         char err[CONFIG_ERR_MAX];
-        int rc = chatwise_import_start(&a->loop, a->rw, a->cfg->import_path, chatwise_done, a,
+        int rc = chatwise_import_start(&a->loop, a->rw, a->cfg->import_path, true, chatwise_done, a,
                                        &a->chatwise, err, sizeof err);
         if (rc != 0)
             app_fatal(a, "import", err);
@@ -833,6 +844,7 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     archive_free(a->archive);
     tg_import_free(a->import);
     agent_import_free(a->agents);
+    chatwise_watch_free(a->chatwise_watch);
     chatwise_import_free(a->chatwise);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "mcp/server.h"
+#include "sync/chatwise_watch.h"
 #include "util/strutil.h"
 
 /* OPT_LIST: a comma-separated string; on the command line, given again it
@@ -45,6 +46,13 @@ static const opt_t opts[] = {
      "PostgreSQL URL of a memory-lane (Django) database for the memory toolset; read in "
      "read-only sessions, never written.",
      "URL"},
+    {"chatwise_db", "PARLEY_CHATWISE_DB", OPT_STR, OFF(chatwise_db), SZ(chatwise_db), 0, 0,
+     "(none)",
+     "ChatWise's app.db (or its folder): serve re-imports it when it changes, checked every "
+     "chatwise_interval_s, so the chatwise toolset follows the app.",
+     "PATH"},
+    {"chatwise_interval_s", "PARLEY_CHATWISE_INTERVAL_S", OPT_INT, OFF(chatwise_interval_s), 0, 1,
+     86400, "60", "How often serve checks chatwise_db for changes.", "S"},
     {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
      "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},
     {"log_level", "PARLEY_LOG_LEVEL", OPT_LOGLEVEL, OFF(log_level), 0, 0, 0, "info",
@@ -230,6 +238,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
+    cfg->chatwise_interval_s = CHATWISE_WATCH_INTERVAL_S;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->timezone, "UTC");

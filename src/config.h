@@ -43,8 +43,10 @@ typedef struct config_s {
      * with an empty db_url means "libpq's PG* environment variables". */
     char db_url[CONFIG_URL_MAX];
     bool db_external;
-    char db_ro_url[CONFIG_URL_MAX]; /* "" = db_url with read-only sessions */
-    char memory_db[CONFIG_URL_MAX]; /* the memory toolset's Django database, or "" */
+    char db_ro_url[CONFIG_URL_MAX];    /* "" = db_url with read-only sessions */
+    char memory_db[CONFIG_URL_MAX];    /* the memory toolset's Django database, or "" */
+    char chatwise_db[CONFIG_PATH_MAX]; /* ChatWise's app.db serve follows, or "" */
+    int chatwise_interval_s;           /* how often it is checked */
     log_level_t log_level;
     char pg_user[64];
     char pg_bindir[CONFIG_PATH_MAX];

@@ -34,7 +34,7 @@ struct chatwise_import_s {
     size_t nrows;
     uint64_t total_messages;
     uv_work_t work;
-    bool stop, done, tty;
+    bool stop, done, tty, progress;
     int status;
     uint64_t started_ms, last_progress_ms;
     char error[PATH_MAX + 512];
@@ -48,6 +48,8 @@ static void next_batch(chatwise_import_t *imp);
 static void progress(chatwise_import_t *imp, bool final)
 {
     uint64_t now = uv_now(imp->loop);
+    if (!imp->progress)
+        return;
     if (!final && !imp->tty && now - imp->last_progress_ms < CHATWISE_IMPORT_PROGRESS_MS)
         return;
     imp->last_progress_ms = now;
@@ -408,12 +410,14 @@ static void open_after(uv_work_t *w, int status)
         finish(imp, status ? status : imp->status);
         return;
     }
-    log_info(CW_TAG, "%s: %llu messages", imp->path, (unsigned long long)imp->total_messages);
+    if (imp->progress)
+        log_info(CW_TAG, "%s: %llu messages", imp->path, (unsigned long long)imp->total_messages);
     next_batch(imp);
 }
 
-int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, chatwise_import_cb cb,
-                          void *data, chatwise_import_t **out, char *err, size_t errcap)
+int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, bool progress,
+                          chatwise_import_cb cb, void *data, chatwise_import_t **out, char *err,
+                          size_t errcap)
 {
     if (strlen(path) >= PATH_MAX - sizeof "/app.db") {
         snprintf(err, errcap, "%s: the path is too long", path);
@@ -431,6 +435,7 @@ int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, ch
     imp->data = data;
     imp->work.data = imp;
     imp->tty = isatty(2) == 1;
+    imp->progress = progress;
     imp->started_ms = imp->last_progress_ms = uv_now(loop);
     int rc = uv_queue_work(loop, &imp->work, open_work, open_after);
     if (rc != 0) {

@@ -33,9 +33,11 @@ typedef struct chatwise_import_stats_s {
 } chatwise_import_stats_t;
 
 /* Starts importing path (app.db or its folder); cb runs once at the end
- * (status 0, or a negative code with chatwise_import_error). */
-int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, chatwise_import_cb cb,
-                          void *data, chatwise_import_t **out, char *err, size_t errcap);
+ * (status 0, or a negative code with chatwise_import_error). progress:
+ * report progress on stderr (the command), or not (serve's follower). */
+int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, bool progress,
+                          chatwise_import_cb cb, void *data, chatwise_import_t **out, char *err,
+                          size_t errcap);
 void *chatwise_import_data(const chatwise_import_t *imp);
 void chatwise_import_get_stats(const chatwise_import_t *imp, chatwise_import_stats_t *out);
 const char *chatwise_import_error(const chatwise_import_t *imp);

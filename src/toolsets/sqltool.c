@@ -1,6 +1,7 @@
 /* sqltool: a tool answered by its SQL function (see sqltool.h). */
 #include "toolsets/sqltool.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,4 +57,16 @@ void sqltool_done(void *data, int status, const char *json, archive_err_t err, c
 archive_mode_t sqltool_mode(const mcp_call_t *c)
 {
     return (c->tool->def->annotations & MCP_TOOL_READ_ONLY) ? ARCHIVE_READ : ARCHIVE_WRITE;
+}
+
+int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap)
+{
+    for (int i = 0; i < ts->ntools; i++) {
+        const mcp_tool_def_t *d = &ts->tools[i];
+        if (!archive_fn_valid(d->sql_function)) {
+            snprintf(err, errcap, "%s: tool %s names no valid SQL function", ts->name, d->name);
+            return UV_EINVAL;
+        }
+    }
+    return 0;
 }

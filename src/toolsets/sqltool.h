@@ -9,6 +9,7 @@
 
 #include "archive/archive.h"
 #include "mcp/call.h"
+#include "mcp/registry.h"
 
 /* Runs fn (args_json NULL: the call's own arguments) in mode; cb gets
  * data. Returns false when it could not start (c is finished then). */
@@ -21,6 +22,10 @@ void sqltool_fail(mcp_call_t *c, archive_err_t err, const char *message);
 /* An archive_call_cb for data = the call: finishes it with the JSON or
  * the failure. */
 void sqltool_done(void *data, int status, const char *json, archive_err_t err, const char *message);
+
+/* Checks at start that every tool of ts names a valid SQL function (the
+ * static table cannot). 0, or UV_EINVAL with err naming the tool. */
+int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap);
 
 /* The mode a tool's SQL runs in: the read-only pool for readOnlyHint
  * tools, else the read-write one. */

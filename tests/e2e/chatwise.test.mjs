@@ -180,3 +180,35 @@ test("bad arguments say what to change", async () => {
   // the session survives
   assert.equal((await call("search_conversations", { intent_query: "rust" })).status, "ok");
 });
+
+test("serve with chatwise_db follows the app's file", async () => {
+  const db2 = `${db}_follow`;
+  const url2 = url.replace(`dbname=${db}`, `dbname=${db2}`);
+  const file = path.join(work, "follow", "app.db");
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  execFileSync("node", [path.join(here, "..", "harness", "gen_chatwise.mjs"), file]);
+  execFileSync("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", "postgres", "-c", `CREATE DATABASE ${db2}`]);
+  const { client: c } = await stdioClient(["--db", url2, "--toolsets", "chatwise", "--data-dir", path.join(work, "data2"),
+    "--chatwise-db", path.dirname(file), "--chatwise-interval-s", "1"]);
+  const search = async (q) => (await c.callTool({ name: "search_conversations", arguments: { intent_query: q } })).structuredContent;
+  const until = async (q, want) => {
+    for (let i = 0; i < 100; i++) {
+      const r = await search(q);
+      if (r.topChatIds.includes(want)) return r;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.fail(`${want} never found for ${q}`);
+  };
+  try {
+    await until("rust", "chat-rust-async-0001"); // the first import, at start
+    execFileSync("sqlite3", [file], {
+      input: `INSERT INTO chat VALUES ('chat-new-0007', 'Sourdough starter', ${Date.now()}, ${Date.now()});
+              INSERT INTO message VALUES ('chat-new-0007-m1', 'chat-new-0007', 'user', 'How often do I feed a sourdough starter?', ${Date.now()}, NULL, NULL);`,
+    });
+    const r = await until("sourdough", "chat-new-0007");
+    assert.equal(r.results[0].title, "Sourdough starter");
+  } finally {
+    await c.close();
+    execFileSync("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", "postgres", "-c", `DROP DATABASE IF EXISTS ${db2} WITH (FORCE)`]);
+  }
+});

@@ -120,13 +120,9 @@ const mcp_toolset_t toolset_chatwise_mcp = {
 
 int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
-    for (int i = 0; i < toolset_chatwise_mcp.ntools; i++) {
-        const mcp_tool_def_t *d = &toolset_chatwise_mcp.tools[i];
-        if (!archive_fn_valid(d->sql_function)) {
-            snprintf(err, errcap, "chatwise: tool %s names no valid SQL function", d->name);
-            return UV_EINVAL;
-        }
-    }
+    int rc = sqltool_check_table(&toolset_chatwise_mcp, err, errcap);
+    if (rc != 0)
+        return rc;
     chatwise_ctx_t *cc = calloc(1, sizeof *cc);
     if (cc == NULL) {
         snprintf(err, errcap, "out of memory");

@@ -76,13 +76,9 @@ static bool zone_known(const char *tz)
 
 int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
-    for (int i = 0; i < toolset_inline_mcp.ntools; i++) {
-        const mcp_tool_def_t *d = &toolset_inline_mcp.tools[i];
-        if (!archive_fn_valid(d->sql_function)) {
-            snprintf(err, errcap, "inline: tool %s names no valid SQL function", d->name);
-            return UV_EINVAL;
-        }
-    }
+    int rc = sqltool_check_table(&toolset_inline_mcp, err, errcap);
+    if (rc != 0)
+        return rc;
     /* Read once at start-up, before anything is served: a stat. */
     if (!zone_known(env->cfg->timezone)) {
         snprintf(err, errcap,

@@ -184,14 +184,9 @@ void tg_ts_then(mcp_call_t *c, const char *fn, const char *args_json, tg_then_fn
 
 int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
-    const mcp_toolset_t *ts = &toolset_telegram_mcp;
-    for (int i = 0; i < ts->ntools; i++) {
-        const mcp_tool_def_t *d = &ts->tools[i];
-        if (!archive_fn_valid(d->sql_function)) {
-            snprintf(err, errcap, "telegram: tool %s names no valid SQL function", d->name);
-            return UV_EINVAL;
-        }
-    }
+    int rc = sqltool_check_table(&toolset_telegram_mcp, err, errcap);
+    if (rc != 0)
+        return rc;
     tg_toolset_t *t = calloc(1, sizeof *t);
     if (t == NULL) {
         snprintf(err, errcap, "out of memory");
