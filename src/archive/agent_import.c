@@ -320,6 +320,13 @@ static void applied(void *data, int status, const char *value, const char *sqlst
 static void read_after(uv_work_t *w, int status)
 {
     agent_import_t *imp = w->data;
+    if (imp->stop && status == 0 && imp->status == 0) {
+        /* Stopped while reading: the pools may be closing; touch nothing. */
+        free(imp->events);
+        imp->events = NULL;
+        finish(imp, UV_ECANCELED);
+        return;
+    }
     if (status != 0 || imp->status != 0) {
         if (imp->error[0] == '\0')
             snprintf(imp->error, sizeof imp->error, "%s",

@@ -186,10 +186,12 @@ static void open_work(uv_work_t *w)
     sqlite3_finalize(cnt);
 }
 
-/* A text column as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+/* A text column as a JSON string; bytes that are not UTF-8, and NULs,
+ * become U+FFFD. */
 static json_t *text_value(const unsigned char *s, int n)
 {
-    json_t *v = json_stringn((const char *)s, (size_t)n);
+    /* PostgreSQL's jsonb has no NUL character: those become U+FFFD too. */
+    json_t *v = memchr(s, 0, (size_t)n) ? NULL : json_stringn((const char *)s, (size_t)n);
     if (v != NULL)
         return v;
     char *fixed = malloc((size_t)n * 3 + 1);
@@ -355,6 +357,15 @@ static void applied(void *data, int status, const char *value, const char *sqlst
 static void read_after(uv_work_t *w, int status)
 {
     chatwise_import_t *imp = w->data;
+    if (imp->stop && status == 0 && imp->status == 0) {
+        /* Stopped while reading: the pools may be closing; touch nothing. */
+        free(imp->rows);
+        imp->rows = NULL;
+        snprintf(imp->error, sizeof imp->error,
+                 "stopped; what was applied stays, and importing again completes it");
+        finish(imp, UV_ECANCELED);
+        return;
+    }
     if (status != 0 || imp->status != 0) {
         free(imp->rows);
         imp->rows = NULL;

@@ -32,6 +32,7 @@ struct chatwise_watch_s {
     int stat_step; /* 0: the path, 1: the db file, 2: the -wal */
     file_sig_t now[2], last[2];
     bool imported_once;
+    bool failing; /* the last import failed (logged once) */
     chatwise_import_t *imp, *finished;
 };
 
@@ -55,10 +56,16 @@ static void imported(chatwise_import_t *imp, int status)
             log_info(CW_WATCH_TAG, "%s: %llu chat(s) and %llu message(s) new or changed",
                      w->db_path, (unsigned long long)st.chats_written,
                      (unsigned long long)st.written);
+        w->failing = false;
     } else if (status != UV_ECANCELED) {
-        log_warn(CW_WATCH_TAG, "import of %s failed (tried again when it changes): %s", w->path,
-                 chatwise_import_error(imp));
-        memcpy(w->last, w->now, sizeof w->last);
+        /* last stays: the next check tries again; said once per failure. */
+        if (!w->failing)
+            log_warn(CW_WATCH_TAG, "import of %s failed (tried again at every check): %s", w->path,
+                     chatwise_import_error(imp));
+        else
+            log_debug(CW_WATCH_TAG, "import of %s failed again: %s", w->path,
+                      chatwise_import_error(imp));
+        w->failing = true;
     }
     w->finished = imp; /* freed at the next tick or at free */
     w->imp = NULL;
@@ -117,7 +124,7 @@ static void stat_done(uv_fs_t *req)
         w->imported_once = true;
         return;
     }
-    if (!w->imported_once || memcmp(w->now, w->last, sizeof w->now) != 0)
+    if (!w->imported_once || w->failing || memcmp(w->now, w->last, sizeof w->now) != 0)
         start_import(w);
 }
 

@@ -3,7 +3,8 @@
  * (on the thread pool, through uv_fs_stat) and, when either changed since
  * the last import, imports the file again (chatwise_import: incremental,
  * so only what is new or changed is written). One import at a time; a
- * failed import is logged and tried again at the next change or check. */
+ * failed import is logged (once until one succeeds) and tried again at
+ * every check. */
 #ifndef PARLEY_SYNC_CHATWISE_WATCH_H
 #define PARLEY_SYNC_CHATWISE_WATCH_H
 

@@ -120,3 +120,13 @@ test("a file the app is writing is read as committed", async () => {
   const r = importFile(appDb);
   assert.match(r.out, /21 messages \(1 new or changed\)/);
 });
+
+test("a NUL byte, a missing role or a time out of range do not stop the import", () => {
+  execFileSync("sqlite3", [appDb], {
+    input: "INSERT INTO message VALUES ('odd-1', 'chat-lisbon-0004', NULL, 'a' || char(0) || 'b', 1e20, NULL, NULL);",
+  });
+  const r = importFile(appDb);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /22 messages \(1 new or changed\)/);
+  assert.equal(psql("SELECT text || ' ' || outgoing || ' ' || (role IS NULL) FROM messages WHERE external_id = 'odd-1'"), "a\uFFFDb false true");
+});

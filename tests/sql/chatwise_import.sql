@@ -59,3 +59,11 @@ SELECT pg_temp.expect('the same ids in another file are another chat',
     '1');
 SELECT pg_temp.expect_error('a bad batch kind',
     $$SELECT parley_chatwise_ingest('/t/app.db', 'users', '[]')$$, 'PT400', 'chats or messages');
+SELECT pg_temp.expect('a time beyond timestamps is no time', parley_chatwise_time('1e20'), NULL::timestamptz);
+SELECT pg_temp.expect('a message without a role',
+    parley_chatwise_ingest('/t/app.db', 'messages',
+        '[{"id": "m9", "chat": "c1", "role": null, "content": "who?", "at": 1e20}]') ->> 'written',
+    '1');
+SELECT pg_temp.expect('no role: not outgoing, dated by its chat',
+    (SELECT outgoing::text || ' ' || (date = '2023-11-14 22:13:20Z')::text FROM messages WHERE external_id = 'm9'),
+    'false true');

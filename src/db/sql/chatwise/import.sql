@@ -34,7 +34,13 @@ BEGIN
     ELSE
         RETURN NULL;
     END IF;
-    RETURN to_timestamp((CASE WHEN abs(n) >= 1e11 THEN n / 1000 ELSE n END)::double precision);
+    IF abs(n) >= 1e11 THEN
+        n := n / 1000;
+    END IF;
+    IF abs(n) > 9e12 THEN -- beyond PostgreSQL's timestamps
+        RETURN NULL;
+    END IF;
+    RETURN to_timestamp(n::double precision);
 END
 $$;
 
@@ -112,8 +118,9 @@ BEGIN
         up AS (
             INSERT INTO chats (account_id, kind, external_id, title, extra)
             SELECT acc, 'ai_chat', ext, title,
-                   jsonb_build_object('source', 'chatwise', 'createdAt', created,
-                                      'updatedAt', updated)
+                   jsonb_build_object('source', 'chatwise',
+                                      'createdAt', (extract(epoch FROM created) * 1000)::bigint,
+                                      'updatedAt', (extract(epoch FROM updated) * 1000)::bigint)
             FROM src
             ON CONFLICT (account_id, external_id) WHERE external_id IS NOT NULL DO UPDATE
                 SET title = EXCLUDED.title, extra = chats.extra || EXCLUDED.extra,
@@ -132,7 +139,8 @@ BEGIN
                         WHEN coalesce(r.value -> 'content', 'null') = 'null' THEN ''
                         ELSE (r.value -> 'content')::text END AS text,
                    coalesce(parley_chatwise_time(r.value -> 'at'),
-                            (c.extra ->> 'createdAt')::timestamptz, 'epoch'::timestamptz) AS at,
+                            to_timestamp((c.extra ->> 'createdAt')::numeric / 1000),
+                            'epoch'::timestamptz) AS at,
                    parley_chatwise_tool_calls(r.value -> 'meta') AS tool_calls,
                    parley_chatwise_tool_results(r.value -> 'meta') AS tool_results,
                    jsonb_strip_nulls(jsonb_build_object(
@@ -148,7 +156,8 @@ BEGIN
             WHERE r.value ->> 'id' IS NOT NULL),
         upd AS (
             UPDATE messages m
-            SET text = b.text, date = b.at, role = b.known_role, outgoing = b.role = 'user',
+            SET text = b.text, date = b.at, role = b.known_role,
+                outgoing = b.role IS NOT DISTINCT FROM 'user',
                 sender_name = b.role, tool_calls = b.tool_calls, tool_results = b.tool_results,
                 tool_text = parley_chatwise_tool_text(b.tool_results), extra = b.extra,
                 updated_at = now()
@@ -163,7 +172,8 @@ BEGIN
             SELECT b.chat_id,
                    coalesce((SELECT max(id) FROM messages x WHERE x.chat_id = b.chat_id), 0)
                        + row_number() OVER (PARTITION BY b.chat_id ORDER BY b.ord),
-                   b.ext, b.role, b.at, b.text, 'message', b.known_role, b.role = 'user',
+                   b.ext, b.role, b.at, b.text, 'message', b.known_role,
+                   b.role IS NOT DISTINCT FROM 'user',
                    b.tool_calls, b.tool_results, parley_chatwise_tool_text(b.tool_results),
                    b.extra
             FROM b

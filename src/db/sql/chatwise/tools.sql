@@ -135,6 +135,7 @@ CREATE OR REPLACE FUNCTION parley_cw_texts(scope text, tools boolean, roles text
     SELECT c.id, NULL, NULL, coalesce(c.last_message_date, c.created_at), 'title', c.title
     FROM chats c
     WHERE c.kind = 'ai_chat' AND scope IN ('title', 'both') AND coalesce(c.title, '') <> ''
+      AND roles IS NULL -- a title has no role
       AND EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id AND m.date >= w_from
                   AND m.date <= w_to)
 $$;
@@ -239,11 +240,11 @@ BEGIN
             SELECT t.chat_id, p.token AS word
             FROM texts t, LATERAL ts_parse('default', lower(t.txt)) p
             WHERE p.tokid IN (1, 2) AND length(p.token) >= 3),
+        df AS (SELECT word, count(DISTINCT chat_id) AS n_all FROM words GROUP BY word),
         co AS (
             SELECT h.q, w.word,
-                   count(DISTINCT w.chat_id) AS n_hit, count(*) AS occ,
-                   (SELECT count(DISTINCT w2.chat_id) FROM words w2 WHERE w2.word = w.word) AS n_all
-            FROM hit_chats h JOIN words w USING (chat_id)
+                   count(DISTINCT w.chat_id) AS n_hit, count(*) AS occ, min(df.n_all) AS n_all
+            FROM hit_chats h JOIN words w USING (chat_id) JOIN df USING (word)
             WHERE length(w.word) >= 4 AND strpos(lower(h.q), w.word) = 0
               AND to_tsvector('english', w.word) <> ''::tsvector -- not a stop word
               AND strpos(w.word, lower(h.q)) = 0
@@ -430,7 +431,7 @@ DECLARE
     got bigint[];
     r jsonb;
 BEGIN
-    IF jsonb_typeof(a -> 'chatIds') <> 'array' OR jsonb_array_length(a -> 'chatIds') = 0 THEN
+    IF jsonb_typeof(a -> 'chatIds') IS DISTINCT FROM 'array' OR jsonb_array_length(a -> 'chatIds') = 0 THEN
         RAISE EXCEPTION 'chatIds: give one or more chat ids (topChatIds of search_conversations)'
             USING ERRCODE = 'PT400';
     END IF;
