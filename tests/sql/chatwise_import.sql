@@ -67,3 +67,8 @@ SELECT pg_temp.expect('a message without a role',
 SELECT pg_temp.expect('no role: not outgoing, dated by its chat',
     (SELECT outgoing::text || ' ' || (date = '2023-11-14 22:13:20Z')::text FROM messages WHERE external_id = 'm9'),
     'false true');
+-- The same chat from two files: the tools see it once (the copy written last).
+SELECT pg_temp.expect('one copy seen',
+    (SELECT count(*) FROM parley_cw_chats() WHERE external_id = 'c1'), 1::bigint);
+SELECT pg_temp.expect('gather by the shared id',
+    parley_cw_gather_chats('{"chatIds": ["c1"]}', '{}') #>> '{chat,id}', 'c1');

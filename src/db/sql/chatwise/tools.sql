@@ -114,6 +114,15 @@ BEGIN
 END
 $$;
 
+-- The ChatWise chats the tools see: a chat imported from several files (a
+-- copy of app.db) once, its most recently written copy.
+CREATE OR REPLACE FUNCTION parley_cw_chats() RETURNS SETOF chats
+    LANGUAGE sql STABLE AS $$
+    SELECT DISTINCT ON (external_id) *
+    FROM chats WHERE kind = 'ai_chat' AND external_id IS NOT NULL
+    ORDER BY external_id, updated_at DESC, id DESC
+$$;
+
 -- The texts search_conversations searches in the window: contents, tool
 -- text (tools), titles, as scope says; roles NULL for any.
 CREATE OR REPLACE FUNCTION parley_cw_texts(scope text, tools boolean, roles text[],
@@ -121,20 +130,20 @@ CREATE OR REPLACE FUNCTION parley_cw_texts(scope text, tools boolean, roles text
     RETURNS TABLE (chat_id bigint, msg text, role text, at timestamptz, source text, txt text)
     LANGUAGE sql STABLE AS $$
     SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'content', m.text
-    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+    FROM messages m JOIN parley_cw_chats() c ON c.id = m.chat_id
     WHERE scope IN ('content', 'both') AND m.date >= w_from AND m.date <= w_to
       AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
       AND coalesce(m.text, '') <> ''
     UNION ALL
     SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'tool', m.tool_text
-    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+    FROM messages m JOIN parley_cw_chats() c ON c.id = m.chat_id
     WHERE tools AND scope IN ('content', 'both') AND m.tool_text IS NOT NULL
       AND m.date >= w_from AND m.date <= w_to
       AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
     UNION ALL
     SELECT c.id, NULL, NULL, coalesce(c.last_message_date, c.created_at), 'title', c.title
-    FROM chats c
-    WHERE c.kind = 'ai_chat' AND scope IN ('title', 'both') AND coalesce(c.title, '') <> ''
+    FROM parley_cw_chats() c
+    WHERE scope IN ('title', 'both') AND coalesce(c.title, '') <> ''
       AND roles IS NULL -- a title has no role
       AND EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id AND m.date >= w_from
                   AND m.date <= w_to)
@@ -444,11 +453,11 @@ BEGIN
     -- Each id: a whole id, or a prefix of exactly one chat.
     FOR i IN 1 .. cardinality(ids) LOOP
         SELECT array_agg(id) INTO got
-        FROM (SELECT c.id FROM chats c
-              WHERE c.kind = 'ai_chat' AND (c.external_id = ids[i]
-                    OR (c.external_id LIKE parley_cw_like_prefix(ids[i])
-                        AND NOT EXISTS (SELECT 1 FROM chats c2 WHERE c2.kind = 'ai_chat'
-                                        AND c2.external_id = ids[i])))
+        FROM (SELECT c.id FROM parley_cw_chats() c
+              WHERE c.external_id = ids[i]
+                 OR (c.external_id LIKE parley_cw_like_prefix(ids[i])
+                     AND NOT EXISTS (SELECT 1 FROM chats c2 WHERE c2.kind = 'ai_chat'
+                                     AND c2.external_id = ids[i]))
               LIMIT 2) s;
         IF cardinality(got) = 1 THEN
             chat_ids := chat_ids || got[1];
@@ -526,9 +535,8 @@ BEGIN
         SELECT coalesce(jsonb_agg(jsonb_build_object('id', external_id, 'title', title)
                                   ORDER BY external_id), '[]')
         INTO chats_j
-        FROM (SELECT external_id, title FROM chats
-              WHERE kind = 'ai_chat'
-                AND external_id LIKE parley_cw_like_prefix(cp)
+        FROM (SELECT external_id, title FROM parley_cw_chats()
+              WHERE external_id LIKE parley_cw_like_prefix(cp)
               ORDER BY external_id LIMIT 50) s;
     END IF;
     IF mp IS NOT NULL THEN
@@ -538,7 +546,7 @@ BEGIN
         INTO msgs_j
         FROM (SELECT m.external_id AS mid, c.external_id AS cid, coalesce(m.role, m.sender_name) AS role,
                      m.date
-              FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+              FROM messages m JOIN parley_cw_chats() c ON c.id = m.chat_id
               WHERE m.external_id LIKE parley_cw_like_prefix(mp)
                 AND (cp IS NULL OR c.external_id LIKE parley_cw_like_prefix(cp))
               ORDER BY m.external_id LIMIT 50) s;
