@@ -42,6 +42,18 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
+    -- Most texts do not contain the word at all, or have it at a word start
+    -- the first time: answered without a regular expression.
+    p := strpos(lt, lw);
+    IF p = 0 THEN
+        IF fuzzy AND length(lw) >= 3 AND word_similarity(lw, lt) >= 0.5 THEN
+            RETURN greatest(strpos(lt, left(lw, 3)), 1);
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF p = 1 OR substr(lt, p - 1, 1) !~ '[[:alnum:]_]' THEN
+        RETURN p;
+    END IF;
     p := (SELECT min(length(m[1]) + 1)
           FROM regexp_matches(lt, '^(.*?(?:^|[^[:alnum:]_]))' ||
                                   regexp_replace(lw, '([.^$*+?()\[\]{}|\\-])', '\\\1', 'g'),
@@ -124,29 +136,93 @@ CREATE OR REPLACE FUNCTION parley_cw_chats() RETURNS SETOF chats
 $$;
 
 -- The texts search_conversations searches in the window: contents, tool
--- text (tools), titles, as scope says; roles NULL for any.
+-- text (tools), titles, as scope says; roles NULL for any; of the chats in
+-- only_chats (NULL: all).
 CREATE OR REPLACE FUNCTION parley_cw_texts(scope text, tools boolean, roles text[],
-                                           w_from timestamptz, w_to timestamptz)
+                                           w_from timestamptz, w_to timestamptz, only_chats bigint[])
     RETURNS TABLE (chat_id bigint, msg text, role text, at timestamptz, source text, txt text)
     LANGUAGE sql STABLE AS $$
     SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'content', m.text
     FROM messages m JOIN parley_cw_chats() c ON c.id = m.chat_id
     WHERE scope IN ('content', 'both') AND m.date >= w_from AND m.date <= w_to
+      AND (only_chats IS NULL OR m.chat_id = ANY (only_chats))
       AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
       AND coalesce(m.text, '') <> ''
     UNION ALL
     SELECT m.chat_id, m.external_id, coalesce(m.role, m.sender_name), m.date, 'tool', m.tool_text
     FROM messages m JOIN parley_cw_chats() c ON c.id = m.chat_id
     WHERE tools AND scope IN ('content', 'both') AND m.tool_text IS NOT NULL
-      AND m.date >= w_from AND m.date <= w_to
+      AND m.date >= w_from AND m.date <= w_to AND (only_chats IS NULL OR m.chat_id = ANY (only_chats))
       AND (roles IS NULL OR lower(coalesce(m.role, m.sender_name)) = ANY (roles))
     UNION ALL
     SELECT c.id, NULL, NULL, coalesce(c.last_message_date, c.created_at), 'title', c.title
     FROM parley_cw_chats() c
     WHERE scope IN ('title', 'both') AND coalesce(c.title, '') <> ''
       AND roles IS NULL -- a title has no role
+      AND (only_chats IS NULL OR c.id = ANY (only_chats))
       AND EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id AND m.date >= w_from
                   AND m.date <= w_to)
+$$;
+
+-- The chats that may match words (a superset), found through the indexes:
+-- each Latin word by the trigram indexes on text and tool_text (ILIKE, and
+-- <% for fuzzy), each CJK word by the index of CJK character pairs, titles
+-- by a scan of the chats; NULL when a word cannot use an index (a Latin
+-- word under three characters, a single CJK character): then every chat
+-- is searched.
+CREATE OR REPLACE FUNCTION parley_cw_candidates(words text[], fuzzy boolean, tools boolean,
+                                                w_from timestamptz, w_to timestamptz)
+    RETURNS bigint[] LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    preds text[] := '{}';
+    latin text[] := '{}';
+    plain text[] := '{}';
+    grams text[] := '{}';
+    w text;
+    i integer;
+    found_ids bigint[];
+BEGIN
+    FOREACH w IN ARRAY words LOOP
+        IF parley_has_cjk(w) THEN
+            IF cardinality(parley_cjk_bigrams(w)) = 0 THEN
+                RETURN NULL;
+            END IF;
+            grams := grams || parley_cjk_bigrams(w)::text;
+            i := cardinality(grams);
+            preds := preds || format('(parley_has_cjk(m.text) AND parley_cjk_bigrams(m.text) %s ($3)[%s]::text[])',
+                                     CASE WHEN fuzzy THEN '&&' ELSE '@>' END, i);
+        ELSE
+            IF length(w) < 3 THEN
+                RETURN NULL;
+            END IF;
+            latin := latin || ('%' || replace(replace(replace(lower(w), '\', '\\'), '%', '\%'), '_', '\_') || '%');
+            plain := plain || lower(w);
+            i := cardinality(latin);
+            preds := preds || format('m.text ILIKE ($1)[%s]', i);
+            IF tools THEN
+                preds := preds || format('m.tool_text ILIKE ($1)[%s]', i);
+            END IF;
+            IF fuzzy THEN
+                preds := preds || format('($2)[%s] <%% m.text', i);
+            END IF;
+        END IF;
+    END LOOP;
+    IF cardinality(preds) = 0 THEN
+        RETURN NULL;
+    END IF;
+    IF fuzzy THEN
+        PERFORM set_config('pg_trgm.word_similarity_threshold', '0.5', true);
+    END IF;
+    -- The statement's shape comes from the words' kinds and count only;
+    -- the words themselves are parameters.
+    EXECUTE 'SELECT array_agg(DISTINCT m.chat_id) FROM messages m WHERE m.date >= $4 AND m.date <= $5 AND ('
+            || array_to_string(preds, ' OR ') || ')'
+        INTO found_ids USING latin, plain, grams, w_from, w_to;
+    RETURN ARRAY(SELECT c.id FROM parley_cw_chats() c
+                 WHERE c.id = ANY (coalesce(found_ids, '{}'))
+                    OR EXISTS (SELECT 1 FROM unnest(words) x
+                               WHERE parley_cw_word_pos(c.title, x, fuzzy) IS NOT NULL));
+END
 $$;
 
 -- search_conversations' answer as text to read: the chats with their
@@ -197,6 +273,7 @@ DECLARE
     expanded jsonb := '{}';
     all_terms text[];
     all_srcs text[];
+    cands bigint[];
     results jsonb;
     top jsonb;
     conf numeric := 0;
@@ -241,7 +318,8 @@ BEGIN
     -- words (trigram similarity at least 0.3).
     IF expand THEN
         iterations := 2;
-        WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to)),
+        WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to,
+                                                                  NULL)),
         hit_chats AS (
             SELECT DISTINCT q, t.chat_id FROM texts t, unnest(terms) q
             WHERE parley_cw_term_pos(t.txt, q, fuzzy) IS NOT NULL),
@@ -283,7 +361,13 @@ BEGIN
     FROM (SELECT t, t AS src FROM unnest(terms) t
           UNION SELECT jsonb_array_elements_text(v), k FROM jsonb_each(expanded) e(k, v)) s;
 
-    WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to)),
+    -- Only the chats the indexes say may match are searched.
+    cands := parley_cw_candidates(
+        ARRAY(SELECT DISTINCT w FROM unnest(all_terms) t, regexp_split_to_table(t, '\s+') w
+              WHERE w <> ''),
+        fuzzy, tools AND scope IN ('content', 'both'), w_from, w_to);
+    WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to,
+                                                              cands)),
     hits AS (
         SELECT t.*, q.term, q.src, q.term = q.src AS asked,
                parley_cw_term_pos(t.txt, q.term, fuzzy) AS pos
