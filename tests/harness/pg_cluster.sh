@@ -15,6 +15,11 @@ as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# Tests run with fsync off; PARLEY_PG_DURABLE=1 keeps PostgreSQL's default
+# (fsync on), as users run it: for the benchmarks.
+fsync="-c fsync=off"
+[ "${PARLEY_PG_DURABLE:-0}" = 1 ] && fsync=""
+
 case "$cmd" in
   start)
     mkdir -p "$dir"
@@ -25,7 +30,7 @@ case "$cmd" in
         { cat "$dir/initdb.log" >&2; exit 1; }
     fi
     as_pg "$BIN/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 60 -s \
-      -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300 -c fsync=off" \
+      -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300 $fsync" \
       start || { tail -20 "$dir/postgres.log" >&2; exit 1; }
     echo "host=$dir port=5432 user=parley dbname=postgres"
     ;;

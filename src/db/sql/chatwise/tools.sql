@@ -172,7 +172,7 @@ $$;
 -- is searched.
 CREATE OR REPLACE FUNCTION parley_cw_candidates(words text[], fuzzy boolean, tools boolean,
                                                 w_from timestamptz, w_to timestamptz)
-    RETURNS bigint[] LANGUAGE plpgsql STABLE AS $$
+    RETURNS bigint[] LANGUAGE plpgsql STABLE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     preds text[] := '{}';
     latin text[] := '{}';
@@ -252,8 +252,10 @@ $$;
 -- title. confidence: the top chat's coverage times how far it stands out,
 -- 0.5 + 0.5 * (1 - second score / top score); 0 without results.
 -- topChatIds: the chats scoring at least 60% of the top (at most 3).
+-- Plans are made for each call's values (force_custom_plan): a plan made
+-- once for any set of candidate chats would scan every message.
 CREATE OR REPLACE FUNCTION parley_cw_search_conversations(a jsonb, ctx jsonb) RETURNS jsonb
-    LANGUAGE plpgsql STABLE AS $$
+    LANGUAGE plpgsql STABLE SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     now_ts timestamptz := coalesce((ctx ->> 'now')::timestamptz, now());
     terms text[] := parley_cw_terms(a -> 'intent_query');
@@ -314,40 +316,60 @@ BEGIN
     -- expand: auto adds, per term, up to three words of the chats the term
     -- matches that are specific to them (at least 3/4 of the chats having
     -- the word are among those; not English stop words), most widespread
-    -- first, and the two closest spellings of the term among the searched
-    -- words (trigram similarity at least 0.3).
+    -- first, and the two closest spellings of the term (trigram similarity
+    -- at least 0.3) among the words of the texts the trigram index finds
+    -- similar to it. Words come from the messages' stored tsvector; every
+    -- step goes through an index.
     IF expand THEN
         iterations := 2;
+        PERFORM set_config('pg_trgm.word_similarity_threshold', '0.5', true);
+        cands := parley_cw_candidates(
+            ARRAY(SELECT DISTINCT w FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
+                  WHERE w <> ''),
+            fuzzy, tools AND scope IN ('content', 'both'), w_from, w_to);
         WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to,
-                                                                  NULL)),
+                                                                  cands)),
         hit_chats AS (
             SELECT DISTINCT q, t.chat_id FROM texts t, unnest(terms) q
             WHERE parley_cw_term_pos(t.txt, q, fuzzy) IS NOT NULL),
         words AS MATERIALIZED (
-            SELECT t.chat_id, p.token AS word
-            FROM texts t, LATERAL ts_parse('default', lower(t.txt)) p
-            WHERE p.tokid IN (1, 2) AND length(p.token) >= 3),
-        df AS (SELECT word, count(DISTINCT chat_id) AS n_all FROM words GROUP BY word),
+            SELECT DISTINCT h.q, m.chat_id, w AS word
+            FROM hit_chats h
+            JOIN messages m ON m.chat_id = h.chat_id AND m.date >= w_from AND m.date <= w_to,
+                 unnest(tsvector_to_array(m.tsv)) w
+            WHERE length(w) >= 4 AND w !~ '^[0-9]'),
         co AS (
-            SELECT h.q, w.word,
-                   count(DISTINCT w.chat_id) AS n_hit, count(*) AS occ, min(df.n_all) AS n_all
-            FROM hit_chats h JOIN words w USING (chat_id) JOIN df USING (word)
-            WHERE length(w.word) >= 4 AND strpos(lower(h.q), w.word) = 0
-              AND to_tsvector('english', w.word) <> ''::tsvector -- not a stop word
-              AND strpos(w.word, lower(h.q)) = 0
-            GROUP BY h.q, w.word),
+            SELECT q, word, count(*) AS n_hit,
+                   row_number() OVER (PARTITION BY q ORDER BY count(*) DESC, word) AS r
+            FROM words
+            WHERE strpos(lower(q), word) = 0 AND strpos(word, lower(q)) = 0
+              AND to_tsvector('english', word) <> ''::tsvector -- not a stop word
+            GROUP BY q, word),
+        spread AS (
+            SELECT q, word, n_hit,
+                   (SELECT count(DISTINCT m.chat_id)
+                    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+                    WHERE m.tsv @@ to_tsquery('simple', quote_literal(word))
+                      AND m.date >= w_from AND m.date <= w_to) AS n_all
+            FROM co WHERE r <= 20),
         related AS (
-            SELECT q, word, row_number() OVER (PARTITION BY q ORDER BY n_hit DESC, occ DESC, word)
-                       AS rank
-            FROM co WHERE n_hit::numeric / n_all >= 0.75),
+            SELECT q, word, row_number() OVER (PARTITION BY q ORDER BY n_hit DESC, word) AS rank
+            FROM spread WHERE n_hit::numeric / greatest(n_all, 1) >= 0.75),
         spell AS (
             SELECT q, word FROM (
                 SELECT q, word, row_number() OVER (PARTITION BY q
                                                    ORDER BY similarity(word, lower(q)) DESC, word) AS n
-                FROM (SELECT DISTINCT q, w.word FROM unnest(terms) q, words w
+                FROM (SELECT DISTINCT q, w AS word
+                      FROM unnest(terms) q,
+                           LATERAL (SELECT m.tsv FROM messages m
+                                    JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+                                    WHERE lower(q) <% m.text AND m.date >= w_from
+                                      AND m.date <= w_to
+                                    LIMIT 200) s,
+                           unnest(tsvector_to_array(s.tsv)) w
                       WHERE NOT parley_has_cjk(q) AND position(' ' IN q) = 0
-                        AND length(q) >= 4 AND w.word <> lower(q)
-                        AND similarity(w.word, lower(q)) >= 0.3) c) r
+                        AND length(q) >= 4 AND w <> lower(q)
+                        AND similarity(w, lower(q)) >= 0.3) c) r
             WHERE n <= 2)
         SELECT coalesce(jsonb_object_agg(q, words), '{}') INTO expanded
         FROM (SELECT q, jsonb_agg(word ORDER BY rank, word) AS words
