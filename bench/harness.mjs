@@ -209,16 +209,32 @@ fs.writeFileSync(pgbenchScript, `\\set i random(0, ${calls.length - 1})\nSELECT 
 // ---- 3. servers ----
 const sock = path.join(work, "parley.sock");
 const peerSock = path.join(work, "peer.sock");
-const port = 20000 + Math.floor(Math.random() * 20000);
-const urls = {
-  parley: { unix: `unix:${sock}`, tcp: `tcp://127.0.0.1:${port}`, http: `http://127.0.0.1:${port + 1}/mcp` },
-  "ts-sdk-peer": { unix: `unix:${peerSock}`, tcp: `tcp://127.0.0.1:${port + 2}`, http: `http://127.0.0.1:${port + 3}/mcp` },
-};
-const parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
-  "--toolsets", "telegram", "--log-level", "warn", "--max-sessions", "1000000",
-  "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
-const peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
-  "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
+// Four TCP ports below Linux's ephemeral range (32768-60999), so that no
+// client socket of a test running beside this one holds them; taken again
+// at another place if one is in use all the same.
+let port, urls, parley, peer;
+for (let attempt = 1; ; attempt++) {
+  port = 20000 + Math.floor(Math.random() * 12000);
+  urls = {
+    parley: { unix: `unix:${sock}`, tcp: `tcp://127.0.0.1:${port}`, http: `http://127.0.0.1:${port + 1}/mcp` },
+    "ts-sdk-peer": { unix: `unix:${peerSock}`, tcp: `tcp://127.0.0.1:${port + 2}`, http: `http://127.0.0.1:${port + 3}/mcp` },
+  };
+  try {
+    parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
+      "--toolsets", "telegram", "--log-level", "warn", "--max-sessions", "1000000",
+      "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
+    peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
+      "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
+    break;
+  } catch (e) {
+    if (attempt >= 5 || !/address already in use|EADDRINUSE/.test(String(e.message))) throw e;
+    say(`port ${port}..${port + 3} in use: trying others`);
+    if (parley) await stop(parley);
+    parley = undefined;
+    fs.rmSync(sock, { force: true });
+    fs.rmSync(peerSock, { force: true });
+  }
+}
 const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid };
 
 // The answers agree.

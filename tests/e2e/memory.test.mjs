@@ -207,6 +207,10 @@ test("an eras file names eras, by project folder or by working directory", async
   const eras = path.join(work, "eras.json");
   const run = (file) => spawnSync(PARLEYD, ["import", "claude-code", dir, "--eras", file, "--db", url(store),
     "--data-dir", path.join(work, "data")], { encoding: "utf8" });
+  const missing = spawnSync(PARLEYD, ["import", "claude-code", path.join(work, "no-such-dir"), "--db", url(store),
+    "--data-dir", path.join(work, "data")], { encoding: "utf8" });
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /no-such-dir: No such file or directory/);
   fs.writeFileSync(eras, '["not", "an object"]');
   let r = run(eras);
   assert.equal(r.status, 1);
