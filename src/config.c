@@ -12,7 +12,6 @@
 #include <uv.h>
 
 #include "mcp/server.h"
-#include "sync/chatwise_watch.h"
 #include "util/strutil.h"
 
 /* OPT_LIST: a comma-separated string; on the command line, given again it
@@ -238,7 +237,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
-    cfg->chatwise_interval_s = CHATWISE_WATCH_INTERVAL_S;
+    cfg->chatwise_interval_s = CONFIG_DEFAULT_CHATWISE_INTERVAL_S;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->timezone, "UTC");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "archive/chatwise_import.h"
+#include "config.h"
 #include "util/log.h"
 
 #define CW_WATCH_TAG "chatwise"
@@ -156,7 +157,8 @@ int chatwise_watch_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, int
     w->loop = loop;
     w->pool = pool;
     snprintf(w->path, sizeof w->path, "%s", path);
-    w->interval_ms = (uint64_t)(interval_s > 0 ? interval_s : CHATWISE_WATCH_INTERVAL_S) * 1000;
+    w->interval_ms =
+        (uint64_t)(interval_s > 0 ? interval_s : CONFIG_DEFAULT_CHATWISE_INTERVAL_S) * 1000;
     int rc = uv_timer_init(loop, &w->timer);
     if (rc != 0) {
         free(w);

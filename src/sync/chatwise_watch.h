@@ -13,8 +13,6 @@
 
 #include "db/pool.h"
 
-#define CHATWISE_WATCH_INTERVAL_S 60 /* default of the chatwise_interval_s setting */
-
 typedef struct chatwise_watch_s chatwise_watch_t;
 
 /* Starts watching path (app.db or its folder) every interval_s seconds,
