@@ -14,11 +14,13 @@
 #include "app.h"
 
 #include <jansson.h>
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -39,8 +41,11 @@
 #include "metrics.h"
 #include "net/http_client.h"
 #include "sync/jobs.h"
+#include "toolsets/bluesky/bluesky.h"
 #include "toolsets/toolset.h"
 #include "upstream/tg_bot.h"
+#include "transport/secret_page.h"
+#include "upstream/bsky.h"
 #include "upstream/tg_connector.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -90,6 +95,9 @@ typedef struct app_s {
     memory_store_t *memory_store; /* else: agents' sessions in the store */
     tg_bot_t *bot;
     tg_connector_t *tg_conn;
+    net_client_t *bsky_net; /* the Bluesky connector's (trusted service) */
+    bsky_t *bsky;
+    secret_page_server_t *pages; /* URL-mode elicitation pages (bluesky login) */
     sync_runner_t *jobs;
     char media_root[CONFIG_PATH_MAX + 16];
 } app_t;
@@ -113,7 +121,7 @@ static void app_close_handles(app_t *a)
 {
     /* h2o's own handles keep the loop alive until its contexts are
      * disposed, which must happen outside uv_run (app_run does it). */
-    if (endpoints_hold_loop(a->endpoints))
+    if (endpoints_hold_loop(a->endpoints) || a->pages)
         uv_stop(&a->loop);
     uv_close((uv_handle_t *)&a->sigint, handle_closed);
     uv_close((uv_handle_t *)&a->sigterm, handle_closed);
@@ -237,6 +245,28 @@ static void bot_closed(tg_bot_t *b, void *data)
         app_mcp_part_closed(a);
 }
 
+static void bsky_net_closed(void *data)
+{
+    app_t *a = data;
+    a->bsky_net = NULL;
+    app_mcp_part_closed(a);
+}
+
+static void pages_closed(void *data)
+{
+    app_mcp_part_closed(data);
+}
+
+/* The Bluesky connector ended its operations: then its HTTP client. */
+static void bsky_closed(void *data)
+{
+    app_t *a = data;
+    if (a->bsky_net)
+        net_client_close(a->bsky_net, bsky_net_closed, a);
+    else
+        app_mcp_part_closed(a);
+}
+
 /* The job runner stopped: then the connector. */
 static void jobs_closed(void *data)
 {
@@ -276,6 +306,17 @@ static void app_close_mcp(app_t *a)
     } else if (a->net) {
         a->mcp_parts++;
         net_client_close(a->net, net_closed, a);
+    }
+    if (a->pages) {
+        a->mcp_parts++;
+        secret_page_server_close(a->pages, pages_closed, a);
+    }
+    if (a->bsky) {
+        a->mcp_parts++;
+        bsky_close(a->bsky, bsky_closed, a);
+    } else if (a->bsky_net) {
+        a->mcp_parts++;
+        net_client_close(a->bsky_net, bsky_net_closed, a);
     }
     if (a->fetch) {
         a->mcp_parts++;
@@ -453,18 +494,80 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
         snprintf(err, errcap, "out of memory");
         return rc;
     }
-    connector_t *conn = tg_connector_get(a->tg_conn);
-    a->env.connectors[a->env.nconnectors++] = conn;
-    /* Each connector runs the jobs of its own classes. */
-    const sync_class_t *classes;
-    int nclasses = conn->ops->job_classes(conn->impl, &classes);
-    rc = sync_runner_start(&a->loop, a->rw, classes, nclasses, &a->jobs);
-    if (rc != 0) {
-        snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
-        return rc;
-    }
+    a->env.connectors[a->env.nconnectors++] = tg_connector_get(a->tg_conn);
     log_info(APP_TAG, "telegram: Bot API connector started (realtime sync)");
     return 0;
+}
+
+/* Creates dir and its parents (0700) when missing: the data directory
+ * also holds state when the database is external. */
+static int mkdir_parents(const char *dir, char *err, size_t errcap)
+{
+    char p[CONFIG_PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(err, errcap, "%.200s: %s", p, strerror(e));
+            return -e;
+        }
+        if ((*s = c) == '\0')
+            return 0;
+    }
+}
+
+/* The Bluesky connector, when the bluesky toolset is served: its own HTTP
+ * client for the operator's service; a service a tool names goes through
+ * the fetch client (address policy). */
+static int app_start_bluesky(app_t *a, char *err, size_t errcap)
+{
+    if (!mcp_registry_has_toolset(&a->mcp.registry, &toolset_bluesky_mcp))
+        return 0;
+    int rc = mkdir_parents(a->cfg->data_dir, err, errcap);
+    if (rc != 0)
+        return rc;
+    net_config_t nc = {0};
+    if ((rc = net_client_new(&a->loop, &nc, NULL, &a->bsky_net, err, errcap)) != 0)
+        return rc;
+    char key[CONFIG_PATH_MAX + 32];
+    snprintf(key, sizeof key, "%s/%s", a->cfg->data_dir, BSKY_KEY_FILE);
+    bsky_config_t bc = {.service = a->cfg->bluesky_service,
+                        .key_path = key,
+                        .refresh_s = a->cfg->bluesky_refresh_s};
+    if ((rc = bsky_new(&a->loop, a->bsky_net, a->fetch, a->rw, &bc, &a->bsky, err, errcap)) != 0)
+        return rc;
+    a->env.connectors[a->env.nconnectors++] = bsky_connector(a->bsky);
+    if ((rc = secret_page_server_new(&a->loop, &a->pages)) != 0) {
+        snprintf(err, errcap, "password pages: %s", uv_strerror(rc));
+        return rc;
+    }
+    a->env.pages = a->pages;
+    log_info(APP_TAG, "bluesky: connector ready (service %s)", a->cfg->bluesky_service);
+    return 0;
+}
+
+/* The job runner, with the job classes of every connector started. */
+static int app_start_jobs(app_t *a, char *err, size_t errcap)
+{
+    sync_class_t classes[SYNC_MAX_CLASSES];
+    int n = 0;
+    for (int i = 0; i < a->env.nconnectors; i++) {
+        connector_t *conn = a->env.connectors[i];
+        const sync_class_t *cls;
+        int k = conn->ops->job_classes ? conn->ops->job_classes(conn->impl, &cls) : 0;
+        for (int j = 0; j < k && n < SYNC_MAX_CLASSES; j++)
+            classes[n++] = cls[j];
+    }
+    if (n == 0)
+        return 0;
+    int rc = sync_runner_start(&a->loop, a->rw, classes, n, &a->jobs);
+    if (rc != 0)
+        snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
+    return rc;
 }
 
 /* The daemon's own figures for serverStatus (malloc'd JSON). */
@@ -543,6 +646,14 @@ static int app_start_mcp(app_t *a)
     }
     if ((rc = app_start_memory(a, err, sizeof err)) != 0) {
         app_fatal(a, "memory database", err);
+        return rc;
+    }
+    if ((rc = app_start_bluesky(a, err, sizeof err)) != 0) {
+        app_fatal(a, "bluesky", err);
+        return rc;
+    }
+    if ((rc = app_start_jobs(a, err, sizeof err)) != 0) {
+        app_fatal(a, "sync jobs", err);
         return rc;
     }
     /* Each selected toolset builds its context from the environment. */
@@ -830,15 +941,23 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     }
 
     uv_run(&a->loop, UV_RUN_DEFAULT);
-    if (endpoints_dispose(a->endpoints))
+    /* h2o's contexts (HTTP endpoints, password pages) are disposed
+     * outside uv_run; then the loop runs once more for the closes left
+     * (a no-op when there are none). */
+    bool again = endpoints_dispose(a->endpoints);
+    if (a->pages && secret_page_server_dispose(a->pages))
+        again = true;
+    if (again || a->pages)
         uv_run(&a->loop, UV_RUN_DEFAULT);
     endpoints_free(a->endpoints);
+    secret_page_server_free(a->pages);
     /* Sessions are gone: the toolsets' contexts and what they borrowed. */
     for (int i = 0; toolsets_table[i].mcp && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
         if (a->toolset_ctx[i] && toolsets_table[i].close)
             toolsets_table[i].close(a->toolset_ctx[i]);
     if (a->tg_conn)
         tg_connector_free(a->tg_conn);
+    bsky_free(a->bsky);
     uploads_free(a->uploads);
     memory_store_free(a->memory_store);
     archive_free(a->archive);

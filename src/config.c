@@ -153,6 +153,16 @@ static const opt_t opts[] = {
     {"telegram_api_url", "PARLEY_TELEGRAM_API_URL", OPT_STR, OFF(telegram_api_url),
      SZ(telegram_api_url), 0, 0, "https://api.telegram.org",
      "Bot API server (a self-hosted one, or a test server).", "URL"},
+    {"bluesky_service", "PARLEY_BLUESKY_SERVICE", OPT_STR, OFF(bluesky_service),
+     SZ(bluesky_service), 0, 0, "https://bsky.social",
+     "Bluesky service (PDS or entryway) the bluesky toolset logs in at, trusted (a service a "
+     "tool names goes through the address policy). A self-hosted PDS, or a test server.",
+     "URL"},
+    {"bluesky_refresh_s", "PARLEY_BLUESKY_REFRESH_S", OPT_INT, OFF(bluesky_refresh_s), 0, 0, 86400,
+     "900",
+     "How often serve fetches the default Bluesky account's own posts into the archive "
+     "(job bluesky.refresh); 0: never.",
+     "S"},
     {"telegram_poll_timeout_s", "PARLEY_TELEGRAM_POLL_TIMEOUT_S", OPT_INT,
      OFF(telegram_poll_timeout_s), 0, 1, 50, "25", "Long-poll timeout of getUpdates.", "SECONDS"},
     {"telegram_file_limit_mb", "PARLEY_TELEGRAM_FILE_LIMIT_MB", OPT_INT,
@@ -242,6 +252,8 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->timezone, "UTC");
     strcpy(cfg->telegram_api_url, "https://api.telegram.org");
+    strcpy(cfg->bluesky_service, "https://bsky.social");
+    cfg->bluesky_refresh_s = CONFIG_DEFAULT_BLUESKY_REFRESH_S;
     cfg->telegram_poll_timeout_s = 25;
     cfg->telegram_file_limit_mb = 20;
     cfg->inline_upload_max_mb = 20;

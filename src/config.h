@@ -23,7 +23,8 @@
 #define CONFIG_DEFAULT_DB_RO_POOL_SIZE       4
 #define CONFIG_DEFAULT_DB_QUEUE_MAX          1024
 #define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS   30000
-#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S   60 /* chatwise_interval_s */
+#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S   60  /* chatwise_interval_s */
+#define CONFIG_DEFAULT_BLUESKY_REFRESH_S     900 /* bluesky_refresh_s */
 #define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS 10000
 #define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS   8000
 #define CONFIG_DEFAULT_PG_START_TIMEOUT_S    60
@@ -85,6 +86,8 @@ typedef struct config_s {
         upload_root[CONFIG_PATH_MAX]; /* messagesSendFile reads only here ("" = DATA_DIR/uploads) */
     char telegram_bot_token[256];     /* secret: never logged */
     char telegram_api_url[CONFIG_URL_MAX];
+    char bluesky_service[CONFIG_URL_MAX];
+    int bluesky_refresh_s; /* 0: no bluesky.refresh job */
     int telegram_poll_timeout_s;
     int telegram_file_limit_mb;
     int inline_upload_max_mb;                  /* files_upload size cap */

@@ -164,6 +164,30 @@ void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json
     mcp_session__send(c->session, m, len, c->id, false);
 }
 
+bool mcp_call_client_has(const mcp_call_t *c, const char *cap, const char *mode)
+{
+    const json_t *v = mcp_session__client_cap(c->session, cap);
+    if (v == NULL || mode == NULL)
+        return v != NULL;
+    if (json_object_get(v, mode) != NULL)
+        return true;
+    /* "elicitation": {} is form mode (2025-11-25, backwards compatible). */
+    return strcmp(cap, "elicitation") == 0 && strcmp(mode, "form") == 0 &&
+           json_object_get(v, "url") == NULL;
+}
+
+void mcp_call_notify(mcp_call_t *c, const char *method, json_t *params)
+{
+    if (!call_can_send(c)) {
+        json_decref(params);
+        return;
+    }
+    size_t len;
+    char *m = jsonrpc_notification(method, params, &len);
+    json_decref(params);
+    mcp_session__send(c->session, m, len, c->id, false);
+}
+
 /* Sends (unless cancelled) and releases the call. */
 static void call_end(mcp_call_t *c, char *msg, size_t len)
 {

@@ -101,6 +101,17 @@ void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json
 int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, json_t *params,
                      mcp_reply_fn cb);
 
+/* True when the client declared capability cap at initialize and, when
+ * mode is not NULL, that mode of it. For "elicitation" the 2025-11-25
+ * revision says an empty object means form mode alone: "elicitation": {}
+ * has "form" but not "url". */
+__attribute__((warn_unused_result)) bool mcp_call_client_has(const mcp_call_t *c, const char *cap,
+                                                             const char *mode);
+
+/* Sends a notification (method, params stolen) related to the call, unless
+ * it is finished or cancelled: e.g. notifications/elicitation/complete. */
+void mcp_call_notify(mcp_call_t *c, const char *method, json_t *params);
+
 /* Finishes with structuredContent = json (a JSON object as text, e.g. built
  * by PostgreSQL) and the same JSON as a text block. Not re-serialised. */
 void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len);

@@ -116,6 +116,11 @@ bool mcp_session__client_has(const mcp_session_t *s, const char *cap)
     return json_object_get(s->client_caps, cap) != NULL;
 }
 
+const json_t *mcp_session__client_cap(const mcp_session_t *s, const char *cap)
+{
+    return json_object_get(s->client_caps, cap);
+}
+
 void mcp_session__end_stream(mcp_session_t *s, const json_t *id)
 {
     if (!s->transport_gone && s->state < MCP_SESSION_CLOSING && s->ops->end_stream)

@@ -115,6 +115,8 @@ void mcp_session__end_stream(mcp_session_t *s, const json_t *id);
 /* Internal (call.c): the client declared capability cap at initialize. */
 __attribute__((warn_unused_result)) bool mcp_session__client_has(const mcp_session_t *s,
                                                                  const char *cap);
+/* Internal (call.c): the client's declaration of capability cap, or NULL. */
+const json_t *mcp_session__client_cap(const mcp_session_t *s, const char *cap);
 /* Internal (call.c): a fresh id for a server-to-client request. */
 int64_t mcp_session__next_request_id(mcp_session_t *s);
 /* Internal (server.c): notifies the session if it subscribed to uri. */

@@ -438,6 +438,11 @@ static void transfer_done(net_req_t *r, CURLcode rc)
     net_client_t *c = r->client;
     curl_multi_remove_handle(c->multi, r->easy);
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http_status);
+    struct curl_header *h;
+    r->captured[0] = '\0';
+    if (r->capture_header &&
+        curl_easy_header(r->easy, r->capture_header, 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
+        snprintf(r->captured, sizeof r->captured, "%s", h->value);
     if (r->result == 0 && rc != CURLE_OK) {
         r->result = status_of(rc);
         if (r->error[0] == '\0')
@@ -530,6 +535,26 @@ int net_request(net_client_t *c, net_req_t *r)
     } else {
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     }
+    if (r->content_type) {
+        char h[160];
+        snprintf(h, sizeof h, "Content-Type: %s", r->content_type);
+        r->headers = curl_slist_append(NULL, h);
+    }
+    for (const char *const *h = r->extra_headers; h && *h; h++) {
+        struct curl_slist *l = curl_slist_append(r->headers, *h);
+        if (l == NULL) {
+            curl_slist_free_all(r->headers);
+            r->headers = NULL;
+            curl_easy_cleanup(e);
+            r->easy = NULL;
+            if (r->fd >= 0)
+                close(r->fd);
+            return UV_ENOMEM;
+        }
+        r->headers = l;
+    }
+    if (r->headers)
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->upload_path) {
         int urc = upload_prepare(r);
         if (urc != 0) {
@@ -543,6 +568,8 @@ int net_request(net_client_t *c, net_req_t *r)
             r->upload_fd = -1;
             free(r->rchunk);
             r->rchunk = NULL;
+            curl_slist_free_all(r->headers);
+            r->headers = NULL;
             if (r->fd >= 0)
                 close(r->fd);
             return urc;
@@ -553,12 +580,6 @@ int net_request(net_client_t *c, net_req_t *r)
     }
     if (r->method)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-    if (r->content_type) {
-        char h[160];
-        snprintf(h, sizeof h, "Content-Type: %s", r->content_type);
-        r->headers = curl_slist_append(NULL, h);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    }
     r->state = NET_REQ_RUNNING;
     queue_push_tail(&c->reqs, &r->node);
     if (r->upload_path)
@@ -567,6 +588,8 @@ int net_request(net_client_t *c, net_req_t *r)
         queue_remove(&r->node);
         curl_easy_cleanup(e);
         r->easy = NULL;
+        curl_slist_free_all(r->headers);
+        r->headers = NULL;
         if (r->fd >= 0)
             close(r->fd);
         return UV_EIO;

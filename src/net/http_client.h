@@ -57,7 +57,13 @@ struct net_req_s {
     const char *body;   /* request body, or NULL */
     size_t body_len;
     const char *content_type; /* of the body */
-    bool untrusted;           /* the URL came from a tool or upstream content */
+    /* More request headers ("Name: value"), NULL-terminated, or NULL. They
+     * must not carry anything a log may show: the client never logs them. */
+    const char *const *extra_headers;
+    /* A response header to keep (e.g. "ratelimit-reset"), or NULL; its
+     * value lands in captured ("" when absent). */
+    const char *capture_header;
+    bool untrusted; /* the URL came from a tool or upstream content */
     /* multipart/form-data instead of body: fields as name, value pairs
      * (NULL-terminated), and a file (at most 64 MiB) read through the
      * thread pool before the transfer starts. */
@@ -79,6 +85,7 @@ struct net_req_s {
     buf_t body_buf; /* the response body when not to a file */
     uint64_t bytes;
     char error[256];
+    char captured[64];
     /* Private. */
     net_req_state_t state;
     net_client_t *client;

@@ -30,6 +30,8 @@ typedef struct toolset_env_s {
     archive_t *archive;      /* the store */
     uploads_t *uploads;      /* files given to send (files_upload) */
     memory_source_t *memory; /* an agent's past (--memory-db), or NULL */
+    /* One-time local pages for secrets (URL-mode elicitation), or NULL. */
+    struct secret_page_server_s *pages;
     connector_t *connectors[TOOLSET_MAX_CONNECTORS];
     int nconnectors;
     /* The daemon's own figures as a JSON object (malloc'd), for status

@@ -3,6 +3,7 @@
  * adds one line here. */
 #include <string.h>
 
+#include "toolsets/bluesky/bluesky.h"
 #include "toolsets/chatwise/chatwise.h"
 #include "toolsets/conformance.h"
 #include "toolsets/inline/inline.h"
@@ -15,6 +16,7 @@ const toolset_t toolsets_table[] = {
     {.mcp = &toolset_inline_mcp, .open = inline_open, .close = inline_close},
     {.mcp = &toolset_memory_mcp, .open = memory_open, .close = memory_close},
     {.mcp = &toolset_chatwise_mcp, .open = chatwise_open, .close = chatwise_close},
+    {.mcp = &toolset_bluesky_mcp, .open = bluesky_open, .close = bluesky_close},
     {.mcp = &toolset_conformance},
     {.mcp = NULL},
 };

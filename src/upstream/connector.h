@@ -1,5 +1,5 @@
 /* connector: the domain's interface to an upstream service (the Telegram
- * Bot API today; Bluesky, a Telegram user account later). A connector is a
+ * Bot API, Bluesky; a Telegram user account later). A connector is a
  * table of typed, asynchronous verbs plus the capabilities it declares.
  * Toolsets ask connector_can() before they promise anything, and when a
  * capability is missing they tell the model why in the connector's own
@@ -32,6 +32,8 @@ typedef enum {
     CONNECTOR_CAN_DOWNLOAD = 1u << 7,   /* a message's file into the media store */
     CONNECTOR_CAN_REALTIME = 1u << 8,   /* receives new messages as they come */
     CONNECTOR_CAN_CREATE_CHATS = 1u << 9,
+    CONNECTOR_CAN_LOGIN = 1u << 10, /* accounts logged in at run time (login, accounts) */
+    CONNECTOR_CAN_QUERY = 1u << 11, /* read calls upstream by method name (query) */
 } connector_cap_t;
 
 /* Parts of connector_chat_info. */
@@ -78,6 +80,30 @@ typedef struct connector_ops_s {
     int (*fetch_media)(void *impl, int64_t chat, int64_t message, connector_progress_cb progress,
                        connector_cb done, void *data, void **handle);
     void (*fetch_cancel)(void *impl, void *handle);
+    /* CONNECTOR_CAN_LOGIN. Logs in as identifier with secret (neither is
+     * kept in memory afterwards nor logged) at service (NULL: the one the
+     * operator configured, trusted; else a URL from a tool, which goes
+     * through the address policy) and stores the session for later calls:
+     * {"handle", "did", "service", "default"}. Errors: UV_EACCES (refused
+     * by the service: error says why), UV_EAGAIN (rate limited: error says
+     * until when), UV_EINVAL (the service URL is refused). */
+    int (*login)(void *impl, const char *identifier, const char *secret, const char *service,
+                 connector_cb cb, void *data);
+    /* CONNECTOR_CAN_LOGIN. command "list": [{"handle", "did", "service",
+     * "default", "lastLoginAt"}]; "default": makes account the default;
+     * "delete": forgets account and its session. UV_ENOENT: no such
+     * account. */
+    int (*accounts)(void *impl, const char *command, const char *account, connector_cb cb,
+                    void *data);
+    /* CONNECTOR_CAN_QUERY. A read call upstream (method: "app.bsky.feed.
+     * searchPosts"; params: a JSON object of its parameters) as account
+     * (NULL: the default one): {"account": {"id", "handle", "did"}, "data":
+     * the upstream's answer}. UV_ENOENT: no such account (or none logged
+     * in); UV_EACCES: the session is gone, log in again; UV_EAGAIN: rate
+     * limited; UV_EPROTO: the upstream's error (error: its name and
+     * message). */
+    int (*query)(void *impl, const char *account, const char *method, const char *params_json,
+                 connector_cb cb, void *data);
     /* The job classes this connector runs (namespaced: "telegram.sync"):
      * *classes is valid for the connector's life. */
     int (*job_classes)(void *impl, const sync_class_t **classes);

@@ -1,0 +1,110 @@
+/* secret_page: one-time web pages on loopback through which the user types
+ * a secret (e.g. a Bluesky app password) into a browser, for MCP URL-mode
+ * elicitation (revision 2025-11-25: a secret is never asked for through
+ * form-mode elicitation; the server hands the client a URL to open).
+ *
+ * A secret_page_server_t owns one h2o context on the daemon's loop; each
+ * page is a listener of its own on 127.0.0.1 (never any other address)
+ * serving a single unguessable path, http://127.0.0.1:PORT/p/<43 chars of
+ * base64url: 256 random bits>:
+ *
+ *   GET    an HTML form (one password field) with the page's title, text
+ *          and optional link; strict CSP, no-store, frames denied,
+ *          Referrer-Policy same-origin (no-referrer would make browsers
+ *          send "Origin: null" with the form's POST).
+ *   POST   application/x-www-form-urlencoded, at most
+ *          SECRET_PAGE_BODY_MAX bytes (else 413): a non-empty "secret"
+ *          is answered "Received" and handed to the callback, once; an
+ *          empty one re-shows the form (400) and the page stays open.
+ *
+ * Every request must name Host 127.0.0.1:PORT or localhost:PORT (403
+ * otherwise: DNS rebinding); a POST that carries an Origin other than
+ * http://127.0.0.1:PORT or http://localhost:PORT is refused (403: CSRF).
+ * Other paths: 404; other methods: 405; wrong Content-Type: 415. After the
+ * secret arrived, the page answers 410 for SECRET_PAGE_LINGER_MS (within
+ * its time to live) so that a second submit gets a clear answer, then its
+ * listener closes. A page not used within its time to live expires.
+ *
+ * The secret is never logged; every copy this module holds (the decoded
+ * value and the request body in h2o's input buffer) is wiped after the
+ * callback. */
+#ifndef PARLEY_TRANSPORT_SECRET_PAGE_H
+#define PARLEY_TRANSPORT_SECRET_PAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#define SECRET_PAGE_TTL_MS    (10u * 60 * 1000) /* default time to live */
+#define SECRET_PAGE_LINGER_MS (60u * 1000)      /* answering 410 after use */
+#define SECRET_PAGE_MAX       16                /* pages waiting for a secret, at once */
+#define SECRET_PAGE_CONNS_MAX 64                /* browser connections, all pages */
+#define SECRET_PAGE_BODY_MAX  4096              /* POST body */
+#define SECRET_PAGE_TITLE_MAX 200               /* bytes of title, link text */
+#define SECRET_PAGE_TEXT_MAX  4000              /* bytes of text */
+#define SECRET_PAGE_LINK_MAX  2000              /* bytes of link_url */
+#define SECRET_PAGE_URL_MAX   80                /* the page's URL, with its NUL */
+
+typedef struct secret_page_server_s secret_page_server_t;
+typedef struct secret_page_s secret_page_t;
+
+/* Runs once per page: status 0 with the secret (NUL-terminated, valid
+ * during the call only, wiped after it; never NULL or empty), or
+ * UV_ETIMEDOUT (expired), or UV_ECANCELED (secret_page_cancel, server
+ * closing) with secret NULL. The page handle is dead once the callback
+ * returns (do not cancel it then). The callback may open and cancel pages
+ * and close the server. */
+typedef void (*secret_page_cb)(secret_page_t *p, int status, const char *secret, void *data);
+
+typedef struct secret_page_options_s {
+    int port;              /* 0: any free port */
+    uint32_t ttl_ms;       /* 0: SECRET_PAGE_TTL_MS */
+    const char *title;     /* e.g. "Bluesky app password"; required */
+    const char *text;      /* the explanation shown above the field; required; newlines kept */
+    const char *link_url;  /* optional: http:// or https:// only */
+    const char *link_text; /* optional: the link's text (default: link_url) */
+} secret_page_options_t;
+
+/* A server with its h2o context on loop. From here until
+ * secret_page_server_dispose, h2o's handles keep the loop alive: uv_run
+ * (UV_RUN_DEFAULT) does not return on its own, so stop the loop (uv_stop)
+ * once secret_page_server_close's callback ran. Returns 0 or UV_ENOMEM. */
+int secret_page_server_new(uv_loop_t *loop, secret_page_server_t **out);
+
+/* Opens a page: binds 127.0.0.1:port and writes its URL
+ * ("http://127.0.0.1:PORT/p/...", at most SECRET_PAGE_URL_MAX bytes with
+ * the NUL) into url. The options' strings are copied. Returns 0 with *out
+ * (cb runs later, exactly once), or without a callback ever: UV_EINVAL
+ * (port outside 0..65535, a missing title, text or cb, a string too long,
+ * a link that is not http(s), urlcap below SECRET_PAGE_URL_MAX),
+ * UV_EADDRINUSE, another bind error, UV_EBUSY (SECRET_PAGE_MAX pages wait
+ * already), UV_ECANCELED (the server is closing), UV_ENOMEM. */
+int secret_page_open(secret_page_server_t *s, const secret_page_options_t *o, secret_page_cb cb,
+                     void *data, char *url, size_t urlcap, secret_page_t **out);
+
+/* The port p listens on. */
+int secret_page_port(const secret_page_t *p);
+
+/* Withdraws a page that still waits: its callback runs with UV_ECANCELED
+ * from inside this call, then its listener and connections close. Only
+ * before the page's callback ran (a no-op from inside it). */
+void secret_page_cancel(secret_page_t *p);
+
+/* Cancels every waiting page (their callbacks run with UV_ECANCELED from
+ * inside this call), refuses new pages, closes every listener and
+ * connection; cb(data) runs once all are closed (from inside this call
+ * when nothing was open). A second call does nothing. */
+void secret_page_server_close(secret_page_server_t *s, void (*cb)(void *data), void *data);
+
+/* After the close callback, outside uv_run (h2o runs the loop itself for
+ * a moment): releases the h2o context. Returns true when the loop must
+ * run once more (uv_run UV_RUN_DEFAULT) before secret_page_server_free,
+ * to finish closes still pending on it. */
+__attribute__((warn_unused_result)) bool secret_page_server_dispose(secret_page_server_t *s);
+
+/* Frees s (NULL is fine): after secret_page_server_dispose and the loop
+ * run it asked for. */
+void secret_page_server_free(secret_page_server_t *s);
+
+#endif

@@ -1,0 +1,396 @@
+// bluesky: the bluesky toolset through the official SDK against the XRPC
+// emulator (tests/harness/xrpc_emulator.mjs): the tool surface (exactly
+// login, profile, search; "prompt_id" nowhere), login by argument, by
+// elicitation (the handle by form, the app password on the local page by
+// URL mode; accept, decline, cancel), the guidance a client without
+// elicitation gets, sessions kept across restarts (no second
+// createSession), refresh on expiry, the rate limit, the Markdown (every
+// content line quoted, threads with compact references), posts kept in the
+// archive, and secrets kept out of logs, results and the database.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { stdioClient, textOf, tmpdir } from "./lib.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_bluesky_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const work = tmpdir("parley-bluesky-");
+const dataDir = path.join(work, "data");
+const PASSWORD = "abcd-efgh-ijkl-mnop";
+const ROOT = "at://did:plc:alice000000000000000000/app.bsky.feed.post/3l5tkrnrau727";
+const FEATURES = "at://did:plc:alice000000000000000000/app.bsky.feed.post/3l5teuw5gk527";
+let emu, base;
+const sessions = []; // every client opened, closed at the end
+const allText = []; // every tools/list and result seen, for the prompt_id check
+
+async function control(p, body) {
+  const r = await fetch(`${base}/control/${p}`, body === undefined ? {} : {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return r.json();
+}
+
+function psql(sql) {
+  return execFileSync("psql", ["-X", "-q", "-t", "-A", "-h", pgDir, "-U", "parley", "-d", db, "-c", sql], {
+    encoding: "utf8",
+  }).trim();
+}
+
+async function open(caps = {}) {
+  const s = await stdioClient(
+    ["--db", url, "--toolsets", "bluesky", "--data-dir", dataDir, "--bluesky-service", base],
+    caps,
+  );
+  sessions.push(s);
+  return s;
+}
+
+async function call(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  allText.push(JSON.stringify(r));
+  return r;
+}
+
+before(async () => {
+  execFileSync("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", "postgres", "-c", `CREATE DATABASE ${db}`]);
+  emu = spawn(process.execPath, [path.join(here, "..", "harness", "xrpc_emulator.mjs")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise((resolve) => readline.createInterface({ input: emu.stdout }).once("line", resolve));
+  base = `http://127.0.0.1:${JSON.parse(line).port}`;
+});
+
+after(async () => {
+  for (const s of sessions) await s.client.close().catch(() => {});
+  // a daemon that died says why (sanitizer reports included)
+  for (const s of sessions) {
+    const text = s.log.join("");
+    if (/ERROR: AddressSanitizer|runtime error:|LeakSanitizer/.test(text)) console.error(text);
+  }
+  emu?.kill();
+  execFileSync("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", "postgres", "-c", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`]);
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+test("exactly login, profile and search, with the spec's parameters and no prompt_id", async () => {
+  const { client } = await open();
+  const { tools } = await client.listTools();
+  allText.push(JSON.stringify(tools));
+  assert.deepEqual(tools.map((t) => t.name).sort(), ["login", "profile", "search"]);
+  const props = Object.fromEntries(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties).sort()]));
+  assert.deepEqual(props.login, ["command", "handle", "password", "port", "service"]);
+  assert.deepEqual(props.profile, ["account", "handle"]);
+  assert.deepEqual(props.search, ["account", "limit", "query"]);
+  assert.deepEqual(tools.find((t) => t.name === "login").inputSchema.properties.command.enum, ["list", "default", "delete"]);
+  assert.match(tools.find((t) => t.name === "login").description, /list, default and delete/);
+  assert.doesNotMatch(JSON.stringify(tools), /prompt_id/);
+});
+
+test("a client without elicitation gets isError guidance and nothing is asked", async () => {
+  const { client } = await open();
+  const r = await call(client, "login", {});
+  assert.equal(r.isError, true);
+  const t = textOf(r);
+  assert.match(t, /app password/);
+  assert.match(t, /never the main account password/);
+  assert.match(t, /https:\/\/bsky\.app\/settings\/app-passwords/);
+  assert.match(t, /OAuth/);
+  // a form-only client (elicitation: {}) cannot get the password either
+  const form = await open({ elicitation: {} });
+  let asked = 0;
+  form.client.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: "cancel" }));
+  const r2 = await call(form.client, "login", { handle: "alice.test" });
+  assert.equal(r2.isError, true);
+  assert.match(textOf(r2), /URL mode/);
+  assert.equal(asked, 0);
+  assert.equal((await control("stats")).createSession, 0);
+});
+
+test("without an account, search says to log in", async () => {
+  const { client } = await open();
+  const r = await call(client, "search", { query: "markdown" });
+  assert.equal(r.isError ?? false, false); // the (empty) archive answers, with the reason
+  assert.match(textOf(r), /no Bluesky account is logged in/);
+  assert.match(textOf(r), /call login/);
+  const p = await call(client, "profile", {});
+  assert.equal(p.isError, true);
+  assert.match(textOf(p), /login/);
+});
+
+test("login with a password argument: wrong password, then right; the session is sealed", async () => {
+  const { client, log } = await open();
+  const bad = await call(client, "login", { handle: "alice.test", password: "wrong-pass-word-xxxx" });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /refused the login/);
+  assert.match(textOf(bad), /app password/);
+  const r = await call(client, "login", { handle: "alice.test", password: PASSWORD });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  assert.match(textOf(r), /Logged in to Bluesky as @alice\.test/);
+  assert.equal(r.structuredContent.account.handle, "alice.test");
+  assert.equal(r.structuredContent.account.default, true);
+  assert.equal((await control("stats")).createSession, 2);
+  // sealed at rest: the key file is 0600, the row holds no token in clear
+  assert.equal(fs.statSync(path.join(dataDir, "credentials.key")).mode & 0o777, 0o600);
+  const cred = psql("SELECT encode(credentials, 'escape') FROM accounts WHERE handle = 'alice.test'");
+  assert.ok(cred.length > 40);
+  assert.doesNotMatch(cred, /eyJ|refresh|access/);
+  // never logged, never returned
+  assert.doesNotMatch(log.join(""), new RegExp(PASSWORD));
+  assert.doesNotMatch(log.join("") + allText.join(""), /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/);
+});
+
+test("search answers Markdown with every content line quoted, and keeps the posts", async () => {
+  const { client } = await open();
+  const r = await call(client, "search", { query: "markdown", limit: 5 });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  const t = textOf(r);
+  assert.match(t, /^# Search · "markdown" · 5 posts/);
+  assert.match(t, /\nResults: 5 posts/);
+  assert.match(t, /More: pass cursor/);
+  assert.equal(r.structuredContent.posts.length, 5);
+  assert.ok(r.structuredContent.cursor);
+  // each post: a header, quoted lines, a stats line
+  const blocks = t.split("\n\n").slice(1, 6);
+  for (const b of blocks) {
+    const lines = b.split("\n");
+    assert.match(lines[0], /^@[a-z.]+\.test\/[a-z2-7]{13}/);
+    assert.ok(lines.slice(1, -1).every((l) => l === ">" || l.startsWith("> ")), b);
+    assert.match(lines.at(-1), /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  }
+  // the proxy header went with the read calls
+  const st = await control("stats");
+  assert.equal(st.missingProxy, 0);
+  assert.ok(st.calls["app.bsky.feed.searchPosts"] >= 1);
+  // kept in the archive: feed chats, messages keyed by at-URI
+  const uris = r.structuredContent.posts.map((p) => `'${p.uri}'`).join(",");
+  assert.equal(psql(`SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.kind = 'feed' AND m.external_id IN (${uris})`), "5");
+  // findable offline by the archive's own full-text search
+  assert.equal(psql("SELECT count(*) > 0 FROM messages WHERE tsv @@ plainto_tsquery('simple', 'markdown') AND external_id LIKE 'at://%'"), "t");
+});
+
+test("the bluesky.refresh job keeps the default account's own posts in the archive", async () => {
+  // queued at the login; alice has 9 posts in the emulator
+  const deadline = Date.now() + 20000;
+  let n = "0";
+  while (Date.now() < deadline) {
+    n = psql("SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.kind = 'feed' AND c.username = 'alice.test'");
+    if (n === "9") break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal(n, "9");
+  assert.equal(psql("SELECT status || ' ' || fetched FROM sync_jobs WHERE class = 'bluesky.refresh'"), "idle 9");
+  // posts keep their time order: ids are the TIDs of their record keys
+  assert.equal(psql("SELECT bool_and(m.id = parley_bsky_tid(regexp_replace(m.external_id, '^.*\/', ''))) AND count(DISTINCT m.id) = 9 FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.username = 'alice.test'"), "t");
+});
+
+test("a post's own Markdown stays inside the quote", async () => {
+  const { client } = await open();
+  const r = await call(client, "search", { query: FEATURES });
+  const t = textOf(r);
+  assert.match(t, /@alice\.test\/3l5teuw5gk527\n> Check out my project!\n> ## Features\n> - Fast\n> - Simple\n/);
+  assert.doesNotMatch(t, /^## Features/m);
+  assert.doesNotMatch(t, /^- Fast/m);
+});
+
+test("a thread link answers the thread with indent and compact references", async () => {
+  const { client } = await open();
+  const r = await call(client, "search", { query: ROOT });
+  const t = textOf(r);
+  assert.match(t, /^# Thread · 6 posts\n\n@alice\.test\/3l5tkrnrau727\n> Hot take: Markdown > JSON for LLM tools\n👍 234  ♻️ 89  💬 45  2024-10-06T10:15:33Z\n/);
+  assert.match(t, /\n└─@a\/…u727 → @bob\.test\/3l5tkucncwa2f\n> Agree! But what about content escaping\?\n/);
+  assert.match(t, /\n  └─@b\/…a2f → @bob\.test\/3l5tkxa422b2f\n|\n  └─@b\/…wa2f → @bob\.test\/3l5tkxa422b2f\n/);
+  assert.match(t, /\n└─@a\/…u727 → @carol\.test\/3l5tl3twbac2l\n/);
+  assert.match(t, /\n    └─@a\/…d27 → @carol\.test\/3l5tleiieee2l\n|\n    └─@a\/…6d27 → @carol\.test\/3l5tleiieee2l\n/);
+  assert.equal(r.structuredContent.posts.length, 6);
+  // the same thread through a bsky.app link with a handle (resolveHandle)
+  const r2 = await call(client, "search", { query: "https://bsky.app/profile/alice.test/post/3l5tkrnrau727" });
+  assert.equal(textOf(r2), t);
+  assert.ok((await control("stats")).calls["com.atproto.identity.resolveHandle"] >= 1);
+});
+
+test("profile: the default account's own, and another's", async () => {
+  const { client } = await open();
+  const r = await call(client, "profile", {});
+  const t = textOf(r);
+  assert.match(t, /^# @alice\.test/);
+  assert.match(t, /https:\/\/bsky\.app\/profile\/alice\.test/);
+  assert.match(t, /DID: did:plc:alice000000000000000000/);
+  assert.match(t, /followers · \d+ following · \d+ posts/);
+  assert.match(t, /## Recent posts/);
+  assert.equal(r.structuredContent.profile.handle, "alice.test");
+  const b = await call(client, "profile", { handle: "@bob.test" });
+  assert.match(textOf(b), /^# @bob\.test/);
+  const none = await call(client, "profile", { handle: "nobody.test" });
+  assert.equal(none.isError, true);
+  assert.match(textOf(none), /Profile not found/);
+});
+
+test("after a restart the stored session serves without a new login; expiry refreshes it", async () => {
+  const before = await control("stats");
+  const { client } = await open(); // a new parleyd on the same database and data directory
+  const r = await call(client, "search", { query: "simple" });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  let st = await control("stats");
+  assert.equal(st.createSession, before.createSession);
+  // the access token expires upstream: one refresh, the call succeeds
+  await control("expire", {});
+  const r2 = await call(client, "search", { query: "markdown", limit: 3 });
+  assert.equal(r2.isError ?? false, false, textOf(r2));
+  st = await control("stats");
+  assert.equal(st.refreshSession, before.refreshSession + 1, JSON.stringify([st, before, textOf(r2).slice(0, 300)]));
+  assert.equal(st.createSession, before.createSession);
+  // the rotated session was stored: another restart still works without login
+  await control("expire", {});
+  const { client: c3 } = await open();
+  const r3 = await call(c3, "search", { query: "weekend" });
+  assert.equal(r3.isError ?? false, false, textOf(r3));
+  assert.equal((await control("stats")).createSession, before.createSession);
+});
+
+test("login by elicitation: the handle by form, the password on the page by URL mode", async () => {
+  const { client, log } = await open({ elicitation: { form: {}, url: {} } });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params);
+    if (req.params.mode !== "url") return { action: "accept", content: { handle: "bob.test" } };
+    // the user's browser: the form, then the password
+    const page = await fetch(req.params.url);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /type="password"/);
+    assert.match(html, /bob\.test/);
+    const post = await fetch(req.params.url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `secret=${encodeURIComponent(PASSWORD)}`,
+    });
+    assert.equal(post.status, 200);
+    return { action: "accept" };
+  });
+  const r = await call(client, "login", {});
+  assert.equal(r.isError ?? false, false, textOf(r));
+  assert.match(textOf(r), /Logged in to Bluesky as @bob\.test/);
+  assert.equal(asked.length, 2);
+  assert.equal(asked[0].mode ?? "form", "form");
+  assert.deepEqual(Object.keys(asked[0].requestedSchema.properties), ["handle"]);
+  assert.equal(asked[1].mode, "url");
+  assert.match(asked[1].url, /^http:\/\/127\.0\.0\.1:\d+\/p\/[A-Za-z0-9_-]{43}$/);
+  assert.ok(asked[1].elicitationId);
+  // the password never went through the client
+  assert.doesNotMatch(JSON.stringify(asked), new RegExp(PASSWORD));
+  assert.doesNotMatch(log.join(""), new RegExp(PASSWORD));
+  // the page is used up
+  const again = await fetch(asked[1].url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "secret=x",
+  }).catch(() => ({ status: 0 }));
+  assert.ok(again.status === 410 || again.status === 0);
+  // alice stays the default; list shows both
+  const l = await call(client, "login", { command: "list" });
+  assert.deepEqual(l.structuredContent.accounts.map((a) => [a.handle, a.default]), [["alice.test", true], ["bob.test", false]]);
+  assert.match(textOf(l), /@alice\.test \(default\)/);
+});
+
+test("the password typed on the page before the client answers also logs in", async () => {
+  const { client } = await open({ elicitation: { form: {}, url: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    await fetch(req.params.url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(req.params.url).origin },
+      body: `secret=${encodeURIComponent(PASSWORD)}`,
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the user takes a moment to close the dialog
+    return { action: "accept" };
+  });
+  const r = await call(client, "login", { handle: "carol.test" });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  assert.match(textOf(r), /@carol\.test/);
+});
+
+test("decline and cancel are answered as what they are; nothing is stored", async () => {
+  for (const [mode, action, word] of [
+    ["form", "decline", /declined/],
+    ["form", "cancel", /dismissed/],
+    ["url", "decline", /declined/],
+    ["url", "cancel", /dismissed/],
+  ]) {
+    const { client } = await open({ elicitation: { form: {}, url: {} } });
+    let pageUrl;
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      if ((req.params.mode ?? "form") !== mode) return { action: "accept", content: { handle: "dave.test" } };
+      pageUrl = req.params.url;
+      return { action };
+    });
+    const r = await call(client, "login", {});
+    assert.equal(r.isError ?? false, false);
+    assert.match(textOf(r), word);
+    assert.match(textOf(r), /nothing was stored/);
+    assert.equal(r.structuredContent.status, action === "decline" ? "declined" : "cancelled");
+    if (pageUrl) { // the page was withdrawn
+      const p = await fetch(pageUrl).catch(() => ({ status: 0 }));
+      assert.notEqual(p.status, 200);
+    }
+  }
+  assert.equal(psql("SELECT count(*) FROM accounts WHERE handle = 'dave.test'"), "0");
+});
+
+test("login list, default and delete; search as another account", async () => {
+  const logins = (await control("stats")).createSession;
+  const { client } = await open(); // a new parleyd: bob's session came by elicitation
+  const asBob = await call(client, "search", { account: "bob.test", query: "markdown", limit: 2 });
+  assert.equal(asBob.isError ?? false, false, textOf(asBob));
+  assert.equal((await control("stats")).createSession, logins);
+  const d = await call(client, "login", { command: "default", handle: "bob.test" });
+  assert.match(textOf(d), /@bob\.test is now the default/);
+  const p = await call(client, "profile", {});
+  assert.match(textOf(p), /^# @bob\.test/);
+  const asCarol = await call(client, "search", { account: "carol.test", query: "weekend" });
+  assert.equal(asCarol.isError ?? false, false, textOf(asCarol));
+  const missing = await call(client, "search", { account: "nobody.test", query: "x" });
+  assert.equal(missing.isError ?? false, false); // the archive answers, saying why
+  assert.match(textOf(missing), /no Bluesky account nobody\.test/);
+  const del = await call(client, "login", { command: "delete", handle: "bob.test" });
+  assert.match(textOf(del), /Forgot @bob\.test/);
+  assert.match(textOf(del), /The default is now @/);
+  const l = await call(client, "login", { command: "list" });
+  assert.deepEqual(l.structuredContent.accounts.map((a) => a.handle).sort(), ["alice.test", "carol.test"]);
+  const bad = await call(client, "login", { command: "delete", handle: "bob.test" });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /no Bluesky account bob\.test/);
+  const noHandle = await call(client, "login", { command: "default" });
+  assert.equal(noHandle.isError, true);
+  assert.match(textOf(noHandle), /needs handle/);
+});
+
+test("createSession's rate limit is reported with its reset time", async () => {
+  const st = await control("stats");
+  await control("config", { createSessionLimit: 0 });
+  const { client } = await open();
+  const r = await call(client, "login", { handle: "alice.test", password: PASSWORD });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /rate-limits logins \(createSession\); it resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+ min\)/);
+  await control("config", { createSessionLimit: 30 });
+  assert.ok((await control("stats")).createSession > st.createSession);
+});
+
+test("a service named by a tool goes through the address policy", async () => {
+  const { client } = await open();
+  const r = await call(client, "login", { handle: "alice.test", password: PASSWORD, service: "http://127.0.0.1:9/" });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /service URL was refused/);
+});
+
+test("prompt_id appears in no list and no result", () => {
+  assert.ok(allText.length > 20);
+  for (const t of allText) assert.doesNotMatch(t, /prompt_id/);
+});
