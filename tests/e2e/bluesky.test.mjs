@@ -256,6 +256,20 @@ test("after a restart the stored session serves without a new login; expiry refr
   assert.equal((await control("stats")).createSession, before.createSession);
 });
 
+test("a session about to expire is refreshed before the call, not after a failure", async () => {
+  await control("config", { accessTtlS: 60 }); // inside parley's two-minute margin
+  const { client } = await open();
+  const r = await call(client, "login", { handle: "carol.test", password: PASSWORD });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  const before = await control("stats");
+  const s = await call(client, "search", { account: "carol.test", query: "weekend" });
+  assert.equal(s.isError ?? false, false, textOf(s));
+  const st = await control("stats");
+  assert.equal(st.refreshSession, before.refreshSession + 1);
+  assert.equal(st.calls["app.bsky.feed.searchPosts"], before.calls["app.bsky.feed.searchPosts"] + 1);
+  await control("config", { accessTtlS: 7200 });
+});
+
 test("login by elicitation: the handle by form, the password on the page by URL mode", async () => {
   const { client, log } = await open({ elicitation: { form: {}, url: {} } });
   const asked = [];
@@ -297,7 +311,7 @@ test("login by elicitation: the handle by form, the password on the page by URL 
   assert.ok(again.status === 410 || again.status === 0);
   // alice stays the default; list shows both
   const l = await call(client, "login", { command: "list" });
-  assert.deepEqual(l.structuredContent.accounts.map((a) => [a.handle, a.default]), [["alice.test", true], ["bob.test", false]]);
+  assert.deepEqual(l.structuredContent.accounts.map((a) => [a.handle, a.default]), [["alice.test", true], ["bob.test", false], ["carol.test", false]]);
   assert.match(textOf(l), /@alice\.test \(default\)/);
 });
 
