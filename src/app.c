@@ -257,10 +257,15 @@ static void pages_closed(void *data)
     app_mcp_part_closed(data);
 }
 
-/* The Bluesky connector ended its operations: then its HTTP client. */
+/* The Bluesky connector ended its operations: then its HTTP clients (the
+ * fetch client too, which its untrusted calls use). */
 static void bsky_closed(void *data)
 {
     app_t *a = data;
+    if (a->fetch) {
+        a->mcp_parts++;
+        net_client_close(a->fetch, fetch_closed, a);
+    }
     if (a->bsky_net)
         net_client_close(a->bsky_net, bsky_net_closed, a);
     else
@@ -318,7 +323,7 @@ static void app_close_mcp(app_t *a)
         a->mcp_parts++;
         net_client_close(a->bsky_net, bsky_net_closed, a);
     }
-    if (a->fetch) {
+    if (a->fetch && a->bsky == NULL) { /* else after the connector */
         a->mcp_parts++;
         net_client_close(a->fetch, fetch_closed, a);
     }

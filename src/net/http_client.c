@@ -402,6 +402,15 @@ static int status_of(CURLcode rc)
     }
 }
 
+/* Frees the request headers, wiping them (they may carry a token). */
+static void headers_free(net_req_t *r)
+{
+    for (struct curl_slist *l = r->headers; l; l = l->next)
+        explicit_bzero(l->data, strlen(l->data));
+    curl_slist_free_all(r->headers);
+    r->headers = NULL;
+}
+
 static void req_finish(net_req_t *r)
 {
     net_client_t *c = r->client;
@@ -425,8 +434,7 @@ static void req_finish(net_req_t *r)
     }
     free(r->rchunk);
     r->rchunk = NULL;
-    curl_slist_free_all(r->headers);
-    r->headers = NULL;
+    headers_free(r);
     buf_free(&r->pending);
     r->cb(r, r->result);
     maybe_closed(c);
@@ -535,16 +543,22 @@ int net_request(net_client_t *c, net_req_t *r)
     } else {
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     }
+    r->headers = NULL;
     if (r->content_type) {
         char h[160];
         snprintf(h, sizeof h, "Content-Type: %s", r->content_type);
-        r->headers = curl_slist_append(NULL, h);
+        if ((r->headers = curl_slist_append(NULL, h)) == NULL) {
+            curl_easy_cleanup(e);
+            r->easy = NULL;
+            if (r->fd >= 0)
+                close(r->fd);
+            return UV_ENOMEM;
+        }
     }
     for (const char *const *h = r->extra_headers; h && *h; h++) {
         struct curl_slist *l = curl_slist_append(r->headers, *h);
         if (l == NULL) {
-            curl_slist_free_all(r->headers);
-            r->headers = NULL;
+            headers_free(r);
             curl_easy_cleanup(e);
             r->easy = NULL;
             if (r->fd >= 0)
@@ -568,8 +582,7 @@ int net_request(net_client_t *c, net_req_t *r)
             r->upload_fd = -1;
             free(r->rchunk);
             r->rchunk = NULL;
-            curl_slist_free_all(r->headers);
-            r->headers = NULL;
+            headers_free(r);
             if (r->fd >= 0)
                 close(r->fd);
             return urc;
@@ -588,8 +601,7 @@ int net_request(net_client_t *c, net_req_t *r)
         queue_remove(&r->node);
         curl_easy_cleanup(e);
         r->easy = NULL;
-        curl_slist_free_all(r->headers);
-        r->headers = NULL;
+        headers_free(r);
         if (r->fd >= 0)
             close(r->fd);
         return UV_EIO;

@@ -86,6 +86,19 @@ struct refresh_s {
     int status;
 };
 
+/* A refreshed session the store did not take (its refresh token is the
+ * only valid one now): used instead of the stored one, and stored again,
+ * until a store succeeds. */
+typedef struct unsaved_s {
+    queue_node_t node; /* in b->unsaved */
+    bsky_t *b;
+    int64_t id;
+    char *did, *pds;
+    bool trusted;
+    char *access, *refresh;
+    bool storing;
+} unsaved_t;
+
 struct bsky_s {
     uv_loop_t *loop;
     net_client_t *net, *untrusted;
@@ -95,6 +108,7 @@ struct bsky_s {
     connector_t conn;
     queue_node_t ops;
     queue_node_t refreshes;
+    queue_node_t unsaved;
     int nops, nrefreshes;
     bool closing;
     void (*close_cb)(void *data);
@@ -194,6 +208,14 @@ static uint8_t *hex_decode(const char *s, size_t *n)
     return b;
 }
 
+/* Releases a response that carried tokens, wiping its body first. */
+static void wipe_release(net_req_t *r)
+{
+    if (r->body_buf.data)
+        OPENSSL_cleanse(r->body_buf.data, r->body_buf.len);
+    net_req_release(r);
+}
+
 /* "bluesky:DID": what a session is sealed under. */
 static void seal_context(char *out, size_t cap, const char *did)
 {
@@ -201,11 +223,11 @@ static void seal_context(char *out, size_t cap, const char *did)
 }
 
 /* The session as sealed hex ("\x..."), or NULL. */
-static char *session_seal(bsky_t *b, const char *did, const char *access, const char *refresh,
-                          bool trusted)
+static char *session_seal(bsky_t *b, const char *did, const char *pds, const char *access,
+                          const char *refresh, bool trusted)
 {
-    json_t *j =
-        json_pack("{s:s, s:s, s:b}", "access", access, "refresh", refresh, "trusted", trusted);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:b}", "pds", pds, "access", access, "refresh", refresh,
+                          "trusted", trusted);
     char *plain = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j); /* jansson does not wipe; the copies are short-lived */
     if (plain == NULL)
@@ -223,10 +245,11 @@ static char *session_seal(bsky_t *b, const char *did, const char *access, const 
     return hex;
 }
 
-/* Opens an account row's sealed session into op (access, refresh,
- * trusted). Returns 0 or UV_EINVAL. */
+/* Opens an account row's sealed session: the tokens, the PDS they go to
+ * (sealed with them, so a changed row cannot redirect them) and whether it
+ * is trusted. Returns 0 (the caller frees the strings) or UV_EINVAL. */
 static int session_open(bsky_t *b, const char *did, const char *hex, char **access, char **refresh,
-                        bool *trusted)
+                        char **pds, bool *trusted)
 {
     size_t n;
     uint8_t *sealed = hex_decode(hex, &n);
@@ -241,12 +264,20 @@ static int session_open(bsky_t *b, const char *did, const char *hex, char **acce
         return UV_EINVAL;
     json_t *j = json_loadb(plain, plen, 0, NULL);
     sealed_free(plain, plen);
-    const char *a = jstr(j, "access"), *r = jstr(j, "refresh");
-    rc = a && r ? 0 : UV_EINVAL;
+    const char *a = jstr(j, "access"), *r = jstr(j, "refresh"), *p = jstr(j, "pds");
+    rc = a && r && p ? 0 : UV_EINVAL;
     if (rc == 0) {
         *access = strdup(a);
         *refresh = strdup(r);
+        *pds = strdup(p);
         *trusted = json_is_true(json_object_get(j, "trusted"));
+        if (*access == NULL || *refresh == NULL || *pds == NULL) {
+            wipe_free(*access);
+            wipe_free(*refresh);
+            free(*pds);
+            *access = *refresh = *pds = NULL;
+            rc = UV_ENOMEM;
+        }
     }
     json_decref(j);
     return rc;
@@ -300,6 +331,9 @@ static void rate_limit_message(char *out, size_t cap, const char *what, const ch
 
 static void maybe_closed(bsky_t *b)
 {
+    for (queue_node_t *n = b->unsaved.next; n != &b->unsaved; n = n->next)
+        if (queue_entry(n, unsaved_t, node)->storing)
+            return;
     if (b->closing && b->nops == 0 && b->nrefreshes == 0 && !b->timer_open && !b->soon_open &&
         !b->scheduling && b->close_cb) {
         void (*cb)(void *) = b->close_cb;
@@ -361,7 +395,7 @@ static void op_end(op_t *op, int status, const char *json, const char *error)
     op->state = OPS_DONE;
     queue_remove(&op->node);
     b->nops--;
-    if (status != 0 && op->kind != OP_ACCOUNTS)
+    if (status != 0 && (op->kind == OP_QUERY || op->kind == OP_JOB))
         b->call_errors++;
     if (op->kind == OP_JOB) {
         sync_outcome_t out = status == 0                                  ? SYNC_IDLE
@@ -419,6 +453,8 @@ static void soon_closed(uv_handle_t *h)
 
 static void op_http(op_t *op);
 static void refresh_join(op_t *op);
+static unsaved_t *unsaved_find(bsky_t *b, int64_t id);
+static void unsaved_use(op_t *op, unsaved_t *u);
 
 /* ---- accounts in the store ---------------------------------------------- */
 
@@ -443,10 +479,9 @@ static void account_loaded(void *data, int status, const char *value, const char
     op->id = json_integer_value(json_object_get(row, "id"));
     op->handle = dup_or_null(jstr(row, "handle"));
     op->did = dup_or_null(jstr(row, "did"));
-    op->pds = dup_or_null(jstr(row, "service"));
-    int rc = op->did && op->pds ? session_open(b, op->did, jstr(row, "credentials"), &op->access,
-                                               &op->refresh, &op->trusted)
-                                : UV_EINVAL;
+    int rc = op->did ? session_open(b, op->did, jstr(row, "credentials"), &op->access, &op->refresh,
+                                    &op->pds, &op->trusted)
+                     : UV_EINVAL;
     json_decref(row);
     if (rc != 0) {
         op_fail(op, UV_EACCES,
@@ -455,6 +490,9 @@ static void account_loaded(void *data, int status, const char *value, const char
                 op->handle ? op->handle : "?");
         return;
     }
+    unsaved_t *u = unsaved_find(b, op->id);
+    if (u)
+        unsaved_use(op, u);
     if (op->kind == OP_JOB) { /* the account's own posts */
         char *actor = curl_easy_escape(NULL, op->did, 0);
         size_t qlen = (actor ? strlen(actor) : 0) + 32;
@@ -595,6 +633,10 @@ static void query_done(net_req_t *r, int status)
 static void op_http(op_t *op)
 {
     bsky_t *b = op->b;
+    if (b->closing) {
+        op_fail(op, UV_ECANCELED, "parleyd is stopping");
+        return;
+    }
     net_client_t *client = op->trusted ? b->net : b->untrusted;
     if (client == NULL) {
         op_fail(op, UV_EACCES, "the account's service is not trusted and URL fetching is off");
@@ -681,14 +723,106 @@ static void refresh_end(refresh_t *rf, int status, const char *error)
     refresh_free(rf);
 }
 
+static unsaved_t *unsaved_find(bsky_t *b, int64_t id)
+{
+    for (queue_node_t *n = b->unsaved.next; n != &b->unsaved; n = n->next) {
+        unsaved_t *u = queue_entry(n, unsaved_t, node);
+        if (u->id == id)
+            return u;
+    }
+    return NULL;
+}
+
+static void unsaved_free(unsaved_t *u)
+{
+    queue_remove(&u->node);
+    free(u->did);
+    free(u->pds);
+    wipe_free(u->access);
+    wipe_free(u->refresh);
+    free(u);
+}
+
+/* Remembers rf's new session (replacing an older one of the account). */
+static void unsaved_keep(refresh_t *rf)
+{
+    unsaved_t *u = unsaved_find(rf->b, rf->id);
+    if (u && u->storing)
+        return; /* a store runs; it sees its own tokens go */
+    if (u)
+        unsaved_free(u);
+    u = calloc(1, sizeof *u);
+    if (u == NULL)
+        return;
+    u->b = rf->b;
+    u->id = rf->id;
+    u->trusted = rf->trusted;
+    u->did = dup_or_null(rf->did);
+    u->pds = dup_or_null(rf->pds);
+    u->access = dup_or_null(rf->new_access);
+    u->refresh = dup_or_null(rf->new_refresh);
+    queue_push_tail(&rf->b->unsaved, &u->node);
+    if (!u->did || !u->pds || !u->access || !u->refresh)
+        unsaved_free(u);
+}
+
+static void unsaved_stored(void *data, int status, const char *value, const char *sqlstate,
+                           const char *error)
+{
+    unsaved_t *u = data;
+    (void)value;
+    (void)sqlstate;
+    u->storing = false;
+    if (status == 0) {
+        log_info(TAG, "a refreshed session kept in memory is stored now");
+        unsaved_free(u);
+    } else {
+        log_warn(TAG, "a refreshed session still could not be stored: %s", error);
+    }
+    maybe_closed(u->b);
+}
+
+/* op's account has a session only this daemon holds: use it, and try to
+ * store it again. */
+static void unsaved_use(op_t *op, unsaved_t *u)
+{
+    bsky_t *b = op->b;
+    char *access = strdup(u->access), *refresh = strdup(u->refresh);
+    if (access == NULL || refresh == NULL) {
+        wipe_free(access);
+        wipe_free(refresh);
+        return;
+    }
+    wipe_free(op->access);
+    wipe_free(op->refresh);
+    op->access = access;
+    op->refresh = refresh;
+    if (u->storing || b->closing)
+        return;
+    char *hex = session_seal(b, u->did, u->pds, u->access, u->refresh, u->trusted);
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)u->id);
+    const char *params[2] = {id, hex};
+    if (hex && pg_pool_call(b->rw, "bsky_session_set",
+                            "SELECT parley_bsky_session_set($1::bigint, $2::bytea)", 2, params,
+                            unsaved_stored, u, NULL) == 0)
+        u->storing = true;
+    free(hex);
+}
+
 static void refresh_stored(void *data, int status, const char *value, const char *sqlstate,
                            const char *error)
 {
     refresh_t *rf = data;
     (void)value;
     (void)sqlstate;
-    if (status != 0) /* the new session works now; the next start logs in again */
-        log_warn(TAG, "@%s: the refreshed session could not be stored: %s", rf->handle, error);
+    if (status != 0) {
+        log_warn(TAG,
+                 "@%s: the refreshed session could not be stored (%s); kept in memory and "
+                 "stored again at the next call",
+                 rf->handle, error);
+        unsaved_keep(rf);
+    }
     refresh_end(rf, 0, NULL);
 }
 
@@ -701,12 +835,14 @@ static void refresh_reloaded(void *data, int status, const char *value, const ch
     (void)sqlstate;
     (void)error;
     json_t *row = status == 0 && value ? json_loads(value, 0, NULL) : NULL;
-    char *access = NULL, *refresh = NULL;
+    char *access = NULL, *refresh = NULL, *pds = NULL;
     bool trusted;
     if (row &&
-        session_open(rf->b, rf->did, jstr(row, "credentials"), &access, &refresh, &trusted) == 0 &&
+        session_open(rf->b, rf->did, jstr(row, "credentials"), &access, &refresh, &pds, &trusted) ==
+            0 &&
         strcmp(refresh, rf->refresh) != 0) {
         json_decref(row);
+        free(pds);
         rf->new_access = access;
         rf->new_refresh = refresh;
         refresh_end(rf, 0, NULL);
@@ -715,6 +851,7 @@ static void refresh_reloaded(void *data, int status, const char *value, const ch
     json_decref(row);
     wipe_free(access);
     wipe_free(refresh);
+    free(pds);
     char msg[500];
     snprintf(msg, sizeof msg,
              "the Bluesky session of @%s has ended (%s); log in again with the login tool",
@@ -738,7 +875,7 @@ static void refresh_done(net_req_t *r, int status)
     json_t *doc;
     if (r->http_status == 200) {
         doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
-        net_req_release(r);
+        wipe_release(r);
         const char *a = jstr(doc, "accessJwt"), *f = jstr(doc, "refreshJwt");
         if (a == NULL || f == NULL) {
             json_decref(doc);
@@ -748,9 +885,13 @@ static void refresh_done(net_req_t *r, int status)
         rf->new_access = strdup(a);
         rf->new_refresh = strdup(f);
         json_decref(doc);
+        if (rf->new_access == NULL || rf->new_refresh == NULL) {
+            refresh_end(rf, UV_ENOMEM, "out of memory");
+            return;
+        }
         b->refreshes_done++;
         log_info(TAG, "@%s: session refreshed", rf->handle);
-        char *hex = session_seal(b, rf->did, rf->new_access, rf->new_refresh, rf->trusted);
+        char *hex = session_seal(b, rf->did, rf->pds, rf->new_access, rf->new_refresh, rf->trusted);
         char id[24];
         snprintf(id, sizeof id, "%lld", (long long)rf->id);
         const char *params[2] = {id, hex};
@@ -766,8 +907,12 @@ static void refresh_done(net_req_t *r, int status)
     xrpc_error(r, &doc, rf->error, sizeof rf->error);
     json_decref(doc);
     long http = r->http_status;
+    if (http == 429) {
+        b->rate_limited++;
+        rate_limit_message(rf->error, sizeof rf->error, "session refreshes", r->captured);
+    }
     net_req_release(r);
-    if (http == 400 || http == 401) {
+    if ((http == 400 || http == 401) && !b->closing) {
         /* Spent or expired: see whether another daemon holds a newer one. */
         const char *params[1] = {rf->did};
         if (pg_pool_call(b->rw, "bsky_account_get", "SELECT parley_bsky_account_get($1)::text", 1,
@@ -783,6 +928,10 @@ static void refresh_done(net_req_t *r, int status)
 static void refresh_join(op_t *op)
 {
     bsky_t *b = op->b;
+    if (b->closing) {
+        op_fail(op, UV_ECANCELED, "parleyd is stopping");
+        return;
+    }
     op->state = OPS_WAIT;
     queue_node_t *n;
     for (n = b->refreshes.next; n != &b->refreshes; n = n->next) {
@@ -825,6 +974,7 @@ static void refresh_join(op_t *op)
     rf->req.url = rf->url;
     rf->req.method = "POST";
     rf->req.extra_headers = rf->headers;
+    rf->req.capture_header = "ratelimit-reset";
     rf->req.untrusted = !rf->trusted;
     rf->req.max_bytes = 1u << 20;
     rf->req.cb = refresh_done;
@@ -897,6 +1047,30 @@ static void login_saved(void *data, int status, const char *value, const char *s
     op_end(op, 0, value, NULL);
 }
 
+/* The scheme and host[:port] of url into out ("" when it has none). */
+static void url_origin(char *out, size_t cap, const char *url)
+{
+    const char *p = strstr(url, "://");
+    size_t n = p ? (size_t)(strcspn(p + 3, "/?#") + (size_t)(p + 3 - url)) : 0;
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), url);
+}
+
+/* True when a PDS URL is as trusted as the operator's service: the same
+ * origin, or an https host under BSKY_TRUSTED_PDS_SUFFIX (the hosts the
+ * public entryway hands out). */
+static bool pds_trusted(const bsky_t *b, const char *pds)
+{
+    char a[600], c[600];
+    url_origin(a, sizeof a, pds);
+    url_origin(c, sizeof c, b->service);
+    if (a[0] != '\0' && strcmp(a, c) == 0)
+        return true;
+    if (strncmp(a, "https://", 8) != 0 || strchr(a + 8, '@') || strchr(a + 8, ':'))
+        return false;
+    size_t n = strlen(a), k = strlen(BSKY_TRUSTED_PDS_SUFFIX);
+    return n > 8 + k && strcmp(a + n - k, BSKY_TRUSTED_PDS_SUFFIX) == 0;
+}
+
 /* The PDS a session's DID document names, or NULL. */
 static const char *pds_of(const json_t *doc)
 {
@@ -905,7 +1079,8 @@ static const char *pds_of(const json_t *doc)
     json_array_foreach(json_object_get(json_object_get(doc, "didDoc"), "service"), i, s)
     {
         const char *id = jstr(s, "id"), *ep = jstr(s, "serviceEndpoint");
-        if (id && ep && (strcmp(id, "#atproto_pds") == 0 || strstr(id, "#atproto_pds")) &&
+        size_t idn = id ? strlen(id) : 0;
+        if (id && ep && idn >= 12 && strcmp(id + idn - 12, "#atproto_pds") == 0 &&
             (strncmp(ep, "https://", 8) == 0 || strncmp(ep, "http://", 7) == 0))
             return ep;
     }
@@ -950,7 +1125,7 @@ static void login_done(net_req_t *r, int status)
         return;
     }
     doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
-    net_req_release(r);
+    wipe_release(r);
     const char *access = jstr(doc, "accessJwt"), *refresh = jstr(doc, "refreshJwt");
     const char *handle = jstr(doc, "handle"), *did = jstr(doc, "did");
     if (!access || !refresh || !handle || !did) {
@@ -967,7 +1142,16 @@ static void login_done(net_req_t *r, int status)
             *x = '\0';
     }
     op->handle = strdup(handle);
-    char *hex = session_seal(b, did, access, refresh, op->trusted);
+    /* The DID document is the account owner's word: its PDS is trusted only
+     * where the operator's service is (same origin, or the service's own
+     * hosts); elsewhere the address policy applies to every call. */
+    bool trusted = op->trusted && pds_trusted(b, service);
+    if (op->trusted && !trusted)
+        log_info(TAG,
+                 "@%s: PDS %s is outside the configured service; its calls go through the "
+                 "address policy",
+                 handle, service);
+    char *hex = session_seal(b, did, service, access, refresh, trusted);
     const char *params[4] = {handle, did, service, hex};
     op->state = OPS_STORE;
     int rc = hex && op->handle ? pg_pool_call(b->rw, "bsky_account_save",
@@ -979,6 +1163,25 @@ static void login_done(net_req_t *r, int status)
     json_decref(doc);
     if (rc != 0)
         op_fail(op, rc, "the session could not be stored: %s", uv_strerror(rc));
+}
+
+/* {"identifier": ..., "password": ...} in one buffer sized up front (no
+ * realloc leaves a copy of the password behind); op_free wipes it. */
+static char *login_body(const char *identifier, const char *secret)
+{
+    size_t bound = 40 + 6 * (strlen(identifier) + strlen(secret));
+    buf_t q = {.data = malloc(bound), .len = 0, .cap = bound, .limit = bound};
+    if (q.data == NULL)
+        return NULL;
+    if (buf_append_str(&q, "{\"identifier\":\"") ||
+        buf_append_json_escaped(&q, identifier, strlen(identifier)) ||
+        buf_append_str(&q, "\",\"password\":\"") ||
+        buf_append_json_escaped(&q, secret, strlen(secret)) || buf_append(&q, "\"}", 3)) {
+        OPENSSL_cleanse(q.data, q.cap);
+        free(q.data);
+        return NULL;
+    }
+    return q.data;
 }
 
 static int bsky_login(void *impl, const char *identifier, const char *secret, const char *service,
@@ -995,9 +1198,7 @@ static int bsky_login(void *impl, const char *identifier, const char *secret, co
     if (op == NULL)
         return rc;
     op->trusted = trusted;
-    json_t *body = json_pack("{s:s, s:s}", "identifier", identifier, "password", secret);
-    op->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_decref(body);
+    op->body = login_body(identifier, secret);
     size_t ulen = strlen(base) + 48;
     op->url = malloc(ulen);
     if (op->body == NULL || op->url == NULL) {
@@ -1122,10 +1323,22 @@ static char *query_string(const json_t *params)
     return q.data; /* buf_t's data is malloc'd: the caller frees it */
 }
 
+/* An XRPC method name (NSID: "app.bsky.feed.searchPosts"): it goes into the
+ * URL path. */
+static bool nsid_valid(const char *m)
+{
+    size_t n = m ? strlen(m) : 0;
+    return n > 0 && n <= 317 &&
+           strspn(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789.-") == n;
+}
+
 static int bsky_query(void *impl, const char *account, const char *method, const char *params_json,
                       connector_cb cb, void *data)
 {
     bsky_t *b = impl;
+    if (!nsid_valid(method))
+        return UV_EINVAL;
     json_t *params = json_loads(params_json ? params_json : "{}", 0, NULL);
     char *q = query_string(params);
     json_decref(params);
@@ -1142,7 +1355,8 @@ static int bsky_query(void *impl, const char *account, const char *method, const
     op->query = q[0] ? q : NULL;
     if (op->query == NULL)
         free(q);
-    if ((rc = op->method ? account_load(op) : UV_ENOMEM) != 0) {
+    bool oom = op->method == NULL || (account && *account && op->account == NULL);
+    if ((rc = oom ? UV_ENOMEM : account_load(op)) != 0) {
         op->cb = NULL;
         queue_remove(&op->node);
         b->nops--;
@@ -1268,6 +1482,7 @@ int bsky_new(uv_loop_t *loop, net_client_t *net, net_client_t *untrusted, pg_poo
     queue_init(&b->ops);
     queue_init(&b->refreshes);
     queue_init(&b->ending_soon);
+    queue_init(&b->unsaved);
     uv_timer_init(loop, &b->soon);
     b->soon.data = b;
     b->soon_open = true;
@@ -1279,8 +1494,10 @@ int bsky_new(uv_loop_t *loop, net_client_t *net, net_client_t *untrusted, pg_poo
         uv_timer_init(loop, &b->timer);
         b->timer.data = b;
         b->timer_open = true;
-        uint64_t every = (uint64_t)b->refresh_s * 1000;
-        uv_timer_start(&b->timer, timer_cb, every < 60000 ? every : 60000, every);
+        /* The SQL decides whether the job is due: ticking at the interval
+         * itself would find it just short of due every other time. */
+        uint64_t every = (uint64_t)b->refresh_s * 1000, tick = every < 60000 ? every : 60000;
+        uv_timer_start(&b->timer, timer_cb, tick, tick);
     }
     *out = b;
     return 0;
@@ -1331,6 +1548,11 @@ void bsky_free(bsky_t *b)
 {
     if (b == NULL)
         return;
+    while (!queue_empty(&b->unsaved)) {
+        unsaved_t *u = queue_entry(queue_head(&b->unsaved), unsaved_t, node);
+        log_warn(TAG, "a refreshed session was never stored; that account must log in again");
+        unsaved_free(u);
+    }
     sealed_key_wipe(&b->key);
     free(b);
 }

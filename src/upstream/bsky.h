@@ -38,6 +38,10 @@
 #define BSKY_REFRESH_POSTS 50
 /* The credentials key file, in the data directory. */
 #define BSKY_KEY_FILE "credentials.key"
+/* A PDS the DID document names is trusted like the operator's service when
+ * it has the service's origin or is an https host ending with this (the
+ * public entryway's PDS hosts); any other goes through the address policy. */
+#define BSKY_TRUSTED_PDS_SUFFIX ".bsky.network"
 
 typedef struct bsky_s bsky_t;
 

@@ -188,8 +188,8 @@ test("the bluesky.refresh job keeps the default account's own posts in the archi
   }
   assert.equal(n, "9");
   assert.equal(psql("SELECT status || ' ' || fetched FROM sync_jobs WHERE class = 'bluesky.refresh'"), "idle 9");
-  // posts keep their time order: ids are the TIDs of their record keys
-  assert.equal(psql("SELECT bool_and(m.id = parley_bsky_tid(regexp_replace(m.external_id, '^.*\/', ''))) AND count(DISTINCT m.id) = 9 FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.username = 'alice.test'"), "t");
+  // one message per post, with ids JSON clients hold exactly
+  assert.equal(psql("SELECT bool_and(m.id < 2 ^ 53) AND count(DISTINCT m.external_id) = 9 FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.username = 'alice.test'"), "t");
 });
 
 test("a post's own Markdown stays inside the quote", async () => {
@@ -397,6 +397,21 @@ test("createSession's rate limit is reported with its reset time", async () => {
   assert.ok((await control("stats")).createSession > st.createSession);
 });
 
+test("a service the model names is shown to the user where the password is asked", async () => {
+  const { client } = await open({ elicitation: { form: {}, url: {} } });
+  let asked;
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked = req.params;
+    const page = await (await fetch(req.params.url)).text();
+    assert.match(page, /https:\/\/pds\.example\.net/);
+    assert.match(page, /WARNING/);
+    return { action: "decline" };
+  });
+  const r = await call(client, "login", { handle: "alice.test", service: "https://pds.example.net" });
+  assert.match(textOf(r), /declined/);
+  assert.match(asked.message, /WARNING: it will be sent to https:\/\/pds\.example\.net/);
+});
+
 test("a service named by a tool goes through the address policy", async () => {
   const { client } = await open();
   const r = await call(client, "login", { handle: "alice.test", password: PASSWORD, service: "http://127.0.0.1:9/" });
@@ -407,4 +422,16 @@ test("a service named by a tool goes through the address policy", async () => {
 test("prompt_id appears in no list and no result", () => {
   assert.ok(allText.length > 20);
   for (const t of allText) assert.doesNotMatch(t, /prompt_id/);
+});
+
+test("no daemon of this file reported a memory error", async () => {
+  for (const s of sessions.splice(0)) {
+    const pid = s.transport.pid;
+    await s.client.close().catch(() => {});
+    for (let i = 0; i < 100 && pid; i++) { // until it exited (and wrote its report)
+      try { process.kill(pid, 0); } catch { break; }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.doesNotMatch(s.log.join(""), /ERROR: AddressSanitizer|runtime error:|LeakSanitizer/);
+  }
 });

@@ -64,8 +64,11 @@ static void login_maybe_free(login_t *lg)
 static void login_end(login_t *lg)
 {
     lg->state = LG_DONE;
-    if (lg->page)
-        secret_page_cancel(lg->page); /* its callback clears lg->page */
+    if (lg->page) {
+        /* Its callback runs from inside, sees LG_DONE and frees lg. */
+        secret_page_cancel(lg->page);
+        return;
+    }
     login_maybe_free(lg);
 }
 
@@ -217,13 +220,21 @@ static void ask_password(login_t *lg)
     }
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(lg->elicitation_id + 2 * i, 3, "%02x", rnd[i]);
-    char title[400], text[900], url[256];
-    snprintf(title, sizeof title, "Bluesky app password for @%s", lg->handle);
+    char title[400], text[1200], url[256], where[700] = "";
+    /* A service the model named gets the password: say so, plainly. */
+    if (lg->service)
+        snprintf(where, sizeof where,
+                 " WARNING: it will be sent to %.300s, a service the assistant named, not the "
+                 "Bluesky service this parley is set up for. Type it only if you trust that "
+                 "service.",
+                 lg->service);
+    snprintf(title, sizeof title, "Bluesky app password for @%s%s%.200s", lg->handle,
+             lg->service ? " at " : "", lg->service ? lg->service : "");
     snprintf(text, sizeof text,
              "Type an app password of @%s for parley. It goes from this page to parley on this "
              "computer only, once; it never passes through the chat. Use an app password, never "
-             "the main account password.",
-             lg->handle);
+             "the main account password.%s",
+             lg->handle, where);
     secret_page_options_t o = {.port = lg->port,
                                .title = title,
                                .text = text,
@@ -243,13 +254,13 @@ static void ask_password(login_t *lg)
         login_end_error(lg, msg);
         return;
     }
-    char message[600];
+    char message[1400];
     snprintf(message, sizeof message,
              "Open this page to type the Bluesky app password for @%s. It is served by parley "
              "on this computer, works once and expires in 10 minutes; the password never "
              "passes through this chat. Create an app password at " BSKY_APP_PASSWORDS_URL
-             " (never use the main password).",
-             lg->handle);
+             " (never use the main password).%s",
+             lg->handle, where);
     lg->state = LG_URL;
     lg->url_mode = true;
     rc = mcp_call_request(lg->c, "elicitation", "elicitation/create",

@@ -34,13 +34,14 @@ DECLARE
     v accounts;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('parley_bsky_accounts'));
+    -- A row with this handle and another DID is an old identity.
+    DELETE FROM accounts WHERE kind = 'bluesky' AND handle = p_handle
+        AND external_id IS DISTINCT FROM p_did;
     UPDATE accounts SET handle = p_handle, base_url = p_service, credentials = p_credentials,
                         enabled = true, last_login_at = now(), updated_at = now()
     WHERE kind = 'bluesky' AND external_id = p_did
     RETURNING * INTO v;
     IF v.id IS NULL THEN
-        -- A row with this handle and another DID is an old identity.
-        DELETE FROM accounts WHERE kind = 'bluesky' AND handle = p_handle;
         INSERT INTO accounts (kind, handle, external_id, base_url, credentials, last_login_at,
                               is_default)
         VALUES ('bluesky', p_handle, p_did, p_service, p_credentials, now(),

@@ -1,26 +1,8 @@
 -- bluesky/posts: Bluesky posts kept in the archive. Each author's posts
 -- form a chat of kind 'feed' (external_id: the author's DID) under the
 -- account that fetched them; a post is a message whose external_id is its
--- at-URI and whose id is its record key read as a TID (the 64-bit time-
--- ordered id AT Protocol record keys encode), so feeds sort by time.
-
--- The integer a TID record key encodes (13 characters of base32-sortable,
--- the first in 2-7, a or b so it fits a positive bigint), or NULL.
-CREATE OR REPLACE FUNCTION parley_bsky_tid(p_rkey text)
-    RETURNS bigint LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    v bigint := 0;
-    i int;
-BEGIN
-    IF p_rkey !~ '^[234567ab][234567a-z]{12}$' THEN
-        RETURN NULL;
-    END IF;
-    FOR i IN 1..13 LOOP
-        v := v * 32 + (strpos('234567abcdefghijklmnopqrstuvwxyz', substr(p_rkey, i, 1)) - 1);
-    END LOOP;
-    RETURN v;
-END
-$$;
+-- at-URI, with a local id (record keys read as TIDs would pass 2^53, which
+-- JSON clients cannot hold exactly).
 
 -- A post as the bluesky toolset shows it ("slim": uri, rkey, did,
 -- handle, displayName, text, createdAt, likes, reposts, replies, quotes,
@@ -105,13 +87,9 @@ BEGIN
         EXCEPTION WHEN others THEN
             v_date := now();
         END;
-        v_id := parley_bsky_tid(p->>'rkey');
-        IF v_id IS NULL OR EXISTS (SELECT 1 FROM messages WHERE chat_id = v_chat AND id = v_id
-                                   AND external_id IS DISTINCT FROM p->>'uri') THEN
-            v_id := coalesce((SELECT id FROM messages
-                              WHERE chat_id = v_chat AND external_id = p->>'uri'),
-                             nextval('local_id_seq'));
-        END IF;
+        v_id := coalesce((SELECT id FROM messages
+                          WHERE chat_id = v_chat AND external_id = p->>'uri'),
+                         nextval('local_id_seq'));
         INSERT INTO messages (chat_id, id, external_id, sender_id, sender_name, date, text,
                               has_link, media_kind, extra)
         VALUES (v_chat, v_id, p->>'uri', v_user, p->>'handle', v_date, p->>'text',
@@ -138,7 +116,7 @@ CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit inte
     RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb)
     FROM (
-        SELECT m.date, m.id, jsonb_strip_nulls(jsonb_build_object(
+        SELECT DISTINCT ON (m.date, m.external_id) m.date, m.id, jsonb_strip_nulls(jsonb_build_object(
                    'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
                    'did', c.external_id, 'handle', c.username, 'text', m.text,
                    'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
@@ -147,7 +125,7 @@ CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit inte
         JOIN chats c ON c.id = m.chat_id AND c.kind = 'feed'
         LEFT JOIN users u ON u.id = m.sender_id
         WHERE m.tsv @@ plainto_tsquery('simple', p_query)
-        ORDER BY m.date DESC, m.id DESC
+        ORDER BY m.date DESC, m.external_id, m.id DESC
         LIMIT greatest(1, least(coalesce(p_limit, 25), 100))
     ) x
 $$;
