@@ -491,7 +491,9 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
                           .poll_timeout_s = a->cfg->telegram_poll_timeout_s,
                           .realtime = true,
                           .media_root = a->media_root,
-                          .file_limit = (uint64_t)a->cfg->telegram_file_limit_mb << 20};
+                          .file_limit = (uint64_t)a->cfg->telegram_file_limit_mb << 20,
+                          .conninfo = &a->conninfo,
+                          .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms};
     rc = tg_bot_start(&a->loop, a->net, a->rw, &bc, &a->bot, err, errcap);
     if (rc != 0)
         return rc;

@@ -16,6 +16,7 @@
 
 static void poll_next(tg_bot_t *b);
 static void lease_renew(tg_bot_t *b);
+static int lock_start(tg_bot_t *b);
 
 void tg_bot__set_url(tg_bot_t *b, char *url, size_t cap, const char *method)
 {
@@ -110,6 +111,50 @@ static void offset_done(void *data, int status, const char *v, const char *sqlst
     poll_next(b);
 }
 
+/* The lock was taken or lost. */
+static void lock_changed(pg_lock_t *l, bool held)
+{
+    tg_bot_t *b = pg_lock_data(l);
+    if (b->state == BOT_CLOSING)
+        return;
+    if (held) {
+        b->lease_until = 0; /* record it before the next poll */
+        if (b->state == BOT_STANDBY) {
+            b->state = BOT_STARTING;
+            poll_next(b);
+        }
+        return;
+    }
+    if (b->state != BOT_POLLING && b->state != BOT_BACKOFF) { /* it was never ours */
+        if (!b->standby)
+            log_info(BOT_TAG, "another daemon polls this bot; standing by");
+        b->standby = true;
+        return;
+    }
+    log_warn(BOT_TAG, "the poller lock was lost; standing by");
+    b->standby = true;
+    if (b->req_busy && b->state == BOT_POLLING)
+        net_request_cancel(&b->req); /* updates_done, then poll_next stands by */
+}
+
+/* The poller's lock, named after the bot's account. Returns 0, or backs
+ * off and returns a negative code. */
+static int lock_start(tg_bot_t *b)
+{
+    char key[64], err[256];
+    snprintf(key, sizeof key, "telegram_bot:%lld", (long long)b->account);
+    int rc = pg_lock_start(b->loop, &b->conninfo, key, b->connect_timeout_ms, lock_changed, b,
+                           &b->lock, err, sizeof err);
+    if (rc != 0) {
+        char why[320];
+        snprintf(why, sizeof why, "the poller lock could not start: %s", err);
+        backoff(b, 0, why);
+        return rc;
+    }
+    b->lock_open = true;
+    return 0;
+}
+
 static void account_done(void *data, int status, const char *v, const char *sqlstate,
                          const char *error)
 {
@@ -131,6 +176,8 @@ static void account_done(void *data, int status, const char *v, const char *sqls
     }
     char account[32];
     snprintf(account, sizeof account, "%lld", (long long)b->account);
+    if (b->lock == NULL && lock_start(b) != 0)
+        return;
     const char *params[1] = {account};
     q_submit(b, "parley_bot_offset", "SELECT parley_bot_offset($1::bigint)", 1, params,
              offset_done);
@@ -294,22 +341,14 @@ static void lease_done(void *data, int status, const char *value, const char *sq
         tg_bot__maybe_closed(b);
         return;
     }
-    if (v == NULL) {
-        backoff(b, 0, "renewing the poller lease failed");
-        return;
-    }
-    if (!held) {
-        if (!b->standby)
-            log_info(BOT_TAG, "another daemon polls this bot; standing by");
-        b->standby = true;
-        b->state = BOT_STANDBY;
-        uv_timer_start(&b->timer, backoff_cb, (uint64_t)lease_seconds(b) * 1000 / 3, 0);
+    if (v == NULL || !held) {
+        backoff(b, 0, "recording the poller lease failed");
         return;
     }
     if (b->standby)
         log_info(BOT_TAG, "took over polling this bot");
     b->standby = false;
-    /* Renewed for TG_BOT_LEASE_S; renew again well before it ends. */
+    /* Recorded for lease_seconds; record again well before it ends. */
     b->lease_until = uv_now(b->loop) + (uint64_t)lease_seconds(b) * 1000 / 2;
     b->state = BOT_POLLING;
     poll_next(b);
@@ -321,8 +360,9 @@ static void lease_renew(tg_bot_t *b)
     snprintf(account, sizeof account, "%lld", (long long)b->account);
     snprintf(seconds, sizeof seconds, "%d", lease_seconds(b));
     const char *params[3] = {account, b->owner, seconds};
-    q_submit(b, "parley_bot_lease", "SELECT parley_bot_lease($1::bigint, $2::text, $3::integer)", 3,
-             params, lease_done);
+    q_submit(b, "parley_bot_lease_take",
+             "SELECT parley_bot_lease_take($1::bigint, $2::text, $3::integer)", 3, params,
+             lease_done);
 }
 
 /* The next step: identify the bot, or poll. */
@@ -337,6 +377,12 @@ static void poll_next(tg_bot_t *b)
     if (b->account == 0) {
         b->state = BOT_STARTING;
         start_request(b, "getMe", NULL, me_done);
+        return;
+    }
+    if (b->lock == NULL && lock_start(b) != 0)
+        return;
+    if (!pg_lock_held(b->lock)) { /* lock_changed polls once it is ours */
+        b->state = BOT_STANDBY;
         return;
     }
     if (uv_now(b->loop) >= b->lease_until) {
@@ -383,6 +429,12 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
     gethostname(host, sizeof host - 1);
     snprintf(b->owner, sizeof b->owner, "%s:%d", host, (int)getpid());
     b->want_realtime = cfg->realtime;
+    b->connect_timeout_ms = cfg->connect_timeout_ms;
+    if (cfg->conninfo == NULL || pg_conninfo_copy(&b->conninfo, cfg->conninfo) != 0) {
+        snprintf(err, errcap, "the Bot API poller needs the database's conninfo");
+        free(b);
+        return UV_EINVAL;
+    }
     b->last_by_chat = json_object();
     queue_init(&b->sends);
     queue_init(&b->calls);
@@ -494,6 +546,14 @@ static void release_lease(tg_bot_t *b)
         b->releasing = true;
 }
 
+static void lock_closed(void *data)
+{
+    tg_bot_t *b = data;
+    b->lock_open = false;
+    b->lock = NULL;
+    tg_bot__maybe_closed(b);
+}
+
 void tg_bot__maybe_closed(tg_bot_t *b)
 {
     if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
@@ -506,6 +566,13 @@ void tg_bot__maybe_closed(tg_bot_t *b)
         if (b->releasing)
             return;
     }
+    if (b->lock_open) { /* closing its connection releases the lock */
+        if (!b->lock_closing) {
+            b->lock_closing = true;
+            pg_lock_close(b->lock, lock_closed, b);
+        }
+        return;
+    }
     if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
         uv_close((uv_handle_t *)&b->send_timer, handle_closed);
@@ -517,6 +584,7 @@ void tg_bot__maybe_closed(tg_bot_t *b)
     void *data = b->close_data;
     json_decref(b->last_by_chat);
     free(b->req_body);
+    pg_conninfo_free(&b->conninfo);
     free(b);
     if (cb)
         cb(NULL, data);

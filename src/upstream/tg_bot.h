@@ -4,9 +4,11 @@
  * message_reaction, my_chat_member, chat_member) and applies each batch
  * together with its new offset in one transaction (parley_bot_ingest), so
  * no update is lost or applied twice across kill -9, restarts and database
- * restarts. One daemon polls a bot at a time (a lease in sync_state,
- * renewed before each poll; the others stand by and take over when it
- * expires). 429 waits retry_after; 409 (another poller) and 401/404 (a bad
+ * restarts. One daemon polls a bot at a time: it holds a PostgreSQL
+ * advisory lock on a connection of its own (db/lock.h), released by the
+ * server the moment that daemon dies, so another one (or a restart) takes
+ * over within seconds; the lease row in sync_state records who polls. 429
+ * waits retry_after; 409 (another poller) and 401/404 (a bad
  * token) are reported in the state and the log; network errors, 5xx and
  * bodies that are not JSON back off exponentially with jitter. Sending goes
  * through a bounded queue paced per chat and overall; a sent message is
@@ -28,7 +30,7 @@
 #define TG_BOT_BACKOFF_MIN_MS   500
 #define TG_BOT_BACKOFF_MAX_MS   30000
 #define TG_BOT_SEND_QUEUE_MAX   256
-#define TG_BOT_LEASE_S          30   /* poller lease beyond one poll (one poller per bot) */
+#define TG_BOT_LEASE_S          30   /* the lease row's freshness beyond one poll */
 #define TG_BOT_SEND_PER_CHAT_MS 1000 /* about one message a second per chat */
 #define TG_BOT_SEND_GLOBAL_MS   34   /* about thirty a second overall */
 
@@ -41,6 +43,9 @@ typedef struct tg_bot_config_s {
     bool realtime;          /* poll from the start */
     const char *media_root; /* where downloaded files go (NULL: no downloads) */
     uint64_t file_limit;    /* largest file to download (0: the public Bot API's 20 MB) */
+    /* The database, for the poller's lock connection (db/lock.h). */
+    const pg_conninfo_t *conninfo;
+    uint32_t connect_timeout_ms;
 } tg_bot_config_t;
 
 /* status 0 with json (the stored message as the Bot API returned it), or

@@ -5,6 +5,7 @@
 #ifndef PARLEY_UPSTREAM_TG_BOT_INTERNAL_H
 #define PARLEY_UPSTREAM_TG_BOT_INTERNAL_H
 
+#include "db/lock.h"
 #include "upstream/tg_bot.h"
 #include "util/queue.h"
 
@@ -16,7 +17,7 @@ typedef enum {
     BOT_BACKOFF,
     BOT_STOPPED,
     BOT_CLOSING,
-    BOT_STANDBY, /* another daemon holds the poller lease */
+    BOT_STANDBY, /* another daemon holds the poller lock */
 } bot_state_t;
 
 typedef struct send_s {
@@ -53,7 +54,12 @@ struct tg_bot_s {
     char url[1024];
     char *req_body;
     char owner[96];
-    uint64_t lease_until; /* loop time until which our lease surely holds */
+    /* The poller's advisory lock (the fence); the lease row records it. */
+    pg_conninfo_t conninfo;
+    uint32_t connect_timeout_ms;
+    pg_lock_t *lock;
+    bool lock_open, lock_closing;
+    uint64_t lease_until; /* loop time until which our lease row is fresh */
     bool releasing;       /* giving the lease back at close */
     bool released;        /* the lease was given back (or there was none) */
     bool standby;         /* stood by last time the lease was asked for */

@@ -362,6 +362,19 @@ BEGIN
 END
 $$;
 
+-- The lease row as the record of who polls, written by the daemon that
+-- holds the poller's advisory lock (src/db/lock.h): the lock is the fence,
+-- so the row is taken over whatever it says.
+CREATE OR REPLACE FUNCTION parley_bot_lease_take(p_account bigint, p_owner text, p_seconds integer)
+    RETURNS boolean LANGUAGE sql AS $$
+    INSERT INTO sync_state AS s (account_id, stream, cursor, last_update_at)
+    VALUES (p_account, 'poller', jsonb_build_object('owner', p_owner, 'expires',
+            extract(epoch FROM now()) + p_seconds), now())
+    ON CONFLICT (account_id, stream) DO UPDATE
+        SET cursor = EXCLUDED.cursor, last_update_at = now(), updated_at = now()
+    RETURNING true
+$$;
+
 CREATE OR REPLACE FUNCTION parley_bot_lease_release(p_account bigint, p_owner text) RETURNS void
     LANGUAGE sql AS $$
     DELETE FROM sync_state
