@@ -19,6 +19,7 @@ PKGS=(
   libh2o-dev                              # HTTP server on libuv (transports)
   android-libboringssl-dev                # BoringSSL, for the TLS module's second test build
   libcmocka-dev                           # C unit tests
+  clang libclang-rt-14-dev                # libFuzzer targets (tests/fuzz, tools/fuzz)
   postgresql-15 postgresql-contrib        # embedded default and test clusters (pg_trgm)
   postgresql-client-15                    # psql, used by integration tests
   procps util-linux passwd                # pgrep, runuser, useradd

@@ -136,6 +136,8 @@ static void emb_closed(pg_embedded_t *e)
 static void emb_stopped(pg_embedded_t *e, int status)
 {
     app_t *a = pg_embedded_get_data(e);
+    if (status != 0)
+        log_error(APP_TAG, "stopping the embedded PostgreSQL: %s", pg_embedded_error(e));
     if (status != 0 && a->exit_code == APP_EXIT_OK)
         a->exit_code = APP_EXIT_FAILURE;
     a->emb = NULL;
@@ -710,6 +712,8 @@ static int app_start_serving(app_t *a)
         .query_timeout_ms = (uint32_t)a->cfg->db_query_timeout_ms,
         .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,
         .read_only = true,
+        /* Tool calls: PostgreSQL itself stops a query at the deadline. */
+        .statement_timeout_ms = (uint32_t)a->cfg->db_query_timeout_ms,
     };
     rc = pg_pool_new(&a->loop, &pc, &ro_ci, &a->ro, err, sizeof err);
     pg_conninfo_free(&ro_ci);

@@ -125,3 +125,93 @@ done:
     EVP_MD_CTX_free(md);
     return rc;
 }
+
+bool media_store_rel_ok(const char *sha256, const char *rel)
+{
+    if (sha256 == NULL || rel == NULL || strlen(sha256) != 64 ||
+        strspn(sha256, "0123456789abcdef") != 64)
+        return false;
+    char want[MEDIA_STORE_REL_MAX];
+    snprintf(want, sizeof want, "%.2s/%s", sha256, sha256);
+    return strcmp(rel, want) == 0;
+}
+
+int media_store_get(const char *root, const char *sha256, const char *dst, uint64_t *size,
+                    char *err, size_t errcap)
+{
+    char rel[MEDIA_STORE_REL_MAX], src[4300];
+    snprintf(rel, sizeof rel, "%.2s/%s", sha256, sha256);
+    if (!media_store_rel_ok(sha256, rel)) {
+        snprintf(err, errcap, "not a stored file's sha256");
+        return -EINVAL;
+    }
+    snprintf(src, sizeof src, "%s/%s", root, rel);
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in < 0) {
+        int rc = -errno;
+        snprintf(err, errcap, "stored file %s: %s", rel, strerror(-rc));
+        return rc;
+    }
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (out < 0) {
+        int rc = -errno;
+        snprintf(err, errcap, "%s: %s", dst, strerror(-rc));
+        close(in);
+        return rc;
+    }
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    char *buf = malloc(MEDIA_STORE_CHUNK);
+    uint64_t total = 0;
+    int rc = 0;
+    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        rc = -ENOMEM;
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, MEDIA_STORE_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            snprintf(err, errcap, "stored file %s: %s", rel, strerror(-rc));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        EVP_DigestUpdate(md, buf, (size_t)n);
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -errno;
+                snprintf(err, errcap, "%s: %s", dst, strerror(-rc));
+                goto done;
+            }
+            off += w;
+        }
+        total += (uint64_t)n;
+    }
+    unsigned char digest[32];
+    unsigned int dlen = 0;
+    char hex[65];
+    EVP_DigestFinal_ex(md, digest, &dlen);
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    if (strcmp(hex, sha256) != 0) {
+        rc = -EBADMSG;
+        snprintf(err, errcap, "the stored file %s does not match its sha256; it is not served",
+                 rel);
+        goto done;
+    }
+    *size = total;
+done:
+    close(out);
+    if (rc != 0)
+        unlink(dst);
+    close(in);
+    free(buf);
+    EVP_MD_CTX_free(md);
+    return rc;
+}

@@ -5,6 +5,7 @@
 #ifndef PARLEY_ARCHIVE_MEDIA_STORE_H
 #define PARLEY_ARCHIVE_MEDIA_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,5 +23,18 @@ int media_store_prepare(const char *root, char *err, size_t errcap);
  * code with err. */
 int media_store_put(const char *root, const char *src, char sha256[65],
                     char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
+
+/* True when sha256 is 64 lowercase hex digits and rel is its place in the
+ * store ("xx/SHA256"): a record that says otherwise does not name a stored
+ * file. */
+__attribute__((warn_unused_result)) bool media_store_rel_ok(const char *sha256, const char *rel);
+
+/* Copies the stored file of sha256 to dst (created 0644, never through a
+ * symbolic link), hashing it on the way: a file whose content does not
+ * match its name is not served (dst is removed). Returns 0 with *size, or
+ * a negative errno code with err (-EBADMSG: the content does not match).
+ * Blocking: on the thread pool. */
+int media_store_get(const char *root, const char *sha256, const char *dst, uint64_t *size,
+                    char *err, size_t errcap);
 
 #endif

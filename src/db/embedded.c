@@ -295,22 +295,43 @@ void pg_embedded__step(pg_embedded_t *e)
         }
         log_info(EMB_TAG, "stopping the embedded cluster");
         e->state = EMB_STOPPING;
-        char *argv[] = {pg_ctl, "stop", "-D", e->pgdata, "-m", "fast", "-w", "-s", NULL};
+        char *argv[] = {pg_ctl, "stop",          "-D", e->pgdata, "-m", "fast", "-w",
+                        "-t",   EMB_STOP_FAST_S, "-s", NULL};
         pg_embedded__spawn_or_fail(e, argv);
         return;
     }
 
     case EMB_STOPPING:
+        if (e->exit_status != 0) {
+            /* Busy backends (a query that ignores its cancel): stop now.
+             * The next start recovers from the WAL, as after a crash. */
+            snprintf(e->error, sizeof e->error, "pg_ctl stop -m fast failed (exit %lld)",
+                     (long long)e->exit_status);
+            emb_append_log_tail(e, e->tools_log);
+            log_warn(EMB_TAG, "%s; stopping with -m immediate", e->error);
+            e->state = EMB_STOPPING_NOW;
+            char *argv[] = {pg_ctl, "stop", "-D", e->pgdata, "-m", "immediate", "-w", "-s", NULL};
+            pg_embedded__spawn_or_fail(e, argv);
+            return;
+        }
+        close(e->users_fd);
+        e->users_fd = -1;
+        log_info(EMB_TAG, "embedded cluster stopped");
+        pg_embedded__done(e, EMB_IDLE);
+        return;
+
+    case EMB_STOPPING_NOW:
         close(e->users_fd);
         e->users_fd = -1;
         if (e->exit_status != 0) {
-            snprintf(e->error, sizeof e->error, "pg_ctl stop failed (exit %lld)",
+            snprintf(e->error, sizeof e->error, "pg_ctl stop -m immediate failed (exit %lld)",
                      (long long)e->exit_status);
             emb_append_log_tail(e, e->tools_log);
+            log_error(EMB_TAG, "%s", e->error);
             pg_embedded__fail(e, UV_EIO);
             return;
         }
-        log_info(EMB_TAG, "embedded cluster stopped");
+        log_warn(EMB_TAG, "embedded cluster stopped (immediate: it recovers at the next start)");
         pg_embedded__done(e, EMB_IDLE);
         return;
 

@@ -16,6 +16,9 @@
 #define EMB_LOCK_POLL_MS 50
 #define EMB_PORT         "5432"
 #define EMB_TAG          "pg"
+/* pg_ctl stop -m fast waits this long for the backends (a query that
+ * ignores its cancel keeps one alive) before the stop turns immediate. */
+#define EMB_STOP_FAST_S "10"
 
 typedef enum {
     EMB_IDLE = 0,
@@ -29,8 +32,9 @@ typedef enum {
     EMB_START_WAIT, /* between start attempts */
     EMB_CREATEDB,   /* CREATE DATABASE parley if missing */
     EMB_RUNNING,
-    EMB_STOP_LOCK, /* waiting for embedded.lock to stop */
-    EMB_STOPPING,  /* pg_ctl stop */
+    EMB_STOP_LOCK,    /* waiting for embedded.lock to stop */
+    EMB_STOPPING,     /* pg_ctl stop -m fast */
+    EMB_STOPPING_NOW, /* pg_ctl stop -m immediate: fast did not end in time */
     EMB_CLOSING,
 } emb_state_t;
 

@@ -209,6 +209,11 @@ void pg_conn__lost(pg_conn_t *c, const char *why)
         log_warn(p->name, "connection %d lost: %s", c->index, p->last_error);
     else
         log_debug(p->name, "connection %d failed: %s", c->index, p->last_error);
+    if (!was_up && pg_pool__refusal(p->last_error)) {
+        if (!p->refused)
+            log_error(p->name, "the server refused the connection: %s", p->last_error);
+        p->refused = true; /* the queue's tick fails the waiting queries */
+    }
     if (!p->closing) {
         uint32_t base = c->backoff_ms ? c->backoff_ms : PG_BACKOFF_MIN_MS;
         uint32_t jitter = base / 2 ? (uint32_t)rand() % (base / 2) : 0;
@@ -271,6 +276,7 @@ void pg_conn__became_ready(pg_conn_t *c)
 {
     pg_pool_t *p = c->pool;
     uv_timer_stop(&c->timer);
+    p->refused = false;
     if (c->backoff_ms != 0)
         p->stats.reconnects++;
     char desc[256];

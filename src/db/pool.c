@@ -105,7 +105,21 @@ static void pool_later_cb(uv_timer_t *t)
     }
 }
 
-/* Every PG_POOL_TICK_MS while queries wait: fail those past deadline. */
+bool pg_pool__refusal(const char *msg)
+{
+    static const char *const permanent[] = {"does not exist", "password authentication failed",
+                                            "no pg_hba.conf entry", "is not permitted to log in",
+                                            "authentication failed"};
+    if (msg == NULL || strstr(msg, "FATAL:") == NULL)
+        return false;
+    for (size_t i = 0; i < sizeof permanent / sizeof permanent[0]; i++)
+        if (strstr(msg, permanent[i]))
+            return true;
+    return false;
+}
+
+/* Every PG_POOL_TICK_MS while queries wait: fail those past deadline, or
+ * all of them when the server refused the connection for good. */
 #define PG_POOL_TICK_MS 100
 
 static void pool_tick_cb(uv_timer_t *t)
@@ -116,7 +130,15 @@ static void pool_tick_cb(uv_timer_t *t)
     while (n != &p->queue) {
         queue_node_t *next = n->next;
         pg_query_t *q = queue_entry(n, pg_query_t, node);
-        if (q->deadline <= now) {
+        if (p->refused) { /* waiting would not help */
+            queue_remove(n);
+            p->queued--;
+            pg_query__set_error(q, "28000", p->last_error);
+            pg_query__finish(q, UV_EACCES);
+            if (p->closing)
+                return;
+            next = queue_head(&p->queue);
+        } else if (q->deadline <= now) {
             queue_remove(n);
             p->queued--;
             char msg[PG_QUERY_ERROR_MAX];
@@ -381,6 +403,11 @@ int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_
         rc = pg_conninfo_set(&p->conninfo, "client_encoding", "UTF8");
     if (rc == 0 && cfg->read_only)
         rc = pg_conninfo_add_option(&p->conninfo, "-c default_transaction_read_only=on");
+    if (rc == 0 && cfg->statement_timeout_ms > 0) {
+        char opt[64];
+        snprintf(opt, sizeof opt, "-c statement_timeout=%u", cfg->statement_timeout_ms);
+        rc = pg_conninfo_add_option(&p->conninfo, opt);
+    }
     if (rc == 0)
         rc = pool_parse_hosts(p);
     if (rc != 0) {

@@ -40,7 +40,9 @@ typedef struct pg_conn_s pg_conn_t;
 
 /* Called once per submitted query. status: 0, UV_EIO (the server reported
  * an error: see q->sqlstate and q->error), UV_ETIMEDOUT, UV_ECONNRESET
- * (connection lost while running), UV_ECANCELED (pg_query_cancel or pool
+ * (connection lost while running), UV_EACCES (the server refuses
+ * connections for good: no such database or role, authentication failed;
+ * q->error has its message), UV_ECANCELED (pg_query_cancel or pool
  * closing). The results stay valid until pg_query_release(). */
 typedef void (*pg_query_cb)(pg_query_t *q, int status);
 
@@ -92,6 +94,10 @@ typedef struct pg_pool_config_s {
     uint32_t query_timeout_ms;
     uint32_t connect_timeout_ms;
     bool read_only;
+    /* The server's own limit on a statement (statement_timeout), so that
+     * PostgreSQL stops a query even when a cancel request is lost; 0: the
+     * server's default. */
+    uint32_t statement_timeout_ms;
     /* Statements run on every new connection before it takes queries
      * (LISTEN, SET). NULL-terminated; borrowed for the pool's life. */
     const char *const *setup_sql;

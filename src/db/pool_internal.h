@@ -97,6 +97,11 @@ struct pg_pool_s {
     pg_pool_close_cb close_cb;
     void *data;
     char last_error[PG_QUERY_ERROR_MAX];
+    /* The server refused the last connection attempt for a reason retrying
+     * does not fix (no such database or role, authentication): queued
+     * queries fail at once with its message instead of at their deadline.
+     * Cleared when a connection succeeds. */
+    bool refused;
     pg_pool_stats_t stats;
 };
 
@@ -116,6 +121,10 @@ typedef struct pg_cancel_work_s {
 
 /* pool.c */
 void pg_pool__copy_msg(char *dst, size_t cap, const char *src);
+/* True when a failed connection's message says the server refused it for
+ * good: the database or role does not exist, authentication failed, or
+ * pg_hba.conf has no entry (the server's FATAL messages). */
+bool pg_pool__refusal(const char *msg);
 void pg_pool__dispatch(pg_pool_t *p);
 void pg_pool__maybe_closed(pg_pool_t *p);
 void pg_query__finish(pg_query_t *q, int status);

@@ -1,6 +1,7 @@
 /* jsonrpc: JSON-RPC 2.0 envelopes (see jsonrpc.h). */
 #include "mcp/jsonrpc.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +77,42 @@ char *jsonrpc_notification(const char *method, const json_t *params, size_t *len
     if (s && len)
         *len = strlen(s);
     return s;
+}
+
+/* Integral reals within +-2^53 back to integers (after JSON_DECODE_INT_AS_REAL). */
+static json_t *ints_again(json_t *v, int depth)
+{
+    if (depth > 10000)
+        return v;
+    if (json_is_real(v)) {
+        double x = json_real_value(v);
+        if (x == floor(x) && fabs(x) <= 9007199254740991.0) {
+            json_decref(v);
+            return json_integer((json_int_t)x);
+        }
+        return v;
+    }
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            json_t *y = ints_again(json_incref(x), depth + 1);
+            json_object_set_new(v, k, y);
+        }
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_set_new(v, i, ints_again(json_incref(json_array_get(v, i)), depth + 1));
+    }
+    return v;
+}
+
+json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je)
+{
+    json_t *m = json_loadb(msg, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, je);
+    if (m != NULL || strstr(je->text, "too big") == NULL)
+        return m;
+    m = json_loadb(msg, len, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, je);
+    return m ? ints_again(m, 0) : NULL;
 }

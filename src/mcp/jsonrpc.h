@@ -29,4 +29,12 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
 /* {"jsonrpc":"2.0","method":M,"params":P} */
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len);
 
+/* Parses one message (any JSON value; NUL allowed inside strings). An
+ * integer too large for 64 bits does not make the message unreadable (its
+ * request would then get no answer it can be matched to): such a message
+ * is read again with every number as a real, and the integral ones within
+ * +-2^53 become integers again, so the out-of-range argument is reported
+ * by name. NULL with je on a real syntax error. */
+json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je);
+
 #endif

@@ -127,22 +127,31 @@ static bool validate_number(const json_t *schema, const json_t *v, const char *p
     const json_t *emn = json_object_get(schema, "exclusiveMinimum");
     const json_t *emx = json_object_get(schema, "exclusiveMaximum");
     char what[128];
+    /* An integer the schema does not bound must still be one JSON and the
+     * store hold exactly (1e12 for a count, 1e20 for an id). */
+    if (json_is_integer(v) || x == floor(x)) {
+        if ((!mx && x > MCP_SCHEMA_INT_MAX) || (!mn && x < -MCP_SCHEMA_INT_MAX)) {
+            snprintf(what, sizeof what, "an integer between %.0f and %.0f", -MCP_SCHEMA_INT_MAX,
+                     MCP_SCHEMA_INT_MAX);
+            return fail(err, cap, path, what, v);
+        }
+    }
     if ((mn && x < json_number_value(mn)) || (mx && x > json_number_value(mx))) {
         if (mn && mx)
-            snprintf(what, sizeof what, "a value between %g and %g", json_number_value(mn),
+            snprintf(what, sizeof what, "a value between %.15g and %.15g", json_number_value(mn),
                      json_number_value(mx));
         else if (mn)
-            snprintf(what, sizeof what, "a value of at least %g", json_number_value(mn));
+            snprintf(what, sizeof what, "a value of at least %.15g", json_number_value(mn));
         else
-            snprintf(what, sizeof what, "a value of at most %g", json_number_value(mx));
+            snprintf(what, sizeof what, "a value of at most %.15g", json_number_value(mx));
         return fail(err, cap, path, what, v);
     }
     if (emn && x <= json_number_value(emn)) {
-        snprintf(what, sizeof what, "a value greater than %g", json_number_value(emn));
+        snprintf(what, sizeof what, "a value greater than %.15g", json_number_value(emn));
         return fail(err, cap, path, what, v);
     }
     if (emx && x >= json_number_value(emx)) {
-        snprintf(what, sizeof what, "a value less than %g", json_number_value(emx));
+        snprintf(what, sizeof what, "a value less than %.15g", json_number_value(emx));
         return fail(err, cap, path, what, v);
     }
     return true;

@@ -6,6 +6,13 @@
 #ifndef PARLEY_MCP_SCHEMA_H
 #define PARLEY_MCP_SCHEMA_H
 
+/* The largest integer an argument may hold when its schema sets no
+ * maximum (2^53 - 1: exact in JSON everywhere, and in a bigint). */
+#define MCP_SCHEMA_INT_MAX 9007199254740991.0
+/* The bound tool tables give counts and offsets the store keeps in a
+ * 32-bit integer. */
+#define MCP_SCHEMA_INT32_MAX "2147483647"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -111,6 +111,12 @@ int mcp_session_inflight(const mcp_session_t *s)
     return s->inflight;
 }
 
+const char *mcp_session__str(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 bool mcp_session__client_has(const mcp_session_t *s, const char *cap)
 {
     return json_object_get(s->client_caps, cap) != NULL;
@@ -335,7 +341,7 @@ bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len)
     if (s->state >= MCP_SESSION_CLOSING)
         return false;
     json_error_t je;
-    json_t *m = json_loadb(msg, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &je);
+    json_t *m = jsonrpc_parse(msg, len, &je);
     if (m == NULL) {
         char text[200];
         snprintf(text, sizeof text, "Parse error: %s at byte %d", je.text, je.position);
@@ -387,9 +393,9 @@ bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
         json_decref(m);
         return want_more(s);
     }
-    if (!json_is_string(method)) {
+    if (mcp_session__str(method) == NULL) {
         mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
-                                "Invalid Request: \"method\" must be a string", NULL);
+                                "Invalid Request: \"method\" must be a string without NUL", NULL);
         json_decref(m);
         return want_more(s);
     }

@@ -33,6 +33,9 @@ struct mcp_session_s {
 };
 
 /* session.c */
+/* The string v holds, or NULL when v is not a string or holds a NUL (a
+ * name "ping\u0000evil" must not run as "ping"). */
+const char *mcp_session__str(const json_t *v);
 void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const char *message,
                              const json_t *data);
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result);

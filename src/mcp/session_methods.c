@@ -91,10 +91,10 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
 
 void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *name = json_string_value(json_object_get(params, "name"));
+    const char *name = mcp_session__str(json_object_get(params, "name"));
     if (name == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                "tools/call: params.name must be a string", NULL);
+                                "tools/call: params.name must be a string without NUL", NULL);
         return;
     }
     const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
@@ -156,7 +156,7 @@ void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, cons
 
 void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *uri = json_string_value(json_object_get(params, "uri"));
+    const char *uri = mcp_session__str(json_object_get(params, "uri"));
     if (uri == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 "resources/read: params.uri must be a string", NULL);
@@ -239,10 +239,10 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
 
 void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *name = json_string_value(json_object_get(params, "name"));
+    const char *name = mcp_session__str(json_object_get(params, "name"));
     if (name == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                "prompts/get: params.name must be a string", NULL);
+                                "prompts/get: params.name must be a string without NUL", NULL);
         return;
     }
     const mcp_prompt_t *p = mcp_registry_find_prompt(&s->srv->registry, name);

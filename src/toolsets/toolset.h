@@ -22,6 +22,10 @@
 #include "upstream/connector.h"
 
 #define TOOLSET_MAX_CONNECTORS 8
+/* The longest search text (query, regex) a tool takes, in characters: the
+ * cost of matching grows with it (quadratically for fuzzy matching), and
+ * a longer one is refused by name instead of holding the database. */
+#define TOOL_QUERY_MAX "1000"
 
 /* What a toolset's context is built from (borrowed for the daemon's life). */
 typedef struct toolset_env_s {

@@ -76,13 +76,54 @@ static void serve_metrics(http_server_t *hs, h2o_req_t *req)
 
 /* ---- the MCP endpoint ---------------------------------------------------- */
 
+/* True when the Accept header lists type, its major type with a wildcard,
+ * or any type. The spec: "The client MUST include an Accept header" (a
+ * request without one is refused). */
 static bool accepts(h2o_req_t *req, const char *type)
 {
     h2o_iovec_t a = http__header(req, H2O_STRLIT("accept"));
     if (a.base == NULL)
-        return true;
+        return false;
+    char major[32];
+    size_t m = strcspn(type, "/");
+    snprintf(major, sizeof major, "%.*s/*", (int)m, type);
     return h2o_strstr(a.base, a.len, type, strlen(type)) != SIZE_MAX ||
+           h2o_strstr(a.base, a.len, major, strlen(major)) != SIZE_MAX ||
            h2o_strstr(a.base, a.len, H2O_STRLIT("*/*")) != SIZE_MAX;
+}
+
+/* True when a Content-Type is application/json, with parameters or not
+ * ("application/json; charset=utf-8"), not "application/jsonfoo". */
+static bool is_json_type(h2o_iovec_t ct)
+{
+    static const char t[] = "application/json";
+    size_t n = sizeof t - 1, i = n;
+    if (ct.base == NULL || ct.len < n || strncasecmp(ct.base, t, n) != 0)
+        return false;
+    while (i < ct.len && (ct.base[i] == ' ' || ct.base[i] == '\t'))
+        i++;
+    return i == ct.len || ct.base[i] == ';';
+}
+
+/* Parses an event id "STREAM-SEQ" (decimal digits only, as this server
+ * writes them). */
+static bool parse_event_id(h2o_iovec_t v, unsigned long long *stream, unsigned long long *seq)
+{
+    char s[48];
+    if (v.len == 0 || v.len >= sizeof s)
+        return false;
+    memcpy(s, v.base, v.len);
+    s[v.len] = '\0';
+    char *dash = strchr(s, '-');
+    if (dash == NULL || dash == s || dash[1] == '\0' ||
+        strspn(s, "0123456789") != (size_t)(dash - s) ||
+        strspn(dash + 1, "0123456789") != strlen(dash + 1) || dash - s > 19 ||
+        strlen(dash + 1) > 19)
+        return false;
+    *dash = '\0';
+    *stream = strtoull(s, NULL, 10);
+    *seq = strtoull(dash + 1, NULL, 10);
+    return true;
 }
 
 /* The session named by Mcp-Session-Id; answers 400/404 and returns NULL
@@ -123,20 +164,18 @@ static hsess_t *session_of(http_server_t *hs, h2o_req_t *req, const token_t *tok
 static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
 {
     h2o_iovec_t ct = http__header(req, H2O_STRLIT("content-type"));
-    if (ct.base == NULL ||
-        h2o_strstr(ct.base, ct.len, H2O_STRLIT("application/json")) == SIZE_MAX) {
+    if (!is_json_type(ct)) {
         http__send_rpc_error(req, 415, "Unsupported Media Type", JSONRPC_INVALID_REQUEST,
                              "Content-Type must be application/json");
         return;
     }
-    if (!accepts(req, "application/json") && !accepts(req, "text/event-stream")) {
+    if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
         http__send_rpc_error(req, 406, "Not Acceptable", JSONRPC_INVALID_REQUEST,
                              "Accept must allow application/json and text/event-stream");
         return;
     }
     json_error_t je;
-    json_t *m =
-        json_loadb(req->entity.base ? req->entity.base : "", req->entity.len, JSON_DECODE_ANY, &je);
+    json_t *m = jsonrpc_parse(req->entity.base ? req->entity.base : "", req->entity.len, &je);
     if (m == NULL) {
         char text[200];
         snprintf(text, sizeof text, "Parse error: %s at byte %d", je.text, je.position);
@@ -263,15 +302,12 @@ static void handle_get(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         return;
     h2o_iovec_t last = http__header(req, H2O_STRLIT("last-event-id"));
     unsigned long long stream = 0, seq = 0;
-    if (last.base != NULL) {
-        char v[64];
-        snprintf(v, sizeof v, "%.*s", (int)(last.len < 63 ? last.len : 63), last.base);
-        if (sscanf(v, "%llu-%llu", &stream, &seq) != 2) {
-            http__send_rpc_error(
-                req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
-                "Bad Request: Last-Event-ID is not one of this server's event ids");
-            return;
-        }
+    /* An id this session never sent (malformed, or of a stream it does not
+     * know) is ignored: a fresh stream starts, and it is never echoed. */
+    if (last.base != NULL &&
+        (!parse_event_id(last, &stream, &seq) || !http__stream_known(h, stream))) {
+        last = h2o_iovec_init(NULL, 0);
+        stream = seq = 0;
     }
     lstream_t *ls = http__lstream_by_no(h, stream);
     if (ls == NULL && stream == 0)
@@ -309,9 +345,12 @@ static void handle_get(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     http__resp_start_sse(r, h, stream);
 }
 
+static void conn_served(http_server_t *hs, h2o_req_t *req);
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     http_server_t *hs = *(http_server_t **)(self + 1);
+    conn_served(hs, req);
     h2o_iovec_t p = req->path_normalized;
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/healthz"))) {
         bool ok = hs->state == HTTP_ACTIVE;
@@ -371,6 +410,45 @@ static void refused_closed(uv_handle_t *h)
     free(H2O_STRUCT_FROM_MEMBER(hconn_t, tcp, (uv_tcp_t *)h));
 }
 
+/* Past HTTP_MAX_PENDING_CONNS connections without a completed request,
+ * the oldest one is shut down (h2o then closes it): slow or silent clients
+ * cannot hold every socket. */
+static void drop_oldest_pending(http_server_t *hs)
+{
+    for (queue_node_t *n = hs->conns.next; hs->npending > HTTP_MAX_PENDING_CONNS && n != &hs->conns;
+         n = n->next) {
+        hconn_t *c = queue_entry(n, hconn_t, node);
+        uv_os_fd_t fd;
+        if (!c->pending)
+            continue;
+        c->pending = false;
+        hs->npending--;
+        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
+            shutdown(fd, SHUT_RDWR);
+        log_debug(HTTP_TAG, "dropped a connection that sent no complete request (%d pending)",
+                  HTTP_MAX_PENDING_CONNS);
+    }
+}
+
+/* A request arrived: its connection is no longer pending. */
+static void conn_served(http_server_t *hs, h2o_req_t *req)
+{
+    if (hs->npending == 0 || req->conn->callbacks->get_peername == NULL)
+        return;
+    struct sockaddr_storage sa;
+    socklen_t n = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&sa);
+    if (n == 0)
+        return;
+    for (queue_node_t *q = hs->conns.next; q != &hs->conns; q = q->next) {
+        hconn_t *c = queue_entry(q, hconn_t, node);
+        if (c->pending && memcmp(&c->peer, &sa, n) == 0) {
+            c->pending = false;
+            hs->npending--;
+            return;
+        }
+    }
+}
+
 static void on_accept(uv_stream_t *listener, int status)
 {
     http_server_t *hs = listener->data;
@@ -386,6 +464,11 @@ static void on_accept(uv_stream_t *listener, int status)
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
+    int len = sizeof c->peer;
+    uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&c->peer, &len);
+    c->pending = true;
+    hs->npending++;
+    drop_oldest_pending(hs);
     queue_push_tail(&hs->conns, &c->node);
     hs->nconns++;
     h2o_socket_t *sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, conn_closed);

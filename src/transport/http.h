@@ -44,6 +44,9 @@
 #define HTTP_TICK_MS           1000
 #define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
 #define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
+/* Connections that have not completed a request yet (slowloris): past
+ * this many, the oldest of them is dropped for each new one. */
+#define HTTP_MAX_PENDING_CONNS 256
 
 typedef struct http_server_s http_server_t;
 typedef void (*http_close_cb)(http_server_t *hs);

@@ -35,6 +35,33 @@ static size_t host_part(const char *a, size_t n)
     return colon ? (size_t)(colon - a) : n;
 }
 
+/* True when a[0..n) is "host" or "host:PORT" with a loopback host and a
+ * port of digits only (no userinfo, no path: "localhost:evil.com" and
+ * "localhost:1@evil.com" are not loopback authorities). */
+static bool authority_is_loopback(const char *a, size_t n)
+{
+    size_t h = host_part(a, n);
+    if (!host_is_loopback(a, h))
+        return false;
+    if (h == n)
+        return true;
+    if (a[h] != ':' || n - h - 1 < 1 || n - h - 1 > 5)
+        return false;
+    for (size_t i = h + 1; i < n; i++)
+        if (a[i] < '0' || a[i] > '9')
+            return false;
+    return true;
+}
+
+/* How many times the request carries header lcname. */
+static int header_count(h2o_req_t *req, const char *lcname, size_t len)
+{
+    int n = 0;
+    for (ssize_t i = -1; (i = h2o_find_header_by_str(&req->headers, lcname, len, i)) != -1;)
+        n++;
+    return n;
+}
+
 static bool origin_allowed(const http_server_t *hs, h2o_iovec_t origin)
 {
     const char *o = origin.base;
@@ -60,7 +87,7 @@ static bool origin_allowed(const http_server_t *hs, h2o_iovec_t origin)
         skip = 8;
     else
         return false;
-    return host_is_loopback(o + skip, host_part(o + skip, n - skip));
+    return authority_is_loopback(o + skip, n - skip);
 }
 
 /* DNS rebinding and tokens. Returns true when the request may go on;
@@ -69,8 +96,12 @@ bool http__check_access(http_server_t *hs, h2o_req_t *req, const token_t **tok)
 {
     *tok = NULL;
     h2o_iovec_t host = req->input.authority;
-    if (endpoint_is_loopback(&hs->ep) &&
-        !host_is_loopback(host.base, host_part(host.base, host.len))) {
+    if (header_count(req, H2O_STRLIT("host")) > 1 || header_count(req, H2O_STRLIT("origin")) > 1) {
+        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                             "Bad Request: one Host and at most one Origin header");
+        return false;
+    }
+    if (endpoint_is_loopback(&hs->ep) && !authority_is_loopback(host.base, host.len)) {
         http__send_rpc_error(req, 403, "Forbidden", JSONRPC_INVALID_REQUEST,
                              "Forbidden: the Host header must name a loopback host");
         return false;

@@ -100,6 +100,8 @@ typedef struct hconn_s {
     uv_tcp_t tcp; /* data belongs to h2o */
     queue_node_t node;
     http_server_t *hs;
+    struct sockaddr_storage peer; /* matches requests to their connection */
+    bool pending;                 /* no request completed on it yet */
 } hconn_t;
 
 typedef enum {
@@ -121,6 +123,7 @@ struct http_server_s {
     bool listener_open;
     queue_node_t conns;
     int nconns;
+    int npending; /* connections without a completed request */
     queue_node_t sessions;
     queue_node_t sweep;
     json_t *by_id; /* session id -> hsess_t * (as an integer) */
@@ -147,6 +150,8 @@ void http__send_rpc_error(h2o_req_t *req, int status, const char *reason, int co
 hsess_t *http__hsess_find(http_server_t *hs, h2o_iovec_t id);
 hsess_t *http__hsess_new(http_server_t *hs);
 lstream_t *http__lstream_by_no(hsess_t *h, uint64_t no);
+/* True when stream no is open or has events kept for replay. */
+bool http__stream_known(hsess_t *h, uint64_t no);
 lstream_t *http__lstream_new(hsess_t *h, bool standalone);
 void http__resp_detach(resp_t *r);
 void http__resp_end(resp_t *r);

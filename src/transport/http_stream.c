@@ -272,6 +272,16 @@ static lstream_t *lstream_by_id(hsess_t *h, const json_t *id, size_t *index)
     return NULL;
 }
 
+bool http__stream_known(hsess_t *h, uint64_t no)
+{
+    if (http__lstream_by_no(h, no) != NULL)
+        return true;
+    for (int i = 0; i < h->ring_count; i++)
+        if (h->ring[(h->ring_head + i) % HTTP_EVENT_RING_MAX].stream == no)
+            return true;
+    return false;
+}
+
 lstream_t *http__lstream_by_no(hsess_t *h, uint64_t no)
 {
     for (queue_node_t *n = h->streams.next; n != &h->streams; n = n->next) {

@@ -5,6 +5,7 @@
 // /healthz and /metrics.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -312,4 +313,86 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
   fs.writeFileSync(file, "some-long-token-0123456789\n");
   const open = await startDaemon(["--listen", "http://0.0.0.0:0/mcp", "--token-file", file]);
   assert.equal(await open.stop(), 0);
+});
+
+test("strict parsing: authorities, duplicate headers, media types, Accept, Last-Event-ID", async () => {
+  const port = new URL(url).port;
+  const net = await import("node:net");
+  const raw = (headers) =>
+    new Promise((resolve, reject) => {
+      const body = initBody();
+      const s = net.connect(Number(port), "127.0.0.1", () => {
+        s.write(
+          `POST /mcp HTTP/1.1\r\n${headers.join("\r\n")}\r\n` +
+            `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      });
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(data)?.[1] ?? 0)));
+      s.on("error", reject);
+    });
+  // A port must be digits; userinfo is not a loopback authority.
+  assert.equal(await raw(["Host: localhost:evil.com"]), 403);
+  assert.equal(await raw([`Host: 127.0.0.1:${port}`, "Origin: http://localhost:1@evil.com"]), 403);
+  assert.equal(await raw([`Host: 127.0.0.1:${port}`, `Origin: http://localhost:${port}/path`]), 403);
+  // A second Origin after a good one.
+  assert.equal(await raw([`Host: 127.0.0.1:${port}`, `Origin: http://localhost:${port}`, "Origin: http://evil.com"]), 400);
+  assert.equal(await raw([`Host: 127.0.0.1:${port}`, `Origin: http://localhost:${port}`]), 200);
+
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  const sid = init.headers.get("mcp-session-id");
+  const h = { ...JSON_HEADERS, "mcp-session-id": sid };
+  let r = await fetch(url, { method: "POST", headers: { ...h, "content-type": "application/jsonfoo" }, body: ping });
+  assert.equal(r.status, 415);
+  r = await fetch(url, { method: "POST", headers: { ...h, "content-type": "application/json; charset=utf-8" }, body: ping });
+  assert.equal(r.status, 200);
+  // "The client MUST include an Accept header, listing both".
+  const noAccept = { ...h };
+  delete noAccept.accept;
+  r = await fetch(url, { method: "POST", headers: { ...noAccept, accept: "" }, body: ping });
+  assert.equal(r.status, 406);
+  r = await fetch(url, { method: "POST", headers: { ...h, accept: "application/json" }, body: ping });
+  assert.equal(r.status, 406);
+  r = await fetch(url, { method: "POST", headers: { ...h, accept: "*/*" }, body: ping });
+  assert.equal(r.status, 200);
+  // An event id this session never sent starts a fresh stream and is not echoed.
+  for (const bad of ["99999-1", "0-0x10", "-1-1", "1", "18446744073709551616-0"]) {
+    const i2 = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+    const h2 = { ...JSON_HEADERS, "mcp-session-id": i2.headers.get("mcp-session-id") };
+    const ac = new AbortController();
+    const get = await fetch(url, { headers: { ...h2, accept: "text/event-stream", "last-event-id": bad }, signal: ac.signal });
+    assert.equal(get.status, 200, bad);
+    const reader = get.body.getReader();
+    const { value } = await reader.read();
+    const first = new TextDecoder().decode(value);
+    ac.abort();
+    assert.doesNotMatch(first, /99999|18446744073709551615|0x10/, first);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+});
+
+test("slowloris: connections that never complete a request cannot hold the endpoint", async () => {
+  const port = Number(new URL(url).port);
+  const net = await import("node:net");
+  // 300 connections that send half a request line and stop (the cap is 256).
+  const socks = [];
+  const ended = new Set();
+  for (let i = 0; i < 300; i++) {
+    const s = net.connect(port, "127.0.0.1");
+    await once(s, "connect");
+    s.write("POST /mcp HT");
+    s.on("error", () => ended.add(i));
+    s.on("close", () => ended.add(i));
+    socks.push(s);
+  }
+  // The oldest were dropped to make room; a real client is served.
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  assert.equal(init.status, 200);
+  for (let i = 0; i < 50 && ended.size < 44; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(ended.size >= 44, `only ${ended.size} of the oldest were dropped`);
+  assert.ok([...ended].every((i) => i < 300 - 256 + 1), `a recent connection was dropped: ${[...ended].sort((a, b) => b - a)[0]}`);
+  for (const s of socks) s.destroy();
 });

@@ -3,7 +3,7 @@
 // and sampling, resources and prompts, and exit 0 when stdin ends.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {
   CreateMessageRequestSchema,
@@ -293,4 +293,18 @@ test("stdio: stdin and stdout may be regular files", async () => {
   assert.deepEqual(progress.map((p) => p.params.progress), [0, 50, 100]);
   assert.ok(lines.some((l) => l.id === 2 && l.result));
   assert.equal(lines.find((l) => l.id === 3).result.tools.length, 14);
+});
+
+test("a database that does not exist fails start-up at once with the server's message", () => {
+  const db = process.env.PARLEY_TEST_PG.replace(/dbname=\S+/, "dbname=parley_no_such_db");
+  // The query and connect timeouts are long: only an immediate refusal ends
+  // this within spawnSync's own limit.
+  const r = spawnSync(PARLEYD, ["serve", "--stdio", "--db", db, "--db-query-timeout-ms", "120000", "--data-dir", tmpdir()], {
+    input: "",
+    encoding: "utf8",
+    timeout: 60000,
+  });
+  assert.notEqual(r.status, 0, r.stderr);
+  assert.equal(r.signal, null, "killed by the timeout: the refusal was retried");
+  assert.match(r.stderr, /database "parley_no_such_db" does not exist/);
 });

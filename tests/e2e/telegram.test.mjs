@@ -187,6 +187,20 @@ test("messagesSearch: text, phrases, exclusion, CJK, Russian, regex, tags, snipp
   r = await call("messagesSearch", { query: "nothing-like-this-anywhere" });
   assert.deepEqual(r.messages, []);
   assert.equal(r.total, 0);
+  // Out-of-range integers are named by field, never PostgreSQL's raw error.
+  r = await call("messagesSearch", { query: "general", limit: 1e12 });
+  assert.match(r.error, /limit: expected a value between 1 and 2147483647, got 1000000000000/);
+  r = await call("messagesGet", { channelId: F, messageId: 1e20 });
+  assert.match(r.error, /messageId: expected a value between 1 and 2147483647/);
+  r = await call("messagesSearch", { channelIds: [1e20], query: "x" });
+  assert.match(r.error, /channelIds\[0\]: expected .*integer between -9007199254740991 and 9007199254740991|channelIds/);
+  assert.doesNotMatch(r.error, /out of range for type/);
+  // Search text is bounded: 40,000 words or a 1 MiB regex are refused by
+  // name at once instead of holding PostgreSQL.
+  r = await call("messagesSearch", { query: "ab ".repeat(40000), fuzzy: true });
+  assert.match(r.error, /query: expected a string of at most 1000 characters/);
+  r = await call("messagesSearch", { regex: "a".repeat(1 << 20) });
+  assert.match(r.error, /regex: expected a string of at most 1000 characters/);
 });
 
 test("media: download under the export root, refused outside it", async () => {
@@ -203,6 +217,32 @@ test("media: download under the export root, refused outside it", async () => {
   assert.match((await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "link/x.pdf" })).error, /outside the export root/);
   assert.match((await call("mediaDownload", { channelId: F, messageId: 33 })).error, /not in the media store/);
   assert.match((await call("mediaDownload", { channelId: F, messageId: 30 })).error, /has no file/);
+});
+
+test("media: a record pointing outside the store, or a file that is not what its sha256 says, is not served", async () => {
+  const row = psql(`SELECT local_path || '|' || sha256 FROM media WHERE chat_id = ${F} AND message_id = 38`);
+  const [local, sha] = row.split("|");
+  try {
+    // Someone with write access to the database points the row at /etc/passwd.
+    psql(`UPDATE media SET local_path = '../../../../../../../etc/passwd' WHERE chat_id = ${F} AND message_id = 38`);
+    let r = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "passwd-copy" });
+    assert.match(r.error, /does not name a file of the media store/);
+    assert.equal(fs.existsSync(path.join(work, "data", "exports", "passwd-copy")), false);
+    psql(`UPDATE media SET local_path = '${local}' WHERE chat_id = ${F} AND message_id = 38`);
+    // The stored file changed on disk: its content no longer matches.
+    const stored = path.join(work, "data", "media", local);
+    const good = fs.readFileSync(stored);
+    fs.chmodSync(stored, 0o644);
+    fs.writeFileSync(stored, "tampered");
+    r = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "tampered.pdf" });
+    assert.match(r.error, /does not match its sha256/);
+    assert.equal(fs.existsSync(path.join(work, "data", "exports", "tampered.pdf")), false);
+    fs.writeFileSync(stored, good);
+    r = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "good.pdf" });
+    assert.equal(r.bytes, 5, JSON.stringify(r));
+  } finally {
+    psql(`UPDATE media SET local_path = '${local}', sha256 = '${sha}' WHERE chat_id = ${F} AND message_id = 38`);
+  }
 });
 
 test("contacts: search, get, alias, tags, notes", async () => {

@@ -321,6 +321,77 @@ static void test_dns_failure_is_async_and_reported(void **state)
     test_loop_close(&loop);
 }
 
+/* A database that does not exist is not waited for: the query fails at
+ * once (not at its 10 s deadline) with the server's message; the pool
+ * keeps trying, and serves once the database is there. */
+static void test_refused_fails_at_once(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char name[64];
+    snprintf(name, sizeof name, "parley_missing_%d", (int)getpid());
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, name);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 8,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    result_t r;
+    run1(&loop, p, &r, "SELECT 1", 0, NULL, 0);
+    assert_int_equal(r.status, UV_EACCES);
+    if (strstr(r.error, name) == NULL || strstr(r.error, "does not exist") == NULL)
+        fail_msg("not the server's message: %s", r.error);
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+    test_pg_exec(sql);
+    for (int i = 0; i < 100; i++) { /* reconnects with backoff */
+        run1(&loop, p, &r, "SELECT 1", 0, NULL, 0);
+        if (r.status == 0)
+            break;
+        test_run_for(&loop, 100);
+    }
+    assert_int_equal(r.status, 0);
+    close_pool(&loop, p);
+    snprintf(sql, sizeof sql, "DROP DATABASE %s", name);
+    test_pg_exec(sql);
+    test_loop_close(&loop);
+}
+
+/* statement_timeout: the server stops a statement by itself (a lost
+ * cancel request cannot leave it running). */
+static void test_statement_timeout(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, NULL);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 8,
+                            .query_timeout_ms = 20000,
+                            .connect_timeout_ms = 3000,
+                            .statement_timeout_ms = 300};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    result_t r;
+    run1(&loop, p, &r, "SELECT pg_sleep(10)", 0, NULL, 0);
+    assert_int_equal(r.status, UV_EIO);
+    assert_string_equal(r.sqlstate, "57014");
+    if (strstr(r.error, "statement timeout") == NULL)
+        fail_msg("not the server's statement timeout: %s", r.error);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 static void test_close_fails_queued(void **state)
 {
     (void)state;
@@ -467,6 +538,8 @@ int main(void)
         cmocka_unit_test(test_read_only),
         cmocka_unit_test(test_connection_lost_and_transaction_left_open),
         cmocka_unit_test(test_dns_failure_is_async_and_reported),
+        cmocka_unit_test(test_refused_fails_at_once),
+        cmocka_unit_test(test_statement_timeout),
         cmocka_unit_test(test_close_fails_queued),
         cmocka_unit_test(test_copy_in),
         cmocka_unit_test(test_call),

@@ -225,6 +225,22 @@ static void test_error_paths(void **state)
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"logging/setLevel\",\"params\":{"
              "\"level\":\"loud\"}}");
     expect_error(-32602, "17");
+    /* A NUL inside a name does not run the part before it. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"ping\\u0000evil\"}");
+    expect_error(-32600, "20");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\\u0000x\",\"arguments\":{\"n\":1}}}");
+    expect_error(-32602, "21");
+    /* An integer past 64 bits is an argument out of range, named, not a
+     * message nobody can answer. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":100000000000000000000}}}");
+    json_t *big = json_object_get(mem.out[mem.n - 1], "result");
+    assert_int_equal(json_integer_value(json_object_get(mem.out[mem.n - 1], "id")), 23);
+    assert_true(json_is_true(json_object_get(big, "isError")));
+    assert_non_null(strstr(json_string_value(json_object_get(
+                               json_array_get(json_object_get(big, "content"), 0), "text")),
+                           "n: expected an integer between"));
     mcp_session_oversize(mem.s, 1024);
     expect_error(-32600, NULL);
     /* Notifications and stray responses get no answer. */

@@ -540,7 +540,8 @@ static const mcp_tool_def_t tools[] = {
      "a connection the archive answers.",
      OBJ("\"account\":{\"type\":\"string\",\"description\":\"A logged-in handle (default: the "
          "default account)\"},"
-         "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Words (Bluesky "
+         "\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         ",\"minLength\":1,\"description\":\"Words (Bluesky "
          "search syntax: from:alice.bsky.social, \\\"exact phrase\\\", …), or a post link\"},"
          "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"Posts "
          "(default 25)\"}",

@@ -66,7 +66,8 @@ static const mcp_tool_def_t tools[] = {
      "arguments (retry fuzzy or with expand auto when nothing stands out; gather_chats on "
      "topChatIds when it does). intent_query is a phrase, several separated by / or , , or an "
      "array; every word of a phrase must occur in a message. Chinese and mixed queries work.",
-     OBJ("\"intent_query\":{\"type\":[\"string\",\"array\"],\"items\":{\"type\":\"string\"},"
+     OBJ("\"intent_query\":{\"type\":[\"string\",\"array\"],\"maxLength\":" TOOL_QUERY_MAX
+         ",\"maxItems\":20,\"items\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "},"
          "\"description\":\"Words or phrases: \\\"rust\\\", \\\"虚拟列表滚动很卡\\\", "
          "[\\\"idea\\\",\\\"想法\\\"]\"},"
          "\"time_window\":{\"type\":[\"string\",\"object\"],\"description\":\"7d, 30d, 60d, "

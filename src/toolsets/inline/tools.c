@@ -42,7 +42,8 @@ static const mcp_tool_def_t tools[] = {
      "id), ranked: a direct chat with a person beats a group that mentions them. Each item has "
      "match {score, reasons}; bestMatch is the chat id to use when one clearly leads (else "
      "null). Use it first, then messages_list or messages_search with that chatId.",
-     OBJ("\"query\":{\"type\":\"string\"},\"unreadOnly\":{\"type\":\"boolean\"},\"sort\":{"
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         "},\"unreadOnly\":{\"type\":\"boolean\"},\"sort\":{"
          "\"type\":\"string\",\"enum\":[\"relevance\",\"recent\",\"unread\"],\"description\":"
          "\"Default: relevance with a query, else recent\"}," LIMIT(20, 100),
          ""),
@@ -67,8 +68,8 @@ static const mcp_tool_def_t tools[] = {
      "Search within one chat (chatId or userId): query in web-search syntax (words, \\\"phrases"
      "\\\", OR, -word; CJK by substring), content and since/until. Without a query: the chat's "
      "history filtered by content and time.",
-     OBJ(CHAT_ID "," USER_ID ",\"query\":{\"type\":\"string\"}," CONTENT "," SINCE "," UNTIL
-                 "," LIMIT(50, 200),
+     OBJ(CHAT_ID "," USER_ID ",\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+                 "}," CONTENT "," SINCE "," UNTIL "," LIMIT(50, 200),
          ""),
      OUT_ITEMS, RO, inline_tool, "parley_inline_messages_search"},
     {"messages.unread", "Unread messages",
@@ -94,8 +95,10 @@ static const mcp_tool_def_t tools[] = {
     {"people.search", "Find people",
      "People by name, username, alias or phone number, each with the id of their direct chat "
      "when there is one.",
-     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(20, 100), "\"query\""), OUT_ITEMS,
-     RO, inline_tool, "parley_inline_people_search"},
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         ",\"minLength\":1}," LIMIT(20, 100),
+         "\"query\""),
+     OUT_ITEMS, RO, inline_tool, "parley_inline_people_search"},
     {"messages.send", "Send a message",
      "Sends text to a chat (chatId) or a person (userId: their direct chat), optionally as a "
      "reply (needs a connected account). Answers the sent message's chatId, messageId, date and "

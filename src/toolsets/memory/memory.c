@@ -8,6 +8,7 @@
 
 #include "archive/memory_source.h"
 #include "mcp/call.h"
+#include "mcp/schema.h"
 
 typedef struct memory_ctx_s {
     memory_source_t *src; /* NULL: no source configured */
@@ -300,7 +301,8 @@ static void bootstrap_prompt(mcp_call_t *c)
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Default " #d                  \
     "; at most 1000 (the answer says when capped)\"}"
 #define OFFSET                                                                                     \
-    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Page: next_offset\"}"
+    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":" MCP_SCHEMA_INT32_MAX             \
+    ",\"description\":\"Page: next_offset\"}"
 #define OUT_MESSAGES                                                                               \
     "{\"type\":\"object\",\"properties\":{\"messages\":{\"type\":\"array\"},\"count\":{\"type\":"  \
     "\"integer\"}},\"required\":[\"messages\",\"count\"]}"
@@ -335,8 +337,10 @@ static const mcp_tool_def_t tools[] = {
     {"search_messages", "Search memory",
      "Full-text search (English stemming) over every message, best first, with relevance_score "
      "and a snippet (matches in **); says whether an index served it.",
-     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(50), "\"query\""), OUT_MESSAGES,
-     RO, memory_tool, "search_messages"},
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         ",\"minLength\":1}," LIMIT(50),
+         "\"query\""),
+     OUT_MESSAGES, RO, memory_tool, "search_messages"},
     {"get_recent_work", "Recent work",
      "The most recent messages across all context heaps, newest first (by when they were "
      "said).",

@@ -98,13 +98,11 @@ static int resolve_upload(const char *root, const char *path, char *out, size_t 
         snprintf(want, sizeof want, "%s", path);
     else
         snprintf(want, sizeof want, "%s/%s", rroot, path);
-    if (realpath(want, real) == NULL) {
-        snprintf(err, errcap, "filePath: %s: %s", want, strerror(errno));
-        return -1;
-    }
+    /* A missing file and one outside the root get the same answer: the
+     * answer must not tell which files exist elsewhere. */
     size_t rl = strlen(rroot);
-    if (strncmp(real, rroot, rl) != 0 || real[rl] != '/') {
-        snprintf(err, errcap, "filePath: %s is outside the upload root %s", path, rroot);
+    if (realpath(want, real) == NULL || strncmp(real, rroot, rl) != 0 || real[rl] != '/') {
+        snprintf(err, errcap, "filePath: %s is not a file in the upload root %s", path, rroot);
         return -1;
     }
     struct stat st;

@@ -12,12 +12,14 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "archive/media_store.h"
 #include "toolsets/telegram/tg_toolset.h"
 
 typedef struct {
     uv_work_t work;
     mcp_call_t *call;
-    char src[PATH_MAX];
+    char root[PATH_MAX]; /* the media store */
+    char sha256[65];
     char dst[PATH_MAX];
     char mime[128];
     int64_t bytes;
@@ -94,49 +96,9 @@ static int resolve_output(const char *root, const char *out, const char *name, c
 static void download_work(uv_work_t *w)
 {
     download_t *d = w->data;
-    int in = open(d->src, O_RDONLY | O_CLOEXEC);
-    int out = -1;
-    char *buf = malloc(256 * 1024);
-    d->bytes = 0;
-    d->status = -1;
-    if (in < 0) {
-        snprintf(d->error, sizeof d->error, "stored file %s: %s", d->src, strerror(errno));
-        goto done;
-    }
-    out = open(d->dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (out < 0 || buf == NULL) {
-        snprintf(d->error, sizeof d->error, "outputPath %s: %s", d->dst, strerror(errno));
-        goto done;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, 256 * 1024);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            snprintf(d->error, sizeof d->error, "reading %s: %s", d->src, strerror(errno));
-            goto done;
-        }
-        if (n == 0)
-            break;
-        for (ssize_t off = 0; off < n;) {
-            ssize_t k = write(out, buf + off, (size_t)(n - off));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                snprintf(d->error, sizeof d->error, "writing %s: %s", d->dst, strerror(errno));
-                goto done;
-            }
-            off += k;
-        }
-        d->bytes += n;
-    }
-    d->status = 0;
-done:
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
-    free(buf);
+    uint64_t bytes = 0;
+    d->status = media_store_get(d->root, d->sha256, d->dst, &bytes, d->error, sizeof d->error);
+    d->bytes = (int64_t)bytes;
 }
 
 static void download_after(uv_work_t *w, int status)
@@ -181,6 +143,16 @@ static void media_answer(mcp_call_t *c, json_t *m, void *arg)
         media_fetch(c, chat, msg);
         return;
     }
+    const char *sha = json_string_value(json_object_get(m, "sha256"));
+    if (state && strcmp(state, "done") == 0 && local && !media_store_rel_ok(sha, local)) {
+        /* The record names no file of the store: it is never followed. */
+        mcp_call_finish_error(c,
+                              "The media record of message %lld does not name a file of the media "
+                              "store; it is not served. Download the file again (the sync or "
+                              "import stores it).",
+                              (long long)json_integer_value(json_object_get(m, "messageId")));
+        return;
+    }
     if (state == NULL || strcmp(state, "done") != 0 || local == NULL) {
         mcp_call_finish_error(
             c,
@@ -203,7 +175,8 @@ static void media_answer(mcp_call_t *c, json_t *m, void *arg)
         return;
     }
     d->call = c;
-    snprintf(d->src, sizeof d->src, "%s/%s", ts->media_root, local);
+    snprintf(d->root, sizeof d->root, "%s", ts->media_root);
+    snprintf(d->sha256, sizeof d->sha256, "%s", sha);
     snprintf(d->mime, sizeof d->mime, "%s",
              json_string_value(json_object_get(m, "mimeType"))
                  ? json_string_value(json_object_get(m, "mimeType"))

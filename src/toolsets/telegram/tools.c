@@ -1,6 +1,7 @@
 /* tools: the telegram toolset's table: each tool's schemas, annotations,
  * handler and the SQL function that answers it (src/db/sql/telegram/). */
 #include "toolsets/telegram/telegram.h"
+#include "mcp/schema.h"
 #include "toolsets/telegram/tg_toolset.h"
 
 #define RO       (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
@@ -19,16 +20,19 @@
     "\"userId\":{\"type\":[\"string\",\"integer\"],\"description\":\"User (numeric id or "         \
     "@username)\"}"
 #define LIMIT(d)                                                                                   \
-    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Default " #d                  \
-    "; larger values are capped (the answer says so)\"}"
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" MCP_SCHEMA_INT32_MAX              \
+    ",\"description\":\"Default " #d "; larger values are capped (the answer says so)\"}"
 #define SOURCE                                                                                     \
     "\"source\":{\"type\":\"string\",\"enum\":[\"archive\",\"live\",\"both\"],\"description\":"    \
     "\"archive (default) reads the store; live and both need a connected account\"}"
 #define DATE(n, d) "\"" n "\":{\"type\":\"string\",\"description\":\"" d " (ISO-8601)\"}"
 #define TAGS       "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}}"
 #define TAGSRC     "\"source\":{\"type\":\"string\",\"enum\":[\"manual\",\"auto\"]}"
-#define MSGID      "\"messageId\":{\"type\":\"integer\"}"
-#define TOPIC      "\"topicId\":{\"type\":\"integer\",\"description\":\"Forum topic id\"}"
+#define MSGID                                                                                      \
+    "\"messageId\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" MCP_SCHEMA_INT32_MAX "}"
+#define TOPIC                                                                                      \
+    "\"topicId\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" MCP_SCHEMA_INT32_MAX            \
+    ",\"description\":\"Forum topic id\"}"
 
 #define OUT_OBJ "{\"type\":\"object\"}"
 #define OUT_LIST(key)                                                                              \
@@ -60,7 +64,8 @@ static const mcp_tool_def_t tools[] = {
      OUT_LIST("jobs"), RO, tg_ts_generic, "parley_tg_sync_jobs_list"},
     {"syncJobsAdd", "Add a sync job",
      "Schedules the sync of a chat (run by the live sync when a connector is configured).",
-     OBJ(CHAN("Chat to sync") ",\"depth\":{\"type\":\"integer\",\"minimum\":1,\"description\":"
+     OBJ(CHAN("Chat to sync") ",\"depth\":{\"type\":\"integer\",\"minimum\":1,"
+                              "\"maximum\":" MCP_SCHEMA_INT32_MAX ",\"description\":"
                               "\"Messages to fetch back (default 1000)\"}," DATE(
                                   "minDate", "Oldest date to fetch") ",\"enableRealtime\":{"
                                                                      "\"type\":\"boolean\"}",
@@ -84,7 +89,9 @@ static const mcp_tool_def_t tools[] = {
      OUT_LIST("channels"), RO, tg_ts_generic, "parley_tg_channels_list"},
     {"channelsSearch", "Search dialogs",
      "Live search of the account's dialogs (needs a connector).",
-     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(100), "\"query\""),
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         ",\"minLength\":1}," LIMIT(100),
+         "\"query\""),
      OUT_LIST("channels"), RO | MCP_TOOL_OPEN_WORLD, tg_ts_generic, "parley_tg_channels_search"},
     {"channelsGet", "Get a chat", "A chat's record, message count and sync jobs.",
      OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, tg_ts_generic,
@@ -129,7 +136,8 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Forum chat") "," LIMIT(100), "\"channelId\""), OUT_LIST("topics"), RO, tg_ts_generic,
      "parley_tg_topics_list"},
     {"topicsSearch", "Search topics", "Forum topics whose title matches.",
-     OBJ(CHAN("Forum chat") ",\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(100),
+     OBJ(CHAN("Forum chat") ",\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+                            ",\"minLength\":1}," LIMIT(100),
          "\"channelId\",\"query\""),
      OUT_LIST("topics"), RO, tg_ts_generic, "parley_tg_topics_search"},
     /* messages */
@@ -151,7 +159,8 @@ static const mcp_tool_def_t tools[] = {
     {"messagesSearch", "Search messages",
      "Full-text search (web syntax: words, \\\"phrases\\\", OR, -word; CJK by substring), regex "
      "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
-     OBJ("\"query\":{\"type\":\"string\"},\"regex\":{\"type\":\"string\"}," SOURCE
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         "},\"regex\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "}," SOURCE
          ",\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}},"
          "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," TOPIC
          "," DATE("fromDate", "From") "," DATE("toDate", "To") "," LIMIT(
@@ -184,7 +193,9 @@ static const mcp_tool_def_t tools[] = {
      MCP_TOOL_IDEMPOTENT, tg_ts_media_download, "parley_tg_media_download"},
     /* contacts */
     {"contactsSearch", "Search contacts", "People by name, username, alias or phone (fuzzy).",
-     OBJ("\"query\":{\"type\":\"string\",\"minLength\":1}," LIMIT(50), "\"query\""),
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         ",\"minLength\":1}," LIMIT(50),
+         "\"query\""),
      OUT_LIST("contacts"), RO, tg_ts_generic, "parley_tg_contacts_search"},
     {"contactsGet", "Get a contact", "A person's record and activity.", OBJ(USER, "\"userId\""),
      OUT_KEYS("userId"), RO, tg_ts_generic, "parley_tg_contacts_get"},
@@ -204,8 +215,8 @@ static const mcp_tool_def_t tools[] = {
      WRITE, tg_ts_generic, "parley_tg_contacts_notes_set"},
     /* groups */
     {"groupsList", "List groups", "Groups, supergroups, forums and channels, optionally by title.",
-     OBJ("\"query\":{\"type\":\"string\"}," LIMIT(100), ""), OUT_LIST("groups"), RO, tg_ts_generic,
-     "parley_tg_groups_list"},
+     OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "}," LIMIT(100), ""),
+     OUT_LIST("groups"), RO, tg_ts_generic, "parley_tg_groups_list"},
     {"groupsInfo", "Group info",
      "A group's record, counts, members and most active senders from the archive; with a "
      "connector also \"live\": the chat, its member count and administrators as Telegram has "
