@@ -494,9 +494,9 @@ static const char *time_zone(const char *z)
     return NULL;
 }
 
-/* createdAt as YYYY-MM-DDTHH:MM:SS plus its zone, fraction dropped; as given
- * when it is not of that shape. */
-static void md_time(md_t *m, const char *s)
+/* The zone of a createdAt of the shape YYYY-MM-DDTHH:MM:SS[.frac][zone],
+ * or NULL when it is not of that shape. */
+static const char *time_shape(const char *s)
 {
     const char *zone = NULL;
     if (strlen(s) >= 19 && digits(s, 4) && s[4] == '-' && digits(s + 5, 2) && s[7] == '-' &&
@@ -512,10 +512,13 @@ static void md_time(md_t *m, const char *s)
         }
         zone = rest != NULL ? time_zone(rest) : NULL;
     }
-    if (zone == NULL) {
-        md_field(m, s);
-        return;
-    }
+    return zone;
+}
+
+/* createdAt as YYYY-MM-DDTHH:MM:SS plus its zone, fraction dropped (s has
+ * passed time_shape). */
+static void md_time(md_t *m, const char *s, const char *zone)
+{
     md_put(m, s, 10);
     md_put(m, "T", 1);
     md_put(m, s + 11, 8);
@@ -537,10 +540,13 @@ static void md_stats(md_t *m, const json_t *slim)
         md_int(m, n);
         any = true;
     }
+    /* A time of another shape is left out (it stays in the structured
+     * content): printed as given, upstream text could start a line. */
     const char *created = get_nonempty(slim, "createdAt");
-    if (created != NULL) {
+    const char *zone = created ? time_shape(created) : NULL;
+    if (zone != NULL) {
         md_str(m, any ? "  " : "");
-        md_time(m, created);
+        md_time(m, created, zone);
         any = true;
     }
     if (any)

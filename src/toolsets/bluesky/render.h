@@ -71,7 +71,8 @@ json_t *bsky_thread_slim(const json_t *thread);
  * else "@handle/rkey" when replyTo has a handle, else the parent's at-URI.
  * <time> is createdAt as YYYY-MM-DDTHH:MM:SS followed by its zone ("Z", the
  * offset as given, or nothing when it has none), fractional seconds dropped;
- * printed as given when it does not parse. thread may be NULL (no compact
+ * left out when it does not parse (the structured content keeps it): text
+ * from upstream must not start a line. thread may be NULL (no compact
  * references). A slim that is not an object appends nothing.
  * Returns 0, or the buf error (UV_ENOBUFS, UV_ENOMEM); out is then as it
  * was before the call. */
