@@ -4,7 +4,8 @@
 # and missing, the 2020 format with --tz, contacts, left chats; re-importing
 # changes nothing; a later export applies edits and adds messages without
 # deleting; truncated, malformed and missing inputs fail clearly, exit 1 and
-# leave the store unchanged; an embedded-cluster import works while a
+# leave the store unchanged; SIGTERM mid-import leaves no half chat and no
+# staged rows, and a rerun completes it; an embedded-cluster import works while a
 # daemon serves the same data directory.
 source "$(dirname "$0")/lib.sh"
 : "${PARLEY_TEST_PG_DIR:?}"
@@ -164,6 +165,31 @@ rc=0
 rc=0
 "$PARLEYD" import json x --db "$URL" --data-dir "$TMP/d" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "unknown import kind exit $rc, want 2"
+
+# --- SIGTERM in the middle of an import: the chat being read is not left half
+# there, nothing stays staged, and running it again completes it -------------
+node "$ROOT/tests/harness/gen_tg_export.mjs" big "$TMP/big.json" 60000
+"$PARLEYD" import telegram-export "$TMP/big.json" --db "$URL" --data-dir "$TMP/d" 2>"$TMP/big1.log" &
+BPID=$!
+for _ in $(seq 1 600); do # until rows are staged (the chat is being read)
+  [ "$(psql_t "SELECT count(*) > 0 FROM import_staging")" = t ] && break
+  kill -0 "$BPID" 2>/dev/null || break
+  sleep 0.05
+done
+kill -TERM "$BPID" 2>/dev/null || true
+rc=0
+wait "$BPID" || rc=$?
+n=$(psql_t "SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.title = 'Big Chat'")
+if [ "$rc" = 0 ]; then
+  [ "$n" = 60000 ] || fail "finished before SIGTERM but holds $n of 60000 messages"
+else
+  grep -qi "stop\|cancel\|interrupt" "$TMP/big1.log" || { cat "$TMP/big1.log"; fail "SIGTERM not said"; }
+  [ "$n" = 0 ] || [ "$n" = 60000 ] || fail "SIGTERM left the chat half imported ($n of 60000)"
+fi
+[ "$(psql_t "SELECT count(*) FROM import_staging")" = 0 ] || fail "staged rows left after SIGTERM"
+imp "$TMP/big.json" 2>"$TMP/big2.log" || { cat "$TMP/big2.log"; fail "rerun after SIGTERM"; }
+[ "$(psql_t "SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.title = 'Big Chat'")" = 60000 ] ||
+  fail "the rerun did not complete the chat"
 
 # --- the embedded cluster, with a daemon serving the same data directory --------
 D="$TMP/data"
