@@ -38,8 +38,64 @@ static void cancel_after(uv_work_t *w, int status)
 static void conn_grace_cb(uv_timer_t *t)
 {
     pg_conn_t *c = t->data;
-    if (c->state == PG_CONN_BUSY)
+    if (c->state == PG_CONN_BUSY) {
+        c->stale_pid = c->pg ? PQbackendPID(c->pg) : 0;
         pg_conn__lost(c, "query did not stop after a cancel request");
+    }
+}
+
+static void stale_check(pg_conn_t *c);
+
+static void stale_again_cb(uv_timer_t *t)
+{
+    pg_conn_t *c = t->data;
+    if (c->state == PG_CONN_READY && c->stale_pid != 0 && !c->pool->closing)
+        stale_check(c);
+}
+
+static void stale_checked(pg_query_t *q, int status)
+{
+    pg_conn_t *c = (pg_conn_t *)((char *)q - offsetof(pg_conn_t, stale_q));
+    pg_pool_t *p = c->pool;
+    bool alive = status != 0 || (q->results && q->results[0] && PQntuples(q->results[0]) > 0);
+    pg_query_release(q);
+    if (p->closing)
+        return;
+    if (!alive) {
+        log_info(p->name,
+                 "connection %d: backend %d, which ignored a cancel, has ended; back in "
+                 "service",
+                 c->index, c->stale_pid);
+        c->stale_pid = 0;
+        return; /* the caller dispatches */
+    }
+    if (c->state == PG_CONN_READY)
+        uv_timer_start(&c->timer, stale_again_cb, PG_STALE_CHECK_MS, 0);
+}
+
+/* Asks whether the stale backend still runs, asking it to terminate when
+ * it does (it stops at its next interrupt check). */
+static void stale_check(pg_conn_t *c)
+{
+    pg_pool_t *p = c->pool;
+    snprintf(c->stale_arg, sizeof c->stale_arg, "%d", c->stale_pid);
+    c->stale_params[0] = c->stale_arg;
+    c->stale_stmt = (pg_stmt_t){.sql = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                       "WHERE pid = $1::integer",
+                                .nparams = 1,
+                                .params = c->stale_params};
+    memset(&c->stale_q, 0, sizeof c->stale_q);
+    c->stale_q.stmts = &c->stale_stmt;
+    c->stale_q.nstmts = 1;
+    c->stale_q.cb = stale_checked;
+    c->stale_q.pool = p;
+    c->stale_q.deadline = uv_now(p->loop) + p->cfg.query_timeout_ms;
+    c->stale_q.results = calloc(1, sizeof *c->stale_q.results);
+    if (c->stale_q.results == NULL) {
+        uv_timer_start(&c->timer, stale_again_cb, PG_STALE_CHECK_MS, 0);
+        return;
+    }
+    pg_conn__run(c, &c->stale_q);
 }
 
 /* Asks the server to stop c's running query; the connection is dropped if
@@ -288,6 +344,12 @@ void pg_conn__became_ready(pg_conn_t *c)
     c->backoff_ms = PG_BACKOFF_MIN_MS;
     c->state = PG_CONN_READY;
     pg_conn__poll_update(c);
+    if (c->state == PG_CONN_READY && c->stale_pid != 0) {
+        log_warn(p->name, "connection %d waits for backend %d, which ignored a cancel, to end",
+                 c->index, c->stale_pid);
+        stale_check(c);
+        return;
+    }
     if (c->state == PG_CONN_READY)
         pg_pool__dispatch(p);
 }

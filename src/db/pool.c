@@ -74,7 +74,7 @@ static pg_conn_t *pool_ready_conn(pg_pool_t *p)
 {
     for (int i = 0; i < p->cfg.size; i++) {
         pg_conn_t *c = &p->conns[i];
-        if (c->state == PG_CONN_READY && !c->cancel_inflight)
+        if (c->state == PG_CONN_READY && !c->cancel_inflight && c->stale_pid == 0)
             return c;
     }
     return NULL;

@@ -75,6 +75,14 @@ struct pg_conn_s {
     char **prepared;      /* statement names prepared on this session */
     int nprepared, cap_prepared;
     uint32_t backoff_ms;
+    /* The backend of a session dropped because its query ignored a cancel:
+     * the connection takes no work until that backend is gone (it is asked
+     * to terminate), so runaway backends never outnumber the pool. */
+    int stale_pid;
+    pg_query_t stale_q;
+    pg_stmt_t stale_stmt;
+    char stale_arg[16];
+    const char *stale_params[1];
 };
 
 struct pg_pool_s {
@@ -134,6 +142,9 @@ int pg_query__status_of_error(pg_query_t *q);
 
 /* pg_conn.c */
 void pg_conn__became_ready(pg_conn_t *c);
+/* Every PG_STALE_CHECK_MS a held-back connection looks again whether the
+ * backend it replaces is gone. */
+#define PG_STALE_CHECK_MS 500
 void pg_conn__connect(pg_conn_t *c);
 void pg_conn__connect_step(pg_conn_t *c);
 void pg_conn__drop_pg(pg_conn_t *c);

@@ -392,6 +392,36 @@ static void test_statement_timeout(void **state)
     test_loop_close(&loop);
 }
 
+/* A query that ignores its cancel (pg_trgm's similarity over megabytes
+ * checks for interrupts only at its end): its connection is dropped after
+ * the grace period, and the replacement takes no work while the old
+ * backend still runs, so runaway backends never outnumber the pool. */
+static void test_ignored_cancel_holds_the_slot(void **state)
+{
+    (void)state;
+    test_pg_exec("CREATE EXTENSION IF NOT EXISTS pg_trgm");
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, 1, 8, false, NULL);
+    result_t r1, r2;
+    pg_stmt_t slow = {.sql = "SELECT similarity(repeat('ab cd ef ', 2000000), "
+                             "repeat('ab cd eg ', 2000000))"};
+    pg_query_t q1 = {.stmts = &slow, .nstmts = 1, .cb = on_done, .data = &r1, .timeout_ms = 200};
+    memset(&r1, 0, sizeof r1);
+    assert_int_equal(pg_pool_submit(p, &q1), 0);
+    test_run_until(&loop, &r1.done, 20000);
+    assert_int_equal(r1.status, UV_ETIMEDOUT);
+    /* The next query runs only once the runaway backend is gone. */
+    run1(&loop, p, &r2,
+         "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT similarity(repeat%' "
+         "AND pid <> pg_backend_pid()",
+         0, NULL, 30000);
+    assert_int_equal(r2.status, 0);
+    assert_string_equal(r2.value, "0");
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 static void test_close_fails_queued(void **state)
 {
     (void)state;
@@ -540,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_dns_failure_is_async_and_reported),
         cmocka_unit_test(test_refused_fails_at_once),
         cmocka_unit_test(test_statement_timeout),
+        cmocka_unit_test(test_ignored_cancel_holds_the_slot),
         cmocka_unit_test(test_close_fails_queued),
         cmocka_unit_test(test_copy_in),
         cmocka_unit_test(test_call),
