@@ -36,6 +36,57 @@ int media_store_prepare(const char *root, char *err, size_t errcap)
     return rc;
 }
 
+/* Copies in to out in MEDIA_STORE_CHUNK pieces, hashing them: the
+ * SHA-256 in hex into sha256, the bytes into *total. inname and outname
+ * name the two ends in err. Returns 0 or a negative errno code. */
+static int copy_hashing(int in, int out, const char *inname, const char *outname, char sha256[65],
+                        uint64_t *total, char *err, size_t errcap)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    char *buf = malloc(MEDIA_STORE_CHUNK);
+    int rc = 0;
+    *total = 0;
+    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        rc = -ENOMEM;
+        snprintf(err, errcap, "out of memory");
+        goto done;
+    }
+    for (;;) {
+        ssize_t n = read(in, buf, MEDIA_STORE_CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            snprintf(err, errcap, "%s: %s", inname, strerror(-rc));
+            goto done;
+        }
+        if (n == 0)
+            break;
+        EVP_DigestUpdate(md, buf, (size_t)n);
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -errno;
+                snprintf(err, errcap, "%s: %s", outname, strerror(-rc));
+                goto done;
+            }
+            off += w;
+        }
+        *total += (uint64_t)n;
+    }
+    unsigned char digest[32];
+    unsigned int dlen = 0;
+    EVP_DigestFinal_ex(md, digest, &dlen);
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(sha256 + 2 * i, 3, "%02x", digest[i]);
+done:
+    free(buf);
+    EVP_MD_CTX_free(md);
+    return rc;
+}
+
 int media_store_put(const char *root, const char *src, char sha256[65],
                     char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
 {
@@ -60,44 +111,11 @@ int media_store_put(const char *root, const char *src, char sha256[65],
         return rc;
     }
     fchmod(out, 0644);
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    char *buf = malloc(MEDIA_STORE_CHUNK);
     uint64_t total = 0;
-    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-        rc = -ENOMEM;
-        snprintf(err, errcap, "out of memory");
+    char where[4300];
+    snprintf(where, sizeof where, "media store %s", root);
+    if ((rc = copy_hashing(in, out, src, where, sha256, &total, err, errcap)) != 0)
         goto done;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, MEDIA_STORE_CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            snprintf(err, errcap, "%s: %s", src, strerror(-rc));
-            goto done;
-        }
-        if (n == 0)
-            break;
-        EVP_DigestUpdate(md, buf, (size_t)n);
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                rc = -errno;
-                snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
-                goto done;
-            }
-            off += w;
-        }
-        total += (uint64_t)n;
-    }
-    unsigned char digest[32];
-    unsigned int dlen = 0;
-    EVP_DigestFinal_ex(md, digest, &dlen);
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(sha256 + 2 * i, 3, "%02x", digest[i]);
     snprintf(rel, MEDIA_STORE_REL_MAX, "%.2s/%s", sha256, sha256);
     char dir[4200], final[4300];
     snprintf(dir, sizeof dir, "%s/%.2s", root, sha256);
@@ -121,8 +139,6 @@ done:
         unlink(tmp);
     close(out);
     close(in);
-    free(buf);
-    EVP_MD_CTX_free(md);
     return rc;
 }
 
@@ -159,46 +175,13 @@ int media_store_get(const char *root, const char *sha256, const char *dst, uint6
         close(in);
         return rc;
     }
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    char *buf = malloc(MEDIA_STORE_CHUNK);
     uint64_t total = 0;
-    int rc = 0;
-    if (md == NULL || buf == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-        rc = -ENOMEM;
-        snprintf(err, errcap, "out of memory");
-        goto done;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, MEDIA_STORE_CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            snprintf(err, errcap, "stored file %s: %s", rel, strerror(-rc));
-            goto done;
-        }
-        if (n == 0)
-            break;
-        EVP_DigestUpdate(md, buf, (size_t)n);
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                rc = -errno;
-                snprintf(err, errcap, "%s: %s", dst, strerror(-rc));
-                goto done;
-            }
-            off += w;
-        }
-        total += (uint64_t)n;
-    }
-    unsigned char digest[32];
-    unsigned int dlen = 0;
     char hex[65];
-    EVP_DigestFinal_ex(md, digest, &dlen);
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    char where[4300];
+    snprintf(where, sizeof where, "stored file %s", rel);
+    int rc = copy_hashing(in, out, where, dst, hex, &total, err, errcap);
+    if (rc != 0)
+        goto done;
     if (strcmp(hex, sha256) != 0) {
         rc = -EBADMSG;
         snprintf(err, errcap, "the stored file %s does not match its sha256; it is not served",
@@ -211,7 +194,5 @@ done:
     if (rc != 0)
         unlink(dst);
     close(in);
-    free(buf);
-    EVP_MD_CTX_free(md);
     return rc;
 }
