@@ -2,6 +2,7 @@
 #include "mcp/jsonrpc.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,4 +116,12 @@ json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je)
         return m;
     m = json_loadb(msg, len, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, je);
     return m ? ints_again(m, 0) : NULL;
+}
+
+void jsonrpc_parse_error(const json_error_t *je, char *out, size_t cap)
+{
+    snprintf(out, cap, "Parse error: %s at byte %d", je->text, je->position);
+    for (unsigned char *p = (unsigned char *)out; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f)
+            *p = '?';
 }

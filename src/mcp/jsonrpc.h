@@ -37,4 +37,10 @@ char *jsonrpc_notification(const char *method, const json_t *params, size_t *len
  * by name. NULL with je on a real syntax error. */
 json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je);
 
+/* "Parse error: ... at byte N" for a failed jsonrpc_parse, into out. The
+ * parser's text may quote the input's bytes (an invalid escape, half a
+ * UTF-8 sequence): those become '?', so the error itself is always valid
+ * JSON text and the session survives the bad message. */
+void jsonrpc_parse_error(const json_error_t *je, char *out, size_t cap);
+
 #endif

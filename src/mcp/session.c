@@ -344,7 +344,7 @@ bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len)
     json_t *m = jsonrpc_parse(msg, len, &je);
     if (m == NULL) {
         char text[200];
-        snprintf(text, sizeof text, "Parse error: %s at byte %d", je.text, je.position);
+        jsonrpc_parse_error(&je, text, sizeof text);
         mcp_session__send_error(s, NULL, JSONRPC_PARSE_ERROR, text, NULL);
         return want_more(s);
     }

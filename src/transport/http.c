@@ -178,7 +178,7 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     json_t *m = jsonrpc_parse(req->entity.base ? req->entity.base : "", req->entity.len, &je);
     if (m == NULL) {
         char text[200];
-        snprintf(text, sizeof text, "Parse error: %s at byte %d", je.text, je.position);
+        jsonrpc_parse_error(&je, text, sizeof text);
         http__send_rpc_error(req, 400, "Bad Request", JSONRPC_PARSE_ERROR, text);
         return;
     }

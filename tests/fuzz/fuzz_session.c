@@ -2,8 +2,8 @@
  * newline framer, JSON-RPC parsing and the session's dispatch (initialize,
  * pings, tools/list and tools/call with argument validation, responses to
  * requests never made, notifications), on a server with one echo tool and
- * small limits. Each input gets its own loop and server; the server must
- * close cleanly after it. */
+ * small limits. Each input gets its own loop and server; the session must
+ * survive every message, and the server must close cleanly after it. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +33,7 @@ static const mcp_toolset_t *const available[] = {&set, NULL};
 typedef struct {
     mcp_session_t *s;
     size_t sent;
+    bool closed; /* the session closed its transport */
 } sink_t;
 
 static int sink_send(void *t, char *msg, size_t len, const json_t *related, bool final)
@@ -59,7 +60,9 @@ static void sink_set_reading(void *t, bool on)
 
 static void sink_close(void *t)
 {
-    mcp_session_transport_closed(((sink_t *)t)->s);
+    sink_t *k = t;
+    k->closed = true;
+    mcp_session_transport_closed(k->s);
 }
 
 static const mcp_transport_ops_t sink_ops = {
@@ -108,6 +111,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)framer_feed(&f, (const char *)data, size);
     (void)framer_finish(&f);
     uv_run(&loop, UV_RUN_NOWAIT);
+    /* "the session always survives a bad message": nothing a client sends
+     * here may make the server end it. */
+    if (k.closed)
+        abort();
     closed = false;
     mcp_server_close(&srv, server_closed);
     for (int i = 0; i < 1000 && !closed; i++)

@@ -241,6 +241,11 @@ static void test_error_paths(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(
                                json_array_get(json_object_get(big, "content"), 0), "text")),
                            "n: expected an integer between"));
+    /* A parse error quoting half a UTF-8 sequence (a bad \\u escape) is
+     * still answered, and the session lives on (found by fuzz_session). */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\\u000\xd0\x85\"}");
+    expect_error(-32700, NULL);
+    expect_ping_ok();
     mcp_session_oversize(mem.s, 1024);
     expect_error(-32600, NULL);
     /* Notifications and stray responses get no answer. */
