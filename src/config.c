@@ -120,6 +120,11 @@ static const opt_t opts[] = {
      "N"},
     {"max_sessions", "PARLEY_MAX_SESSIONS", OPT_INT, OFF(max_sessions), 0, 1, 1000000, "10000",
      "Open sessions across all transports; past it new connections are refused.", "N"},
+    {"http_max_pending_conns", "PARLEY_HTTP_MAX_PENDING_CONNS", OPT_INT,
+     OFF(http_max_pending_conns), 0, 1, 100000, "256",
+     "Connections per HTTP endpoint that have not completed a request (slow or silent "
+     "clients); past it the oldest of them is dropped for each new one.",
+     "N"},
     {"request_timeout_ms", "PARLEY_REQUEST_TIMEOUT_MS", OPT_INT, OFF(request_timeout_ms), 0, 100,
      3600000, "300000", "Time a client has to answer a server request (elicitation, sampling).",
      "MS"},
@@ -245,6 +250,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->output_hard_limit = MCP_DEFAULT_OUTPUT_HARD_LIMIT;
     cfg->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
     cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
+    cfg->http_max_pending_conns = CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS;
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
     cfg->chatwise_interval_s = CONFIG_DEFAULT_CHATWISE_INTERVAL_S;

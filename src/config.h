@@ -19,17 +19,18 @@
 #define CONFIG_ERR_MAX  512
 
 /* Limits; each has a config key of the same name in lower case. */
-#define CONFIG_DEFAULT_DB_POOL_SIZE          4
-#define CONFIG_DEFAULT_DB_RO_POOL_SIZE       4
-#define CONFIG_DEFAULT_DB_QUEUE_MAX          1024
-#define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS   30000
-#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S   60  /* chatwise_interval_s */
-#define CONFIG_DEFAULT_BLUESKY_REFRESH_S     900 /* bluesky_refresh_s */
-#define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS 10000
-#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS   8000
-#define CONFIG_DEFAULT_PG_START_TIMEOUT_S    60
-#define CONFIG_FILE_MAX_BYTES                (64 * 1024)
-#define CONFIG_LIST_MAX                      2048
+#define CONFIG_DEFAULT_DB_POOL_SIZE           4
+#define CONFIG_DEFAULT_DB_RO_POOL_SIZE        4
+#define CONFIG_DEFAULT_DB_QUEUE_MAX           1024
+#define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS    30000
+#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S    60  /* chatwise_interval_s */
+#define CONFIG_DEFAULT_BLUESKY_REFRESH_S      900 /* bluesky_refresh_s */
+#define CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS 256 /* http_max_pending_conns */
+#define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS  10000
+#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS    8000
+#define CONFIG_DEFAULT_PG_START_TIMEOUT_S     60
+#define CONFIG_FILE_MAX_BYTES                 (64 * 1024)
+#define CONFIG_LIST_MAX                       2048
 
 typedef enum {
     CONFIG_SRC_DEFAULT = 0,
@@ -75,8 +76,9 @@ typedef struct config_s {
     int output_hard_limit;
     int max_active_calls;
     int max_sessions;
-    int request_timeout_ms; /* server-to-client requests (elicitation, sampling) */
-    int init_timeout_ms;    /* a socket connection must initialize within */
+    int http_max_pending_conns; /* HTTP connections without a completed request */
+    int request_timeout_ms;     /* server-to-client requests (elicitation, sampling) */
+    int init_timeout_ms;        /* a socket connection must initialize within */
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
     char eras[CONFIG_PATH_MAX];        /* import claude-code: eras file, or "" */

@@ -168,6 +168,7 @@ int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t *
                 .metrics = ec->metrics,
                 .metrics_data = ec->metrics_data,
                 .ssl_ctx = eps[i].tls ? tls_ctx_native(e->tls) : NULL,
+                .max_pending_conns = cfg->http_max_pending_conns,
             };
             http_server_t *hs = NULL;
             rc = http_server_start(loop, ec->mcp, &eps[i], &ho, &hs, err, errcap);

@@ -415,8 +415,8 @@ static void refused_closed(uv_handle_t *h)
  * cannot hold every socket. */
 static void drop_oldest_pending(http_server_t *hs)
 {
-    for (queue_node_t *n = hs->conns.next; hs->npending > HTTP_MAX_PENDING_CONNS && n != &hs->conns;
-         n = n->next) {
+    int cap = hs->opt.max_pending_conns > 0 ? hs->opt.max_pending_conns : HTTP_MAX_PENDING_CONNS;
+    for (queue_node_t *n = hs->conns.next; hs->npending > cap && n != &hs->conns; n = n->next) {
         hconn_t *c = queue_entry(n, hconn_t, node);
         uv_os_fd_t fd;
         if (!c->pending)
@@ -425,8 +425,7 @@ static void drop_oldest_pending(http_server_t *hs)
         hs->npending--;
         if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
             shutdown(fd, SHUT_RDWR);
-        log_debug(HTTP_TAG, "dropped a connection that sent no complete request (%d pending)",
-                  HTTP_MAX_PENDING_CONNS);
+        log_debug(HTTP_TAG, "dropped a connection that sent no complete request (%d pending)", cap);
     }
 }
 

@@ -45,7 +45,8 @@
 #define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
 #define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
 /* Connections that have not completed a request yet (slowloris): past
- * this many, the oldest of them is dropped for each new one. */
+ * this many, the oldest of them is dropped for each new one (config key
+ * http_max_pending_conns). */
 #define HTTP_MAX_PENDING_CONNS 256
 
 typedef struct http_server_s http_server_t;
@@ -60,6 +61,7 @@ typedef struct http_options_s {
     void *ssl_ctx;               /* SSL_CTX * for https, or NULL */
     http_metrics_fn metrics;
     void *metrics_data;
+    int max_pending_conns; /* 0: HTTP_MAX_PENDING_CONNS */
 } http_options_t;
 
 /* Binds and listens. Returns 0 with *out, or a negative code with err. */
