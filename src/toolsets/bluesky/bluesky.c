@@ -349,7 +349,7 @@ static void fetched(void *data, int status, const char *json, const char *error)
 
 /* ---- tools -------------------------------------------------------------- */
 
-static const char *arg_str(const mcp_call_t *c, const char *key)
+const char *bs_arg(const mcp_call_t *c, const char *key)
 {
     const char *s = json_string_value(json_object_get(c->args, key));
     return s && *s ? s : NULL;
@@ -366,7 +366,7 @@ static bs_op_t *op_new(mcp_call_t *c, bs_kind_t kind)
     op->c = c;
     op->ctx = ctx;
     op->kind = kind;
-    const char *account = arg_str(c, "account");
+    const char *account = bs_arg(c, "account");
     op->account = account ? strdup(account) : NULL;
     op->raw = json_array();
     return op;
@@ -403,7 +403,7 @@ static bool post_link(const char *q, char *auth, size_t acap, char *rkey, size_t
 
 static void bs_search(mcp_call_t *c)
 {
-    const char *query = arg_str(c, "query");
+    const char *query = bs_arg(c, "query");
     if (query == NULL) {
         mcp_call_finish_error(c, "query is empty: give words to search for, or a post link "
                                  "(at://… or https://bsky.app/profile/…/post/…) for its thread.");
@@ -479,7 +479,7 @@ static void bs_profile(mcp_call_t *c)
     bs_op_t *op = op_new(c, BS_PROFILE);
     if (op == NULL)
         return;
-    const char *handle = arg_str(c, "handle");
+    const char *handle = bs_arg(c, "handle");
     if (handle == NULL)
         handle = op->account; /* the account's own profile */
     int rc;

@@ -25,6 +25,9 @@ void bs_finish(mcp_call_t *c, const char *markdown, json_t *structured);
 /* Finishes c with isError for a connector failure (status, error). */
 void bs_fail(mcp_call_t *c, int status, const char *error);
 
+/* The call's string argument key, or NULL when absent or empty. */
+const char *bs_arg(const mcp_call_t *c, const char *key);
+
 /* The login tool. */
 void bs_login(mcp_call_t *c);
 

@@ -363,16 +363,11 @@ static void command_done(void *data, int status, const char *json, const char *e
     bs_finish(c, md, v ? v : json_object());
 }
 
-static const char *arg(const mcp_call_t *c, const char *key)
-{
-    const char *s = json_string_value(json_object_get(c->args, key));
-    return s && *s ? s : NULL;
-}
-
 void bs_login(mcp_call_t *c)
 {
     bs_ctx_t *ctx = mcp_call_context(c);
-    const char *cmd = arg(c, "command"), *handle = arg(c, "handle"), *pw = arg(c, "password");
+    const char *cmd = bs_arg(c, "command"), *handle = bs_arg(c, "handle"),
+               *pw = bs_arg(c, "password");
     if (cmd) {
         if (strcmp(cmd, "list") != 0 && handle == NULL) {
             mcp_call_finish_error(c,
@@ -405,7 +400,7 @@ void bs_login(mcp_call_t *c)
     lg->ctx = ctx;
     c->data = lg;
     c->on_cancel = login_cancelled;
-    const char *svc = arg(c, "service");
+    const char *svc = bs_arg(c, "service");
     lg->service = svc ? strdup(svc) : NULL;
     json_t *port = json_object_get(c->args, "port");
     lg->port = json_is_integer(port) ? (int)json_integer_value(port) : 0;

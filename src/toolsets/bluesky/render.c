@@ -553,6 +553,16 @@ static void md_stats(md_t *m, const json_t *slim)
         md_str(m, "\n");
 }
 
+/* One quoted link line: lead ("> ![" or "> 🔗 ["), the text (NULL: none),
+ * "](", the URL, ")". */
+static void md_quoted_link(md_t *m, const char *lead, const char *text, const char *url)
+{
+    md_str(m, lead);
+    md_link_text(m, text != NULL ? text : "");
+    md_str(m, "](");
+    md_url(m, url);
+    md_str(m, ")\n");
+}
 static void md_post(md_t *m, const json_t *slim, const json_t *thread)
 {
     const char *handle = get_str(slim, "handle");
@@ -579,24 +589,13 @@ static void md_post(md_t *m, const json_t *slim, const json_t *thread)
     {
         const char *url = get_str(img, "url");
         const char *alt = get_str(img, "alt");
-        if (url == NULL)
-            continue;
-        md_str(m, "> ![");
-        md_link_text(m, alt != NULL ? alt : "");
-        md_str(m, "](");
-        md_url(m, url);
-        md_str(m, ")\n");
+        if (url != NULL)
+            md_quoted_link(m, "> ![", alt, url);
     }
     const json_t *link = json_object_get(slim, "link");
     const char *link_uri = get_str(link, "uri");
-    if (link_uri != NULL) {
-        const char *title = get_str(link, "title");
-        md_str(m, "> 🔗 [");
-        md_link_text(m, title != NULL ? title : "");
-        md_str(m, "](");
-        md_url(m, link_uri);
-        md_str(m, ")\n");
-    }
+    if (link_uri != NULL)
+        md_quoted_link(m, "> 🔗 [", get_str(link, "title"), link_uri);
     const json_t *quote = json_object_get(slim, "quote");
     const char *quote_uri = get_str(quote, "uri");
     if (quote_uri != NULL) {
