@@ -16,7 +16,7 @@ cmake --build build-bench -j "$(nproc)" >/dev/null
 work=$(mktemp -d /tmp/parley-bench-chatwise.XXXXXX)
 chmod 755 "$work"
 pg="$work/pg"
-PARLEY_PG_DURABLE=1 tests/harness/pg_cluster.sh start "$pg" >/dev/null
+PARLEY_PG_EMBEDDED=build-bench/parleyd tests/harness/pg_cluster.sh start "$pg" >/dev/null
 trap 'tests/harness/pg_cluster.sh destroy "$pg" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 psql -X -q -At -h "$pg" -U parley -d postgres -c "CREATE DATABASE bench"
 url="host=$pg port=5432 user=parley dbname=bench"

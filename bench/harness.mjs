@@ -158,7 +158,9 @@ const results = {
   idle: [],
   problems: [],
 };
-execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["start", pg], { stdio: "ignore" });
+// The cluster users get by default (parleyd's embedded settings, durability on).
+execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["start", pg],
+  { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PARLEY_PG_EMBEDDED: cfg.parleyd } });
 psql("CREATE DATABASE bench", "postgres");
 execFileSync(cfg.parleyd, ["migrate", "--db", conninfo, "--log-level", "warn"], { stdio: "inherit" });
 const exportFile = path.join(work, "result.json");

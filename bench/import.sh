@@ -13,7 +13,7 @@ cmake --build build-bench -j "$(nproc)" >/dev/null
 work=$(mktemp -d /tmp/parley-bench-import.XXXXXX)
 chmod 755 "$work"
 pg="$work/pg"
-tests/harness/pg_cluster.sh start "$pg" >/dev/null
+PARLEY_PG_EMBEDDED=build-bench/parleyd tests/harness/pg_cluster.sh start "$pg" >/dev/null
 trap 'tests/harness/pg_cluster.sh destroy "$pg" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 psql_t() { psql -X -q -At -h "$pg" -U parley -d "${2:-bench}" -c "$1"; }
 psql_t "CREATE DATABASE bench" postgres

@@ -19,7 +19,7 @@ cmake --build build-bench -j "$(nproc)" >/dev/null
 work=$(mktemp -d /tmp/parley-bench.XXXXXX)
 chmod 755 "$work"
 pg="$work/pg"
-tests/harness/pg_cluster.sh start "$pg" >/dev/null
+PARLEY_PG_EMBEDDED=build-bench/parleyd tests/harness/pg_cluster.sh start "$pg" >/dev/null
 pid=
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true

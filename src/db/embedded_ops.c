@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "db/embedded_conf.h"
 #include "db/embedded_internal.h"
 #include "db/pool.h"
 #include "util/log.h"
@@ -198,21 +199,18 @@ int pg_embedded__write_conf(pg_embedded_t *e)
 {
     char path[EMB_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/parley.conf", e->pgdata);
-    char body[EMB_PATH_MAX * 2 + 512];
+    char body[EMB_PATH_MAX + 2048];
     /* Quotes in the socket path would break the setting: refuse them. */
     if (strchr(e->sock_dir, '\'') || strchr(e->sock_dir, '\\')) {
         snprintf(e->error, sizeof e->error, "data directory path must not contain ' or \\");
         return UV_EINVAL;
     }
-    int n = snprintf(body, sizeof body,
-                     "# Written by parleyd at every start; edits here are lost.\n"
-                     "listen_addresses = ''\n"
-                     "unix_socket_directories = '%s'\n"
-                     "unix_socket_permissions = 0700\n"
-                     "port = " EMB_PORT "\n"
-                     "max_connections = 200\n"
-                     "logging_collector = off\n",
-                     e->sock_dir);
+    int n = pg_embedded_conf_format(body, sizeof body, e->sock_dir, EMB_PORT,
+                                    pg_embedded_conf_memory());
+    if (n < 0) {
+        snprintf(e->error, sizeof e->error, "cannot format parley.conf: %s", uv_strerror(n));
+        return n;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, body, (size_t)n) != n) {
         int err = errno;

@@ -81,13 +81,15 @@ static bool server_running(const char *dir)
     return ok && pid > 0 && kill(pid, 0) == 0;
 }
 
-/* Runs "SELECT current_database()" through a pool on the cluster. */
+/* Runs one query through a pool on the cluster: who it connects as, and
+ * the settings of parley.conf the server actually runs with (a value
+ * PostgreSQL refused would have stopped it from starting). */
 static void check_query(uv_loop_t *loop, pg_embedded_t *e);
 
 typedef struct {
     bool done;
     int status;
-    char value[64];
+    char value[256];
 } result_t;
 
 static void on_done(pg_query_t *q, int status)
@@ -117,13 +119,16 @@ static void check_query(uv_loop_t *loop, pg_embedded_t *e)
     pg_pool_t *p;
     char err[256];
     assert_int_equal(pg_pool_new(loop, &cfg, pg_embedded_conninfo(e), &p, err, sizeof err), 0);
-    pg_stmt_t st = {.sql = "SELECT current_database() || ':' || current_user"};
+    pg_stmt_t st = {.sql = "SELECT current_database() || ':' || current_user || ' ' || "
+                           "current_setting('fsync') || current_setting('synchronous_commit') || "
+                           "current_setting('full_page_writes') || ' jit=' || "
+                           "current_setting('jit') || ' wal=' || current_setting('max_wal_size')"};
     result_t r = {0};
     pg_query_t q = {.stmts = &st, .nstmts = 1, .cb = on_done, .data = &r};
     assert_int_equal(pg_pool_submit(p, &q), 0);
     test_run_until(loop, &r.done, 15000);
     assert_int_equal(r.status, 0);
-    assert_string_equal(r.value, "parley:parley");
+    assert_string_equal(r.value, "parley:parley ononon jit=off wal=4GB");
     pool_closed = false;
     pg_pool_close(p, on_pool_closed);
     test_run_until(loop, &pool_closed, 5000);
