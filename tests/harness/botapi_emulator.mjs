@@ -30,6 +30,7 @@ const sent = [];
 const calls = []; // administration methods called
 const stats = { getUpdates: 0, faults: 0, sendMessage: 0 };
 const nextMessageId = new Map();
+const knownIds = new Map(); // chat id -> message ids generated in it (edits pick one)
 let clock = 1767225600; // 2026-01-01
 
 function rng(seed) {
@@ -70,10 +71,10 @@ function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEv
     const chat = chatOf(ci);
     const text = Array.from({ length: 3 + Math.floor(r() * 6) }, () => words[Math.floor(r() * words.length)]).join(" ");
     const isChannel = chat.type === "channel";
-    const known = [...expected.keys()].filter((key) => key.startsWith(`${chat.id}:`));
+    const known = knownIds.get(chat.id) ?? [];
     if (editEvery && k % editEvery === editEvery - 1 && known.length > 0) {
-      const key = known[Math.floor(r() * known.length)];
-      const id = Number(key.split(":")[1]);
+      const id = known[Math.floor(r() * known.length)];
+      const key = `${chat.id}:${id}`;
       const newText = `${text} (edited ${k})`;
       const m = { message_id: id, date: clock - 100, edit_date: clock, chat, text: newText };
       if (!isChannel) m.from = { id: 5000 + ci, is_bot: false, first_name: `User${ci}` };
@@ -103,8 +104,10 @@ function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEv
     else m.from = { id: 5000 + ci, is_bot: false, first_name: `User${ci}` };
     made.push({ update_id: nextUpdateId++, [isChannel ? "channel_post" : "message"]: m });
     expected.set(`${chat.id}:${id}`, text);
+    if (!knownIds.has(chat.id)) knownIds.set(chat.id, []);
+    knownIds.get(chat.id).push(id);
   }
-  updates.push(...made);
+  for (const u of made) updates.push(u);
   for (const w of waiting) w();
   return { generated: made.length, lastUpdateId: nextUpdateId - 1 };
 }
@@ -133,7 +136,11 @@ async function getUpdates(req, res, args) {
     if (fault === "drop") return req.socket.destroy();
     if (fault === "slow") await new Promise((r) => setTimeout(r, 1500));
   }
-  const pending = () => updates.filter((u) => u.update_id >= confirmed).slice(0, Number(args.limit ?? 100));
+  // update_ids are consecutive from the first: the pending ones start at an index.
+  const pending = () => {
+    const from = updates.length ? Math.max(0, confirmed - updates[0].update_id) : 0;
+    return updates.slice(from, from + Number(args.limit ?? 100));
+  };
   let out = pending();
   if (out.length === 0) {
     const timeout = Math.min(Number(args.timeout ?? 0), 50) * 1000;

@@ -41,36 +41,125 @@ CREATE OR REPLACE FUNCTION parley_bot_chat_kind(c jsonb) RETURNS text
     END
 $$;
 
--- The file of a Bot API message: kind and the object describing it.
-CREATE OR REPLACE FUNCTION parley_bot_file(m jsonb) RETURNS TABLE (kind text, f jsonb)
+-- The kind of a Bot API message's file (photo, video, ..., document), or
+-- NULL; parley_bot_file_of gives the object describing it (a photo's
+-- largest size). Scalar and inlined: the batch mapping calls them per row.
+CREATE OR REPLACE FUNCTION parley_bot_file_kind(m jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT x.kind, x.f FROM (VALUES
-        ('photo', m -> 'photo' -> -1),
-        ('video', m -> 'video'), ('animation', m -> 'animation'), ('audio', m -> 'audio'),
-        ('voice', m -> 'voice'), ('video_note', m -> 'video_note'),
-        ('sticker', m -> 'sticker'), ('document', m -> 'document')) AS x(kind, f)
-    WHERE x.f IS NOT NULL AND jsonb_typeof(x.f) = 'object'
-      AND NOT (x.kind = 'document' AND m ? 'animation')
-    LIMIT 1
+    SELECT CASE
+        WHEN NOT m ?| ARRAY['photo', 'video', 'animation', 'audio', 'voice', 'video_note',
+                            'sticker', 'document'] THEN NULL
+        WHEN jsonb_typeof(m -> 'photo' -> -1) = 'object' THEN 'photo'
+        WHEN jsonb_typeof(m -> 'video') = 'object' THEN 'video'
+        WHEN jsonb_typeof(m -> 'animation') = 'object' THEN 'animation'
+        WHEN jsonb_typeof(m -> 'audio') = 'object' THEN 'audio'
+        WHEN jsonb_typeof(m -> 'voice') = 'object' THEN 'voice'
+        WHEN jsonb_typeof(m -> 'video_note') = 'object' THEN 'video_note'
+        WHEN jsonb_typeof(m -> 'sticker') = 'object' THEN 'sticker'
+        WHEN jsonb_typeof(m -> 'document') = 'object' AND NOT m ? 'animation' THEN 'document'
+    END
 $$;
 
--- Stores one Bot API Message (new or edited). Returns the chat id.
-CREATE OR REPLACE FUNCTION parley_bot_store_message(p_account bigint, m jsonb, outgoing boolean)
-    RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION parley_bot_file_of(m jsonb, kind text) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE kind WHEN 'photo' THEN m -> 'photo' -> -1 ELSE m -> kind END
+$$;
+
+-- The updates of a getUpdates batch at or past p_from (earlier ones were
+-- applied already), with their update_id.
+CREATE OR REPLACE FUNCTION parley_bot_batch(p_updates jsonb, p_from bigint)
+    RETURNS TABLE (update_id bigint, u jsonb) LANGUAGE sql IMMUTABLE AS $$
+    SELECT (e ->> 'update_id')::bigint, e
+    FROM jsonb_array_elements(p_updates) AS x(e)
+    WHERE jsonb_typeof(e -> 'update_id') = 'number' AND (e ->> 'update_id')::bigint >= p_from
+$$;
+
+-- The messages (new or edited, chats and channels) of a batch, one row per
+-- update, mapped to the columns of messages; malformed ones (no numeric
+-- chat id, message_id or date) are left out.
+CREATE OR REPLACE FUNCTION parley_bot_batch_messages(p_updates jsonb, p_from bigint)
+    RETURNS SETOF parley_bot_msg LANGUAGE sql IMMUTABLE AS $$
+    SELECT b.update_id, m, (m -> 'chat' ->> 'id')::bigint, (m ->> 'message_id')::bigint,
+           CASE WHEN m ? 'forum_topic_created' THEN (m ->> 'message_id')::bigint
+                WHEN coalesce((m ->> 'is_topic_message')::boolean, false)
+                THEN (m ->> 'message_thread_id')::bigint END,
+           coalesce((m -> 'sender_chat' ->> 'id')::bigint, (m -> 'from' ->> 'id')::bigint),
+           coalesce(m -> 'sender_chat' ->> 'title',
+                    nullif(btrim(concat_ws(' ', m -> 'from' ->> 'first_name',
+                                           m -> 'from' ->> 'last_name')), '')),
+           to_timestamp((m ->> 'date')::bigint),
+           CASE WHEN m ? 'edit_date' THEN to_timestamp((m ->> 'edit_date')::bigint) END,
+           t.text, t.entities, (m -> 'reply_to_message' ->> 'message_id')::bigint,
+           coalesce(m -> 'forward_origin' -> 'sender_user' ->> 'first_name',
+                    m -> 'forward_origin' ->> 'sender_user_name',
+                    m -> 'forward_origin' -> 'chat' ->> 'title'),
+           coalesce(f.kind, CASE WHEN m ? 'poll' THEN 'poll'
+                                 WHEN m ? 'venue' THEN 'venue'
+                                 WHEN m ? 'location' THEN 'location'
+                                 WHEN m ? 'contact' THEN 'contact'
+                                 WHEN m ? 'dice' THEN 'dice' END),
+           coalesce(t.entities @? '$[*] ? (@.type == "url" || @.type == "text_link")', false)
+               OR coalesce(strpos(t.text, '://') > 0 AND t.text ~* 'https?://', false),
+           CASE WHEN t.text IS NULL AND f.kind IS NULL AND
+                     (m ? 'new_chat_members' OR m ? 'left_chat_member' OR m ? 'new_chat_title'
+                      OR m ? 'pinned_message' OR m ? 'forum_topic_created'
+                      OR m ? 'forum_topic_edited' OR m ? 'group_chat_created')
+                THEN 'service' ELSE 'message' END,
+           CASE WHEN m ?| ARRAY['new_chat_members', 'left_chat_member', 'new_chat_title',
+                                'pinned_message', 'forum_topic_created', 'forum_topic_edited']
+           THEN nullif(jsonb_strip_nulls(jsonb_build_object(
+               'new_chat_members', m -> 'new_chat_members', 'left_chat_member',
+               m -> 'left_chat_member', 'new_chat_title', m -> 'new_chat_title',
+               'pinned_message', m -> 'pinned_message' -> 'message_id',
+               'forum_topic_created', m -> 'forum_topic_created',
+               'forum_topic_edited', m -> 'forum_topic_edited')), '{}'::jsonb) END,
+           CASE WHEN m ?| ARRAY['poll', 'location', 'venue', 'contact', 'dice', 'via_bot',
+                                'author_signature', 'reply_markup']
+           THEN nullif(jsonb_strip_nulls(jsonb_build_object(
+               'poll', m -> 'poll', 'location', m -> 'location', 'venue', m -> 'venue',
+               'contact', m -> 'contact', 'dice', m -> 'dice', 'via_bot', m -> 'via_bot',
+               'author_signature', m -> 'author_signature',
+               'reply_markup', m -> 'reply_markup')), '{}'::jsonb) END,
+           f.kind, parley_bot_file_of(m, f.kind)
+    FROM parley_bot_batch(p_updates, p_from) AS b
+    CROSS JOIN LATERAL (SELECT coalesce(b.u -> 'message', b.u -> 'edited_message',
+                                        b.u -> 'channel_post', b.u -> 'edited_channel_post')) AS x(m)
+    CROSS JOIN LATERAL (SELECT coalesce(m ->> 'text', m ->> 'caption'),
+                               coalesce(m -> 'entities', m -> 'caption_entities')) AS t(text, entities)
+    CROSS JOIN LATERAL (SELECT parley_bot_file_kind(m)) AS f(kind)
+    WHERE jsonb_typeof(m -> 'chat' -> 'id') = 'number' AND jsonb_typeof(m -> 'message_id') = 'number'
+      AND jsonb_typeof(m -> 'date') = 'number'
+$$;
+
+-- Applies a getUpdates batch (or one message parley sent: p_outgoing) set
+-- by set: a few statements for the whole batch, not one round per update.
+-- The result is what applying the updates one by one in update_id order
+-- gives: a chat, user or member takes its latest update; a message its
+-- newest version (edit_date, else date; the later update on a tie), never
+-- older than the stored one, whose extra keys it keeps; reactions replace
+-- the message's reactions; a chat's last message is its newest one.
+CREATE OR REPLACE FUNCTION parley_bot_apply(p_account bigint, p_updates jsonb, p_from bigint,
+                                            p_outgoing boolean) RETURNS void
+    LANGUAGE plpgsql AS $$
 DECLARE
-    c jsonb := m -> 'chat';
-    v_chat bigint := (m -> 'chat' ->> 'id')::bigint;
-    v_text text := coalesce(m ->> 'text', m ->> 'caption');
-    v_entities jsonb := coalesce(m -> 'entities', m -> 'caption_entities');
-    v_sender bigint := coalesce((m -> 'sender_chat' ->> 'id')::bigint, (m -> 'from' ->> 'id')::bigint);
-    v_topic bigint;
-    v_file record;
+    -- The batch's messages, mapped once.
+    v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_updates, p_from) AS x);
 BEGIN
+    -- Chats named by messages and membership updates, as their latest update shows them.
     INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)
-    VALUES (v_chat, p_account, parley_bot_chat_kind(c),
-            coalesce(c ->> 'title', nullif(btrim(concat_ws(' ', c ->> 'first_name',
-                                                           c ->> 'last_name')), '')),
-            c ->> 'username', true, jsonb_build_object('source', 'telegram_bot'))
+    SELECT id, p_account, parley_bot_chat_kind(c),
+           coalesce(c ->> 'title', nullif(btrim(concat_ws(' ', c ->> 'first_name',
+                                                          c ->> 'last_name')), '')),
+           c ->> 'username', true, jsonb_build_object('source', 'telegram_bot')
+    FROM (SELECT DISTINCT ON ((c ->> 'id')::bigint) (c ->> 'id')::bigint AS id, c
+          FROM (SELECT update_id, m -> 'chat' FROM unnest(v)
+                UNION ALL
+                SELECT update_id, coalesce(u -> 'my_chat_member', u -> 'chat_member') -> 'chat'
+                FROM parley_bot_batch(p_updates, p_from)
+                WHERE u ? 'my_chat_member' OR u ? 'chat_member') AS s(update_id, c)
+          WHERE jsonb_typeof(c -> 'id') = 'number'
+          ORDER BY (c ->> 'id')::bigint, update_id DESC) AS l
+    ORDER BY id
     ON CONFLICT (id) DO UPDATE
         SET account_id = coalesce(x.account_id, EXCLUDED.account_id),
             title = coalesce(EXCLUDED.title, x.title),
@@ -80,67 +169,40 @@ BEGIN
             updated_at = now()
         WHERE (x.title, x.username, x.kind) IS DISTINCT FROM
               (coalesce(EXCLUDED.title, x.title), coalesce(EXCLUDED.username, x.username),
-               EXCLUDED.kind)
+               CASE WHEN x.kind = 'forum' AND EXCLUDED.kind = 'supergroup' THEN x.kind
+                    ELSE EXCLUDED.kind END)
            OR x.account_id IS NULL;
-    IF m ? 'from' AND (m -> 'from' ->> 'id')::bigint > 0 THEN
-        INSERT INTO users AS u (id, first_name, last_name, username, is_bot)
-        VALUES ((m -> 'from' ->> 'id')::bigint, m -> 'from' ->> 'first_name',
-                m -> 'from' ->> 'last_name', m -> 'from' ->> 'username',
-                coalesce((m -> 'from' ->> 'is_bot')::boolean, false))
-        ON CONFLICT (id) DO UPDATE
-            SET first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
-                username = EXCLUDED.username, is_bot = EXCLUDED.is_bot, updated_at = now()
-            WHERE (u.first_name, u.last_name, u.username, u.is_bot) IS DISTINCT FROM
-                  (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.username, EXCLUDED.is_bot);
-    END IF;
-    IF m ? 'forum_topic_created' THEN
-        INSERT INTO topics (chat_id, id, title, icon_color, creator_id, created_date)
-        VALUES (v_chat, (m ->> 'message_id')::bigint, m -> 'forum_topic_created' ->> 'name',
-                (m -> 'forum_topic_created' ->> 'icon_color')::integer, v_sender,
-                to_timestamp((m ->> 'date')::bigint))
-        ON CONFLICT (chat_id, id) DO NOTHING;
-        v_topic := (m ->> 'message_id')::bigint;
-    ELSIF coalesce((m ->> 'is_topic_message')::boolean, false) THEN
-        v_topic := (m ->> 'message_thread_id')::bigint;
-    END IF;
-    SELECT * INTO v_file FROM parley_bot_file(m);
+    -- Senders, as their latest message shows them.
+    INSERT INTO users AS u (id, first_name, last_name, username, is_bot)
+    SELECT DISTINCT ON ((m -> 'from' ->> 'id')::bigint) (m -> 'from' ->> 'id')::bigint,
+           m -> 'from' ->> 'first_name', m -> 'from' ->> 'last_name',
+           m -> 'from' ->> 'username', coalesce((m -> 'from' ->> 'is_bot')::boolean, false)
+    FROM unnest(v)
+    WHERE (m -> 'from' ->> 'id')::bigint > 0
+    ORDER BY (m -> 'from' ->> 'id')::bigint, update_id DESC
+    ON CONFLICT (id) DO UPDATE
+        SET first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+            username = EXCLUDED.username, is_bot = EXCLUDED.is_bot, updated_at = now()
+        WHERE (u.first_name, u.last_name, u.username, u.is_bot) IS DISTINCT FROM
+              (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.username, EXCLUDED.is_bot);
+    -- Forum topics, from the service message that created each.
+    INSERT INTO topics (chat_id, id, title, icon_color, creator_id, created_date)
+    SELECT DISTINCT ON (chat_id, id) chat_id, id, m -> 'forum_topic_created' ->> 'name',
+           (m -> 'forum_topic_created' ->> 'icon_color')::integer, sender_id, date
+    FROM unnest(v)
+    WHERE m ? 'forum_topic_created'
+    ORDER BY chat_id, id, update_id
+    ON CONFLICT (chat_id, id) DO NOTHING;
+    -- Messages: each one's newest version in the batch.
     INSERT INTO messages AS x (chat_id, id, topic_id, sender_id, sender_name, date, edit_date,
                                text, entities, reply_to_id, forward_from_name, media_kind,
                                has_link, kind, outgoing, action, extra)
-    VALUES (v_chat, (m ->> 'message_id')::bigint, v_topic, v_sender,
-            coalesce(m -> 'sender_chat' ->> 'title',
-                     nullif(btrim(concat_ws(' ', m -> 'from' ->> 'first_name',
-                                            m -> 'from' ->> 'last_name')), '')),
-            to_timestamp((m ->> 'date')::bigint),
-            CASE WHEN m ? 'edit_date' THEN to_timestamp((m ->> 'edit_date')::bigint) END,
-            v_text, v_entities, (m -> 'reply_to_message' ->> 'message_id')::bigint,
-            coalesce(m -> 'forward_origin' -> 'sender_user' ->> 'first_name',
-                     m -> 'forward_origin' ->> 'sender_user_name',
-                     m -> 'forward_origin' -> 'chat' ->> 'title'),
-            coalesce(v_file.kind, CASE WHEN m ? 'poll' THEN 'poll'
-                                       WHEN m ? 'venue' THEN 'venue'
-                                       WHEN m ? 'location' THEN 'location'
-                                       WHEN m ? 'contact' THEN 'contact'
-                                       WHEN m ? 'dice' THEN 'dice' END),
-            coalesce(v_entities @? '$[*] ? (@.type == "url" || @.type == "text_link")', false)
-                OR coalesce(v_text ~* 'https?://', false),
-            CASE WHEN v_text IS NULL AND v_file.kind IS NULL AND
-                      (m ? 'new_chat_members' OR m ? 'left_chat_member' OR m ? 'new_chat_title'
-                       OR m ? 'pinned_message' OR m ? 'forum_topic_created'
-                       OR m ? 'forum_topic_edited' OR m ? 'group_chat_created')
-                 THEN 'service' ELSE 'message' END,
-            outgoing,
-            nullif(jsonb_strip_nulls(jsonb_build_object(
-                'new_chat_members', m -> 'new_chat_members', 'left_chat_member',
-                m -> 'left_chat_member', 'new_chat_title', m -> 'new_chat_title',
-                'pinned_message', m -> 'pinned_message' -> 'message_id',
-                'forum_topic_created', m -> 'forum_topic_created',
-                'forum_topic_edited', m -> 'forum_topic_edited')), '{}'::jsonb),
-            nullif(jsonb_strip_nulls(jsonb_build_object(
-                'poll', m -> 'poll', 'location', m -> 'location', 'venue', m -> 'venue',
-                'contact', m -> 'contact', 'dice', m -> 'dice', 'via_bot', m -> 'via_bot',
-                'author_signature', m -> 'author_signature',
-                'reply_markup', m -> 'reply_markup')), '{}'::jsonb))
+    SELECT chat_id, id, topic_id, sender_id, sender_name, date, edit_date, text, entities,
+           reply_to_id, forward_from_name, media_kind, has_link, kind, p_outgoing, action, extra
+    FROM (SELECT DISTINCT ON (chat_id, id) *
+          FROM unnest(v)
+          ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
+    ORDER BY chat_id, id
     ON CONFLICT (chat_id, id) DO UPDATE
         SET text = EXCLUDED.text, entities = EXCLUDED.entities,
             edit_date = coalesce(EXCLUDED.edit_date, x.edit_date),
@@ -152,28 +214,76 @@ BEGIN
           AND (x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
               (EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
                EXCLUDED.media_kind, coalesce(EXCLUDED.topic_id, x.topic_id));
-    IF v_file.kind IS NOT NULL THEN
-        INSERT INTO media AS f (chat_id, message_id, ordinal, kind, file_id, file_unique_id,
-                                mime_type, file_size, width, height, duration, file_name, state,
-                                extra)
-        VALUES (v_chat, (m ->> 'message_id')::bigint, 0, v_file.kind, v_file.f ->> 'file_id',
-                v_file.f ->> 'file_unique_id', v_file.f ->> 'mime_type',
-                (v_file.f ->> 'file_size')::bigint, (v_file.f ->> 'width')::integer,
-                (v_file.f ->> 'height')::integer, (v_file.f ->> 'duration')::integer,
-                v_file.f ->> 'file_name', 'remote',
-                nullif(jsonb_strip_nulls(jsonb_build_object('emoji', v_file.f -> 'emoji')),
-                       '{}'::jsonb))
-        ON CONFLICT (chat_id, message_id, ordinal) DO UPDATE
-            SET file_id = EXCLUDED.file_id, file_unique_id = EXCLUDED.file_unique_id,
-                updated_at = now()
-            WHERE f.file_unique_id IS DISTINCT FROM EXCLUDED.file_unique_id;
-    END IF;
-    UPDATE chats SET last_message_id = (m ->> 'message_id')::bigint,
-                     last_message_date = to_timestamp((m ->> 'date')::bigint), updated_at = now()
-    WHERE id = v_chat AND (last_message_date IS NULL
-                           OR last_message_date <= to_timestamp((m ->> 'date')::bigint))
-      AND last_message_id IS DISTINCT FROM (m ->> 'message_id')::bigint;
-    RETURN v_chat;
+    -- Their files, queued for download.
+    INSERT INTO media AS f (chat_id, message_id, ordinal, kind, file_id, file_unique_id,
+                            mime_type, file_size, width, height, duration, file_name, state, extra)
+    SELECT chat_id, id, 0, file_kind, file ->> 'file_id', file ->> 'file_unique_id',
+           file ->> 'mime_type', (file ->> 'file_size')::bigint, (file ->> 'width')::integer,
+           (file ->> 'height')::integer, (file ->> 'duration')::integer, file ->> 'file_name',
+           'remote', nullif(jsonb_strip_nulls(jsonb_build_object('emoji', file -> 'emoji')),
+                            '{}'::jsonb)
+    FROM (SELECT DISTINCT ON (chat_id, id) *
+          FROM unnest(v)
+          WHERE file_kind IS NOT NULL
+          ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
+    ORDER BY chat_id, id
+    ON CONFLICT (chat_id, message_id, ordinal) DO UPDATE
+        SET file_id = EXCLUDED.file_id, file_unique_id = EXCLUDED.file_unique_id,
+            updated_at = now()
+        WHERE f.file_unique_id IS DISTINCT FROM EXCLUDED.file_unique_id;
+    -- Each chat's newest message.
+    UPDATE chats AS c SET last_message_id = v.id, last_message_date = v.date, updated_at = now()
+    FROM (SELECT DISTINCT ON (chat_id) chat_id, id, date
+          FROM unnest(v)
+          ORDER BY chat_id, date DESC, update_id DESC) AS v
+    WHERE c.id = v.chat_id AND (c.last_message_date IS NULL OR c.last_message_date <= v.date)
+      AND c.last_message_id IS DISTINCT FROM v.id;
+    -- Reactions: the latest count of each message.
+    UPDATE messages AS x
+        SET extra = coalesce(x.extra, '{}') || jsonb_build_object('reactions', r.reactions),
+            updated_at = now()
+    FROM (SELECT DISTINCT ON (1, 2) (u -> 'message_reaction' -> 'chat' ->> 'id')::bigint,
+                 (u -> 'message_reaction' ->> 'message_id')::bigint,
+                 u -> 'message_reaction' -> 'new_reaction'
+          FROM parley_bot_batch(p_updates, p_from)
+          WHERE u ? 'message_reaction'
+          ORDER BY 1, 2, update_id DESC) AS r(chat_id, id, reactions)
+    WHERE x.chat_id = r.chat_id AND x.id = r.id;
+    -- Members: the users first (known users stay as their messages show them).
+    INSERT INTO users (id, first_name, last_name, username, is_bot)
+    SELECT DISTINCT ON (1) (n -> 'user' ->> 'id')::bigint, n -> 'user' ->> 'first_name',
+           n -> 'user' ->> 'last_name', n -> 'user' ->> 'username',
+           coalesce((n -> 'user' ->> 'is_bot')::boolean, false)
+    FROM parley_bot_batch(p_updates, p_from),
+         LATERAL (SELECT coalesce(u -> 'my_chat_member', u -> 'chat_member')
+                         -> 'new_chat_member') AS y(n)
+    WHERE (n -> 'user' ->> 'id')::bigint > 0
+    ORDER BY 1, update_id
+    ON CONFLICT (id) DO NOTHING;
+    INSERT INTO chat_members AS cm (chat_id, user_id, status)
+    SELECT DISTINCT ON (1, 2) (c ->> 'id')::bigint, (n -> 'user' ->> 'id')::bigint,
+           CASE n ->> 'status'
+               WHEN 'creator' THEN 'creator' WHEN 'administrator' THEN 'administrator'
+               WHEN 'restricted' THEN 'restricted' WHEN 'left' THEN 'left'
+               WHEN 'kicked' THEN 'kicked' ELSE 'member' END
+    FROM parley_bot_batch(p_updates, p_from),
+         LATERAL (SELECT coalesce(u -> 'my_chat_member', u -> 'chat_member')) AS y(cmu),
+         LATERAL (SELECT cmu -> 'chat', cmu -> 'new_chat_member') AS z(c, n)
+    WHERE (n -> 'user' ->> 'id')::bigint > 0 AND jsonb_typeof(c -> 'id') = 'number'
+    ORDER BY 1, 2, update_id DESC
+    ON CONFLICT (chat_id, user_id) DO UPDATE SET status = EXCLUDED.status, updated_at = now();
+END
+$$;
+
+-- Stores one Bot API Message (new or edited; outgoing: parley sent it).
+-- Returns the chat id.
+CREATE OR REPLACE FUNCTION parley_bot_store_message(p_account bigint, m jsonb, outgoing boolean)
+    RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM parley_bot_apply(p_account, jsonb_build_array(jsonb_build_object('update_id', 0,
+                                                                             'message', m)),
+                             0, outgoing);
+    RETURN (m -> 'chat' ->> 'id')::bigint;
 END
 $$;
 
@@ -182,55 +292,15 @@ $$;
 CREATE OR REPLACE FUNCTION parley_bot_ingest(p_account bigint, p_updates jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
-    u jsonb;
-    v_next bigint := parley_bot_offset(p_account);
-    v_n integer := 0;
-    m jsonb;
+    v_from bigint := parley_bot_offset(p_account);
+    v_n integer;
+    v_next bigint;
 BEGIN
-    FOR u IN SELECT e FROM jsonb_array_elements(p_updates) AS x(e)
-             ORDER BY (e ->> 'update_id')::bigint LOOP
-        -- Updates before the stored offset were applied already.
-        CONTINUE WHEN (u ->> 'update_id')::bigint < v_next;
-        m := coalesce(u -> 'message', u -> 'edited_message', u -> 'channel_post',
-                      u -> 'edited_channel_post');
-        IF m IS NOT NULL THEN
-            PERFORM parley_bot_store_message(p_account, m, false);
-        ELSIF u ? 'message_reaction' THEN
-            UPDATE messages SET extra = coalesce(extra, '{}') || jsonb_build_object(
-                                    'reactions', u -> 'message_reaction' -> 'new_reaction'),
-                                updated_at = now()
-            WHERE chat_id = (u -> 'message_reaction' -> 'chat' ->> 'id')::bigint
-              AND id = (u -> 'message_reaction' ->> 'message_id')::bigint;
-        ELSIF u ? 'my_chat_member' OR u ? 'chat_member' THEN
-            m := coalesce(u -> 'my_chat_member', u -> 'chat_member');
-            INSERT INTO chats AS x (id, account_id, kind, title, username)
-            VALUES ((m -> 'chat' ->> 'id')::bigint, p_account, parley_bot_chat_kind(m -> 'chat'),
-                    m -> 'chat' ->> 'title', m -> 'chat' ->> 'username')
-            ON CONFLICT (id) DO UPDATE SET title = coalesce(EXCLUDED.title, x.title),
-                                           updated_at = now()
-                WHERE x.title IS DISTINCT FROM coalesce(EXCLUDED.title, x.title);
-            IF (m -> 'new_chat_member' -> 'user' ->> 'id')::bigint > 0 THEN
-                INSERT INTO users AS us (id, first_name, last_name, username, is_bot)
-                VALUES ((m -> 'new_chat_member' -> 'user' ->> 'id')::bigint,
-                        m -> 'new_chat_member' -> 'user' ->> 'first_name',
-                        m -> 'new_chat_member' -> 'user' ->> 'last_name',
-                        m -> 'new_chat_member' -> 'user' ->> 'username',
-                        coalesce((m -> 'new_chat_member' -> 'user' ->> 'is_bot')::boolean, false))
-                ON CONFLICT (id) DO NOTHING;
-                INSERT INTO chat_members AS cm (chat_id, user_id, status)
-                VALUES ((m -> 'chat' ->> 'id')::bigint,
-                        (m -> 'new_chat_member' -> 'user' ->> 'id')::bigint,
-                        CASE m -> 'new_chat_member' ->> 'status'
-                            WHEN 'creator' THEN 'creator' WHEN 'administrator' THEN 'administrator'
-                            WHEN 'restricted' THEN 'restricted' WHEN 'left' THEN 'left'
-                            WHEN 'kicked' THEN 'kicked' ELSE 'member' END)
-                ON CONFLICT (chat_id, user_id) DO UPDATE SET status = EXCLUDED.status,
-                                                             updated_at = now();
-            END IF;
-        END IF;
-        v_n := v_n + 1;
-        v_next := (u ->> 'update_id')::bigint + 1;
-    END LOOP;
+    SELECT count(*), coalesce(max(update_id) + 1, v_from) INTO v_n, v_next
+    FROM parley_bot_batch(p_updates, v_from);
+    IF v_n > 0 THEN
+        PERFORM parley_bot_apply(p_account, p_updates, v_from, false);
+    END IF;
     INSERT INTO sync_state AS s (account_id, stream, cursor, last_update_at)
     VALUES (p_account, 'updates', jsonb_build_object('offset', v_next), now())
     ON CONFLICT (account_id, stream) DO UPDATE
