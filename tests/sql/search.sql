@@ -84,3 +84,16 @@ SELECT -100, 1000 + g, '2025-01-01'::timestamptz + g * interval '1 minute', 'bul
 FROM generate_series(1, 1001) g;
 SELECT pg_temp.expect('capped count', pg_temp.s('bulk', lim => 1) ->> 'count', '1000');
 SELECT pg_temp.expect('capped flag', (pg_temp.s('bulk', lim => 1) ->> 'countCapped')::boolean, true);
+
+-- parley_cjk_bigrams (migration 020) gives the very pairs of migration
+-- 012's version, which the CJK index was built with, for every text.
+CREATE FUNCTION pg_temp.bigrams_012(t text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(DISTINCT b), '{}')
+    FROM (SELECT substr(lower(t), i, 2) AS b FROM generate_series(1, length(t) - 1) AS i) x
+    WHERE b ~ '^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]{2}$'
+$$;
+SELECT pg_temp.expect('cjk pairs unchanged: ' || coalesce(t, 'NULL'), parley_cjk_bigrams(t), pg_temp.bigrams_012(t))
+FROM unnest(ARRAY[NULL, '', 'a', '部', '部署', '部署a', 'a部署', '部a署', '部署部署', '今天的部署很顺利',
+                  'ΑΒ部署ΓΔ', 'ひらがなカタカナ', '한국어 텍스트', 'ภาษาไทย', '豈更', '部 署', '部署。顺利',
+                  'x' || repeat('数据', 50) || 'y', 'İ部署', '部署🙂数据', E'部\n署', 'ＡＢ部']) AS t;
+SELECT pg_temp.expect('cjk pairs, a sample', parley_cjk_bigrams('检索 ipsum 数据数据 lorem'), '{据数,数据,检索}'::text[]);

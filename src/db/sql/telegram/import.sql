@@ -29,31 +29,39 @@ CREATE OR REPLACE FUNCTION parley_tg_peer_id(p jsonb) RETURNS bigint
 $$;
 
 -- Plain text of an export "text": a string, or an array of strings and
--- entity objects.
+-- entity objects. (PL/pgSQL: a string, the common case, is a simple
+-- expression; an SQL function with a sub-select would set up an executor
+-- for every message.)
 CREATE OR REPLACE FUNCTION parley_tg_text(t jsonb) RETURNS text
-    LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE jsonb_typeof(t)
-        WHEN 'string' THEN t #>> '{}'
-        WHEN 'array' THEN (
-            SELECT coalesce(string_agg(CASE jsonb_typeof(e) WHEN 'string' THEN e #>> '{}'
-                                       ELSE e ->> 'text' END, '' ORDER BY ord), '')
-            FROM jsonb_array_elements(t) WITH ORDINALITY AS x(e, ord))
-    END
+    LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF jsonb_typeof(t) = 'string' THEN
+        RETURN t #>> '{}';
+    ELSIF jsonb_typeof(t) = 'array' THEN
+        RETURN (SELECT coalesce(string_agg(CASE jsonb_typeof(e) WHEN 'string' THEN e #>> '{}'
+                                           ELSE e ->> 'text' END, '' ORDER BY ord), '')
+                FROM jsonb_array_elements(t) WITH ORDINALITY AS x(e, ord));
+    END IF;
+    RETURN NULL;
+END
 $$;
 
 -- Entities: text_entities when the export has them, else derived from an
 -- array text.
 CREATE OR REPLACE FUNCTION parley_tg_entities(m jsonb) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE
-        WHEN jsonb_typeof(m -> 'text_entities') = 'array' THEN
-            nullif(m -> 'text_entities', '[]'::jsonb)
-        WHEN jsonb_typeof(m -> 'text') = 'array' THEN (
-            SELECT nullif(jsonb_agg(CASE jsonb_typeof(e)
-                                    WHEN 'string' THEN jsonb_build_object('type', 'plain', 'text', e)
-                                    ELSE e END ORDER BY ord), '[]'::jsonb)
-            FROM jsonb_array_elements(m -> 'text') WITH ORDINALITY AS x(e, ord))
-    END
+    LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF jsonb_typeof(m -> 'text_entities') = 'array' THEN
+        RETURN nullif(m -> 'text_entities', '[]'::jsonb);
+    ELSIF jsonb_typeof(m -> 'text') = 'array' THEN
+        RETURN (SELECT nullif(jsonb_agg(CASE jsonb_typeof(e)
+                                        WHEN 'string' THEN jsonb_build_object('type', 'plain',
+                                                                              'text', e)
+                                        ELSE e END ORDER BY ord), '[]'::jsonb)
+                FROM jsonb_array_elements(m -> 'text') WITH ORDINALITY AS x(e, ord));
+    END IF;
+    RETURN NULL;
+END
 $$;
 
 -- A time of the export: the unixtime field when present, else the local
@@ -175,7 +183,13 @@ BEGIN
                CASE WHEN m ->> 'type' = 'service' THEN
                    m - '{id,type,date,date_unixtime,actor,actor_id,text,text_entities}'::text[]
                END AS action,
-               nullif(jsonb_strip_nulls(jsonb_build_object(
+               CASE WHEN m ?| ARRAY['via_bot', 'author', 'saved_from', 'forwarded_from_id',
+                                    'reactions', 'inline_bot_buttons', 'poll', 'todo_list',
+                                    'location_information', 'place_name', 'address',
+                                    'live_location_period_seconds', 'contact_information',
+                                    'contact_vcard', 'game_title', 'invoice_information', 'dice',
+                                    'self_destruct_period_seconds', 'signature']
+               THEN nullif(jsonb_strip_nulls(jsonb_build_object(
                    'via_bot', m -> 'via_bot', 'author', m -> 'author',
                    'saved_from', m -> 'saved_from', 'forwarded_from_id', m -> 'forwarded_from_id',
                    'reactions', m -> 'reactions', 'inline_bot_buttons', m -> 'inline_bot_buttons',
@@ -186,7 +200,7 @@ BEGIN
                    'contact_vcard', m -> 'contact_vcard', 'game', m -> 'game_title',
                    'invoice', m -> 'invoice_information', 'dice', m -> 'dice',
                    'self_destruct_period_seconds', m -> 'self_destruct_period_seconds',
-                   'signature', m -> 'signature')), '{}'::jsonb) AS extra,
+                   'signature', m -> 'signature')), '{}'::jsonb) END AS extra,
                m
         FROM src
     ), ins AS (
@@ -197,7 +211,7 @@ BEGIN
                r.reply_to_id, CASE WHEN r.reply_to_peer <> v_chat THEN r.reply_to_peer END,
                r.forward_from_name, r.media_kind,
                coalesce(r.entities @? '$[*] ? (@.type == "link" || @.type == "text_link")', false)
-                   OR coalesce(r.text ~* 'https?://', false),
+                   OR coalesce(strpos(r.text, '://') > 0 AND r.text ~* 'https?://', false),
                r.kind, r.action, r.extra
         FROM rows r
         ON CONFLICT (chat_id, id) DO UPDATE
