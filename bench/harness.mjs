@@ -47,6 +47,9 @@ const cfg = {
   seconds: Number(opt("seconds", smoke ? 1.5 : 10)),
   idle: opt("idle", smoke ? "200" : "10000").split(",").map(Number),
   idleMax: opt("idle-max", smoke ? "" : "unix:19000,http:50000"),
+  // The transport-bound mix: a trivial tool (test_simple_text) on each server.
+  trivialSessions: opt("trivial-sessions", smoke ? "4" : "1,16,64,256").split(",").map(Number),
+  trivialTransports: opt("trivial-transports", "unix,http").split(","),
   pgbenchMaxClients: 250, // the test cluster's max_connections is 300
 };
 if (!cfg.parleyd || !cfg.loadgen) {
@@ -154,6 +157,7 @@ const results = {
   config: { ...cfg, parleyd: undefined, loadgen: undefined, out: undefined },
   dataset: {},
   runs: [],
+  trivial: [],
   comparisons: [],
   idle: [],
   problems: [],
@@ -223,7 +227,7 @@ for (let attempt = 1; ; attempt++) {
   };
   try {
     parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
-      "--toolsets", "telegram", "--log-level", "warn", "--max-sessions", "1000000",
+      "--toolsets", "telegram,conformance", "--log-level", "warn", "--max-sessions", "1000000",
       "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
     peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
       "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
@@ -255,25 +259,37 @@ const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid };
 }
 
 // ---- 4. workload ----
-for (const n of cfg.sessions) {
-  for (const transport of cfg.transports) {
-    for (const server of ["parley", "ts-sdk-peer"]) {
-      const pid = pids[server];
-      resetPeak(pid);
-      const cpu0 = cpuSeconds(pid);
-      let r;
-      try {
-        r = loadgen(urls[server][transport], n, server, ["--calls", callsFile]);
-      } catch (e) {
-        r = kv((e.stdout ?? "").toString().trim().split("\n").pop() || "errors=1 requests=0");
-      }
-      const run = { server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
-        p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +(cpuSeconds(pid) - cpu0).toFixed(2), peak_rss_kib: status(pid, "VmHWM") };
-      results.runs.push(run);
-      say(`${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.errors} errors`);
-      if (run.errors > 0 || run.requests === 0) results.problems.push(`${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
-    }
+// One loadgen run against one server; CPU per call is the server's user +
+// system time over the calls answered.
+function measure(mix, server, transport, n, extra) {
+  const pid = pids[server];
+  resetPeak(pid);
+  const cpu0 = cpuSeconds(pid);
+  let r;
+  try {
+    r = loadgen(urls[server][transport], n, server, extra);
+  } catch (e) {
+    r = kv((e.stdout ?? "").toString().trim().split("\n").pop() || "errors=1 requests=0");
   }
+  const cpu = cpuSeconds(pid) - cpu0;
+  const run = { mix, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
+    p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
+    cpu_us_per_call: r.requests ? +((cpu * 1e6) / r.requests).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM") };
+  results.runs.push(run);
+  say(`${mix} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
+  if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
+  return run;
+}
+for (const n of cfg.trivialSessions)
+  for (const transport of cfg.trivialTransports) {
+    const p = measure("trivial", "parley", transport, n, ["--tool", "test_simple_text"]);
+    const q = measure("trivial", "ts-sdk-peer", transport, n, ["--tool", "test_simple_text"]);
+    results.trivial.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
+      peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms });
+  }
+for (const n of cfg.sessions) {
+  for (const transport of cfg.transports)
+    for (const server of ["parley", "ts-sdk-peer"]) measure("database", server, transport, n, ["--calls", callsFile]);
   // The database's own limit: the same SQL through pgbench.
   const clients = Math.min(n, cfg.pgbenchMaxClients);
   const prefix = path.join(work, `pgb${n}`);
@@ -292,8 +308,8 @@ for (const n of cfg.sessions) {
   say(`pgbench x${clients}: ${run.rps} tps, p99 ${run.p99_ms} ms`);
   if (run.errors > 0 || run.requests === 0) results.problems.push(`pgbench x${clients}: ${run.errors} errors`);
   for (const transport of cfg.transports) {
-    const p = results.runs.find((r) => r.server === "parley" && r.transport === transport && r.sessions === n);
-    const q = results.runs.find((r) => r.server === "ts-sdk-peer" && r.transport === transport && r.sessions === n);
+    const p = results.runs.find((r) => r.mix === "database" && r.server === "parley" && r.transport === transport && r.sessions === n);
+    const q = results.runs.find((r) => r.mix === "database" && r.server === "ts-sdk-peer" && r.transport === transport && r.sessions === n);
     results.comparisons.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, pgbench_tps: run.rps,
       parley_vs_peer: q.rps ? +(p.rps / q.rps).toFixed(2) : null, parley_vs_pgbench: run.rps ? +(p.rps / run.rps).toFixed(2) : null,
       parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms, pgbench_p99_ms: run.p99_ms });
@@ -339,13 +355,19 @@ const md = [];
 md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cores} cores (${results.machine.cpu}), ${results.machine.memGiB} GiB; ` +
   `${fmt(results.dataset.storedMessages)} messages in ${fmt(cfg.chats)} chats, imported at ${fmt(results.dataset.importMsgsPerSec)} msg/s; ` +
   `${cfg.seconds} s per run; pgbench clients capped at ${cfg.pgbenchMaxClients}.`, "");
-md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | CPU s | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer CPU s | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
+md.push("Transport-bound mix (`test_simple_text`, no database):", "");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU |");
+md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const t of results.trivial)
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} |`);
+md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext):", "");
+md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const c of results.comparisons) {
-  const p = results.runs.find((r) => r.server === "parley" && r.transport === c.transport && r.sessions === c.sessions);
-  const q = results.runs.find((r) => r.server === "ts-sdk-peer" && r.transport === c.transport && r.sessions === c.sessions);
-  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${p.cpu_s} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
-    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${q.cpu_s} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
+  const p = results.runs.find((r) => r.mix === "database" && r.server === "parley" && r.transport === c.transport && r.sessions === c.sessions);
+  const q = results.runs.find((r) => r.mix === "database" && r.server === "ts-sdk-peer" && r.transport === c.transport && r.sessions === c.sessions);
+  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${fmt(p.cpu_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
+    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
 }
 md.push("", "| idle sessions | transport | held | parleyd RSS before → during (MiB) | KiB per session |", "|---:|---|---:|---:|---:|");
 for (const r of results.idle)

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // ts-sdk-peer.mjs: what a user would otherwise build — the four telegram
 // tools the benchmark drives (channelsList, messagesList, messagesSearch,
-// messagesContext) served with the official MCP TypeScript SDK (McpServer)
+// messagesContext), and the trivial test_simple_text of parley's
+// conformance toolset (the same fixed text, no database: the transport-bound
+// mix), served with the official MCP TypeScript SDK (McpServer)
 // and the pg client, over a Unix socket and TCP (newline-delimited JSON-RPC,
 // the SDK's stdio transport on each connection) and Streamable HTTP (the
 // SDK's StreamableHTTPServerTransport, one per session). Each tool runs the
@@ -52,6 +54,8 @@ function newServer() {
         }
       });
   }
+  server.registerTool("test_simple_text", { description: "Returns a simple text response.", annotations: { readOnlyHint: true } },
+    async () => ({ content: [{ type: "text", text: "This is a simple text response for testing." }] }));
   return server;
 }
 
