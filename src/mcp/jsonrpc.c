@@ -12,16 +12,20 @@
  * tools that build them. */
 #define JSONRPC_MAX_MESSAGE ((size_t)1 << 30)
 
+/* json_dump_callback's sink: appends to a buf_t (no copy in between). */
+static int dump_to_buf(const char *s, size_t n, void *data)
+{
+    return buf_append(data, s, n) == 0 ? 0 : -1;
+}
+
+static int append_json(buf_t *b, const json_t *v)
+{
+    return json_dump_callback(v, dump_to_buf, b, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
 static int append_id(buf_t *b, const json_t *id)
 {
-    if (id == NULL)
-        return buf_append_str(b, "null");
-    char *s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-    if (s == NULL)
-        return -1;
-    int rc = buf_append_str(b, s);
-    free(s);
-    return rc;
+    return id == NULL ? buf_append_str(b, "null") : append_json(b, id);
 }
 
 char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len, size_t *len)
@@ -39,12 +43,14 @@ char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t resu
 
 char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
 {
-    char *r = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (r == NULL)
+    buf_t b;
+    buf_init(&b, JSONRPC_MAX_MESSAGE);
+    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
+        buf_append_str(&b, ",\"result\":") || append_json(&b, result) || buf_append_str(&b, "}")) {
+        buf_free(&b);
         return NULL;
-    char *out = jsonrpc_result_text(id, r, strlen(r), len);
-    free(r);
-    return out;
+    }
+    return buf_steal(&b, len);
 }
 
 char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,

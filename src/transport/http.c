@@ -4,6 +4,8 @@
  * timers, close). */
 #include "transport/http.h"
 
+#include <assert.h>
+
 #include <h2o.h>
 #include <h2o/http2.h>
 #include <stdio.h>
@@ -84,11 +86,15 @@ static bool accepts(h2o_req_t *req, const char *type)
     h2o_iovec_t a = http__header(req, H2O_STRLIT("accept"));
     if (a.base == NULL)
         return false;
+    /* The type itself, its major type with any subtype ("text" then a
+     * slash and a star), or any type at all. */
     char major[32];
     size_t m = strcspn(type, "/");
-    snprintf(major, sizeof major, "%.*s/*", (int)m, type);
+    assert(m + 3 <= sizeof major);
+    memcpy(major, type, m);
+    memcpy(major + m, "/*", 3);
     return h2o_strstr(a.base, a.len, type, strlen(type)) != SIZE_MAX ||
-           h2o_strstr(a.base, a.len, major, strlen(major)) != SIZE_MAX ||
+           h2o_strstr(a.base, a.len, major, m + 2) != SIZE_MAX ||
            h2o_strstr(a.base, a.len, H2O_STRLIT("*/*")) != SIZE_MAX;
 }
 
