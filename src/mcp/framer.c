@@ -6,6 +6,9 @@
 
 /* Input read while paused before the reader stops: at most a few reads. */
 #define FRAMER_SLACK_BYTES (256u * 1024)
+/* An emptied buffer larger than this is released, so a session that once
+ * sent a large message does not keep its room while idle. */
+#define FRAMER_KEEP_BYTES 4096u
 
 void framer_init(framer_t *f, size_t limit, framer_msg_cb on_msg, framer_oversize_cb on_oversize,
                  void *data)
@@ -48,10 +51,26 @@ static void drain(framer_t *f)
             f->paused = true;
     }
     buf_consume(&f->pending, off);
+    if (f->pending.len == 0 && f->pending.cap > FRAMER_KEEP_BYTES)
+        buf_free(&f->pending);
 }
 
 int framer_feed(framer_t *f, const char *p, size_t n)
 {
+    /* Nothing buffered: whole messages are delivered straight from the
+     * caller's bytes, without a copy. What remains (an unfinished or
+     * oversized message, or everything after a pause) is buffered below. */
+    while (n > 0 && f->pending.len == 0 && !f->skipping && !f->paused) {
+        const char *nl = memchr(p, '\n', n);
+        if (nl == NULL || (size_t)(nl - p) > f->limit)
+            break;
+        size_t len = (size_t)(nl - p);
+        const char *msg = p;
+        p += len + 1;
+        n -= len + 1;
+        if (!deliver(f, msg, len))
+            f->paused = true;
+    }
     while (n > 0) {
         const char *nl = memchr(p, '\n', n);
         size_t seg = nl ? (size_t)(nl - p) + 1 : n;

@@ -58,9 +58,6 @@ int conn_init(conn_t *c, uv_loop_t *loop, mcp_server_t *srv, const char *kind,
     c->want_read = true;
     queue_init(&c->file_q);
     queue_init(&c->node);
-    c->rbuf = malloc(CONN_READ_CHUNK);
-    if (c->rbuf == NULL)
-        return UV_ENOMEM;
     framer_init(&c->framer, srv->limits.max_message_bytes, on_message, on_oversize, c);
     c->srv = srv;
     c->in.req.data = c->out_own.req.data = c;
@@ -95,6 +92,9 @@ int conn_open_fd(conn_t *c, uv_file fd, bool input)
     case UV_FILE:
         io->kind = CONN_IO_FILE;
         io->fd = fd;
+        /* A file read runs on the thread pool: it needs a buffer of its own. */
+        if (input && (c->rbuf = malloc(CONN_READ_CHUNK)) == NULL)
+            return UV_ENOMEM;
         return 0;
     default:
         return UV_EINVAL;
@@ -184,12 +184,18 @@ static void feed(conn_t *c, const char *p, size_t n)
     conn_read_more(c);
 }
 
+/* Stream reads of every connection share one buffer: libuv fills it just
+ * before read_cb, which hands all of it to the framer (which keeps what it
+ * cannot deliver yet) or to TLS before returning; no read is ever in
+ * flight across callbacks. An idle connection thus holds no read buffer. */
+static char shared_rbuf[CONN_READ_CHUNK];
+
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-    conn_t *c = h->data;
+    (void)h;
     (void)suggested;
-    buf->base = c->rbuf;
-    buf->len = CONN_READ_CHUNK;
+    buf->base = shared_rbuf;
+    buf->len = sizeof shared_rbuf;
 }
 
 static int raw_write(conn_t *c, char *data, size_t len);
@@ -226,16 +232,15 @@ static bool tls_input(conn_t *c, const char *p, size_t n)
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     conn_t *c = s->data;
-    (void)buf;
     if (n > 0 && c->tls != NULL) {
-        if (!tls_input(c, c->rbuf, (size_t)n) && c->state == CONN_OPEN) {
+        if (!tls_input(c, buf->base, (size_t)n) && c->state == CONN_OPEN) {
             uv_read_stop(s);
             c->reading = false;
             c->eof = true;
             deliver_eof(c);
         }
     } else if (n > 0) {
-        feed(c, c->rbuf, (size_t)n);
+        feed(c, buf->base, (size_t)n);
     } else if (n < 0) {
         if (n != UV_EOF)
             log_debug(mcp_session_tag(c->session), "read: %s", uv_strerror((int)n));

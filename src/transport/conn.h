@@ -65,7 +65,7 @@ struct conn_s {
     conn_io_t in;
     conn_io_t out_own; /* output when it is not the input stream */
     conn_io_t *out;    /* &in (sockets) or &out_own (stdio) */
-    char *rbuf;        /* CONN_READ_CHUNK bytes */
+    char *rbuf;        /* CONN_READ_CHUNK bytes, for a file input only */
     bool want_read;    /* the session wants input */
     bool reading;      /* a read is armed */
     bool eof;

@@ -1,6 +1,7 @@
 /* Tests for mcp/framer: newline framing, CRLF, empty lines, split reads,
- * oversized messages skipped without ending the stream, pause/resume, and
- * a final line without a newline. */
+ * oversized messages skipped without ending the stream, pause/resume, a
+ * final line without a newline, delivery without a copy and the release
+ * of a large buffer once emptied. */
 #include <string.h>
 
 #include "mcp/framer.h"
@@ -86,12 +87,45 @@ static void test_pause_resume_finish(void **state)
     framer_free(&f);
 }
 
+/* Whole messages in one read are delivered without a copy; the room a
+ * large unfinished message took is given back once it is delivered. */
+static void test_no_copy_and_release(void **state)
+{
+    (void)state;
+    sink_t s = {0};
+    framer_t f;
+    framer_init(&f, 10000, on_msg, on_oversize, &s);
+    assert_int_equal(framer_feed(&f, "one\ntwo\n", 8), 0);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(f.pending.cap, 0); /* nothing was buffered */
+    char big[6001];
+    memset(big, 'x', 6000);
+    big[6000] = '\n';
+    assert_int_equal(framer_feed(&f, big, 3000), 0); /* unfinished: buffered */
+    assert_true(f.pending.cap >= 3000);
+    assert_int_equal(framer_feed(&f, big + 3000, 3001), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(strlen(s.msgs[2]), 63); /* the sink keeps 63 chars */
+    assert_int_equal(f.pending.cap, 0);      /* released once delivered */
+    /* A pause inside one read keeps the rest, in order. */
+    s.pause_after = 4;
+    assert_int_equal(framer_feed(&f, "p\nq\nr\n", 6), 0);
+    assert_int_equal(s.n, 4);
+    s.pause_after = 0;
+    framer_resume(&f);
+    assert_int_equal(s.n, 6);
+    assert_string_equal(s.msgs[4], "q");
+    assert_string_equal(s.msgs[5], "r");
+    framer_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_and_crlf),
         cmocka_unit_test(test_oversize_is_skipped),
         cmocka_unit_test(test_pause_resume_finish),
+        cmocka_unit_test(test_no_copy_and_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
