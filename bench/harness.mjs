@@ -158,6 +158,8 @@ const results = {
   dataset: {},
   runs: [],
   trivial: [],
+  search: [],
+  notes: [],
   comparisons: [],
   idle: [],
   problems: [],
@@ -287,6 +289,29 @@ for (const n of cfg.trivialSessions)
     results.trivial.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
       peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms });
   }
+// Search latency per query class, one session (Unix socket): each class's
+// queries alone, newest first and by relevance.
+const searchClasses = {
+  "english word": ["database", "release", "meeting", "coffee", "replica"],
+  "russian word": ["встреча", "сервер", "кофе"],
+  "cjk": ["数据", "検索"],
+  "or": ["deploy OR backup"],
+  "phrase": ["\"search index\""],
+  "exclusion": ["database -release"],
+  "fuzzy": ["databse"],
+};
+for (const [cls, qs] of Object.entries(searchClasses)) {
+  const file = path.join(work, `search-${cls.replace(/\W+/g, "-")}.jsonl`);
+  const lines = [];
+  for (const q of qs) {
+    lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
+    lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, orderBy: "rank", ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
+  }
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  const r = measure("search", "parley", "unix", 1, ["--calls", file]);
+  results.search.push({ class: cls, queries: qs, requests: r.requests, p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms });
+  if (!smoke && r.p95_ms >= 50) results.notes.push(`search ${cls}: p95 ${r.p95_ms} ms at one session (goal: under 50 ms)`);
+}
 for (const n of cfg.sessions) {
   for (const transport of cfg.transports)
     for (const server of ["parley", "ts-sdk-peer"]) measure("database", server, transport, n, ["--calls", callsFile]);
@@ -360,6 +385,10 @@ md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const t of results.trivial)
   md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} |`);
+md.push("", "Search latency per query class (`messagesSearch`, one session, Unix socket; each query newest first and by relevance):", "");
+md.push("| class | queries | calls | p50 ms | p95 ms | p99 ms |", "|---|---|---:|---:|---:|---:|");
+for (const r of results.search)
+  md.push(`| ${r.class} | ${r.queries.map((q) => "`" + q + "`").join(", ")} | ${fmt(r.requests)} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} |`);
 md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext):", "");
 md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -372,6 +401,7 @@ for (const c of results.comparisons) {
 md.push("", "| idle sessions | transport | held | parleyd RSS before → during (MiB) | KiB per session |", "|---:|---|---:|---:|---:|");
 for (const r of results.idle)
   md.push(`| ${fmt(r.sessions)}${r.max_attempt ? " (max attempt)" : ""} | ${r.transport} | ${fmt(r.ready)} | ${(r.rss_before_kib / 1024).toFixed(1)} → ${(r.rss_during_kib / 1024).toFixed(1)} | ${fmt(r.kib_per_session)} |`);
+if (results.notes.length) md.push("", "Goals not reached:", ...results.notes.map((p) => `- ${p}`));
 if (results.problems.length) md.push("", "Problems:", ...results.problems.map((p) => `- ${p}`));
 const table = md.join("\n") + "\n";
 
