@@ -37,8 +37,9 @@ int media_store_prepare(const char *root, char *err, size_t errcap)
 }
 
 /* Copies in to out in MEDIA_STORE_CHUNK pieces, hashing them: the
- * SHA-256 in hex into sha256, the bytes into *total. inname and outname
- * name the two ends in err. Returns 0 or a negative errno code. */
+ * SHA-256 in hex into sha256, the bytes into *total. out -1: hashes only.
+ * inname and outname name the two ends in err. Returns 0 or a negative
+ * errno code. */
 static int copy_hashing(int in, int out, const char *inname, const char *outname, char sha256[65],
                         uint64_t *total, char *err, size_t errcap)
 {
@@ -63,7 +64,7 @@ static int copy_hashing(int in, int out, const char *inname, const char *outname
         if (n == 0)
             break;
         EVP_DigestUpdate(md, buf, (size_t)n);
-        for (ssize_t off = 0; off < n;) {
+        for (ssize_t off = 0; out >= 0 && off < n;) {
             ssize_t w = write(out, buf + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR)
                 continue;
@@ -85,6 +86,34 @@ done:
     free(buf);
     EVP_MD_CTX_free(md);
     return rc;
+}
+
+/* Moves tmp (a file inside root, of total bytes hashing to sha256) to its
+ * place xx/SHA256, or removes it when that file is already stored. Returns
+ * 0 with rel, or a negative errno code with err (tmp is left then). */
+static int place(const char *root, const char *tmp, const char *sha256, uint64_t total,
+                 char rel[MEDIA_STORE_REL_MAX], char *err, size_t errcap)
+{
+    snprintf(rel, MEDIA_STORE_REL_MAX, "%.2s/%s", sha256, sha256);
+    char dir[4200], final[4300];
+    snprintf(dir, sizeof dir, "%s/%.2s", root, sha256);
+    int rc = mkdir_p(dir);
+    if (rc != 0) {
+        snprintf(err, errcap, "media store %s: %s", dir, strerror(-rc));
+        return rc;
+    }
+    snprintf(final, sizeof final, "%s/%s", root, rel);
+    struct stat st;
+    if (stat(final, &st) == 0 && (uint64_t)st.st_size == total) {
+        unlink(tmp); /* already stored */
+        return 0;
+    }
+    if (rename(tmp, final) != 0) {
+        rc = -errno;
+        snprintf(err, errcap, "media store %s: %s", final, strerror(-rc));
+        return rc;
+    }
+    return 0;
 }
 
 int media_store_put(const char *root, const char *src, char sha256[65],
@@ -116,22 +145,8 @@ int media_store_put(const char *root, const char *src, char sha256[65],
     snprintf(where, sizeof where, "media store %s", root);
     if ((rc = copy_hashing(in, out, src, where, sha256, &total, err, errcap)) != 0)
         goto done;
-    snprintf(rel, MEDIA_STORE_REL_MAX, "%.2s/%s", sha256, sha256);
-    char dir[4200], final[4300];
-    snprintf(dir, sizeof dir, "%s/%.2s", root, sha256);
-    if ((rc = mkdir_p(dir)) != 0) {
-        snprintf(err, errcap, "media store %s: %s", dir, strerror(-rc));
+    if ((rc = place(root, tmp, sha256, total, rel, err, errcap)) != 0)
         goto done;
-    }
-    snprintf(final, sizeof final, "%s/%s", root, rel);
-    struct stat st;
-    if (stat(final, &st) == 0 && (uint64_t)st.st_size == total) {
-        unlink(tmp); /* already stored */
-    } else if (rename(tmp, final) != 0) {
-        rc = -errno;
-        snprintf(err, errcap, "media store %s: %s", final, strerror(-rc));
-        goto done;
-    }
     tmp[0] = '\0';
     *size = total;
 done:
@@ -139,6 +154,27 @@ done:
         unlink(tmp);
     close(out);
     close(in);
+    return rc;
+}
+
+int media_store_adopt(const char *root, const char *src, char sha256[65],
+                      char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        int rc = -errno;
+        snprintf(err, errcap, "%s: %s", src, strerror(-rc));
+        return rc;
+    }
+    uint64_t total = 0;
+    int rc = copy_hashing(in, -1, src, NULL, sha256, &total, err, errcap);
+    close(in);
+    if (rc == 0 && chmod(src, 0644) != 0) {
+        rc = -errno;
+        snprintf(err, errcap, "%s: %s", src, strerror(-rc));
+    }
+    if (rc == 0 && (rc = place(root, src, sha256, total, rel, err, errcap)) == 0)
+        *size = total;
     return rc;
 }
 

@@ -24,6 +24,13 @@ int media_store_prepare(const char *root, char *err, size_t errcap);
 int media_store_put(const char *root, const char *src, char sha256[65],
                     char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
 
+/* Like media_store_put for a file already inside root (a download written
+ * there): hashes src in place and moves it to its place (rename, no copy),
+ * or removes it when that content is stored already. On an error src is
+ * left for the caller to remove. */
+int media_store_adopt(const char *root, const char *src, char sha256[65],
+                      char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
+
 /* True when sha256 is 64 lowercase hex digits and rel is its place in the
  * store ("xx/SHA256"): a record that says otherwise does not name a stored
  * file. */

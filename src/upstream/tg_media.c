@@ -137,7 +137,8 @@ static void store_work(uv_work_t *w)
     item_t *it = w->data;
     char sha[65], rel[MEDIA_STORE_REL_MAX], err[512];
     uint64_t size = 0;
-    int rc = media_store_put(it->m->media_root, it->tmp, sha, rel, &size, err, sizeof err);
+    /* The download was written inside the store: moved, not copied. */
+    int rc = media_store_adopt(it->m->media_root, it->tmp, sha, rel, &size, err, sizeof err);
     unlink(it->tmp);
     if (rc != 0) {
         json_object_set_new(it->row, "store_error", json_string(err));
