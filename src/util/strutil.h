@@ -23,6 +23,12 @@ char *str_trim(char *s);
 __attribute__((warn_unused_result)) bool str_parse_i64(const char *s, int64_t min, int64_t max,
                                                        int64_t *out);
 
+/* Length (1 to 4) of the valid UTF-8 sequence s[0..n) starts with, or 0
+ * when it starts with none: RFC 3629, so no overlong form, no surrogate,
+ * nothing past U+10FFFF (what jansson and PostgreSQL take). A NUL counts
+ * as a sequence of 1. */
+size_t str_utf8_seq(const unsigned char *s, size_t n);
+
 /* true/false, yes/no, on/off, 1/0 (case-insensitive). */
 __attribute__((warn_unused_result)) bool str_parse_bool(const char *s, bool *out);
 

@@ -47,12 +47,28 @@ static void test_parse_bool(void **state)
     assert_false(str_parse_bool("maybe", &b));
 }
 
+static void test_utf8_seq(void **state)
+{
+    (void)state;
+    assert_int_equal(str_utf8_seq((const unsigned char *)"a", 1), 1);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"", 0), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC3\xA9", 2), 2);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE6\x97\xA5", 3), 3);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xF0\x9F\x98\x80", 4), 4);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC3", 1), 0);         /* cut */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC0\x80", 2), 0);     /* overlong */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE0\x9C\x9E", 3), 0); /* overlong */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xED\xA0\x80", 3), 0); /* surrogate */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xF4\x90\x80\x80", 4), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xBF", 1), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE6\x41\xA5", 3), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy),
-        cmocka_unit_test(test_trim),
-        cmocka_unit_test(test_parse_i64),
+        cmocka_unit_test(test_copy),       cmocka_unit_test(test_utf8_seq),
+        cmocka_unit_test(test_trim),       cmocka_unit_test(test_parse_i64),
         cmocka_unit_test(test_parse_bool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
