@@ -100,3 +100,15 @@ size_t str_utf8_seq(const unsigned char *s, size_t n)
             return 0;
     return len;
 }
+
+void str_utf8_trim_end(char *s)
+{
+    size_t n = strlen(s), k = n;
+    while (k > 0 && n - k < 4 && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k == 0 || (unsigned char)s[k - 1] < 0xC0)
+        return; /* ends with ASCII or with no lead byte in reach */
+    k--;
+    if (str_utf8_seq((const unsigned char *)s + k, n - k) != n - k)
+        s[k] = '\0';
+}
