@@ -213,6 +213,41 @@ static void list_work(uv_work_t *w)
 
 /* ---- a piece of a file (thread pool) -------------------------------------------- */
 
+char *agent_import_events(const char *buf, size_t len, const char *path, uint64_t first_line,
+                          uint64_t *lines, uint64_t *malformed)
+{
+    json_t *events = json_array();
+    uint64_t line = first_line;
+    *lines = *malformed = 0;
+    for (const char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl == NULL)
+            nl = end;
+        size_t n = (size_t)(nl - p);
+        line++;
+        (*lines)++;
+        size_t blank = 0;
+        while (blank < n && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
+            blank++;
+        if (blank == n)
+            continue;
+        json_error_t je;
+        json_t *ev = json_loadb(p, n, 0, &je);
+        if (!json_is_object(ev)) {
+            json_decref(ev);
+            (*malformed)++;
+            log_warn(AI_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
+                     (unsigned long long)line, ev ? "a value that is not an object" : je.text);
+            continue;
+        }
+        json_array_append_new(events,
+                              json_pack("{s:I, s:o}", "line", (json_int_t)line, "event", ev));
+    }
+    char *text = events ? json_dumps(events, JSON_COMPACT) : NULL;
+    json_decref(events);
+    return text;
+}
+
 static void read_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
@@ -225,7 +260,7 @@ static void read_work(uv_work_t *w)
         snprintf(imp->error, sizeof imp->error, "%s: %s", path, strerror(errno));
         return;
     }
-    char *buf = malloc(AGENT_IMPORT_CHUNK + 1);
+    char *buf = malloc(AGENT_IMPORT_CHUNK);
     ssize_t n = buf ? pread(fd, buf, AGENT_IMPORT_CHUNK, (off_t)imp->from) : -1;
     close(fd);
     if (n < 0) {
@@ -249,32 +284,11 @@ static void read_work(uv_work_t *w)
         }
         return;
     }
-    buf[end] = '\0';
-    json_t *events = json_array();
-    uint64_t line = imp->first_line;
-    imp->lines_in_piece = 0;
-    for (char *p = buf, *nl; p < buf + end; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(buf + end - p));
-        *nl = '\0';
-        line++;
-        imp->lines_in_piece++;
-        if (p[strspn(p, " \t\r")] == '\0')
-            continue;
-        json_error_t je;
-        json_t *ev = json_loads(p, 0, &je);
-        if (!json_is_object(ev)) {
-            json_decref(ev);
-            imp->st.malformed++;
-            log_warn(AI_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
-                     (unsigned long long)line, je.text);
-            continue;
-        }
-        json_array_append_new(events,
-                              json_pack("{s:I, s:o}", "line", (json_int_t)line, "event", ev));
-    }
+    uint64_t malformed = 0;
+    imp->events =
+        agent_import_events(buf, end, path, imp->first_line, &imp->lines_in_piece, &malformed);
+    imp->st.malformed += malformed;
     free(buf);
-    imp->events = json_dumps(events, JSON_COMPACT);
-    json_decref(events);
     imp->to = imp->from + end;
     if (imp->events == NULL) {
         imp->status = UV_ENOMEM;

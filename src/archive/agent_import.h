@@ -22,6 +22,18 @@
 #define AGENT_IMPORT_MAX_LINE      (64u << 20) /* a longer line fails the file */
 #define AGENT_IMPORT_MAX_ERAS_FILE (1u << 20)  /* bytes */
 
+/* The events of a piece of a transcript, from the file's untrusted bytes
+ * (pure; the fuzz target transcripts drives it). buf[0..len) holds whole
+ * lines (the importer reads up to the last newline; a last line without
+ * one counts too). Each line that is not blank must be one JSON object,
+ * else it is counted in *malformed, reported with path and its number,
+ * and skipped (a NUL byte makes a line malformed). Lines are numbered
+ * from first_line + 1. Returns the JSON text [{"line": N, "event":
+ * {...}}, ...] (the caller frees it) with *lines the number of lines, or
+ * NULL when out of memory. */
+char *agent_import_events(const char *buf, size_t len, const char *path, uint64_t first_line,
+                          uint64_t *lines, uint64_t *malformed);
+
 typedef struct agent_import_s agent_import_t;
 typedef void (*agent_import_cb)(agent_import_t *imp, int status);
 

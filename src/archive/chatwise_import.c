@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/strutil.h"
 
 #define CW_TAG "import"
 
@@ -186,27 +188,21 @@ static void open_work(uv_work_t *w)
     sqlite3_finalize(cnt);
 }
 
-/* A text column as a JSON string; bytes that are not UTF-8, and NULs,
- * become U+FFFD. */
-static json_t *text_value(const unsigned char *s, int n)
+json_t *chatwise_text_json(const unsigned char *s, size_t n)
 {
     /* PostgreSQL's jsonb has no NUL character: those become U+FFFD too. */
-    json_t *v = memchr(s, 0, (size_t)n) ? NULL : json_stringn((const char *)s, (size_t)n);
+    json_t *v = memchr(s, 0, n) ? NULL : json_stringn((const char *)s, n);
     if (v != NULL)
         return v;
-    char *fixed = malloc((size_t)n * 3 + 1);
+    char *fixed = n <= (SIZE_MAX - 1) / 3 ? malloc(n * 3 + 1) : NULL;
     if (fixed == NULL)
         return json_null();
     size_t o = 0;
-    for (int i = 0; i < n;) {
-        unsigned char c = s[i];
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = len > 0 && i + len <= n && c != 0;
-        for (int k = 1; ok && k < len; k++)
-            ok = (s[i + k] & 0xC0) == 0x80;
-        if (ok) {
-            memcpy(fixed + o, s + i, (size_t)len);
-            o += (size_t)len;
+    for (size_t i = 0; i < n;) {
+        size_t len = s[i] != 0 ? str_utf8_seq(s + i, n - i) : 0;
+        if (len > 0) {
+            memcpy(fixed + o, s + i, len);
+            o += len;
             i += len;
         } else {
             memcpy(fixed + o, "\xEF\xBF\xBD", 3);
@@ -227,7 +223,7 @@ static json_t *column_value(sqlite3_stmt *st, int i)
     case SQLITE_FLOAT:
         return json_real(sqlite3_column_double(st, i));
     case SQLITE_TEXT:
-        return text_value(sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
+        return chatwise_text_json(sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
     default:
         return json_null();
     }
@@ -241,10 +237,7 @@ static json_t *parse_json(json_t *s)
     return json_loadb(json_string_value(s), json_string_length(s), JSON_DECODE_ANY, NULL);
 }
 
-/* meta as stored: parsed when it is JSON, with tool-call arguments and the
- * tool result that are JSON strings parsed too (kept as strings when they
- * are not JSON). */
-static json_t *meta_value(json_t *raw)
+json_t *chatwise_meta_json(json_t *raw)
 {
     json_t *meta = parse_json(raw);
     if (meta == NULL)
@@ -306,7 +299,7 @@ static void read_work(uv_work_t *w)
             const char *key = imp->phase == CW_CHATS ? chat_keys[i] : msg_keys[i];
             json_t *v = column_value(st, i + 1);
             if (imp->phase == CW_MESSAGES && i == 5) {
-                json_t *m = meta_value(v);
+                json_t *m = chatwise_meta_json(v);
                 json_decref(v);
                 v = m;
             }

@@ -13,6 +13,7 @@
 #ifndef PARLEY_ARCHIVE_CHATWISE_IMPORT_H
 #define PARLEY_ARCHIVE_CHATWISE_IMPORT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
@@ -22,6 +23,19 @@
 #define CHATWISE_IMPORT_BATCH       500  /* rows read and applied per step */
 #define CHATWISE_IMPORT_BUSY_MS     5000 /* wait for the app's write lock, per read */
 #define CHATWISE_IMPORT_PROGRESS_MS 5000 /* progress line interval when not a terminal */
+
+/* The values the importer makes of app.db's columns, from the file's
+ * untrusted bytes (pure; the fuzz target chatwise_meta drives them).
+ * chatwise_text_json: text of n bytes as a JSON string, bytes that are not
+ * UTF-8 (jansson's strict reading: no overlong forms, no surrogates) and
+ * NULs (jsonb has none) each becoming U+FFFD; a string whatever the bytes
+ * (null only when out of memory). chatwise_meta_json: a message's meta
+ * column, as chatwise_text_json or a number gave it, as stored: parsed
+ * when it is JSON, with tool-call arguments and the tool result that are
+ * JSON strings parsed too (kept as strings when they are not JSON), else
+ * raw itself. Both return a new reference. */
+json_t *chatwise_text_json(const unsigned char *s, size_t n);
+json_t *chatwise_meta_json(json_t *raw);
 
 typedef struct chatwise_import_s chatwise_import_t;
 typedef void (*chatwise_import_cb)(chatwise_import_t *imp, int status);

@@ -11,7 +11,6 @@
 #include "upstream/bsky.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +18,12 @@
 #include <time.h>
 
 #include "sync/jobs.h"
+#include "upstream/bsky_xrpc.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/queue.h"
 #include "util/sealed.h"
+#include "util/strutil.h"
 
 #define TAG "bluesky"
 
@@ -142,34 +143,6 @@ static char *dup_or_null(const char *s)
 static const char *jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
-}
-
-/* The exp claim of a JWT (seconds since the epoch), or 0 when unreadable. */
-static int64_t jwt_exp(const char *jwt)
-{
-    const char *a = jwt ? strchr(jwt, '.') : NULL;
-    const char *z = a ? strchr(a + 1, '.') : NULL;
-    if (a == NULL || z == NULL || z - a - 1 > 4096)
-        return 0;
-    size_t n = (size_t)(z - a - 1);
-    char b64[4100 + 4];
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = a[1 + i];
-        b64[m++] = ch == '-' ? '+' : ch == '_' ? '/' : ch;
-    }
-    while (m % 4)
-        b64[m++] = '=';
-    unsigned char out[3100];
-    int len = EVP_DecodeBlock(out, (unsigned char *)b64, (int)m);
-    if (len <= 0)
-        return 0;
-    while (len > 0 && out[len - 1] == '\0')
-        len--; /* EVP_DecodeBlock counts the padding */
-    json_t *p = json_loadb((const char *)out, (size_t)len, 0, NULL);
-    int64_t exp = json_integer_value(json_object_get(p, "exp"));
-    json_decref(p);
-    return exp;
 }
 
 static char *hex_encode(const uint8_t *b, size_t n)
@@ -292,41 +265,6 @@ static void url_trim(char *out, size_t cap, const char *url)
         out[--n] = '\0';
 }
 
-/* The upstream's error of a failed XRPC response into why: "Name: message"
- * ("HTTP n" when the body says nothing). Returns the error name or "". */
-static const char *xrpc_error(const net_req_t *r, json_t **doc, char *why, size_t cap)
-{
-    *doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
-    const char *name = jstr(*doc, "error"), *msg = jstr(*doc, "message");
-    if (name && msg)
-        snprintf(why, cap, "%s: %.200s", name, msg);
-    else if (name)
-        snprintf(why, cap, "%s", name);
-    else
-        snprintf(why, cap, "HTTP %ld", r->http_status);
-    return name ? name : "";
-}
-
-/* The rate-limit message for a 429 (reset: the ratelimit-reset header,
- * epoch seconds, or ""). */
-static void rate_limit_message(char *out, size_t cap, const char *what, const char *reset)
-{
-    char *end;
-    long long t = strtoll(reset, &end, 10);
-    if (reset[0] == '\0' || *end != '\0' || t <= 0) {
-        snprintf(out, cap, "Bluesky rate-limits %s; try again later.", what);
-        return;
-    }
-    time_t tt = (time_t)t;
-    struct tm tm;
-    char iso[32];
-    gmtime_r(&tt, &tm);
-    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    long long in = t - (long long)time(NULL);
-    snprintf(out, cap, "Bluesky rate-limits %s; it resets at %s (in %lld min).", what, iso,
-             in > 0 ? (in + 59) / 60 : 0);
-}
-
 /* ---- operations --------------------------------------------------------- */
 
 static void maybe_closed(bsky_t *b)
@@ -419,6 +357,7 @@ static void op_fail(op_t *op, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    str_utf8_trim_end(msg); /* a tool's error text must stay UTF-8 */
     op_end(op, status, NULL, msg);
 }
 
@@ -505,7 +444,7 @@ static void account_loaded(void *data, int status, const char *value, const char
             return;
         }
     }
-    int64_t exp = jwt_exp(op->access);
+    int64_t exp = bsky_jwt_exp(op->access);
     if (exp != 0 && exp - (int64_t)time(NULL) < BSKY_REFRESH_MARGIN_S)
         refresh_join(op);
     else
@@ -536,15 +475,7 @@ static void query_stored(void *data, int status, const char *value, const char *
 /* A JOB's feed into the store. */
 static void job_store(op_t *op, json_t *doc)
 {
-    json_t *posts = json_array();
-    size_t i;
-    json_t *item;
-    json_array_foreach(json_object_get(doc, "feed"), i, item)
-    {
-        json_t *p = json_object_get(item, "post");
-        if (json_is_object(p))
-            json_array_append(posts, p);
-    }
+    json_t *posts = bsky_feed_posts(doc);
     char *text = json_dumps(posts, JSON_COMPACT);
     json_decref(posts);
     char id[24];
@@ -600,14 +531,13 @@ static void query_done(net_req_t *r, int status)
         free(text);
         return;
     }
-    const char *name = xrpc_error(r, &doc, why, sizeof why);
+    bsky_xrpc_error_t kind =
+        bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, why, sizeof why);
     long http = r->http_status;
     char reset[64];
     snprintf(reset, sizeof reset, "%s", r->captured);
     net_req_release(r);
-    bool token = strcmp(name, "ExpiredToken") == 0 || strcmp(name, "InvalidToken") == 0;
-    bool rate = strcmp(name, "RateLimitExceeded") == 0;
-    json_decref(doc); /* name is gone with it */
+    bool token = kind == BSKY_XRPC_TOKEN, rate = kind == BSKY_XRPC_RATE;
     if (token && op->attempts == 0) {
         op->attempts++;
         log_debug(TAG, "@%s: %s; refreshing the session", op->handle, why);
@@ -622,7 +552,7 @@ static void query_done(net_req_t *r, int status)
     if (http == 429 || rate) {
         b->rate_limited++;
         char msg[300];
-        rate_limit_message(msg, sizeof msg, "these calls", reset);
+        bsky_rate_limit_message(msg, sizeof msg, "these calls", reset, time(NULL));
         op_fail(op, UV_EAGAIN, "%s: %s", op->method, msg);
         return;
     }
@@ -872,19 +802,17 @@ static void refresh_done(net_req_t *r, int status)
         refresh_end(rf, status, msg);
         return;
     }
-    json_t *doc;
     if (r->http_status == 200) {
-        doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
+        bsky_session_answer_t ans;
+        int arc = bsky_session_answer(r->body_buf.data, r->body_buf.len, &ans);
         wipe_release(r);
-        const char *a = jstr(doc, "accessJwt"), *f = jstr(doc, "refreshJwt");
-        if (a == NULL || f == NULL) {
-            json_decref(doc);
+        if (arc != 0) {
             refresh_end(rf, UV_EPROTO, "refreshSession: the answer has no tokens");
             return;
         }
-        rf->new_access = strdup(a);
-        rf->new_refresh = strdup(f);
-        json_decref(doc);
+        rf->new_access = strdup(ans.access);
+        rf->new_refresh = strdup(ans.refresh);
+        bsky_session_answer_free(&ans);
         if (rf->new_access == NULL || rf->new_refresh == NULL) {
             refresh_end(rf, UV_ENOMEM, "out of memory");
             return;
@@ -904,12 +832,13 @@ static void refresh_done(net_req_t *r, int status)
             refresh_stored(rf, rc, NULL, "", uv_strerror(rc));
         return;
     }
-    xrpc_error(r, &doc, rf->error, sizeof rf->error);
-    json_decref(doc);
+    (void)bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, rf->error,
+                          sizeof rf->error);
     long http = r->http_status;
     if (http == 429) {
         b->rate_limited++;
-        rate_limit_message(rf->error, sizeof rf->error, "session refreshes", r->captured);
+        bsky_rate_limit_message(rf->error, sizeof rf->error, "session refreshes", r->captured,
+                                time(NULL));
     }
     net_req_release(r);
     if ((http == 400 || http == 401) && !b->closing) {
@@ -1047,46 +976,6 @@ static void login_saved(void *data, int status, const char *value, const char *s
     op_end(op, 0, value, NULL);
 }
 
-/* The scheme and host[:port] of url into out ("" when it has none). */
-static void url_origin(char *out, size_t cap, const char *url)
-{
-    const char *p = strstr(url, "://");
-    size_t n = p ? (size_t)(strcspn(p + 3, "/?#") + (size_t)(p + 3 - url)) : 0;
-    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), url);
-}
-
-/* True when a PDS URL is as trusted as the operator's service: the same
- * origin, or an https host under BSKY_TRUSTED_PDS_SUFFIX (the hosts the
- * public entryway hands out). */
-static bool pds_trusted(const bsky_t *b, const char *pds)
-{
-    char a[600], c[600];
-    url_origin(a, sizeof a, pds);
-    url_origin(c, sizeof c, b->service);
-    if (a[0] != '\0' && strcmp(a, c) == 0)
-        return true;
-    if (strncmp(a, "https://", 8) != 0 || strchr(a + 8, '@') || strchr(a + 8, ':'))
-        return false;
-    size_t n = strlen(a), k = strlen(BSKY_TRUSTED_PDS_SUFFIX);
-    return n > 8 + k && strcmp(a + n - k, BSKY_TRUSTED_PDS_SUFFIX) == 0;
-}
-
-/* The PDS a session's DID document names, or NULL. */
-static const char *pds_of(const json_t *doc)
-{
-    size_t i;
-    json_t *s;
-    json_array_foreach(json_object_get(json_object_get(doc, "didDoc"), "service"), i, s)
-    {
-        const char *id = jstr(s, "id"), *ep = jstr(s, "serviceEndpoint");
-        size_t idn = id ? strlen(id) : 0;
-        if (id && ep && idn >= 12 && strcmp(id + idn - 12, "#atproto_pds") == 0 &&
-            (strncmp(ep, "https://", 8) == 0 || strncmp(ep, "http://", 7) == 0))
-            return ep;
-    }
-    return NULL;
-}
-
 static void login_done(net_req_t *r, int status)
 {
     op_t *op = r->data;
@@ -1100,40 +989,38 @@ static void login_done(net_req_t *r, int status)
         op_end(op, status == UV_EACCES ? UV_EINVAL : status, NULL, msg);
         return;
     }
-    json_t *doc;
     char why[300];
     if (r->http_status != 200) {
-        const char *name = xrpc_error(r, &doc, why, sizeof why);
+        bsky_xrpc_error_t kind =
+            bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, why, sizeof why);
         long http = r->http_status;
         char reset[64];
         snprintf(reset, sizeof reset, "%s", r->captured);
         net_req_release(r);
         b->login_errors++;
-        if (http == 429 || strcmp(name, "RateLimitExceeded") == 0) {
+        if (http == 429 || kind == BSKY_XRPC_RATE) {
             b->rate_limited++;
             char msg[300];
-            rate_limit_message(msg, sizeof msg, "logins (createSession)", reset);
-            json_decref(doc);
+            bsky_rate_limit_message(msg, sizeof msg, "logins (createSession)", reset, time(NULL));
             op_fail(op, UV_EAGAIN, "%s", msg);
             return;
         }
-        json_decref(doc);
         if (http == 401 || http == 400)
             op_fail(op, UV_EACCES, "Bluesky refused the login: %s", why);
         else
             op_fail(op, UV_EPROTO, "createSession: %s", why);
         return;
     }
-    doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
+    bsky_session_answer_t ans;
+    int arc = bsky_session_answer(r->body_buf.data, r->body_buf.len, &ans);
     wipe_release(r);
-    const char *access = jstr(doc, "accessJwt"), *refresh = jstr(doc, "refreshJwt");
-    const char *handle = jstr(doc, "handle"), *did = jstr(doc, "did");
-    if (!access || !refresh || !handle || !did) {
-        json_decref(doc);
+    if (arc != 0 || ans.handle == NULL || ans.did == NULL) {
+        bsky_session_answer_free(&ans);
         op_fail(op, UV_EPROTO, "createSession: the answer lacks the session");
         return;
     }
-    const char *pds = pds_of(doc);
+    const char *access = ans.access, *refresh = ans.refresh, *handle = ans.handle, *did = ans.did;
+    const char *pds = ans.pds;
     char service[512];
     url_trim(service, sizeof service, pds ? pds : op->url);
     if (pds == NULL) { /* the service itself: drop the method from the URL */
@@ -1145,7 +1032,7 @@ static void login_done(net_req_t *r, int status)
     /* The DID document is the account owner's word: its PDS is trusted only
      * where the operator's service is (same origin, or the service's own
      * hosts); elsewhere the address policy applies to every call. */
-    bool trusted = op->trusted && pds_trusted(b, service);
+    bool trusted = op->trusted && bsky_pds_trusted(b->service, service, BSKY_TRUSTED_PDS_SUFFIX);
     if (op->trusted && !trusted)
         log_info(TAG,
                  "@%s: PDS %s is outside the configured service; its calls go through the "
@@ -1160,7 +1047,7 @@ static void login_done(net_req_t *r, int status)
                                               4, params, login_saved, op, NULL)
                                : UV_ENOMEM;
     free(hex);
-    json_decref(doc);
+    bsky_session_answer_free(&ans);
     if (rc != 0)
         op_fail(op, rc, "the session could not be stored: %s", uv_strerror(rc));
 }

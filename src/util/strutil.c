@@ -69,3 +69,46 @@ bool str_parse_bool(const char *s, bool *out)
     }
     return false;
 }
+
+size_t str_utf8_seq(const unsigned char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    /* The lead byte gives the length and the range of the second byte. */
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80;
+        hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        return 0;
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
+void str_utf8_trim_end(char *s)
+{
+    size_t n = strlen(s), k = n;
+    while (k > 0 && n - k < 4 && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k == 0 || (unsigned char)s[k - 1] < 0xC0)
+        return; /* ends with ASCII or with no lead byte in reach */
+    k--;
+    if (str_utf8_seq((const unsigned char *)s + k, n - k) != n - k)
+        s[k] = '\0';
+}

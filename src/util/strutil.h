@@ -23,6 +23,16 @@ char *str_trim(char *s);
 __attribute__((warn_unused_result)) bool str_parse_i64(const char *s, int64_t min, int64_t max,
                                                        int64_t *out);
 
+/* Length (1 to 4) of the valid UTF-8 sequence s[0..n) starts with, or 0
+ * when it starts with none: RFC 3629, so no overlong form, no surrogate,
+ * nothing past U+10FFFF (what jansson and PostgreSQL take). A NUL counts
+ * as a sequence of 1. */
+size_t str_utf8_seq(const unsigned char *s, size_t n);
+
+/* Drops a UTF-8 sequence cut short at the end of s (what a count of bytes,
+ * such as snprintf's, may leave of valid text), so that s stays UTF-8. */
+void str_utf8_trim_end(char *s);
+
 /* true/false, yes/no, on/off, 1/0 (case-insensitive). */
 __attribute__((warn_unused_result)) bool str_parse_bool(const char *s, bool *out);
 

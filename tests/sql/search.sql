@@ -30,6 +30,13 @@ SELECT pg_temp.expect('full text mode', pg_temp.s('deploy') ->> 'mode', 'fulltex
 SELECT pg_temp.expect('phrase', pg_temp.ids(pg_temp.s('"deploy failed"')), '-100:1');
 SELECT pg_temp.expect('OR', pg_temp.ids(pg_temp.s('staging OR scheduled')), '-200:4,-100:1');
 SELECT pg_temp.expect('exclusion', pg_temp.ids(pg_temp.s('deploy -rollback')), '-100:1');
+-- A run of exclusions is one (found by fuzz_search_query: 33 or more made
+-- PostgreSQL fail with "tsquery stack too small").
+SELECT pg_temp.expect('double exclusion', pg_temp.ids(pg_temp.s('deploy --rollback')), '-100:1');
+SELECT pg_temp.expect('spaced exclusions', pg_temp.ids(pg_temp.s('deploy - -!- rollback')),
+    '-100:1');
+SELECT pg_temp.expect('many exclusions',
+    pg_temp.ids(pg_temp.s('deploy ' || repeat('-', 80) || 'rollback')), '-100:1');
 SELECT pg_temp.expect('case', pg_temp.ids(pg_temp.s('DEPLOY Staging')), '-100:1');
 SELECT pg_temp.expect('snippet marks the match',
     pg_temp.s('staging') #>> '{results,0,snippet}' LIKE '%**staging**%', true);

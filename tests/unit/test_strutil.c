@@ -1,4 +1,4 @@
-/* Tests for util/strutil: bounded copies, trimming, strict parsing. */
+/* Tests for util/strutil: bounded copies, trimming, strict parsing, UTF-8. */
 #include "testutil.h"
 #include "util/strutil.h"
 
@@ -47,13 +47,49 @@ static void test_parse_bool(void **state)
     assert_false(str_parse_bool("maybe", &b));
 }
 
+static void test_utf8_seq(void **state)
+{
+    (void)state;
+    assert_int_equal(str_utf8_seq((const unsigned char *)"a", 1), 1);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"", 0), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC3\xA9", 2), 2);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE6\x97\xA5", 3), 3);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xF0\x9F\x98\x80", 4), 4);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC3", 1), 0);         /* cut */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xC0\x80", 2), 0);     /* overlong */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE0\x9C\x9E", 3), 0); /* overlong */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xED\xA0\x80", 3), 0); /* surrogate */
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xF4\x90\x80\x80", 4), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xBF", 1), 0);
+    assert_int_equal(str_utf8_seq((const unsigned char *)"\xE6\x41\xA5", 3), 0);
+}
+
+static void assert_trimmed(const char *in, const char *want)
+{
+    char s[16];
+    snprintf(s, sizeof s, "%s", in);
+    str_utf8_trim_end(s);
+    assert_string_equal(s, want);
+}
+
+static void test_utf8_trim_end(void **state)
+{
+    (void)state;
+    assert_trimmed("caf\xC3\xA9", "caf\xC3\xA9");
+    assert_trimmed("caf\xC3", "caf");
+    assert_trimmed("x\xE6\x97", "x");
+    assert_trimmed("x\xF0\x9F\x98", "x");
+    assert_trimmed("x\xF0\x9F\x98\x80", "x\xF0\x9F\x98\x80");
+    assert_trimmed("", "");
+    assert_trimmed("ok", "ok");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy),
-        cmocka_unit_test(test_trim),
-        cmocka_unit_test(test_parse_i64),
-        cmocka_unit_test(test_parse_bool),
+        cmocka_unit_test(test_copy),       cmocka_unit_test(test_utf8_seq),
+        cmocka_unit_test(test_trim),       cmocka_unit_test(test_parse_i64),
+        cmocka_unit_test(test_parse_bool), cmocka_unit_test(test_utf8_trim_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

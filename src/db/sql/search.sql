@@ -97,7 +97,10 @@ BEGIN
         END IF;
     END LOOP;
     IF mode = 'fulltext' THEN
-        tsq := websearch_to_tsquery('simple', q);
+        -- A run of exclusions counts as one ("--x", "- - x" and "-!-x" as
+        -- "-x"): PostgreSQL's websearch parser stacks each and fails past
+        -- 32 ("tsquery stack too small", an internal error).
+        tsq := websearch_to_tsquery('simple', regexp_replace(q, '-([^[:alnum:]_"]*-)+', '-', 'g'));
         cond := 'm.tsv @@ $1';
         rank_expr := 'ts_rank_cd(m.tsv, $1)';
         snip_expr := 'ts_headline(''simple'', m.text, $1, '
