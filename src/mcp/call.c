@@ -11,6 +11,7 @@
 #include "mcp/session.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 const char *const mcp_log_level_names[] = {"debug", "info",     "notice", "warning",
                                            "error", "critical", "alert",  "emergency"};
@@ -254,6 +255,7 @@ void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    str_utf8_trim_end(text); /* a cut must not leave half a character */
     if (c->kind != MCP_CALL_TOOL) {
         /* resources/read and prompts/get results have no isError. */
         mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, text, NULL);
