@@ -9,6 +9,20 @@
 // left in the store, every message is archived once, every tool call is
 // answered within a generous bound, and the retries show in /metrics, in
 // the attempts recorded and in the log (a few lines, not one per failure).
+//
+// Then the disk fills up under the media store. Filling a real disk or
+// mounting a small tmpfs needs privileges CI does not have, and a test-only
+// cap in the store would test a code path of its own; instead the daemon's
+// file size limit (RLIMIT_FSIZE, set on the running process with prlimit,
+// no privilege needed) is lowered below the size of the files: the kernel
+// then cuts the download's writes short and fails the next with EFBIG,
+// exactly as a full disk does with ENOSPC (a partial write, then an
+// error), through the same write calls (parleyd ignores SIGXFSZ, so the
+// write fails instead of the process dying). Every download fails while
+// the limit holds: no partial file may stay in the store, the jobs must
+// stay queued and be retried, the log must say so once (not once per
+// attempt), tool calls must keep working; once the limit is lifted every
+// file must be stored.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -181,12 +195,83 @@ test("media downloads through a flapping Bot API: each file stored once, intact;
     assert.ok(failures >= 8, `failures counted: ${failures}\n${metrics}`);
     const lines = d.log().split("\n").filter((l) => /media downloads are failing/.test(l));
     assert.ok(lines.length >= 1 && lines.length <= 4, `${lines.length} log lines about failing downloads:\n${lines.join("\n")}`);
+    for (let i = 0; i < 50 && !/media downloads succeed again/.test(d.log()); i++) await sleep(100);
     assert.match(d.log(), /media downloads succeed again/);
     console.log(`faults_media: ${JSON.stringify(stats.fileFaults)}; ${failures} failed attempts, max attempts ${psql("SELECT max(attempts) FROM media")}; ${calls.ok} calls, slowest ${calls.slowest} ms`);
   } finally {
     stop = true;
     await control("/control/fileFaults", { rate: 0 }).catch(() => {});
     for (const c of clients) await c.close().catch(() => {});
+    assert.equal(await d.stop(), 0);
+  }
+});
+
+test("a full disk under the media store: no partial file, one log line, retried until there is space", async () => {
+  const dataDir = tmpdir("parley-enospc-");
+  const d = await startDaemon([
+    "--db", url, "--data-dir", dataDir, "--toolsets", "telegram",
+    "--telegram-bot-token", "123456:FAULTS", "--telegram-api-url", api, "--telegram-poll-timeout-s", "1",
+    "--telegram-media-stall-s", "5", "--telegram-media-retry-max-s", "2",
+    "--listen", "http://127.0.0.1:0/mcp",
+  ]);
+  const pid = d.child.pid;
+  const port = /\(port (\d+)\)/.exec(d.log())[1];
+  const c = new Client({ name: "enospc", version: "1" });
+  try {
+    await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const metric = async (reason) => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return Number(new RegExp(`^parley_media_download_failures_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(text)[1]);
+    };
+    // Files of 1.5 MB (so that the writes fail while the body still
+    // arrives); the daemon may write files of 64 KB at most.
+    execFileSync("prlimit", ["--pid", String(pid), "--fsize=65536:"]);
+    const before = new Set((await control("/control/files")).map(([k]) => k));
+    await control("/control/generate", { n: 6, chats: 2, editEvery: 0, photoEvery: 1, photoSize: 1500000 });
+    const files = (await control("/control/files")).filter(([k]) => !before.has(k));
+    assert.equal(files.length, 6);
+    // Several rounds of attempts fail (each retried after its wait); tool
+    // calls are answered meanwhile.
+    const deadline = Date.now() + 60000;
+    while ((await metric("store")) < 3 * files.length && Date.now() < deadline) {
+      const r = await c.callTool({ name: "channelsList", arguments: { limit: 5 } });
+      assert.ok(!r.isError, textOf(r));
+      await sleep(300);
+    }
+    const failed = await metric("store");
+    assert.ok(failed >= 3 * files.length, `store failures: ${failed}\n${d.log().slice(-2000)}`);
+    const keys = files.map(([k]) => `'${k}'`).join(",");
+    const states = () => psql(`SELECT state || ':' || count(*) FROM media WHERE chat_id || ':' || message_id IN (${keys}) GROUP BY state ORDER BY 1`);
+    assert.doesNotMatch(states(), /done/);
+    const s = await c.callTool({ name: "serverStatus", arguments: {} });
+    assert.ok(!s.isError, textOf(s));
+    // One clear line for the whole episode, naming the cause.
+    const lines = d.log().split("\n").filter((l) => /media store cannot keep/.test(l));
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0], /ERROR.*file too large.*retried/i);
+    assert.equal(await metric("upstream"), 0);
+
+    // Space again: every file is stored, once, intact; nothing else is left.
+    execFileSync("prlimit", ["--pid", String(pid), "--fsize=unlimited:"]);
+    const info = await control("/control/fileInfo");
+    const until = Date.now() + 60000;
+    while (!/^done:6$/.test(states()) && Date.now() < until) await sleep(300);
+    assert.equal(states(), "done:6");
+    const rows = psql(`SELECT sha256 || '|' || file_size || '|' || file_unique_id FROM media WHERE chat_id || ':' || message_id IN (${keys})`).split("\n");
+    for (const r of rows) {
+      const [sha, size, unique] = r.split("|");
+      assert.deepEqual([sha, Number(size)], [info[unique].sha256, info[unique].size], r);
+    }
+    const media = path.join(dataDir, "media");
+    const stored = listFiles(media).sort();
+    assert.deepEqual(stored, rows.map((r) => r.split("|")[0]).map((x) => path.join(x.slice(0, 2), x)).sort());
+    for (const f of stored) assert.equal(sha256(fs.readFileSync(path.join(media, f))), path.basename(f), f);
+    // The log line may reach us a little after the rows do.
+    for (let i = 0; i < 50 && !/media store keeps downloaded files again/.test(d.log()); i++) await sleep(100);
+    assert.match(d.log(), /media store keeps downloaded files again/);
+    console.log(`enospc: ${failed} attempts failed while the store was full; all ${files.length} stored after`);
+  } finally {
+    await c.close().catch(() => {});
     assert.equal(await d.stop(), 0);
   }
 });
