@@ -494,6 +494,8 @@ static int app_start_upstream(app_t *a, char *err, size_t errcap)
                           .realtime = true,
                           .media_root = a->media_root,
                           .file_limit = (uint64_t)a->cfg->telegram_file_limit_mb << 20,
+                          .media_stall_ms = (uint32_t)a->cfg->telegram_media_stall_s * 1000,
+                          .media_retry_max_ms = (uint32_t)a->cfg->telegram_media_retry_max_s * 1000,
                           .conninfo = &a->conninfo,
                           .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms};
     rc = tg_bot_start(&a->loop, a->net, a->rw, &bc, &a->bot, err, errcap);

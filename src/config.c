@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "mcp/server.h"
+#include "upstream/tg_media.h"
 #include "util/strutil.h"
 
 /* OPT_LIST: a comma-separated string; on the command line, given again it
@@ -175,6 +176,17 @@ static const opt_t opts[] = {
      "Largest file downloaded through the Bot API (the public server serves 20 MB; a "
      "self-hosted one up to 2000).",
      "MB"},
+    {"telegram_media_stall_s", "PARLEY_TELEGRAM_MEDIA_STALL_S", OPT_INT,
+     OFF(telegram_media_stall_s), 0, 1, 3600, "60",
+     "A media download (or its getFile call) that receives no byte for this long fails and is "
+     "retried later.",
+     "SECONDS"},
+    {"telegram_media_retry_max_s", "PARLEY_TELEGRAM_MEDIA_RETRY_MAX_S", OPT_INT,
+     OFF(telegram_media_retry_max_s), 0, 1, 86400, "300",
+     "A media download that failed for a passing reason (network, a server error, a truncated "
+     "body, a full disk) is retried, waiting 2 s, then twice as long each time, at most this "
+     "long; it is never given up.",
+     "SECONDS"},
     {"inline_upload_max_mb", "PARLEY_INLINE_UPLOAD_MAX_MB", OPT_INT, OFF(inline_upload_max_mb), 0,
      1, 2000, "20", "Largest file files_upload takes (base64 or fetched from a URL).", "MB"},
     {"url_timeout_s", "PARLEY_URL_TIMEOUT_S", OPT_INT, OFF(url_timeout_s), 0, 1, 3600, "30",
@@ -262,6 +274,8 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->bluesky_refresh_s = CONFIG_DEFAULT_BLUESKY_REFRESH_S;
     cfg->telegram_poll_timeout_s = 25;
     cfg->telegram_file_limit_mb = 20;
+    cfg->telegram_media_stall_s = TG_MEDIA_STALL_MS / 1000;
+    cfg->telegram_media_retry_max_s = TG_MEDIA_RETRY_MAX_MS / 1000;
     cfg->inline_upload_max_mb = 20;
     cfg->url_timeout_s = 30;
 

@@ -92,9 +92,11 @@ typedef struct config_s {
     int bluesky_refresh_s; /* 0: no bluesky.refresh job */
     int telegram_poll_timeout_s;
     int telegram_file_limit_mb;
-    int inline_upload_max_mb;                  /* files_upload size cap */
-    int url_timeout_s;                         /* URLs tools fetch */
-    bool url_allow_http;                       /* tests: plain http too */
+    int telegram_media_stall_s;     /* a getFile or download silent this long fails */
+    int telegram_media_retry_max_s; /* longest wait before a failed download is retried */
+    int inline_upload_max_mb;       /* files_upload size cap */
+    int url_timeout_s;              /* URLs tools fetch */
+    bool url_allow_http;            /* tests: plain http too */
     char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
     char import_path[CONFIG_PATH_MAX];         /* import: the export (an argument, not a key) */
     bool import_claude_code;                   /* import: agent transcripts, not an export */

@@ -12,6 +12,9 @@ int main(int argc, char **argv)
 {
     /* A peer that goes away must surface as EPIPE, never kill the daemon. */
     signal(SIGPIPE, SIG_IGN);
+    /* So must a file size limit (RLIMIT_FSIZE): a write past it fails with
+     * EFBIG, like a full disk, and the download is retried later. */
+    signal(SIGXFSZ, SIG_IGN);
 
     cli_t cli;
     char err[CONFIG_ERR_MAX];

@@ -190,6 +190,19 @@ static int on_timer(CURLM *m, long ms, void *userp)
 
 static void file_write_next(net_req_t *r);
 static void req_finish(net_req_t *r);
+static void file_written(uv_fs_t *w);
+
+/* Writes what is left of r->writing through the thread pool. */
+static int file_write_issue(net_req_t *r)
+{
+    uv_buf_t b =
+        uv_buf_init(r->writing + r->writing_off, (unsigned)(r->writing_len - r->writing_off));
+    r->wreq.data = r;
+    int rc = uv_fs_write(r->client->loop, &r->wreq, r->fd, &b, 1, -1, file_written);
+    if (rc == 0)
+        r->client->open_handles++;
+    return rc;
+}
 
 static void file_written(uv_fs_t *w)
 {
@@ -198,14 +211,31 @@ static void file_written(uv_fs_t *w)
     ssize_t n = w->result;
     uv_fs_req_cleanup(w);
     c->open_handles--;
+    size_t left = r->writing_len - r->writing_off;
+    if (n > 0 && (size_t)n < left && r->result == 0) {
+        /* A short write (a disk nearly full, a file size limit): write the
+         * rest; if the disk cannot take it, that write says why. */
+        r->writing_off += (size_t)n;
+        if (file_write_issue(r) == 0)
+            return;
+        n = UV_EIO;
+    } else if (n == 0 && left > 0) {
+        n = UV_EIO;
+    }
     free(r->writing);
     r->writing = NULL;
     if (n < 0 && r->result == 0) {
         snprintf(r->error, sizeof r->error, "writing %s: %s", r->to_file, uv_strerror((int)n));
         r->result = (int)n;
+        r->file_failed = true;
     }
     file_write_next(r);
-    if (r->paused && r->pending.len < NET_FILE_BUFFER / 2 && r->state == NET_REQ_RUNNING) {
+    if (r->result != 0 && r->paused && r->state == NET_REQ_RUNNING) {
+        /* The file takes no more: let libcurl go on, so that on_body ends
+         * the transfer (a transfer paused for the disk never times out). */
+        r->paused = false;
+        curl_easy_pause(r->easy, CURLPAUSE_CONT);
+    } else if (r->paused && r->pending.len < NET_FILE_BUFFER / 2 && r->state == NET_REQ_RUNNING) {
         r->paused = false;
         curl_easy_pause(r->easy, CURLPAUSE_CONT);
     }
@@ -222,21 +252,22 @@ static void file_write_next(net_req_t *r)
     size_t len;
     r->writing = buf_steal(&r->pending, &len);
     r->writing_len = len;
-    uv_buf_t b = uv_buf_init(r->writing, (unsigned)len);
-    r->wreq.data = r;
-    if (uv_fs_write(r->client->loop, &r->wreq, r->fd, &b, 1, -1, file_written) != 0) {
+    r->writing_off = 0;
+    if (file_write_issue(r) != 0) {
         free(r->writing);
         r->writing = NULL;
         r->result = UV_EIO;
-        return;
+        r->file_failed = true;
+        snprintf(r->error, sizeof r->error, "writing %s: cannot queue the write", r->to_file);
     }
-    r->client->open_handles++;
 }
 
 static size_t on_body(char *p, size_t size, size_t n, void *userp)
 {
     net_req_t *r = userp;
     size_t len = size * n;
+    if (r->result != 0)
+        return 0; /* the file could not be written: abort */
     uint64_t cap = r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES;
     if (r->bytes + len > cap) {
         snprintf(r->error, sizeof r->error, "response larger than %llu bytes",
@@ -485,6 +516,7 @@ int net_request(net_client_t *c, net_req_t *r)
     r->bytes = 0;
     r->error[0] = '\0';
     r->result = 0;
+    r->file_failed = false;
     r->fd = -1;
     r->paused = false;
     r->writing = NULL;
@@ -502,6 +534,7 @@ int net_request(net_client_t *c, net_req_t *r)
         if (r->fd < 0) {
             int e = errno;
             snprintf(r->error, sizeof r->error, "%s: %s", r->to_file, strerror(e));
+            r->file_failed = true;
             return -e;
         }
     }

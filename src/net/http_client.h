@@ -84,6 +84,9 @@ struct net_req_s {
     long http_status;
     buf_t body_buf; /* the response body when not to a file */
     uint64_t bytes;
+    /* to_file could not be written (disk full, file size limit, ...): the
+     * status is the write's error, the partial file is removed. */
+    bool file_failed;
     char error[256];
     char captured[64];
     /* Private. */
@@ -96,6 +99,7 @@ struct net_req_s {
     buf_t pending; /* file: bytes waiting for the writer */
     char *writing; /* file: bytes being written */
     size_t writing_len;
+    size_t writing_off; /* of writing, written already (after a short write) */
     uv_fs_t wreq;
     bool paused;
     int result;

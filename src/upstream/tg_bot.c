@@ -446,7 +446,9 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
         tg_media_config_t mc = {.api_url = b->api_url,
                                 .token = b->token,
                                 .media_root = cfg->media_root,
-                                .max_bytes = cfg->file_limit};
+                                .max_bytes = cfg->file_limit,
+                                .stall_ms = cfg->media_stall_ms,
+                                .retry_max_ms = cfg->media_retry_max_ms};
         if (tg_media_new(loop, net, rw, &mc, &b->media) == 0)
             b->media_open = true;
     }
@@ -491,6 +493,8 @@ void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out)
     out->sends_queued = b->nsends;
     out->media_active = b->media ? tg_media_active(b->media) : 0;
     out->media_stored = b->media ? tg_media_stored(b->media) : 0;
+    out->media_failed_upstream = b->media ? tg_media_failures(b->media, false) : 0;
+    out->media_failed_store = b->media ? tg_media_failures(b->media, true) : 0;
 }
 
 tg_media_t *tg_bot_media(const tg_bot_t *b)
@@ -641,7 +645,13 @@ void tg_bot_metrics(const tg_bot_t *b, buf_t *out)
                "parley_media_downloads_active %d\n"
                "# HELP parley_media_downloads_total Files downloaded into the store.\n"
                "# TYPE parley_media_downloads_total counter\n"
-               "parley_media_downloads_total %llu\n",
+               "parley_media_downloads_total %llu\n"
+               "# HELP parley_media_download_failures_total Failed download attempts (each "
+               "retried), by where they failed.\n"
+               "# TYPE parley_media_download_failures_total counter\n"
+               "parley_media_download_failures_total{reason=\"upstream\"} %llu\n"
+               "parley_media_download_failures_total{reason=\"store\"} %llu\n",
                (unsigned long long)bs.updates_applied, bs.sends_queued, bs.media_active,
-               (unsigned long long)bs.media_stored);
+               (unsigned long long)bs.media_stored, (unsigned long long)bs.media_failed_upstream,
+               (unsigned long long)bs.media_failed_store);
 }

@@ -40,9 +40,11 @@ typedef struct tg_bot_config_s {
     const char *token;
     const char *api_url;
     int poll_timeout_s;
-    bool realtime;          /* poll from the start */
-    const char *media_root; /* where downloaded files go (NULL: no downloads) */
-    uint64_t file_limit;    /* largest file to download (0: the public Bot API's 20 MB) */
+    bool realtime;               /* poll from the start */
+    const char *media_root;      /* where downloaded files go (NULL: no downloads) */
+    uint64_t file_limit;         /* largest file to download (0: the public Bot API's 20 MB) */
+    uint32_t media_stall_ms;     /* 0: TG_MEDIA_STALL_MS */
+    uint32_t media_retry_max_ms; /* 0: TG_MEDIA_RETRY_MAX_MS */
     /* The database, for the poller's lock connection (db/lock.h). */
     const pg_conninfo_t *conninfo;
     uint32_t connect_timeout_ms;
@@ -67,9 +69,11 @@ uint64_t tg_bot_updates_applied(const tg_bot_t *b);
 /* Figures for /metrics. */
 typedef struct tg_bot_stats_s {
     uint64_t updates_applied;
-    int sends_queued;      /* waiting or being sent */
-    int media_active;      /* downloads in flight */
-    uint64_t media_stored; /* files downloaded into the store */
+    int sends_queued;               /* waiting or being sent */
+    int media_active;               /* downloads in flight */
+    uint64_t media_stored;          /* files downloaded into the store */
+    uint64_t media_failed_upstream; /* download attempts the Bot API failed */
+    uint64_t media_failed_store;    /* download attempts the store could not keep */
 } tg_bot_stats_t;
 
 void tg_bot_stats(const tg_bot_t *b, tg_bot_stats_t *out);

@@ -1,4 +1,11 @@
-/* tg_media: Bot API file downloads into the media store (see tg_media.h). */
+/* tg_media: Bot API file downloads into the media store (see tg_media.h).
+ *
+ * Each failure is either passing (no answer, a server error, a body cut
+ * short, a store that cannot be written) and recorded with the wait before
+ * the next attempt, or a refusal (the Bot API will not serve the file),
+ * retried a few times by the queue's rule. A download is stored only when
+ * it has the size getFile announced; the temporary file of one that failed
+ * is removed. */
 #include "upstream/tg_media.h"
 
 #include <jansson.h>
@@ -36,8 +43,12 @@ struct item_s {
     char url[1536];
     char tmp[1100];
     char body[512];
+    uint64_t expect; /* size getFile announced (0: unknown) */
     uv_work_t work;
 };
+
+/* Where a download failed, for the counters and the log. */
+enum { FAIL_UPSTREAM = 0, FAIL_STORE = 1, FAIL_KINDS };
 
 struct tg_media_s {
     uv_loop_t *loop;
@@ -47,6 +58,7 @@ struct tg_media_s {
     char token[256];
     char media_root[1024];
     uint64_t max_bytes;
+    uint32_t stall_ms, retry_max_ms;
     int64_t account;
     int active;
     bool claiming;
@@ -54,6 +66,11 @@ struct tg_media_s {
     bool again;       /* kicked while claiming */
     bool closing;
     uint64_t stored;
+    uint64_t failures[FAIL_KINDS];
+    uint64_t unlogged[FAIL_KINDS]; /* failures since the last line logged */
+    uint64_t logged_at[FAIL_KINDS];
+    bool logged_once[FAIL_KINDS];
+    bool failing[FAIL_KINDS]; /* a failure was logged, no success since */
     uv_timer_t idle;
     bool idle_open;
     queue_node_t items;
@@ -110,6 +127,64 @@ static void item_saved(void *data, int status, const char *value, const char *sq
     maybe_closed(m);
 }
 
+/* Counts a failed attempt; logs it unless a failure of its kind was logged
+ * less than TG_MEDIA_LOG_EVERY_MS ago (the next line counts those). */
+static void note_failure(tg_media_t *m, int kind, const char *msg)
+{
+    m->failures[kind]++;
+    uint64_t now = uv_now(m->loop);
+    if (m->logged_once[kind] && now - m->logged_at[kind] < TG_MEDIA_LOG_EVERY_MS) {
+        m->unlogged[kind]++;
+        return;
+    }
+    char more[64] = "";
+    if (m->unlogged[kind] > 0)
+        snprintf(more, sizeof more, "; %llu more failed since the last report",
+                 (unsigned long long)m->unlogged[kind]);
+    if (kind == FAIL_STORE)
+        log_error(MEDIA_TAG,
+                  "the media store cannot keep downloaded files: %s; the downloads are kept in "
+                  "the queue and retried until it can (at most every %u s)%s",
+                  msg, m->retry_max_ms / 1000, more);
+    else
+        log_warn(MEDIA_TAG,
+                 "media downloads are failing: %s; each is retried, waiting %u s, doubling up "
+                 "to %u s%s",
+                 msg, TG_MEDIA_RETRY_BASE_MS / 1000, m->retry_max_ms / 1000, more);
+    m->logged_once[kind] = true;
+    m->logged_at[kind] = now;
+    m->unlogged[kind] = 0;
+    m->failing[kind] = true;
+}
+
+/* A file was downloaded and stored: the failures logged are over. */
+static void note_success(tg_media_t *m)
+{
+    if (m->failing[FAIL_STORE])
+        log_info(MEDIA_TAG, "the media store keeps downloaded files again");
+    if (m->failing[FAIL_UPSTREAM])
+        log_info(MEDIA_TAG, "media downloads succeed again");
+    m->failing[FAIL_STORE] = m->failing[FAIL_UPSTREAM] = false;
+}
+
+static void item_finish(item_t *it, const char *state, const char *error);
+
+/* Records a passing failure: the file is claimed again after a wait that
+ * doubles with each attempt, however many it takes. */
+static void item_retry(item_t *it, int kind, const char *msg)
+{
+    tg_media_t *m = it->m;
+    json_int_t attempts = json_integer_value(json_object_get(it->row, "attempts"));
+    uint64_t wait = TG_MEDIA_RETRY_BASE_MS;
+    for (json_int_t i = 1; i < attempts && wait < m->retry_max_ms; i++)
+        wait *= 2;
+    if (wait > m->retry_max_ms)
+        wait = m->retry_max_ms;
+    json_object_set_new(it->row, "retry_ms", json_integer((json_int_t)wait));
+    note_failure(m, kind, msg);
+    item_finish(it, "error", msg);
+}
+
 /* Records the item's outcome (state done or error). */
 static void item_finish(item_t *it, const char *state, const char *error)
 {
@@ -153,10 +228,15 @@ static void store_after(uv_work_t *w, int status)
 {
     item_t *it = w->data;
     const char *err = json_string_value(json_object_get(it->row, "store_error"));
-    if (status != 0 || err)
-        item_finish(it, "error", err ? err : uv_strerror(status));
-    else
+    if (status != 0 || err) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s", err ? err : uv_strerror(status));
+        json_object_del(it->row, "store_error");
+        item_retry(it, FAIL_STORE, msg);
+    } else {
+        note_success(it->m);
         item_finish(it, "done", NULL);
+    }
 }
 
 static void downloaded(net_req_t *r, int status)
@@ -164,6 +244,8 @@ static void downloaded(net_req_t *r, int status)
     item_t *it = r->data;
     it->in_request = false;
     long http = r->http_status;
+    uint64_t got = r->bytes;
+    bool file_failed = r->file_failed;
     char why[320];
     snprintf(why, sizeof why, "%s", r->error);
     net_req_release(r);
@@ -172,13 +254,28 @@ static void downloaded(net_req_t *r, int status)
         item_finish(it, "remote", NULL); /* stopped: taken up again later */
         return;
     }
+    char msg[400];
     if (status != 0 || http != 200) {
-        char msg[400];
         snprintf(msg, sizeof msg, "download failed: %s",
                  status != 0 ? (why[0] ? why : uv_strerror(status))
                              : "the Bot API answered an error");
+        if (status == 0)
+            snprintf(msg, sizeof msg, "download failed: the Bot API answered HTTP %ld", http);
         unlink(it->tmp);
-        item_finish(it, "error", msg);
+        /* Larger than the limit, or refused for good (a 4xx other than a
+         * rate limit, a timeout or a path gone stale): a refusal. */
+        if (status == UV_E2BIG ||
+            (status == 0 && http >= 400 && http < 500 && http != 404 && http != 408 && http != 429))
+            item_finish(it, "error", msg);
+        else
+            item_retry(it, file_failed ? FAIL_STORE : FAIL_UPSTREAM, msg);
+        return;
+    }
+    if (it->expect > 0 && got != it->expect) {
+        snprintf(msg, sizeof msg, "download failed: %llu bytes arrived of the %llu announced",
+                 (unsigned long long)got, (unsigned long long)it->expect);
+        unlink(it->tmp);
+        item_retry(it, FAIL_UPSTREAM, msg);
         return;
     }
     it->work.data = it;
@@ -193,29 +290,43 @@ static void got_path(net_req_t *r, int status)
     item_t *it = r->data;
     it->in_request = false;
     tg_media_t *m = it->m;
-    if (status == UV_ECANCELED) {
+    if (status == UV_ECANCELED || m->closing) {
         net_req_release(r);
         item_finish(it, "remote", NULL);
         return;
     }
+    long http = r->http_status;
+    char why[320];
+    snprintf(why, sizeof why, "%s", r->error);
     json_error_t je;
     json_t *doc =
         status == 0 ? json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, &je)
                     : NULL;
     net_req_release(r);
-    const char *path =
-        json_string_value(json_object_get(json_object_get(doc, "result"), "file_path"));
-    if (path == NULL || m->closing) {
+    json_t *result = json_object_get(doc, "result");
+    const char *path = json_string_value(json_object_get(result, "file_path"));
+    if (path == NULL) {
         const char *desc = json_string_value(json_object_get(doc, "description"));
         char msg[400];
         snprintf(msg, sizeof msg, "getFile failed: %s",
                  desc     ? desc
-                 : status ? uv_strerror(status)
-                          : "no file_path");
+                 : status ? (why[0] ? why : uv_strerror(status))
+                 : doc    ? "no file_path"
+                          : "the answer is not JSON");
+        /* A Bot API answer other than a server error or a rate limit
+         * refuses the file; no answer, or a broken one, passes. */
+        bool refused = doc != NULL && http < 500 && http != 429 && http != 408;
         json_decref(doc);
-        item_finish(it, "error", msg);
+        if (refused)
+            item_finish(it, "error", msg);
+        else
+            item_retry(it, FAIL_UPSTREAM, msg);
         return;
     }
+    json_int_t announced = json_integer_value(json_object_get(result, "file_size"));
+    if (announced <= 0)
+        announced = json_integer_value(json_object_get(it->row, "file_size"));
+    it->expect = announced > 0 ? (uint64_t)announced : 0;
     snprintf(it->url, sizeof it->url, "%s/file/bot%s/%s", m->api_url, m->token, path);
     json_decref(doc);
     static unsigned seq;
@@ -224,12 +335,15 @@ static void got_path(net_req_t *r, int status)
     it->req.url = it->url;
     it->req.to_file = it->tmp;
     it->req.max_bytes = m->max_bytes;
-    it->req.stall_ms = TG_MEDIA_STALL_MS; /* large files on slow links take their time */
+    it->req.stall_ms = m->stall_ms; /* large files on slow links take their time */
     it->req.cb = downloaded;
     it->req.data = it;
     if (net_request(m->net, &it->req) != 0) {
         net_req_release(&it->req);
-        item_finish(it, "error", it->req.error[0] ? it->req.error : "cannot start the download");
+        char msg[400];
+        snprintf(msg, sizeof msg, "download failed: %s",
+                 it->req.error[0] ? it->req.error : "cannot start it");
+        item_retry(it, it->req.file_failed ? FAIL_STORE : FAIL_UPSTREAM, msg);
         return;
     }
     it->in_request = true;
@@ -283,6 +397,7 @@ static void start_item(tg_media_t *m, json_t *row, tg_media_wait_t *w)
     it->req.body = it->body;
     it->req.body_len = strlen(it->body);
     it->req.content_type = "application/json";
+    it->req.stall_ms = m->stall_ms; /* an answer that never comes */
     it->req.cb = got_path;
     it->req.data = it;
     if (net_request(m->net, &it->req) != 0) {
@@ -359,6 +474,8 @@ int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_med
     snprintf(m->token, sizeof m->token, "%s", cfg->token);
     snprintf(m->media_root, sizeof m->media_root, "%s", cfg->media_root);
     m->max_bytes = cfg->max_bytes ? cfg->max_bytes : TG_MEDIA_DEFAULT_LIMIT;
+    m->stall_ms = cfg->stall_ms ? cfg->stall_ms : TG_MEDIA_STALL_MS;
+    m->retry_max_ms = cfg->retry_max_ms ? cfg->retry_max_ms : TG_MEDIA_RETRY_MAX_MS;
     char err[512];
     if (media_store_prepare(m->media_root, err, sizeof err) != 0)
         log_warn(MEDIA_TAG, "%s; downloads will fail until it can be created", err);
@@ -395,6 +512,11 @@ uint64_t tg_media_stored(const tg_media_t *m)
 int tg_media_active(const tg_media_t *m)
 {
     return m->active;
+}
+
+uint64_t tg_media_failures(const tg_media_t *m, bool store)
+{
+    return m->failures[store ? FAIL_STORE : FAIL_UPSTREAM];
 }
 
 static void progress_tick(uv_timer_t *t)

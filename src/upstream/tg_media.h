@@ -10,6 +10,7 @@
 #ifndef PARLEY_UPSTREAM_TG_MEDIA_H
 #define PARLEY_UPSTREAM_TG_MEDIA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -23,6 +24,16 @@
 #define TG_MEDIA_MAX_WAITERS   256   /* callers waiting for files at once */
 #define TG_MEDIA_PROGRESS_MS   250   /* how often waiters hear of progress */
 #define TG_MEDIA_STALL_MS      60000 /* a download with no byte for this long fails */
+/* A download that failed for a passing reason (network, server error,
+ * truncated body, store not writable) is retried after
+ * TG_MEDIA_RETRY_BASE_MS, doubling with each attempt up to the configured
+ * maximum (TG_MEDIA_RETRY_MAX_MS by default), and never given up. Other
+ * failures (the Bot API refuses the file) are retried a few times by the
+ * queue's own rule. */
+#define TG_MEDIA_RETRY_BASE_MS 2000
+#define TG_MEDIA_RETRY_MAX_MS  300000
+/* Failures of one kind are logged at most this often (the rest counted). */
+#define TG_MEDIA_LOG_EVERY_MS 60000
 
 typedef struct tg_media_s tg_media_t;
 
@@ -30,7 +41,9 @@ typedef struct tg_media_config_s {
     const char *api_url; /* without a trailing slash */
     const char *token;
     const char *media_root;
-    uint64_t max_bytes; /* 0: TG_MEDIA_DEFAULT_LIMIT */
+    uint64_t max_bytes;    /* 0: TG_MEDIA_DEFAULT_LIMIT */
+    uint32_t stall_ms;     /* 0: TG_MEDIA_STALL_MS */
+    uint32_t retry_max_ms; /* 0: TG_MEDIA_RETRY_MAX_MS */
 } tg_media_config_t;
 
 int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_media_config_t *cfg,
@@ -46,6 +59,11 @@ uint64_t tg_media_stored(const tg_media_t *m);
 
 /* Downloads in flight now. */
 int tg_media_active(const tg_media_t *m);
+
+/* Failed download attempts since start: the upstream's (getFile or the
+ * transfer failed or was cut short) and the store's (the file could not
+ * be written: disk full, file size limit, permissions). Each is retried. */
+uint64_t tg_media_failures(const tg_media_t *m, bool store);
 
 typedef struct tg_media_wait_s tg_media_wait_t;
 

@@ -13,9 +13,20 @@
 //                           of earlier ones, some channel posts)
 //   POST /control/fileRate {"bytesPerSecond": 1000000}  serve files slowly
 //   POST /control/faults   {"faults": ["429", "500", "html", "drop", "409", "slow"]}
+//   POST /control/fileFaults {"rate": 0.5, "kinds": ["timeout", "500", "reset", "truncate"],
+//                           "seed": 1}  a fraction (rate) of getFile calls and file
+//                           downloads fail, each in one of the kinds, picked at
+//                           random: "timeout" never answers (a download sends its
+//                           headers, then nothing), "500" a server error, "reset"
+//                           closes the connection mid-answer (a download: after half
+//                           its body, Content-Length announced), "truncate" sends half
+//                           the body without Content-Length and ends it cleanly (only
+//                           the size getFile announced shows it). rate 0 stops.
+//   GET  /control/fileInfo  {file_unique_id: {size, sha256}} of every file generated
 //   GET  /control/expected  the messages the archive must hold: [[chat, id, text], ...]
 //   GET  /control/sent      the messages sent through sendMessage, with times
 //   GET  /control/stats     counters
+import crypto from "node:crypto";
 import http from "node:http";
 
 const BOT = { id: 700000001, is_bot: true, first_name: "Parley Test", username: "parley_test_bot" };
@@ -28,7 +39,7 @@ const expected = new Map(); // "chat:id" -> text
 const expectedFiles = new Map(); // "chat:id" -> file_unique_id, or "error" (too big)
 const sent = [];
 const calls = []; // administration methods called
-const stats = { getUpdates: 0, faults: 0, sendMessage: 0 };
+const stats = { getUpdates: 0, faults: 0, sendMessage: 0, getFile: 0, downloads: 0, downloadsServed: 0, fileFaults: {} };
 const nextMessageId = new Map();
 const knownIds = new Map(); // chat id -> message ids generated in it (edits pick one)
 let clock = 1767225600; // 2026-01-01
@@ -59,6 +70,15 @@ function fileBytes(unique, size) {
 }
 
 let fileRate = 0; // bytes a second when serving files (0: as fast as possible)
+let fileFaults = { rate: 0, kinds: [], pick: Math.random };
+const held = new Set(); // answers never sent ("timeout" faults), ended on rate 0
+// The fault for this getFile or download, or null.
+function fileFault(where) {
+  if (!fileFaults.rate || fileFaults.pick() >= fileFaults.rate) return null;
+  const kind = fileFaults.kinds[Math.floor(fileFaults.pick() * fileFaults.kinds.length)];
+  stats.fileFaults[`${where}:${kind}`] = (stats.fileFaults[`${where}:${kind}`] ?? 0) + 1;
+  return kind;
+}
 let sizedFiles = 0;
 
 function generate({ n = 100, chats = 5, editEvery = 7, channelEvery = 0, photoEvery = 0, photoSize = 0, seed = 1 }) {
@@ -203,6 +223,17 @@ const server = http.createServer((req, res) => {
       faults.push(...(args.faults ?? []));
       return reply(res, 200, { queued: faults.length });
     }
+    if (url.pathname === "/control/fileFaults") {
+      fileFaults = { rate: Number(args.rate ?? 0), kinds: args.kinds ?? ["timeout", "500", "reset", "truncate"], pick: rng(Number(args.seed ?? 1)) };
+      if (!fileFaults.rate) for (const r of held) r.destroy();
+      return reply(res, 200, { rate: fileFaults.rate, kinds: fileFaults.kinds });
+    }
+    if (url.pathname === "/control/fileInfo") {
+      const out = {};
+      for (const f of files.values())
+        out[f.unique] ??= { size: f.size, sha256: crypto.createHash("sha256").update(fileBytes(f.unique, f.size)).digest("hex") };
+      return reply(res, 200, out);
+    }
     if (url.pathname === "/control/expected") return reply(res, 200, [...expected].map(([k, text]) => [...k.split(":").map(Number), text]));
     if (url.pathname === "/control/sent") return reply(res, 200, sent);
     if (url.pathname === "/control/calls") return reply(res, 200, calls);
@@ -211,8 +242,28 @@ const server = http.createServer((req, res) => {
     if (fm) {
       const f = files.get(fm[1].replace(/^photos\//, ""));
       if (!f) return apiError(res, 404, "Not Found");
-      res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
+      stats.downloads++;
       const bytes = fileBytes(f.unique, f.size);
+      const fault = fileFault("download");
+      if (fault === "500") return apiError(res, 500, "Internal Server Error");
+      if (fault === "timeout") {
+        res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
+        res.flushHeaders();
+        held.add(res.socket);
+        res.socket.on("close", () => held.delete(res.socket));
+        return;
+      }
+      if (fault === "reset") {
+        res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
+        return res.write(bytes.subarray(0, f.size >> 1), () => res.socket.destroy());
+      }
+      if (fault === "truncate") {
+        // Close-delimited: no Content-Length, no chunking; the end looks clean.
+        res.socket.write("HTTP/1.1 200 OK\r\ncontent-type: image/jpeg\r\nconnection: close\r\n\r\n");
+        return res.socket.end(bytes.subarray(0, f.size >> 1));
+      }
+      stats.downloadsServed++;
+      res.writeHead(200, { "content-type": "image/jpeg", "content-length": f.size });
       if (!fileRate) return res.end(bytes);
       // Paced: a chunk every 100 ms.
       const chunk = Math.max(1, Math.floor(fileRate / 10));
@@ -275,6 +326,19 @@ const server = http.createServer((req, res) => {
         calls.push({ method: m[2], args });
         return reply(res, 200, { ok: true, result: `https://t.me/+emulated${calls.length}` });
       case "getFile": {
+        stats.getFile++;
+        const fault = fileFault("getFile");
+        if (fault === "500") return apiError(res, 500, "Internal Server Error");
+        if (fault === "timeout") {
+          held.add(req.socket);
+          req.socket.on("close", () => held.delete(req.socket));
+          return;
+        }
+        if (fault === "reset") return req.socket.destroy();
+        if (fault === "truncate") {
+          res.writeHead(200, { "content-type": "application/json" });
+          return res.end('{"ok":true,"result":{"file_id":');
+        }
         const f = files.get(args.file_id);
         if (!f) return apiError(res, 400, "Bad Request: invalid file_id");
         if (f.size > 20 * 1024 * 1024) return apiError(res, 400, "Bad Request: file is too big");

@@ -98,3 +98,18 @@ SELECT pg_temp.expect('sent message', parley_bot_store_message(7,
 SELECT pg_temp.expect('outgoing', (SELECT outgoing FROM messages WHERE chat_id = 1 AND id = 3), true);
 SELECT pg_temp.expect('incoming', (SELECT bool_or(outgoing) FROM messages WHERE chat_id = 1 AND id < 3), false);
 SELECT pg_temp.expect('offset unchanged by a send', parley_bot_offset(7), 23::bigint);
+
+-- Media retries: a passing failure (retry_ms given) is claimed again once
+-- its wait is over, however many attempts it took; a refusal (no retry_ms)
+-- at most five times.
+SELECT pg_temp.expect('claimed with its attempts', (parley_bot_media_claim(7, 10) -> 0 ->> 'attempts')::int, 1);
+UPDATE media SET attempts = 9;
+SELECT parley_bot_media_done(jsonb_build_object('chat_id', chat_id, 'message_id', message_id, 'ordinal', ordinal,
+                                                'state', 'error', 'error', 'no answer', 'retry_ms', 60000)) FROM media;
+SELECT pg_temp.expect('waits for its next attempt', jsonb_array_length(parley_bot_media_claim(7, 10)), 0);
+UPDATE media SET next_attempt_at = now() - interval '1 second';
+SELECT pg_temp.expect('claimed after the wait, at any attempt', (parley_bot_media_claim(7, 10) -> 0 ->> 'attempts')::int, 10);
+SELECT parley_bot_media_done(jsonb_build_object('chat_id', chat_id, 'message_id', message_id, 'ordinal', ordinal,
+                                                'state', 'error', 'error', 'refused')) FROM media;
+UPDATE media SET updated_at = now() - interval '1 day';
+SELECT pg_temp.expect('a refusal is not retried past five attempts', jsonb_array_length(parley_bot_media_claim(7, 10)), 0);

@@ -317,7 +317,9 @@ CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit inte
         FROM media f JOIN chats ch ON ch.id = f.chat_id
         WHERE ch.account_id = p_account AND f.file_id IS NOT NULL
           AND (f.state = 'remote'
-               OR (f.state = 'error' AND f.attempts < 5
+               OR (f.state = 'error' AND f.next_attempt_at IS NOT NULL
+                   AND f.next_attempt_at <= now())
+               OR (f.state = 'error' AND f.next_attempt_at IS NULL AND f.attempts < 5
                    AND f.updated_at < now() - interval '2 seconds' * power(2, f.attempts))
                OR (f.state = 'downloading' AND f.updated_at < now() - interval '10 minutes'))
         ORDER BY f.chat_id, f.message_id, f.ordinal
@@ -332,7 +334,7 @@ CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit inte
     SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                'chat_id', u.chat_id, 'message_id', u.message_id, 'ordinal', u.ordinal,
                'file_id', u.file_id, 'file_unique_id', u.file_unique_id,
-               'file_size', u.file_size, 'mime_type', u.mime_type,
+               'file_size', u.file_size, 'mime_type', u.mime_type, 'attempts', u.attempts,
                'stored', (SELECT jsonb_build_object('sha256', d.sha256, 'local_path', d.local_path,
                                                     'size', d.file_size)
                           FROM media d
@@ -347,6 +349,9 @@ CREATE OR REPLACE FUNCTION parley_bot_media_done(p jsonb) RETURNS void
                      local_path = coalesce(p ->> 'local_path', local_path),
                      file_size = coalesce((p ->> 'size')::bigint, file_size),
                      error = p ->> 'error',
+                     next_attempt_at = CASE WHEN p ? 'retry_ms' AND p ->> 'state' = 'error'
+                                            THEN now() + (p ->> 'retry_ms')::bigint
+                                                         * interval '1 millisecond' END,
                      downloaded_at = CASE WHEN p ->> 'state' = 'done' THEN now() END,
                      updated_at = now()
     WHERE chat_id = (p ->> 'chat_id')::bigint AND message_id = (p ->> 'message_id')::bigint
@@ -386,7 +391,7 @@ BEGIN
     RETURN jsonb_strip_nulls(jsonb_build_object(
         'claimed', true, 'chat_id', f.chat_id, 'message_id', f.message_id, 'ordinal', f.ordinal,
         'file_id', f.file_id, 'file_unique_id', f.file_unique_id, 'file_size', f.file_size,
-        'mime_type', f.mime_type,
+        'mime_type', f.mime_type, 'attempts', f.attempts,
         'stored', (SELECT jsonb_build_object('sha256', d.sha256, 'local_path', d.local_path,
                                              'size', d.file_size)
                    FROM media d WHERE d.file_unique_id = f.file_unique_id AND d.state = 'done'
