@@ -1,8 +1,10 @@
 /* media_store: content-addressed media files (see media_store.h). */
 #include "archive/media_store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +133,7 @@ int media_store_put(const char *root, const char *src, char sha256[65],
         return rc;
     }
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s/.incoming-XXXXXX", root);
+    snprintf(tmp, sizeof tmp, "%s/.incoming-%d-XXXXXX", root, (int)getpid());
     int out = mkostemp(tmp, O_CLOEXEC);
     if (out < 0) {
         rc = -errno;
@@ -176,6 +178,40 @@ int media_store_adopt(const char *root, const char *src, char sha256[65],
     if (rc == 0 && (rc = place(root, src, sha256, total, rel, err, errcap)) == 0)
         *size = total;
     return rc;
+}
+
+int media_store_sweep(const char *root, int *removed, char *err, size_t errcap)
+{
+    *removed = 0;
+    DIR *d = opendir(root);
+    if (d == NULL) {
+        int rc = errno == ENOENT ? 0 : -errno;
+        if (rc != 0)
+            snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
+        return rc;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *p = NULL;
+        if (strncmp(e->d_name, ".download-", 10) == 0)
+            p = e->d_name + 10;
+        else if (strncmp(e->d_name, ".incoming-", 10) == 0)
+            p = e->d_name + 10;
+        if (p == NULL)
+            continue;
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p || *end != '-' || pid <= 0)
+            continue; /* not a name this store gives */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its process still runs (or is not ours to judge) */
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", root, e->d_name);
+        if (unlink(path) == 0)
+            (*removed)++;
+    }
+    closedir(d);
+    return 0;
 }
 
 bool media_store_rel_ok(const char *sha256, const char *rel)

@@ -31,6 +31,13 @@ int media_store_put(const char *root, const char *src, char sha256[65],
 int media_store_adopt(const char *root, const char *src, char sha256[65],
                       char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
 
+/* Removes what downloads and puts of processes that no longer run left at
+ * root's top (".download-PID-*", ".incoming-PID-*": a daemon killed in the
+ * middle of one); files of live processes are kept. Returns 0 with
+ * *removed, or a negative errno code with err. Blocking: at start-up or
+ * on the thread pool. */
+int media_store_sweep(const char *root, int *removed, char *err, size_t errcap);
+
 /* True when sha256 is 64 lowercase hex digits and rel is its place in the
  * store ("xx/SHA256"): a record that says otherwise does not name a stored
  * file. */

@@ -477,8 +477,13 @@ int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_med
     m->stall_ms = cfg->stall_ms ? cfg->stall_ms : TG_MEDIA_STALL_MS;
     m->retry_max_ms = cfg->retry_max_ms ? cfg->retry_max_ms : TG_MEDIA_RETRY_MAX_MS;
     char err[512];
+    int swept = 0;
     if (media_store_prepare(m->media_root, err, sizeof err) != 0)
         log_warn(MEDIA_TAG, "%s; downloads will fail until it can be created", err);
+    else if (media_store_sweep(m->media_root, &swept, err, sizeof err) != 0)
+        log_warn(MEDIA_TAG, "%s", err);
+    else if (swept > 0)
+        log_info(MEDIA_TAG, "removed %d partial download(s) of earlier runs", swept);
     uv_timer_init(loop, &m->idle);
     m->idle.data = m;
     m->idle_open = true;

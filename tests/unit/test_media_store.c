@@ -1,11 +1,13 @@
 /* Tests for archive/media_store: a file put is copied and named by its
  * SHA-256; a download adopted from inside the store is moved there, not
  * copied, and removed when its content is stored already; a stored file
- * is served only while its content matches its name. */
+ * is served only while its content matches its name; partial files of
+ * processes that ended are swept. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "archive/media_store.h"
@@ -75,10 +77,45 @@ static void test_put_adopt_get(void **state)
     test_rmdir(dir);
 }
 
+/* Partial files of processes that ended are swept; a live one's are kept. */
+static void test_sweep(void **state)
+{
+    (void)state;
+    char *dir = test_tmpdir("parley-media");
+    char err[512], path[700];
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    snprintf(path, sizeof path, "%s/.download-%d-1", dir, (int)dead);
+    write_file(path, "partial");
+    snprintf(path, sizeof path, "%s/.incoming-%d-abc123", dir, (int)dead);
+    write_file(path, "partial");
+    snprintf(path, sizeof path, "%s/.download-%d-2", dir, (int)getpid());
+    write_file(path, "in progress");
+    snprintf(path, sizeof path, "%s/.download-notapid", dir);
+    write_file(path, "kept");
+    int removed = -1;
+    assert_int_equal(media_store_sweep(dir, &removed, err, sizeof err), 0);
+    assert_int_equal(removed, 2);
+    snprintf(path, sizeof path, "%s/.download-%d-2", dir, (int)getpid());
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/.download-notapid", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/.download-%d-1", dir, (int)dead);
+    assert_int_equal(access(path, F_OK), -1);
+    /* A store not created yet has nothing to sweep. */
+    snprintf(path, sizeof path, "%s/none", dir);
+    assert_int_equal(media_store_sweep(path, &removed, err, sizeof err), 0);
+    assert_int_equal(removed, 0);
+    test_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_adopt_get),
+        cmocka_unit_test(test_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
