@@ -839,8 +839,8 @@ static void migrate_done(migrate_t *m, int status)
         char err[CONFIG_ERR_MAX];
         char media_root[CONFIG_PATH_MAX + 16];
         snprintf(media_root, sizeof media_root, "%s/media", a->cfg->data_dir);
-        int rc = tg_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->tz, media_root,
-                                 import_done, a, &a->import, err, sizeof err);
+        int rc = tg_import_start(&a->loop, a->rw, &a->conninfo, a->cfg->import_path, a->cfg->tz,
+                                 media_root, import_done, a, &a->import, err, sizeof err);
         if (rc != 0)
             app_fatal(a, "import", err);
         return;

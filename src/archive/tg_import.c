@@ -1,8 +1,15 @@
 /* tg_import: streaming import of Telegram Desktop exports (see
- * tg_import.h). One step at a time: the reader parses a chunk on the
- * thread pool, then its events run against the database in order; the next
- * chunk is read only when they are done, so memory is bounded by one
- * chunk and its rows. */
+ * tg_import.h). The reader parses and maps a chunk on the thread pool
+ * while the events of the chunk before it run against the database, in
+ * order: at most two chunks and their rows are held, and the importer's
+ * CPU work runs beside PostgreSQL's.
+ *
+ * Each chat is one transaction on a connection of its own (a pool of one,
+ * whose sessions are read-only by default: a statement that would land in
+ * a new session after a lost connection fails instead of committing half a
+ * chat): BEGIN READ WRITE and parley_tg_import_begin, the COPYs of its
+ * rows, parley_tg_import_chat and COMMIT. Then its files are copied into
+ * the media store on the main pool. */
 #include "archive/tg_import.h"
 
 #include <errno.h>
@@ -15,22 +22,33 @@
 #include <unistd.h>
 
 #include "archive/media_store.h"
+#include "archive/tg_map.h"
 #include "archive/tg_reader.h"
 #include "util/log.h"
 
 #define IMPORT_TAG "import"
 
 typedef enum {
-    IMP_ID = 0,  /* getting an import id */
-    IMP_READING, /* a reader step runs on the thread pool */
-    IMP_EVENTS,  /* running a step's events */
-    IMP_CLEANUP, /* removing staged rows after an error */
+    IMP_RUNNING = 0,
+    IMP_CLEANUP, /* rolling back, closing the chat connection */
     IMP_DONE,
 } imp_state_t;
+
+#define COPY_ROWS_DIRECT "COPY messages (" TG_MAP_MESSAGE_COLUMNS ") FROM STDIN"
+#define COPY_ROWS_STAGED "COPY import_rows (" TG_MAP_MESSAGE_COLUMNS ") FROM STDIN"
+#define COPY_MEDIA       "COPY import_media (" TG_MAP_MEDIA_COLUMNS ") FROM STDIN"
+/* Connection set-up and ROLLBACK of the chat connection. */
+#define TX_CONNECT_TIMEOUT_MS  30000
+#define TX_ROLLBACK_TIMEOUT_MS 10000
 
 struct tg_import_s {
     uv_loop_t *loop;
     pg_pool_t *pool;
+    pg_pool_t *tx;    /* the chat transactions' connection */
+    bool in_tx;       /* a chat's transaction is open */
+    bool tx_closing;  /* waiting for tx to close before finishing */
+    bool chat_direct; /* the open chat's ordered rows go into messages */
+    int event_part;   /* ROWS: 0 rows, 1 media next, 2 media sent */
     imp_state_t state;
     char path[4096];
     char export_dir[4096];
@@ -42,15 +60,20 @@ struct tg_import_s {
     char tz[16];
     int fd;
     uint64_t size;
-    int64_t import_id;
     tg_reader_t *reader;
     uv_work_t work;
-    int step_rc;
-    tg_event_t events[TG_READER_MAX_EVENTS];
-    int nevents, next_event;
-    json_t *headers; /* chat_key -> the chat's fields, while it is open */
+    /* Two event buffers: one runs (cur, while executing), the reader fills
+     * the other (while reading), or it waits (ready). */
+    tg_event_t events[2][TG_READER_MAX_EVENTS];
+    int nevents[2];
+    int step_rc[2];
+    int cur, next_event;
+    bool reading, ready, executing, finishing;
+    int read_buf;    /* the buffer a running step fills */
+    int read_failed; /* a step failed: its code, once the events before it ran */
+    uint64_t read_offset, read_messages; /* the reader's, after its last step */
     pg_query_t q;
-    pg_stmt_t stmt;
+    pg_stmt_t stmt[2];
     const char *params[5];
     char param_buf[3][32];
     char *param_json;
@@ -104,8 +127,8 @@ static void progress(tg_import_t *imp, bool final)
     if (!final && !imp->tty && now - imp->last_progress_ms < TG_IMPORT_PROGRESS_MS)
         return;
     imp->last_progress_ms = now;
-    uint64_t done = imp->reader ? tg_reader_offset(imp->reader) : 0;
-    uint64_t msgs = imp->reader ? tg_reader_messages(imp->reader) : 0;
+    uint64_t done = imp->read_offset;
+    uint64_t msgs = imp->read_messages;
     double secs = (double)(now - imp->started_ms) / 1000.0;
     if (secs < 0.001)
         secs = 0.001;
@@ -131,10 +154,25 @@ static void progress(tg_import_t *imp, bool final)
     }
 }
 
+static void tx_closed(pg_pool_t *pool)
+{
+    tg_import_t *imp = pg_pool_get_data(pool);
+    imp->tx = NULL;
+    imp->state = IMP_DONE;
+    imp->cb(imp, imp->status);
+}
+
+/* Ends the import once no reader step runs: closes the chat connection,
+ * then calls back. */
 static void finish(tg_import_t *imp, int status)
 {
-    imp->state = IMP_DONE;
+    imp->state = IMP_CLEANUP;
     imp->status = status;
+    imp->finishing = true;
+    if (imp->reading)
+        return; /* step_after comes back here */
+    if (imp->tx_closing)
+        return;
     if (imp->fd >= 0) {
         close(imp->fd);
         imp->fd = -1;
@@ -143,45 +181,69 @@ static void finish(tg_import_t *imp, int status)
         progress(imp, true);
     else if (imp->tty)
         fputc('\n', stderr);
+    if (imp->tx) {
+        imp->tx_closing = true;
+        pg_pool_close(imp->tx, tx_closed);
+        return;
+    }
+    imp->state = IMP_DONE;
     imp->cb(imp, status);
 }
 
 static void fail_later_cleanup(tg_import_t *imp, int status);
 
-static void submit(tg_import_t *imp, const char *sql, int nparams, pg_query_cb cb)
+static void submit_stmts(tg_import_t *imp, pg_pool_t *pool, int nstmts, uint32_t timeout_ms,
+                         pg_query_cb cb)
 {
     memset(&imp->q, 0, sizeof imp->q);
-    memset(&imp->stmt, 0, sizeof imp->stmt);
-    imp->stmt.sql = sql;
-    imp->stmt.nparams = nparams;
-    imp->stmt.params = imp->params;
-    imp->q.stmts = &imp->stmt;
-    imp->q.nstmts = 1;
-    imp->q.timeout_ms = TG_IMPORT_QUERY_TIMEOUT_MS;
+    imp->q.stmts = imp->stmt;
+    imp->q.nstmts = nstmts;
+    imp->q.timeout_ms = timeout_ms;
     imp->q.cb = cb;
     imp->q.data = imp;
-    int rc = pg_pool_submit(imp->pool, &imp->q);
+    int rc = pg_pool_submit(pool, &imp->q);
     if (rc != 0) {
         snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, uv_strerror(rc));
         fail_later_cleanup(imp, rc);
     }
 }
 
+/* One statement with imp->params on pool. */
+static void submit_on(tg_import_t *imp, pg_pool_t *pool, const char *sql, int nparams,
+                      pg_query_cb cb)
+{
+    memset(imp->stmt, 0, sizeof imp->stmt);
+    imp->stmt[0].sql = sql;
+    imp->stmt[0].nparams = nparams;
+    imp->stmt[0].params = imp->params;
+    submit_stmts(imp, pool, 1, TG_IMPORT_QUERY_TIMEOUT_MS, cb);
+}
+
+static void submit(tg_import_t *imp, const char *sql, int nparams, pg_query_cb cb)
+{
+    submit_on(imp, imp->pool, sql, nparams, cb);
+}
+
 /* ---- errors and cleanup --------------------------------------------------- */
 
-static void cleanup_done(pg_query_t *q, int status)
+static void rollback_done(pg_query_t *q, int status)
 {
     tg_import_t *imp = q->data;
     if (status != 0)
-        log_warn(IMPORT_TAG, "could not remove the staged rows of import %lld: %s",
-                 (long long)imp->import_id, q->error);
+        log_warn(IMPORT_TAG,
+                 "rollback of the chat being imported: %s (the connection is "
+                 "closed, which rolls it back too)",
+                 q->error);
     pg_query_release(q);
     finish(imp, imp->status);
 }
 
 static void fail_later_cleanup(tg_import_t *imp, int status)
 {
+    if (imp->state != IMP_RUNNING)
+        return; /* already failing */
     imp->status = status ? status : UV_EINVAL;
+    imp->state = IMP_CLEANUP;
     size_t n = json_array_size(imp->imported);
     if (n > 0) {
         size_t len = strlen(imp->error);
@@ -191,23 +253,20 @@ static void fail_later_cleanup(tg_import_t *imp, int status)
         size_t len = strlen(imp->error);
         snprintf(imp->error + len, sizeof imp->error - len, "; the store is unchanged");
     }
-    if (imp->import_id <= 0) {
+    if (!imp->in_tx || imp->tx == NULL) {
         finish(imp, imp->status);
         return;
     }
-    imp->state = IMP_CLEANUP;
-    snprintf(imp->param_buf[0], sizeof imp->param_buf[0], "%lld", (long long)imp->import_id);
-    imp->params[0] = imp->param_buf[0];
+    imp->in_tx = false;
     memset(&imp->q, 0, sizeof imp->q);
-    memset(&imp->stmt, 0, sizeof imp->stmt);
-    imp->stmt.sql = "DELETE FROM import_staging WHERE import_id = $1";
-    imp->stmt.nparams = 1;
-    imp->stmt.params = imp->params;
-    imp->q.stmts = &imp->stmt;
+    memset(imp->stmt, 0, sizeof imp->stmt);
+    imp->stmt[0].sql = "ROLLBACK";
+    imp->q.stmts = imp->stmt;
     imp->q.nstmts = 1;
-    imp->q.cb = cleanup_done;
+    imp->q.timeout_ms = TX_ROLLBACK_TIMEOUT_MS;
+    imp->q.cb = rollback_done;
     imp->q.data = imp;
-    if (pg_pool_submit(imp->pool, &imp->q) != 0)
+    if (pg_pool_submit(imp->tx, &imp->q) != 0)
         finish(imp, imp->status);
 }
 
@@ -360,20 +419,40 @@ static void media_next(tg_import_t *imp)
            2, media_listed);
 }
 
+static void events_done(tg_import_t *imp);
+
+static void query_failed(tg_import_t *imp, pg_query_t *q, int status)
+{
+    snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path,
+             q->error[0] ? q->error : uv_strerror(status));
+    pg_query_release(q);
+    free(imp->param_json);
+    imp->param_json = NULL;
+    fail_later_cleanup(imp, status);
+}
+
 static void event_done(pg_query_t *q, int status)
 {
     tg_import_t *imp = q->data;
-    tg_event_t *e = &imp->events[imp->next_event - 1];
+    tg_event_t *e = &imp->events[imp->cur][imp->next_event - 1];
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path,
-                 q->error[0] ? q->error : uv_strerror(status));
-        pg_query_release(q);
-        free(imp->param_json);
-        imp->param_json = NULL;
-        fail_later_cleanup(imp, status);
+        query_failed(imp, q, status);
         return;
     }
-    if (e->kind == TG_EV_CHAT_END && q->results[0] && PQntuples(q->results[0]) == 1) {
+    if (e->kind == TG_EV_CHAT_BEGIN) {
+        PGresult *r = q->results[1];
+        imp->chat_direct = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    } else if (e->kind == TG_EV_ROWS && imp->event_part == 0 && e->media.len > 0) {
+        /* The rows are in: now the event's files. */
+        pg_query_release(q);
+        imp->event_part = 1;
+        imp->next_event--;
+        events_next(imp);
+        return;
+    } else if (e->kind == TG_EV_ROWS) {
+        imp->event_part = 0;
+    } else if (e->kind == TG_EV_CHAT_END && q->results[0] && PQntuples(q->results[0]) == 1) {
+        imp->in_tx = false; /* committed */
         json_error_t je;
         json_t *res = json_loads(PQgetvalue(q->results[0], 0, 0), 0, &je);
         imp->stats.chats++;
@@ -403,45 +482,71 @@ static void event_done(pg_query_t *q, int status)
     events_next(imp);
 }
 
+/* A COPY of data on the chat connection. */
+static void submit_copy(tg_import_t *imp, const char *sql, const buf_t *data)
+{
+    memset(imp->stmt, 0, sizeof imp->stmt);
+    imp->stmt[0].sql = sql;
+    imp->stmt[0].copy_data = data->data;
+    imp->stmt[0].copy_len = data->len;
+    submit_stmts(imp, imp->tx, 1, TG_IMPORT_QUERY_TIMEOUT_MS, event_done);
+}
+
+/* Statements on the chat connection, run as one pipeline: sql0 (without
+ * parameters), then sql1 with imp->params. */
+static void submit_tx(tg_import_t *imp, const char *sql0, const char *sql1, int nparams,
+                      bool params_first)
+{
+    memset(imp->stmt, 0, sizeof imp->stmt);
+    imp->stmt[0].sql = sql0;
+    imp->stmt[1].sql = sql1;
+    pg_stmt_t *p = &imp->stmt[params_first ? 0 : 1];
+    p->nparams = nparams;
+    p->params = imp->params;
+    submit_stmts(imp, imp->tx, 2, TG_IMPORT_QUERY_TIMEOUT_MS, event_done);
+}
+
 static void events_next(tg_import_t *imp)
 {
-    while (imp->next_event < imp->nevents) {
-        tg_event_t *e = &imp->events[imp->next_event++];
+    if (imp->state != IMP_RUNNING)
+        return;
+    while (imp->next_event < imp->nevents[imp->cur]) {
+        tg_event_t *e = &imp->events[imp->cur][imp->next_event++];
         switch (e->kind) {
         case TG_EV_CHAT_BEGIN:
-            continue;
+            imp->chat_direct = false;
+            imp->param_json = json_dumps(e->json, JSON_COMPACT);
+            snprintf(imp->param_buf[0], sizeof imp->param_buf[0], "%lld", (long long)e->chat_id);
+            imp->params[0] = imp->param_json ? imp->param_json : "{}";
+            imp->params[1] = e->left ? "true" : "false";
+            imp->params[2] = e->chat_known ? imp->param_buf[0] : NULL;
+            imp->in_tx = true;
+            submit_tx(imp, "BEGIN READ WRITE",
+                      "SELECT parley_tg_import_begin($1::jsonb, $2::boolean, $3::bigint)", 3,
+                      false);
+            return;
         case TG_EV_ROWS:
+            if (imp->event_part == 1) {
+                imp->event_part = 2;
+                submit_copy(imp, COPY_MEDIA, &e->media);
+                return;
+            }
             if (e->rows.len == 0)
                 continue;
-            memset(&imp->q, 0, sizeof imp->q);
-            memset(&imp->stmt, 0, sizeof imp->stmt);
-            imp->stmt.sql = "COPY import_staging (import_id, chat_key, msg) FROM STDIN";
-            imp->stmt.copy_data = e->rows.data;
-            imp->stmt.copy_len = e->rows.len;
-            imp->q.stmts = &imp->stmt;
-            imp->q.nstmts = 1;
-            imp->q.timeout_ms = TG_IMPORT_QUERY_TIMEOUT_MS;
-            imp->q.cb = event_done;
-            imp->q.data = imp;
-            if (pg_pool_submit(imp->pool, &imp->q) != 0) {
-                snprintf(imp->error, sizeof imp->error, "%s: database busy", imp->path);
-                fail_later_cleanup(imp, UV_EBUSY);
-            }
+            submit_copy(imp, e->ordered && imp->chat_direct ? COPY_ROWS_DIRECT : COPY_ROWS_STAGED,
+                        &e->rows);
             return;
         case TG_EV_CHAT_END: {
-            snprintf(imp->param_buf[0], sizeof imp->param_buf[0], "%lld",
-                     (long long)imp->import_id);
-            snprintf(imp->param_buf[1], sizeof imp->param_buf[1], "%lld", (long long)e->chat_key);
+            snprintf(imp->param_buf[0], sizeof imp->param_buf[0], "%lld", (long long)e->chat_id);
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
-            imp->params[0] = imp->param_buf[0];
-            imp->params[1] = imp->param_buf[1];
-            imp->params[2] = imp->param_json ? imp->param_json : "{}";
-            imp->params[3] = imp->tz;
-            imp->params[4] = e->left ? "true" : "false";
-            submit(imp,
-                   "SELECT parley_tg_import_chat($1::bigint, $2::bigint, $3::jsonb, "
-                   "$4::interval, $5::boolean)::text",
-                   5, event_done);
+            imp->params[0] = imp->param_json ? imp->param_json : "{}";
+            imp->params[1] = e->left ? "true" : "false";
+            imp->params[2] = imp->chat_direct ? "true" : "false";
+            imp->params[3] = e->chat_known ? imp->param_buf[0] : NULL;
+            submit_tx(imp,
+                      "SELECT parley_tg_import_chat($1::jsonb, $2::boolean, $3::boolean, "
+                      "$4::bigint)::text",
+                      "COMMIT", 4, true);
             return;
         }
         case TG_EV_PERSONAL:
@@ -460,10 +565,44 @@ static void events_next(tg_import_t *imp)
             return;
         }
     }
-    /* All events of the step ran. */
-    tg_events_free(imp->events, imp->nevents);
-    imp->nevents = imp->next_event = 0;
-    if (imp->step_rc == 1) {
+    events_done(imp);
+}
+
+/* ---- reader steps ----------------------------------------------------------- */
+
+static void step_start(tg_import_t *imp);
+
+static void step_work(uv_work_t *w)
+{
+    tg_import_t *imp = w->data;
+    int b = imp->read_buf;
+    imp->step_rc[b] = tg_reader_step(imp->reader, imp->events[b], &imp->nevents[b]);
+}
+
+/* Runs the events of the step that waits, and starts reading the next. */
+static void run_ready(tg_import_t *imp)
+{
+    imp->cur = 1 - imp->cur;
+    imp->ready = false;
+    imp->executing = true;
+    imp->next_event = 0;
+    imp->event_part = 0;
+    if (imp->step_rc[imp->cur] == 0 && !imp->stop)
+        step_start(imp);
+    events_next(imp);
+}
+
+/* The events of a step ran (or the import is failing). */
+static void events_done(tg_import_t *imp)
+{
+    tg_events_free(imp->events[imp->cur], imp->nevents[imp->cur]);
+    imp->nevents[imp->cur] = 0;
+    imp->executing = false;
+    if (imp->read_failed) {
+        fail_later_cleanup(imp, imp->read_failed);
+        return;
+    }
+    if (imp->step_rc[imp->cur] == 1) {
         finish(imp, 0);
         return;
     }
@@ -473,79 +612,70 @@ static void events_next(tg_import_t *imp)
         fail_later_cleanup(imp, UV_ECANCELED);
         return;
     }
-    step_start(imp);
-}
-
-/* ---- reader steps ----------------------------------------------------------- */
-
-static void step_work(uv_work_t *w)
-{
-    tg_import_t *imp = w->data;
-    imp->step_rc = tg_reader_step(imp->reader, imp->events, &imp->nevents);
+    if (imp->ready)
+        run_ready(imp);
+    else if (!imp->reading)
+        step_start(imp);
 }
 
 static void step_after(uv_work_t *w, int status)
 {
     tg_import_t *imp = w->data;
-    if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(status));
-        tg_events_free(imp->events, imp->nevents);
-        imp->nevents = 0;
-        fail_later_cleanup(imp, status);
+    int b = imp->read_buf;
+    imp->reading = false;
+    imp->read_offset = tg_reader_offset(imp->reader);
+    imp->read_messages = tg_reader_messages(imp->reader);
+    if (imp->state != IMP_RUNNING) {
+        /* The import is failing: drop what was read and finish. */
+        tg_events_free(imp->events[b], imp->nevents[b]);
+        imp->nevents[b] = 0;
+        if (imp->finishing)
+            finish(imp, imp->status);
         return;
     }
-    if (imp->step_rc < 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, tg_reader_error(imp->reader));
+    int rc = status != 0 ? status : imp->step_rc[b] < 0 ? imp->step_rc[b] : 0;
+    if (rc != 0) {
+        if (status != 0)
+            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(status));
+        else
+            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path,
+                     tg_reader_error(imp->reader));
         /* The events before the error belong to a chat that will not be
          * completed: drop them. */
-        tg_events_free(imp->events, imp->nevents);
-        imp->nevents = 0;
-        fail_later_cleanup(imp, imp->step_rc);
+        tg_events_free(imp->events[b], imp->nevents[b]);
+        imp->nevents[b] = 0;
+        if (imp->executing)
+            imp->read_failed = rc; /* once the running events are done */
+        else
+            fail_later_cleanup(imp, rc);
         return;
     }
-    imp->state = IMP_EVENTS;
-    imp->next_event = 0;
-    events_next(imp);
+    imp->ready = true;
+    if (!imp->executing)
+        run_ready(imp);
 }
 
 static void step_start(tg_import_t *imp)
 {
-    imp->state = IMP_READING;
+    imp->reading = true;
+    imp->read_buf = 1 - imp->cur;
     imp->work.data = imp;
     int rc = uv_queue_work(imp->loop, &imp->work, step_work, step_after);
     if (rc != 0) {
+        imp->reading = false;
         snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(rc));
-        fail_later_cleanup(imp, rc);
+        if (imp->executing)
+            imp->read_failed = rc;
+        else
+            fail_later_cleanup(imp, rc);
     }
-}
-
-static void id_done(pg_query_t *q, int status)
-{
-    tg_import_t *imp = q->data;
-    if (status != 0 || q->results[0] == NULL || PQntuples(q->results[0]) != 1) {
-        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path,
-                 q->error[0] ? q->error : uv_strerror(status ? status : UV_EIO));
-        pg_query_release(q);
-        finish(imp, status ? status : UV_EIO);
-        return;
-    }
-    imp->import_id = strtoll(PQgetvalue(q->results[0], 0, 0), NULL, 10);
-    pg_query_release(q);
-    imp->reader = tg_reader_new(imp->fd, imp->import_id);
-    if (imp->reader == NULL) {
-        snprintf(imp->error, sizeof imp->error, "out of memory");
-        fail_later_cleanup(imp, UV_ENOMEM);
-        return;
-    }
-    log_info(IMPORT_TAG, "importing %s (%llu bytes)", imp->path, (unsigned long long)imp->size);
-    step_start(imp);
 }
 
 /* ---- public ------------------------------------------------------------------ */
 
-int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const char *tz,
-                    const char *media_root, tg_import_cb cb, void *data, tg_import_t **out,
-                    char *err, size_t errcap)
+int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
+                    const char *path, const char *tz, const char *media_root, tg_import_cb cb,
+                    void *data, tg_import_t **out, char *err, size_t errcap)
 {
     char tzn[16];
     if (!tg_import_parse_tz(tz, tzn, sizeof tzn)) {
@@ -606,9 +736,29 @@ int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const ch
     imp->imported = json_array();
     imp->tty = isatty(2) == 1;
     imp->started_ms = imp->last_progress_ms = uv_now(loop);
-    imp->state = IMP_ID;
+    imp->state = IMP_RUNNING;
+    imp->cur = 1; /* the first step fills buffer 0 */
+    pg_pool_config_t pc = {
+        .name = "db-import",
+        .size = 1,
+        .queue_max = 4,
+        .query_timeout_ms = TG_IMPORT_QUERY_TIMEOUT_MS,
+        .connect_timeout_ms = TX_CONNECT_TIMEOUT_MS,
+        .read_only = true, /* only BEGIN READ WRITE writes */
+        .keep_transactions = true,
+    };
+    imp->reader = tg_reader_new(fd, tg_map_tz_seconds(tzn));
+    int rc = imp->reader ? pg_pool_new(loop, &pc, conninfo, &imp->tx, err, errcap) : UV_ENOMEM;
+    if (rc != 0) {
+        if (imp->reader == NULL)
+            snprintf(err, errcap, "out of memory");
+        tg_import_free(imp);
+        return rc;
+    }
+    pg_pool_set_data(imp->tx, imp);
+    log_info(IMPORT_TAG, "importing %s (%llu bytes)", imp->path, (unsigned long long)imp->size);
     *out = imp;
-    submit(imp, "SELECT nextval('import_id_seq')", 0, id_done);
+    step_start(imp);
     return 0;
 }
 
@@ -641,9 +791,9 @@ void tg_import_free(tg_import_t *imp)
 {
     if (imp == NULL)
         return;
-    tg_events_free(imp->events, imp->nevents);
+    tg_events_free(imp->events[0], imp->nevents[0]);
+    tg_events_free(imp->events[1], imp->nevents[1]);
     tg_reader_free(imp->reader);
-    json_decref(imp->headers);
     json_decref(imp->imported);
     json_decref(imp->media_batch);
     free(imp->param_json);

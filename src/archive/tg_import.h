@@ -1,12 +1,14 @@
 /* tg_import: `parleyd import telegram-export PATH`. Streams a Telegram
  * Desktop JSON export into the store: the reader parses the file a chunk at
- * a time on the thread pool (tg_reader), each chat's messages go to
- * import_staging with COPY, and at the end of each chat one call of
- * parley_tg_import_chat (src/db/sql/telegram/import.sql) maps and upserts the whole chat in
- * one transaction. A chat is in the store completely or not at all; on an
- * error the staged rows of this import are removed and the chats imported
- * before it are named. Progress goes to stderr: a bar with rate and ETA on
- * a terminal, a line every few seconds otherwise. */
+ * a time on the thread pool (tg_reader) and maps each message to its
+ * columns (tg_map); each chat is loaded in one transaction of its own
+ * connection, its rows COPYed straight into messages when it has none yet
+ * (else staged and upserted), and closed by one call of
+ * parley_tg_import_chat (src/db/sql/telegram/import.sql). A chat is in the
+ * store completely or not at all; on an error its transaction is rolled
+ * back and the chats imported before it are named. Progress goes to
+ * stderr: a bar with rate and ETA on a terminal, a line every few seconds
+ * otherwise. */
 #ifndef PARLEY_ARCHIVE_TG_IMPORT_H
 #define PARLEY_ARCHIVE_TG_IMPORT_H
 
@@ -15,10 +17,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "db/conninfo.h"
 #include "db/pool.h"
 
 /* Time limit of one database step of an import (a COPY of a chunk, or the
- * upsert of a whole chat). */
+ * end of a whole chat). */
 #define TG_IMPORT_QUERY_TIMEOUT_MS (60u * 60 * 1000)
 /* Non-terminal progress: a line this often. */
 #define TG_IMPORT_PROGRESS_MS 5000
@@ -40,16 +43,19 @@ typedef struct tg_import_stats_s {
 } tg_import_stats_t;
 
 /* Checks path (a result.json, or a folder holding one; a TZ offset such as
- * "+03:00" for exports without date_unixtime), opens it and starts. The
+ * "+03:00" for exports without date_unixtime), opens it and starts. pool
+ * runs the statements outside the chats' transactions; the transactions
+ * get a connection of their own to conninfo (the same database). The
  * files of each chat found in the export folder are copied into the media
  * store at media_root (see media_store.h) after the chat is imported. Returns
  * 0, or a negative code with err naming the file. */
-int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, const char *tz,
-                    const char *media_root, tg_import_cb cb, void *data, tg_import_t **out,
-                    char *err, size_t errcap);
+int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
+                    const char *path, const char *tz, const char *media_root, tg_import_cb cb,
+                    void *data, tg_import_t **out, char *err, size_t errcap);
 
-/* Stops at the next step boundary (SIGINT): the staged rows are removed,
- * whole chats already imported stay; the callback runs with UV_ECANCELED. */
+/* Stops at the next step boundary (SIGINT): the open chat's transaction is
+ * rolled back, whole chats already imported stay; the callback runs with
+ * UV_ECANCELED. */
 void tg_import_stop(tg_import_t *imp);
 
 /* True once the callback ran. */

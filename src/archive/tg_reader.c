@@ -8,6 +8,8 @@
  * being kept; everything else is skipped. */
 #include "archive/tg_reader.h"
 
+#include "archive/tg_map.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +47,16 @@ typedef struct frame_s {
     bool left;  /* SECTION/CHATS/CHAT: from left_chats */
     bool begun; /* ROOT/CHAT: CHAT_BEGIN was sent */
     int64_t chat_key;
+    /* ROOT/CHAT once begun: how its messages are mapped, the last id. */
+    tg_map_opts_t map;
+    int64_t last_id;
+    bool has_last;
+    bool unordered; /* a message without an id, or not above the last */
 } frame_t;
 
 struct tg_reader_s {
     int fd;
-    int64_t import_id;
+    int tz_seconds;
     yajl_handle yajl;
     frame_t stack[TG_MAX_DEPTH];
     int depth;
@@ -70,6 +77,7 @@ struct tg_reader_s {
     tg_event_t *events;
     int nevents;
     int64_t rows_chat; /* chat of the open ROWS event, 0 if none */
+    char map_error[256];
 };
 
 /* ---- events -------------------------------------------------------------- */
@@ -88,17 +96,19 @@ static tg_event_t *event_add(tg_reader_t *r, tg_event_kind_t kind, int64_t chat_
     return e;
 }
 
-static tg_event_t *rows_event(tg_reader_t *r, int64_t chat_key)
+static tg_event_t *rows_event(tg_reader_t *r, int64_t chat_key, bool ordered)
 {
     if (r->nevents > 0 && r->rows_chat == chat_key) {
         tg_event_t *e = &r->events[r->nevents - 1];
-        if (e->kind == TG_EV_ROWS)
+        if (e->kind == TG_EV_ROWS && e->ordered == ordered)
             return e;
     }
     tg_event_t *e = event_add(r, TG_EV_ROWS, chat_key);
     if (e == NULL)
         return NULL;
     buf_init(&e->rows, TG_READER_ROWS_FLUSH + TG_READER_MESSAGE_MAX * 2);
+    buf_init(&e->media, TG_READER_ROWS_FLUSH + TG_READER_MESSAGE_MAX * 2);
+    e->ordered = ordered;
     r->rows_chat = chat_key;
     return e;
 }
@@ -108,38 +118,8 @@ void tg_events_free(tg_event_t *events, int n)
     for (int i = 0; i < n; i++) {
         json_decref(events[i].json);
         buf_free(&events[i].rows);
+        buf_free(&events[i].media);
     }
-}
-
-int tg_copy_escape(buf_t *b, const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '\\':
-            rep = "\\\\";
-            break;
-        case '\t':
-            rep = "\\t";
-            break;
-        case '\n':
-            rep = "\\n";
-            break;
-        case '\r':
-            rep = "\\r";
-            break;
-        default:
-            continue;
-        }
-        int rc = buf_append(b, s + start, i - start);
-        if (rc == 0)
-            rc = buf_append_str(b, rep);
-        if (rc != 0)
-            return rc;
-        start = i + 1;
-    }
-    return buf_append(b, s + start, n - start);
 }
 
 /* ---- frames -------------------------------------------------------------- */
@@ -191,10 +171,14 @@ static void chat_begin(tg_reader_t *r, frame_t *f)
         return;
     f->begun = true;
     f->chat_key = ++r->chat_keys;
+    f->map.tz_seconds = r->tz_seconds;
+    f->map.chat_known = tg_map_chat_id(f->node, &f->map.chat_id);
     tg_event_t *e = event_add(r, TG_EV_CHAT_BEGIN, f->chat_key);
     if (e) {
         e->json = json_deep_copy(f->node);
         e->left = f->left;
+        e->chat_known = f->map.chat_known;
+        e->chat_id = f->map.chat_id;
     }
 }
 
@@ -210,26 +194,39 @@ static void chat_end(tg_reader_t *r, frame_t *f)
     r->rows_chat = 0;
 }
 
-/* A message object is complete: one COPY row. */
-static void message_done(tg_reader_t *r, json_t *msg, int64_t chat_key)
+/* A message object is complete: its row, mapped. Rows stay "ordered"
+ * (loadable straight into messages) while every id rises; from the first
+ * that does not, the chat's rows are staged for an upsert. */
+static void message_done(tg_reader_t *r, json_t *msg, frame_t *chat)
 {
     r->messages++;
     json_t *id = json_object_get(msg, "id");
     if (json_is_integer(id))
         snprintf(r->last_id, sizeof r->last_id, "%lld", (long long)json_integer_value(id));
-    char *text = json_dumps(msg, JSON_COMPACT);
-    tg_event_t *e = text ? rows_event(r, chat_key) : NULL;
-    if (text == NULL || e == NULL) {
-        if (text == NULL)
+    buf_t rows, media;
+    buf_init(&rows, TG_READER_MESSAGE_MAX * 2);
+    buf_init(&media, TG_READER_MESSAGE_MAX * 2);
+    tg_map_kind_t kind;
+    int64_t mid;
+    if (tg_map_message(msg, &chat->map, &rows, &media, &kind, &mid, r->map_error,
+                       sizeof r->map_error) != 0) {
+        fail(r, "%s", r->map_error);
+    } else if (kind != TG_MAP_SKIPPED) {
+        if (kind == TG_MAP_NO_ID || (chat->has_last && mid <= chat->last_id))
+            chat->unordered = true;
+        if (kind == TG_MAP_ROW) {
+            chat->last_id = mid;
+            chat->has_last = true;
+        }
+        tg_event_t *e = rows_event(r, chat->chat_key, !chat->unordered);
+        if (e && (buf_append(&e->rows, rows.data, rows.len) != 0 ||
+                  buf_append(&e->media, media.data, media.len) != 0))
             fail(r, "%s", "out of memory");
-        free(text);
-        return;
+        else if (e)
+            e->nrows++;
     }
-    if (buf_printf(&e->rows, "%lld\t%lld\t", (long long)r->import_id, (long long)chat_key) != 0 ||
-        tg_copy_escape(&e->rows, text, strlen(text)) != 0 || buf_append_str(&e->rows, "\n") != 0)
-        fail(r, "%s", "out of memory");
-    e->nrows++;
-    free(text);
+    buf_free(&rows);
+    buf_free(&media);
 }
 
 /* Attaches a finished value to the top frame. Steals v. */
@@ -433,7 +430,7 @@ static int close_container(tg_reader_t *r)
         if (done.role == B_MESSAGE) {
             /* Below: the messages array, then its chat. */
             r->in_message = false;
-            message_done(r, done.node, r->stack[r->depth - 2].chat_key);
+            message_done(r, done.node, &r->stack[r->depth - 2]);
             json_decref(done.node);
             if (r->nevents > 0 && r->events[r->nevents - 1].kind == TG_EV_ROWS &&
                 r->events[r->nevents - 1].rows.len >= TG_READER_ROWS_FLUSH)
@@ -502,13 +499,13 @@ static const yajl_callbacks callbacks = {
 
 /* ---- public -------------------------------------------------------------- */
 
-tg_reader_t *tg_reader_new(int fd, int64_t import_id)
+tg_reader_t *tg_reader_new(int fd, int tz_seconds)
 {
     tg_reader_t *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->fd = fd;
-    r->import_id = import_id;
+    r->tz_seconds = tz_seconds;
     r->chunk = malloc(TG_READER_CHUNK);
     r->yajl = yajl_alloc(&callbacks, NULL, r);
     if (r->chunk == NULL || r->yajl == NULL) {

@@ -3,8 +3,9 @@
  * flat whatever the file size. It understands both shapes: a single-chat
  * export ({name, type, id, messages}) and a whole-account export (chats.list,
  * left_chats.list, contacts.list, ...). Each step turns one chunk into
- * events: a chat begins (its own fields), rows of its messages in COPY text
- * format for import_staging, the chat ends, the contacts list.
+ * events: a chat begins (its own fields, its id when they give it), rows of
+ * its messages already mapped to their columns (tg_map) in COPY text
+ * format, the chat ends, the contacts list.
  *
  * Runs on the libuv thread pool (one step at a time); it touches nothing
  * but its file and its own memory. */
@@ -33,8 +34,11 @@
 #define TG_READER_PIECE      2048
 
 typedef enum {
-    TG_EV_CHAT_BEGIN = 0, /* json: the chat's own fields; left: from left_chats */
-    TG_EV_ROWS,           /* rows: COPY rows (import_id, chat_key, msg) */
+    TG_EV_CHAT_BEGIN = 0, /* json: the chat's own fields; left: from left_chats;
+                           * chat_known, chat_id: its id, when they give it */
+    TG_EV_ROWS,           /* rows: COPY rows (TG_MAP_MESSAGE_COLUMNS), media:
+                           * COPY rows (TG_MAP_MEDIA_COLUMNS); ordered: every
+                           * row has an id, above those of the chat before it */
     TG_EV_CHAT_END,       /* json: the chat's fields again (with those after messages) */
     TG_EV_CONTACTS,       /* json: the contacts list (an array) */
     TG_EV_PERSONAL,       /* json: personal_information (the account's own user) */
@@ -45,15 +49,19 @@ typedef struct tg_event_s {
     int64_t chat_key; /* ordinal of the chat in the export, from 1 */
     json_t *json;
     bool left;
+    bool chat_known;
+    int64_t chat_id;
     buf_t rows;
+    buf_t media;
     size_t nrows;
+    bool ordered;
 } tg_event_t;
 
 typedef struct tg_reader_s tg_reader_t;
 
-/* A reader of fd (owned by the caller) for import import_id. NULL on
- * ENOMEM. */
-tg_reader_t *tg_reader_new(int fd, int64_t import_id);
+/* A reader of fd (owned by the caller); local dates of the export are read
+ * at tz_seconds east of UTC. NULL on ENOMEM. */
+tg_reader_t *tg_reader_new(int fd, int tz_seconds);
 void tg_reader_free(tg_reader_t *r);
 
 /* Reads and parses the next chunk, filling events (*nevents of them;
@@ -71,9 +79,5 @@ uint64_t tg_reader_offset(const tg_reader_t *r);
 
 /* Messages read so far. */
 uint64_t tg_reader_messages(const tg_reader_t *r);
-
-/* Appends s as a COPY text-format field (backslash, tab, newline and
- * carriage return escaped). */
-int tg_copy_escape(buf_t *b, const char *s, size_t n);
 
 #endif

@@ -161,10 +161,11 @@ static void conn_job_done(pg_conn_t *c)
     c->q = NULL;
     c->state = PG_CONN_READY;
     uv_timer_stop(&c->timer);
-    if (PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+    if (PQtransactionStatus(c->pg) != PQTRANS_IDLE && !p->cfg.keep_transactions) {
         /* A query left the session inside a transaction (a BEGIN without
          * COMMIT, or a failed one): never hand that session to the next
-         * query. */
+         * query (unless the pool's owner carries transactions across its
+         * queries, see keep_transactions). */
         pg_conn__lost(c, "a query left its session inside a transaction; reconnecting");
     }
     int status = q->error[0]           ? pg_query__status_of_error(q)

@@ -94,6 +94,14 @@ typedef struct pg_pool_config_s {
     uint32_t query_timeout_ms;
     uint32_t connect_timeout_ms;
     bool read_only;
+    /* A query may leave its session inside a transaction, for the next
+     * query to go on with: for a pool of one connection whose owner runs a
+     * transaction across several queries (a COPY cannot share a query) and
+     * ends it, or rolls it back after an error. Otherwise such a session
+     * is dropped. Pair it with read_only, so that a statement sent after
+     * the connection was lost and restored cannot write outside the
+     * transaction it was meant for. */
+    bool keep_transactions;
     /* The server's own limit on a statement (statement_timeout), so that
      * PostgreSQL stops a query even when a cancel request is lost; 0: the
      * server's default. */

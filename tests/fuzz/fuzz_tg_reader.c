@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         close(fd);
         return 0;
     }
-    tg_reader_t *r = tg_reader_new(fd, 1);
+    tg_reader_t *r = tg_reader_new(fd, 0);
     if (r == NULL) {
         close(fd);
         return 0;

@@ -4,8 +4,9 @@
 # and missing, the 2020 format with --tz, contacts, left chats; re-importing
 # changes nothing; a later export applies edits and adds messages without
 # deleting; truncated, malformed and missing inputs fail clearly, exit 1 and
-# leave the store unchanged; SIGTERM mid-import leaves no half chat and no
-# staged rows, and a rerun completes it; an embedded-cluster import works while a
+# leave the store unchanged; SIGTERM mid-import (while rows are COPYed into
+# messages in the chat's transaction) leaves no half chat and no staged
+# rows, and a rerun completes it; an embedded-cluster import works while a
 # daemon serves the same data directory.
 source "$(dirname "$0")/lib.sh"
 : "${PARLEY_TEST_PG_DIR:?}"
@@ -158,7 +159,8 @@ grep -q "empty: the folder has no result.json" "$TMP/e.log" || { cat "$TMP/e.log
 if imp "$TMP/nope.json" 2>"$TMP/n.log"; then fail "missing file accepted"; fi
 grep -q "nope.json: No such file or directory" "$TMP/n.log" || { cat "$TMP/n.log"; fail "missing file error"; }
 [ "$(snapshot)" = "$before" ] || fail "a failed import changed the store"
-[ "$(psql_t "SELECT count(*) FROM import_staging")" = 0 ] || fail "staged rows left behind"
+[ "$(psql_t "SELECT count(*) FROM import_rows")$(psql_t "SELECT count(*) FROM import_media")" = 00 ] ||
+  fail "staged rows left behind"
 rc=0
 "$PARLEYD" import telegram-export x --tz 25:00 --db "$URL" --data-dir "$TMP/d" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "bad --tz exit $rc, want 2"
@@ -171,8 +173,9 @@ rc=0
 node "$ROOT/tests/harness/gen_tg_export.mjs" big "$TMP/big.json" 60000
 "$PARLEYD" import telegram-export "$TMP/big.json" --db "$URL" --data-dir "$TMP/d" 2>"$TMP/big1.log" &
 BPID=$!
-for _ in $(seq 1 600); do # until rows are staged (the chat is being read)
-  [ "$(psql_t "SELECT count(*) > 0 FROM import_staging")" = t ] && break
+for _ in $(seq 1 600); do # until the chat's rows are being COPYed (in its transaction)
+  [ "$(psql_t "SELECT count(*) > 0 FROM pg_stat_activity WHERE datname = current_database()
+               AND xact_start IS NOT NULL AND query LIKE 'COPY messages%'")" = t ] && break
   kill -0 "$BPID" 2>/dev/null || break
   sleep 0.05
 done
@@ -186,7 +189,7 @@ else
   grep -qi "stop\|cancel\|interrupt" "$TMP/big1.log" || { cat "$TMP/big1.log"; fail "SIGTERM not said"; }
   [ "$n" = 0 ] || [ "$n" = 60000 ] || fail "SIGTERM left the chat half imported ($n of 60000)"
 fi
-[ "$(psql_t "SELECT count(*) FROM import_staging")" = 0 ] || fail "staged rows left after SIGTERM"
+[ "$(psql_t "SELECT count(*) FROM import_rows")" = 0 ] || fail "staged rows left after SIGTERM"
 imp "$TMP/big.json" 2>"$TMP/big2.log" || { cat "$TMP/big2.log"; fail "rerun after SIGTERM"; }
 [ "$(psql_t "SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.title = 'Big Chat'")" = 60000 ] ||
   fail "the rerun did not complete the chat"

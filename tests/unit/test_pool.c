@@ -306,6 +306,69 @@ static void test_connection_lost_and_transaction_left_open(void **state)
     test_loop_close(&loop);
 }
 
+/* keep_transactions: a transaction goes on across queries of a pool of one
+ * (a COPY between its statements), is ended by its owner, and with
+ * read_only nothing writes outside it once the session was lost. */
+static void test_keep_transactions(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    test_pg_exec("DROP TABLE IF EXISTS keep_tx; CREATE TABLE keep_tx (v int)");
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, NULL);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 8,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .read_only = true,
+                            .keep_transactions = true};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    pg_pool_t *other = make_pool(&loop, 1, 8, false, NULL);
+    result_t r, n;
+    run1(&loop, p, &r, "BEGIN READ WRITE", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    run1(&loop, p, &r, "SELECT pg_backend_pid()", 0, NULL, 0);
+    char pid[32];
+    strcpy(pid, r.value);
+    pg_stmt_t copy = {.sql = "COPY keep_tx FROM STDIN", .copy_data = "1\n2\n", .copy_len = 4};
+    result_t c = {0};
+    pg_query_t qc = {.stmts = &copy, .nstmts = 1, .cb = on_done, .data = &c};
+    assert_int_equal(pg_pool_submit(p, &qc), 0);
+    test_run_until(&loop, &c.done, 20000);
+    assert_int_equal(c.status, 0);
+    run1(&loop, other, &n, "SELECT count(*) FROM keep_tx", 0, NULL, 0);
+    assert_string_equal(n.value, "0"); /* not yet */
+    run1(&loop, p, &r, "COMMIT", 0, NULL, 0);
+    assert_int_equal(r.status, 0);
+    run1(&loop, other, &n, "SELECT count(*) FROM keep_tx", 0, NULL, 0);
+    assert_string_equal(n.value, "2");
+    /* A transaction left open, then the session lost: the next COPY lands
+     * in a new read-only session and fails instead of committing alone. */
+    run1(&loop, p, &r, "BEGIN READ WRITE", 0, NULL, 0);
+    run1(&loop, p, &r, "SELECT pg_backend_pid()", 0, NULL, 0);
+    strcpy(pid, r.value);
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%s)", pid);
+    test_pg_exec(sql);
+    test_run_for(&loop, 300);
+    memset(&c, 0, sizeof c);
+    qc = (pg_query_t){.stmts = &copy, .nstmts = 1, .cb = on_done, .data = &c};
+    assert_int_equal(pg_pool_submit(p, &qc), 0);
+    test_run_until(&loop, &c.done, 20000);
+    assert_int_not_equal(c.status, 0);
+    run1(&loop, other, &n, "SELECT count(*) FROM keep_tx", 0, NULL, 0);
+    assert_string_equal(n.value, "2");
+    close_pool(&loop, other);
+    close_pool(&loop, p);
+    test_pg_exec("DROP TABLE keep_tx");
+    test_loop_close(&loop);
+}
+
 static void test_dns_failure_is_async_and_reported(void **state)
 {
     (void)state;
@@ -567,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_timeout_and_cancel),
         cmocka_unit_test(test_read_only),
         cmocka_unit_test(test_connection_lost_and_transaction_left_open),
+        cmocka_unit_test(test_keep_transactions),
         cmocka_unit_test(test_dns_failure_is_async_and_reported),
         cmocka_unit_test(test_refused_fails_at_once),
         cmocka_unit_test(test_statement_timeout),
