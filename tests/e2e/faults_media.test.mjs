@@ -33,7 +33,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startDaemon, textOf, tmpdir } from "./lib.mjs";
+import { controlAt, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const pgDir = process.env.PARLEY_TEST_PG_DIR;
@@ -41,14 +41,8 @@ const db = `e2e_faults_media_${process.pid}`;
 const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
 let emu, api;
 
-function psql(sql, dbname = db) {
-  return execFileSync("psql", ["-X", "-q", "-At", "-h", pgDir, "-U", "parley", "-d", dbname, "-c", sql], { encoding: "utf8" }).trim();
-}
-
-async function control(p, body) {
-  const r = await fetch(`${api}${p}`, body ? { method: "POST", body: JSON.stringify(body) } : {});
-  return r.json();
-}
+const psql = (sql, dbname = db) => psqlAt(pgDir, dbname, sql);
+const control = (p, body) => controlAt(api, p, body);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

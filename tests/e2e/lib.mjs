@@ -1,6 +1,6 @@
 // Helpers for the end-to-end tests: they drive the real parleyd with the
 // official MCP TypeScript SDK client, against the shared test PostgreSQL.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
@@ -67,4 +67,15 @@ export function rssKiB(pid) {
 
 export function textOf(result) {
   return result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}
+
+// psql -At on a database of the test cluster at host; returns the output.
+export function psqlAt(host, db, sql) {
+  return execFileSync("psql", ["-X", "-q", "-At", "-h", host, "-U", "parley", "-d", db, "-c", sql], { encoding: "utf8" }).trim();
+}
+
+// A control call of an emulator (tests/harness/*_emulator.mjs) at api.
+export async function controlAt(api, p, body) {
+  const r = await fetch(`${api}${p}`, body ? { method: "POST", body: JSON.stringify(body) } : {});
+  return r.json();
 }
