@@ -92,7 +92,7 @@ FROM generate_series(1, 1001) g;
 SELECT pg_temp.expect('capped count', pg_temp.s('bulk', lim => 1) ->> 'count', '1000');
 SELECT pg_temp.expect('capped flag', (pg_temp.s('bulk', lim => 1) ->> 'countCapped')::boolean, true);
 
--- parley_cjk_bigrams (migration 020) gives the very pairs of migration
+-- parley_cjk_bigrams (src/db/sql/search.sql) gives the very pairs of migration
 -- 012's version, which the CJK index was built with, for every text.
 CREATE FUNCTION pg_temp.bigrams_012(t text) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(array_agg(DISTINCT b), '{}')

@@ -1,4 +1,4 @@
--- 021_media_retry: when a media download that failed for a passing reason
+-- 020_media_retry: when a media download that failed for a passing reason
 -- (no answer, a server error, a body cut short, a store that cannot be
 -- written) is tried again. Such a row stays in state 'error' with
 -- next_attempt_at set and is claimed again from then on, however many

@@ -1,4 +1,4 @@
--- 022_import_rows: the Telegram import maps messages in the importer. It
+-- 021_import_rows: the Telegram import maps messages in the importer. It
 -- reads each export message into its final columns (src/archive/tg_map.c)
 -- and, in one transaction per chat, COPYs the rows straight into messages
 -- when the chat has none yet, or else into import_rows, from which
