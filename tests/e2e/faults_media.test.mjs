@@ -71,14 +71,21 @@ after(() => {
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
 });
 
-test("media downloads through a flapping Bot API: each file stored once, intact; calls served throughout", async () => {
-  const dataDir = tmpdir("parley-fmedia-");
-  const d = await startDaemon([
+// A daemon syncing the emulator's bot on the test database, retrying
+// failed downloads after at most 2 s, a download failing after stallS
+// seconds without a byte; served over HTTP.
+function botDaemon(dataDir, stallS) {
+  return startDaemon([
     "--db", url, "--data-dir", dataDir, "--toolsets", "telegram",
     "--telegram-bot-token", "123456:FAULTS", "--telegram-api-url", api, "--telegram-poll-timeout-s", "1",
-    "--telegram-media-stall-s", "2", "--telegram-media-retry-max-s", "2",
+    "--telegram-media-stall-s", String(stallS), "--telegram-media-retry-max-s", "2",
     "--listen", "http://127.0.0.1:0/mcp",
   ]);
+}
+
+test("media downloads through a flapping Bot API: each file stored once, intact; calls served throughout", async () => {
+  const dataDir = tmpdir("parley-fmedia-");
+  const d = await botDaemon(dataDir, 2);
   const port = /\(port (\d+)\)/.exec(d.log())[1];
   const mcpUrl = new URL(`http://127.0.0.1:${port}/mcp`);
   const clients = [];
@@ -202,12 +209,7 @@ test("media downloads through a flapping Bot API: each file stored once, intact;
 
 test("a full disk under the media store: no partial file, one log line, retried until there is space", async () => {
   const dataDir = tmpdir("parley-enospc-");
-  const d = await startDaemon([
-    "--db", url, "--data-dir", dataDir, "--toolsets", "telegram",
-    "--telegram-bot-token", "123456:FAULTS", "--telegram-api-url", api, "--telegram-poll-timeout-s", "1",
-    "--telegram-media-stall-s", "5", "--telegram-media-retry-max-s", "2",
-    "--listen", "http://127.0.0.1:0/mcp",
-  ]);
+  const d = await botDaemon(dataDir, 5);
   const pid = d.child.pid;
   const port = /\(port (\d+)\)/.exec(d.log())[1];
   const c = new Client({ name: "enospc", version: "1" });
