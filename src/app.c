@@ -29,6 +29,7 @@
 #include "archive/agent_import.h"
 #include "archive/chatwise_import.h"
 #include "sync/chatwise_watch.h"
+#include "archive/search_forms.h"
 #include "archive/memory_django.h"
 #include "archive/memory_store.h"
 #include "archive/uploads.h"
@@ -85,6 +86,7 @@ typedef struct app_s {
     agent_import_t *agents;                       /* import claude-code */
     chatwise_import_t *chatwise;                  /* import chatwise */
     chatwise_watch_t *chatwise_watch;             /* serve: chatwise_db followed */
+    search_forms_t *search_forms;                 /* serve: word forms brought in */
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
@@ -194,6 +196,7 @@ static bool app_idle(const app_t *a)
            (a->agents == NULL || agent_import_done(a->agents)) &&
            (a->chatwise == NULL || chatwise_import_done(a->chatwise)) &&
            (a->chatwise_watch == NULL || chatwise_watch_idle(a->chatwise_watch)) &&
+           (a->search_forms == NULL || search_forms_idle(a->search_forms)) &&
            (!a->mcp_started || a->mcp.stats.active_calls == 0) &&
            (a->rw == NULL || pg_pool_is_idle(a->rw)) && (a->ro == NULL || pg_pool_is_idle(a->ro));
 }
@@ -375,6 +378,7 @@ static void app_shutdown(app_t *a, int exit_code)
         chatwise_import_stop(a->chatwise);
     if (a->chatwise_watch != NULL)
         chatwise_watch_stop(a->chatwise_watch);
+    search_forms_stop(a->search_forms);
     a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
     uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
 }
@@ -694,6 +698,15 @@ static int app_start_mcp(app_t *a)
     return 0;
 }
 
+/* The word forms are in use, or search_languages names an unknown
+ * configuration: serve stops with the reason. */
+static void search_forms_done(search_forms_t *sf, int status)
+{
+    app_t *a = search_forms_data(sf);
+    if (status != 0)
+        app_fatal(a, "search", search_forms_error(sf));
+}
+
 static int app_start_serving(app_t *a)
 {
     char err[CONFIG_ERR_MAX];
@@ -737,6 +750,13 @@ static int app_start_serving(app_t *a)
         (rc = chatwise_watch_start(&a->loop, a->rw, a->cfg->chatwise_db,
                                    a->cfg->chatwise_interval_s, &a->chatwise_watch)) != 0) {
         app_fatal(a, "chatwise_db", uv_strerror(rc));
+        return rc;
+    }
+    rc = search_forms_start(&a->loop, &a->conninfo, a->rw, a->cfg->search_languages,
+                            a->cfg->search_fill_batch, (uint32_t)a->cfg->db_connect_timeout_ms,
+                            search_forms_done, a, &a->search_forms, err, sizeof err);
+    if (rc != 0) {
+        app_fatal(a, "search_languages", err);
         return rc;
     }
     a->state = APP_RUNNING;
@@ -977,6 +997,8 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     tg_import_free(a->import);
     agent_import_free(a->agents);
     chatwise_watch_free(a->chatwise_watch);
+    if (a->search_forms)
+        search_forms_free(a->search_forms);
     chatwise_import_free(a->chatwise);
     rc = uv_loop_close(&a->loop);
     if (rc != 0)

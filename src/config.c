@@ -53,6 +53,17 @@ static const opt_t opts[] = {
      "PATH"},
     {"chatwise_interval_s", "PARLEY_CHATWISE_INTERVAL_S", OPT_INT, OFF(chatwise_interval_s), 0, 1,
      86400, "60", "How often serve checks chatwise_db for changes.", "S"},
+    {"search_languages", "PARLEY_SEARCH_LANGUAGES", OPT_STR, OFF(search_languages),
+     SZ(search_languages), 0, 0, CONFIG_DEFAULT_SEARCH_LANGUAGES,
+     "PostgreSQL text search configurations whose word forms the archive search matches, "
+     "comma-separated (any configuration of the database); '' matches words as written only. "
+     "A change refills the forms in the background (docs/search.md).",
+     "LIST"},
+    {"search_fill_batch", "PARLEY_SEARCH_FILL_BATCH", OPT_INT, OFF(search_fill_batch), 0, 100,
+     1000000, "5000",
+     "Rows a statement fills with word forms when search_languages changes (shorter locks, "
+     "more statements).",
+     "ROWS"},
     {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
      "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},
     {"log_level", "PARLEY_LOG_LEVEL", OPT_LOGLEVEL, OFF(log_level), 0, 0, 0, "info",
@@ -266,6 +277,8 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
     cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
     cfg->chatwise_interval_s = CONFIG_DEFAULT_CHATWISE_INTERVAL_S;
+    strcpy(cfg->search_languages, CONFIG_DEFAULT_SEARCH_LANGUAGES);
+    cfg->search_fill_batch = CONFIG_DEFAULT_SEARCH_FILL_BATCH;
     cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     strcpy(cfg->tz, "+00:00");
     strcpy(cfg->timezone, "UTC");

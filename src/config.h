@@ -23,9 +23,11 @@
 #define CONFIG_DEFAULT_DB_RO_POOL_SIZE        4
 #define CONFIG_DEFAULT_DB_QUEUE_MAX           1024
 #define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS    30000
-#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S    60  /* chatwise_interval_s */
-#define CONFIG_DEFAULT_BLUESKY_REFRESH_S      900 /* bluesky_refresh_s */
-#define CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS 256 /* http_max_pending_conns */
+#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S    60                /* chatwise_interval_s */
+#define CONFIG_DEFAULT_BLUESKY_REFRESH_S      900               /* bluesky_refresh_s */
+#define CONFIG_DEFAULT_SEARCH_LANGUAGES       "english,russian" /* search_languages */
+#define CONFIG_DEFAULT_SEARCH_FILL_BATCH      5000              /* search_fill_batch */
+#define CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS 256               /* http_max_pending_conns */
 #define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS  10000
 #define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS    8000
 #define CONFIG_DEFAULT_PG_START_TIMEOUT_S     60
@@ -50,6 +52,8 @@ typedef struct config_s {
     char memory_db[CONFIG_URL_MAX];    /* the memory toolset's Django database, or "" */
     char chatwise_db[CONFIG_PATH_MAX]; /* ChatWise's app.db serve follows, or "" */
     int chatwise_interval_s;           /* how often it is checked */
+    char search_languages[256];        /* text search configurations of word forms; "" none */
+    int search_fill_batch;             /* rows per statement filling word forms */
     log_level_t log_level;
     char pg_user[64];
     char pg_bindir[CONFIG_PATH_MAX];

@@ -71,6 +71,39 @@ CREATE OR REPLACE FUNCTION parley_fuzzy_score(t text, terms text[]) RETURNS real
     FROM unnest(terms) AS w
 $$;
 
+-- The query of the words of q as written (the simple configuration's
+-- websearch_to_tsquery: words, "phrases", OR, -exclusions). A run of
+-- exclusions counts as one ("--x", "- - x" and "-!-x" as "-x"):
+-- PostgreSQL's websearch parser stacks each and fails past 32 ("tsquery
+-- stack too small", an internal error).
+CREATE OR REPLACE FUNCTION parley_search_exact_query(q text) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT websearch_to_tsquery('simple', regexp_replace(q, '-([^[:alnum:]_"]*-)+', '-', 'g'))
+$$;
+
+-- The rank every search tool orders by (docs/search.md): 1 when every
+-- word of the query matches as written (exact: messages.tsv, qx: the
+-- exact query), then the text rank of the forms that matched (cover
+-- density, exact forms weigh 1 and other forms 0.1, scaled into [0, 1))
+-- times 0.9, then recency: 0.1 for now, halved at 30 days. forms and q are
+-- messages.forms and its query, or tsv and qx when word forms are off.
+CREATE OR REPLACE FUNCTION parley_search_score(exact tsvector, forms tsvector, qx tsquery,
+                                               q tsquery, at timestamptz)
+    RETURNS double precision LANGUAGE sql STABLE AS $$
+    SELECT coalesce((exact @@ qx)::integer, 0)
+           + 0.9 * coalesce(ts_rank_cd('{0.1,0.2,0.4,1.0}', forms, q, 32), 0)
+           + 0.1 / (1 + greatest(extract(epoch FROM now() - coalesce(at, now())), 0) / 2592000)
+$$;
+
+-- The configuration snippets read the text with to mark the forms
+-- found: the last of langs (the default's, russian, stems English words
+-- too), simple when word forms are off.
+CREATE OR REPLACE FUNCTION parley_search_headline_config(langs text) RETURNS regconfig
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((string_to_array(nullif(langs, ''), ','))[
+                        cardinality(string_to_array(nullif(langs, ''), ','))], 'simple')::regconfig
+$$;
+
 CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_chat_ids bigint[], p_topic bigint, p_sender bigint,
                                          p_from_date timestamptz, p_to_date timestamptz,
@@ -94,6 +127,13 @@ DECLARE
     rank_expr text := '0::real';
     snip_expr text := 'left(m.text, 160)';
     by_rank boolean := p_order_by = 'rank';
+    -- By rank, the newest rank_window matches (or offset + limit, if more)
+    -- are ranked, so that a word in most messages costs a bounded time.
+    rank_window constant integer := 200;
+    src text := 'messages m WHERE %s';
+    langs text;
+    qx tsquery;
+    vec text;
     stmt text;
     res jsonb;
     n bigint;
@@ -114,14 +154,25 @@ BEGIN
         END IF;
     END LOOP;
     IF mode = 'fulltext' THEN
-        -- A run of exclusions counts as one ("--x", "- - x" and "-!-x" as
-        -- "-x"): PostgreSQL's websearch parser stacks each and fails past
-        -- 32 ("tsquery stack too small", an internal error).
-        tsq := websearch_to_tsquery('simple', regexp_replace(q, '-([^[:alnum:]_"]*-)+', '-', 'g'));
-        cond := 'm.tsv @@ $1';
-        rank_expr := 'ts_rank_cd(m.tsv, $1)';
-        snip_expr := 'ts_headline(''simple'', m.text, $1, '
-                     '''StartSel=**, StopSel=**, MaxWords=35, MinWords=15'')';
+        qx := parley_search_exact_query(q);
+        langs := parley_search_languages();
+        IF langs = '' THEN
+            tsq := qx;
+            cond := 'm.tsv @@ $1';
+            vec := 'm.tsv';
+        ELSE
+            tsq := parley_forms_query(qx, langs);
+            cond := 'm.forms @@ $1';
+            vec := 'm.forms';
+        END IF;
+        rank_expr := format('parley_search_score(m.tsv, %s, $16, $1, m.date)', vec);
+        snip_expr := format('ts_headline(%L, m.text, $1, '
+                            '''StartSel=**, StopSel=**, MaxWords=35, MinWords=15'')',
+                            parley_search_headline_config(langs));
+        IF by_rank THEN
+            src := '(SELECT * FROM messages m WHERE %s ORDER BY m.date DESC, m.id DESC '
+                   'LIMIT greatest($17, $11 + $12)) m';
+        END IF;
     ELSIF mode = 'substring' THEN
         FOR i IN 1 .. coalesce(array_length(pats, 1), 0) LOOP
             cond := cond || format(' AND m.text ILIKE $2[%s]', i);
@@ -164,7 +215,7 @@ BEGIN
     stmt := format($f$
         WITH page AS (
             SELECT m.chat_id, m.id, %1$s AS rank
-            FROM messages m WHERE %2$s
+            FROM %7$s
             ORDER BY %3$s
             LIMIT greatest($11, 0) OFFSET greatest($12, 0)),
         counted AS (
@@ -191,10 +242,11 @@ BEGIN
         snip_expr,
         CASE WHEN by_rank THEN 'page.rank' ELSE rank_expr END,
         CASE WHEN by_rank THEN 'page.rank DESC NULLS LAST, m.date DESC, m.id DESC'
-             ELSE 'm.date DESC, m.id DESC' END);
+             ELSE 'm.date DESC, m.id DESC' END,
+        format(src, cond));
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs;
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window;
     n := (res ->> 'count')::bigint;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
@@ -202,4 +254,243 @@ BEGIN
         'mode', CASE WHEN mode = 'filter' AND p_rx IS NOT NULL THEN 'regex' ELSE mode END)
         || CASE WHEN n > count_max THEN jsonb_build_object('countCapped', true) ELSE '{}' END;
 END
+$$;
+
+-- ---- word forms (search_languages; src/archive/search_forms.c) ----------
+-- messages.forms (migration 022) holds a message's words as the simple
+-- configuration reads them, weighted A, then their lexemes in each
+-- configured text search configuration, weighted D ("tsvector || tsvector"
+-- puts them after the exact ones). Exact phrases are matched on the A
+-- positions; every other word on any of its forms.
+
+-- messages.forms of t for langs (a resolved list), NULL for none. The
+-- trigger below and the backfill fill the column with it.
+CREATE OR REPLACE FUNCTION parley_forms_vector(t text, langs text) RETURNS tsvector
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    v tsvector;
+    l text;
+BEGIN
+    IF t IS NULL OR coalesce(langs, '') = '' THEN
+        RETURN NULL;
+    END IF;
+    v := setweight(to_tsvector('simple', t), 'A');
+    FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
+        v := v || setweight(to_tsvector(l::regconfig, t), 'D');
+    END LOOP;
+    RETURN v;
+END
+$$;
+
+-- Fills messages.forms of every row written (text inserted or changed)
+-- with the target list: the one asked for last, being filled or in use.
+CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.forms := parley_forms_vector(NEW.text, (SELECT languages FROM search_forms WHERE target));
+    RETURN NEW;
+END
+$$;
+
+-- The configurations the search uses now, comma-separated; '' when it
+-- matches words as written only (no list chosen, or its column and index
+-- not ready yet).
+CREATE OR REPLACE FUNCTION parley_search_languages() RETURNS text
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT languages FROM search_forms WHERE active), '')
+$$;
+
+-- langs ("english, Russian") as the canonical list ('english,russian'):
+-- each name resolved as a text search configuration of this database,
+-- duplicates dropped, order kept. Raises 22023 naming the unknown entry
+-- and the configurations there are.
+CREATE OR REPLACE FUNCTION parley_search_languages_resolve(langs text) RETURNS text
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    out text[] := '{}';
+    l text;
+    c text;
+BEGIN
+    FOREACH l IN ARRAY string_to_array(coalesce(langs, ''), ',') LOOP
+        l := btrim(l);
+        CONTINUE WHEN l = '';
+        BEGIN
+            c := l::regconfig::text;
+        EXCEPTION WHEN undefined_object OR invalid_name OR syntax_error THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('search_languages: "%s" is not a text search configuration of '
+                                 'this database; it has %s', l,
+                                 (SELECT string_agg(cfgname, ', ' ORDER BY cfgname)
+                                  FROM pg_ts_config));
+        END;
+        IF NOT c = ANY (out) THEN
+            out := out || c;
+        END IF;
+    END LOOP;
+    RETURN array_to_string(out, ',');
+END
+$$;
+
+-- The query for messages.forms of q, the query as the simple
+-- configuration reads it (websearch_to_tsquery), and langs: each word
+-- becomes ('word' | its forms), so that an excluded word excludes every
+-- form and OR works across forms; a word of a phrase (words joined by
+-- <->, <N>) stays as written, on its A positions. q itself for no langs.
+CREATE OR REPLACE FUNCTION parley_forms_query(q tsquery, langs text) RETURNS tsquery
+    LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    toks text[];
+    n integer;
+    t text;
+    w text;
+    f text;
+    l text;
+    seen text[];
+    forms text;
+    out text := '';
+BEGIN
+    IF q IS NULL OR coalesce(langs, '') = '' THEN
+        RETURN q;
+    END IF;
+    SELECT array_agg(m[1] ORDER BY o) INTO toks
+    FROM regexp_matches(q::text, '(''(?:[^'']|'''')*''|<(?:-|[0-9]+)>|[&|!()])', 'g')
+         WITH ORDINALITY AS r(m, o);
+    n := coalesce(cardinality(toks), 0);
+    FOR i IN 1 .. n LOOP
+        t := toks[i];
+        IF left(t, 1) <> '''' THEN
+            out := out || ' ' || t;
+        ELSIF (i > 1 AND toks[i - 1] ~ '^<') OR (i < n AND toks[i + 1] ~ '^<') THEN
+            out := out || ' ' || t || ':A';
+        ELSE
+            w := replace(replace(substr(t, 2, length(t) - 2), '''''', ''''), '\\', '\');
+            forms := t;
+            seen := ARRAY[w];
+            FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
+                SELECT CASE WHEN count(*) = 1 THEN min(x) END INTO f
+                FROM unnest(tsvector_to_array(to_tsvector(l::regconfig, w))) AS x;
+                IF f IS NOT NULL AND NOT f = ANY (seen) THEN
+                    seen := seen || f;
+                    forms := forms || ' | ''' || replace(replace(f, '\', '\\'), '''', '''''')
+                             || '''';
+                END IF;
+            END LOOP;
+            out := out || CASE WHEN cardinality(seen) > 1 THEN ' ( ' || forms || ' )'
+                               ELSE ' ' || forms END;
+        END IF;
+    END LOOP;
+    RETURN out::tsquery;
+END
+$$;
+
+-- One step of bringing the search to search_languages = p_langs, for the
+-- daemon's builder (src/archive/search_forms.c). Resolves the list
+-- (22023 for an unknown configuration), makes it the trigger's target and
+-- answers JSON {"languages": L, "state": S, ...}:
+--   "ready": L is in use now (exact words only for '');
+--   "fill": rows written before L was asked for must be filled first
+--       (parley_search_forms_fill until it says finished), then this step
+--       again;
+--   "index": messages.forms needs its index: run "create" (after
+--       "drop_invalid" when not null: what a failed build left), then
+--       this step again.
+-- The statements are built here, from constant names only.
+CREATE OR REPLACE FUNCTION parley_search_forms_step(p_langs text) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    langs text := parley_search_languages_resolve(p_langs);
+    r search_forms;
+    valid boolean;
+BEGIN
+    INSERT INTO search_forms (languages, filled) VALUES (langs, langs = '')
+    ON CONFLICT (languages) DO NOTHING;
+    IF NOT (SELECT target FROM search_forms WHERE languages = langs) THEN
+        -- A new target: rows written from now on get its forms; the
+        -- others are filled again from the start.
+        UPDATE search_forms SET target = false WHERE target;
+        UPDATE search_forms
+        SET target = true, filled = (langs = ''), fill_chat_id = NULL, fill_id = NULL,
+            rows_filled = 0, started_at = now()
+        WHERE languages = langs;
+    END IF;
+    SELECT * INTO r FROM search_forms WHERE languages = langs;
+    IF NOT r.filled THEN
+        RETURN jsonb_build_object('languages', langs, 'state', 'fill',
+                                  'rows_filled', r.rows_filled);
+    END IF;
+    IF langs <> '' THEN
+        SELECT i.indisvalid INTO valid
+        FROM pg_index i
+        WHERE i.indexrelid = to_regclass('messages_forms_idx') AND i.indrelid = 'messages'::regclass;
+        IF NOT coalesce(valid, false) THEN
+            RETURN jsonb_build_object(
+                'languages', langs, 'state', 'index',
+                'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx '
+                          'ON messages USING gin (forms)',
+                'drop_invalid', CASE WHEN valid IS NOT NULL
+                                     THEN 'DROP INDEX CONCURRENTLY IF EXISTS messages_forms_idx' END);
+        END IF;
+    END IF;
+    IF NOT r.active THEN
+        UPDATE search_forms SET active = false WHERE active;
+        UPDATE search_forms SET active = true, ready_at = now() WHERE languages = langs;
+    END IF;
+    DELETE FROM search_forms WHERE NOT target AND NOT active;
+    RETURN jsonb_build_object('languages', langs, 'state', 'ready');
+END
+$$;
+
+-- Fills messages.forms of the next p_batch rows (by key) for the target
+-- list p_langs (resolved) and moves the cursor; JSON {"rows": rows done in
+-- this call, "rows_filled": in all, "rows_estimate": the table's,
+-- "finished": true when no row was left}. Rows written meanwhile got
+-- their forms from the trigger. Raises 55000 when p_langs is no longer
+-- the target (another daemon asked for another list).
+CREATE OR REPLACE FUNCTION parley_search_forms_fill(p_langs text, p_batch integer)
+    RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    r search_forms;
+    last_chat bigint;
+    last_id bigint;
+    n bigint;
+BEGIN
+    SELECT * INTO r FROM search_forms WHERE languages = p_langs AND target FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('search_languages "%s" is no longer the one asked for', p_langs);
+    END IF;
+    WITH batch AS (
+        SELECT m.chat_id, m.id FROM messages m
+        WHERE r.fill_chat_id IS NULL OR (m.chat_id, m.id) > (r.fill_chat_id, r.fill_id)
+        ORDER BY m.chat_id, m.id
+        LIMIT greatest(p_batch, 1)),
+    upd AS (
+        UPDATE messages m SET forms = parley_forms_vector(m.text, p_langs)
+        FROM batch b WHERE m.chat_id = b.chat_id AND m.id = b.id
+        RETURNING m.chat_id, m.id)
+    SELECT count(*), (max(ARRAY[chat_id, id]))[1], (max(ARRAY[chat_id, id]))[2]
+    INTO n, last_chat, last_id FROM upd;
+    UPDATE search_forms
+    SET fill_chat_id = coalesce(last_chat, fill_chat_id), fill_id = coalesce(last_id, fill_id),
+        rows_filled = rows_filled + n, filled = (n = 0)
+    WHERE languages = p_langs;
+    RETURN jsonb_build_object(
+        'rows', n, 'rows_filled', r.rows_filled + n, 'finished', n = 0,
+        'rows_estimate', greatest((SELECT reltuples::bigint FROM pg_class
+                                   WHERE oid = 'messages'::regclass), 0));
+END
+$$;
+
+-- How far the build of messages.forms' index is, as JSON {"phase",
+-- "blocks_done", "blocks_total", "tuples_done", "tuples_total"}, or NULL
+-- when none runs.
+CREATE OR REPLACE FUNCTION parley_search_forms_progress() RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('phase', phase, 'blocks_done', blocks_done,
+                              'blocks_total', blocks_total, 'tuples_done', tuples_done,
+                              'tuples_total', tuples_total)
+    FROM pg_stat_progress_create_index
+    WHERE relid = 'messages'::regclass AND datname = current_database()
+    LIMIT 1
 $$;

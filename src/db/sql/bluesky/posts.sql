@@ -109,12 +109,18 @@ BEGIN
 END
 $$;
 
--- The posts of the archive matching p_query (full-text, every word), for
--- the bluesky toolset when the service cannot be reached: slim posts,
--- newest first.
+-- The posts of the archive matching p_query (every word, in any of its
+-- forms: the archive search's words, src/db/sql/search.sql), for the
+-- bluesky toolset when the service cannot be reached: slim posts, newest
+-- first.
 CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit integer)
-    RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb)
+    RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    langs text := parley_search_languages();
+    q tsquery := parley_forms_query(plainto_tsquery('simple', p_query), langs);
+    res jsonb;
+BEGIN
+    SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb) INTO res
     FROM (
         SELECT DISTINCT ON (m.date, m.external_id) m.date, m.id, jsonb_strip_nulls(jsonb_build_object(
                    'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
@@ -124,10 +130,12 @@ CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit inte
         FROM messages m
         JOIN chats c ON c.id = m.chat_id AND c.kind = 'feed'
         LEFT JOIN users u ON u.id = m.sender_id
-        WHERE m.tsv @@ plainto_tsquery('simple', p_query)
+        WHERE (langs = '' AND m.tsv @@ q) OR (langs <> '' AND m.forms @@ q)
         ORDER BY m.date DESC, m.external_id, m.id DESC
         LIMIT greatest(1, least(coalesce(p_limit, 25), 100))
-    ) x
+    ) x;
+    RETURN res;
+END
 $$;
 
 -- The bluesky toolset's calls (archive_call: args, ctx). Stores the posts

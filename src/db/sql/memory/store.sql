@@ -164,18 +164,25 @@ $$;
 CREATE OR REPLACE FUNCTION parley_memory_search_messages(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    q tsquery := websearch_to_tsquery('simple', coalesce(a ->> 'query', ''));
+    -- The archive search's words, forms and rank (src/db/sql/search.sql).
+    langs text := parley_search_languages();
+    qx tsquery := parley_search_exact_query(coalesce(a ->> 'query', ''));
+    q tsquery := parley_forms_query(qx, langs);
     lim integer := parley_memory_limit(a, 50);
     rows jsonb;
 BEGIN
     SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
                               || jsonb_build_object('relevance_score', round(x.rank::numeric, 4),
-                                                    'snippet', ts_headline('simple', (x.m).text, q,
+                                                    'snippet', ts_headline(
+                                                        parley_search_headline_config(langs),
+                                                        (x.m).text, q,
                                                         'StartSel=**, StopSel=**, MaxWords=30, MinWords=10'))
                               ORDER BY x.rank DESC, x.at DESC), '[]')
     INTO rows
-    FROM (SELECT x.*, ts_rank((x.m).tsv, q) AS rank FROM parley_memory_messages() x
-          WHERE (x.m).tsv @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
+    FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
+          FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv ELSE (y.m).forms END AS v
+                FROM parley_memory_messages() y) x
+          WHERE x.v @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
     RETURN parley_memory_page(rows, a, 50) || jsonb_build_object('scan', 'index');
 END
 $$;

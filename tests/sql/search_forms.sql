@@ -1,0 +1,121 @@
+-- search_forms: word forms in parley_search (src/db/sql/search.sql,
+-- migration 022): the steps the daemon's builder takes (fill, index,
+-- switch), then English and Russian forms, exact phrases, exclusions of
+-- every form, OR across forms, exact tokens, ranking exact forms first,
+-- CJK and fuzzy as before, the trigger for rows written later, and
+-- switching the forms off and on again.
+
+INSERT INTO chats (id, kind, title) VALUES (-100, 'supergroup', 'Ops'), (-200, 'group', 'Друзья');
+INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
+    (-100, 1, 7, '2026-01-01 10:00Z', 'we deployed the servers'),
+    (-100, 2, 7, '2026-01-02 10:00Z', 'the servers deployed themselves'),
+    (-100, 3, 8, '2026-01-03 10:00Z', 'deploy the server again'),
+    (-100, 4, 8, '2026-01-04 10:00Z', 'an employee joined'),
+    (-100, 5, 8, '2026-01-05 10:00Z', 'error ERR_CONN_42 from host k8s-node-3 (Ivanov)'),
+    (-100, 6, 8, '2026-01-06 10:00Z', 'running tests while it runs'),
+    (-200, 1, 9, '2026-01-07 10:00Z', 'встреча в Москве завтра'),
+    (-200, 2, 9, '2026-01-08 10:00Z', 'Москва слезам не верит'),
+    (-200, 3, 9, '2026-01-09 10:00Z', 'встречи с друзьями'),
+    (-200, 4, 9, '2026-01-10 10:00Z', '今天的部署很顺利');
+
+CREATE FUNCTION pg_temp.ids(r jsonb) RETURNS text LANGUAGE sql AS $$
+    SELECT coalesce(string_agg((e ->> 'chat_id') || ':' || (e ->> 'id'), ',' ORDER BY o), '')
+    FROM jsonb_array_elements(r -> 'results') WITH ORDINALITY AS x(e, o)
+$$;
+CREATE FUNCTION pg_temp.s(q text, order_by text DEFAULT 'time', fuzzy boolean DEFAULT false)
+    RETURNS jsonb LANGUAGE sql AS $$
+    SELECT parley_search(q, NULL, fuzzy, NULL, NULL, NULL, NULL, NULL, NULL, order_by, 50, 0)
+$$;
+
+-- Before any list is asked for: words as written.
+SELECT pg_temp.expect('no list yet', parley_search_languages(), '');
+SELECT pg_temp.expect('exact only before', pg_temp.ids(pg_temp.s('deploy server')), '-100:3');
+
+-- The builder's steps: rows stored before the list are filled in batches.
+SELECT pg_temp.expect_error('unknown configuration',
+    $$SELECT parley_search_forms_step('english, klingon')$$, '22023',
+    '"klingon" is not a text search configuration.*english');
+SELECT pg_temp.expect('step: fill', parley_search_forms_step(' english, Russian,english') ->> 'state',
+                      'fill');
+SELECT pg_temp.expect('the list resolved', (SELECT languages FROM search_forms WHERE target),
+                      'english,russian');
+SELECT pg_temp.expect('still exact while filling', parley_search_languages(), '');
+SELECT pg_temp.expect('a batch', parley_search_forms_fill('english,russian', 4) ->> 'rows', '4');
+SELECT pg_temp.expect('step: still fill', parley_search_forms_step('english,russian') ->> 'state',
+                      'fill');
+SELECT pg_temp.expect('the rest', parley_search_forms_fill('english,russian', 100) ->> 'rows', '6');
+SELECT pg_temp.expect('finished', parley_search_forms_fill('english,russian', 100) ->> 'finished',
+                      'true');
+SELECT pg_temp.expect('every row filled', (SELECT count(*) FROM messages WHERE forms IS NULL), 0::bigint);
+SELECT pg_temp.expect('step: index', parley_search_forms_step('english,russian') ->> 'state',
+                      'index');
+SELECT pg_temp.expect('the index statement',
+    parley_search_forms_step('english,russian') ->> 'create',
+    'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages USING gin (forms)');
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages USING gin (forms);
+SELECT pg_temp.expect('step: ready', parley_search_forms_step('english,russian') ->> 'state',
+                      'ready');
+SELECT pg_temp.expect('in use', parley_search_languages(), 'english,russian');
+SELECT pg_temp.expect_error('fill of a list not asked for',
+    $$SELECT parley_search_forms_fill('english', 10)$$, '55000', 'no longer the one asked for');
+
+-- English forms: plurals and tenses, as issue #18 asks.
+SELECT pg_temp.expect('deploy server', pg_temp.ids(pg_temp.s('deploy server')),
+                      '-100:3,-100:2,-100:1');
+SELECT pg_temp.expect('not a different word', pg_temp.ids(pg_temp.s('employ')), '');
+SELECT pg_temp.expect('run / running / runs', pg_temp.ids(pg_temp.s('run')), '-100:6');
+-- Russian cases.
+SELECT pg_temp.expect('москва', pg_temp.ids(pg_temp.s('москва')), '-200:2,-200:1');
+SELECT pg_temp.expect('встреча', pg_temp.ids(pg_temp.s('встреча')), '-200:3,-200:1');
+SELECT pg_temp.expect('mixed scripts', pg_temp.ids(pg_temp.s('встречи Москва')), '-200:1');
+-- Quoted phrases stay exact: not reordered, not other forms.
+SELECT pg_temp.expect('exact phrase', pg_temp.ids(pg_temp.s('"deployed the servers"')), '-100:1');
+SELECT pg_temp.expect('phrase of other forms', pg_temp.ids(pg_temp.s('"deploy the servers"')), '');
+SELECT pg_temp.expect('phrase beside forms', pg_temp.ids(pg_temp.s('"the servers" deploying')),
+                      '-100:2,-100:1');
+-- Exclusions exclude every form; OR works across forms.
+SELECT pg_temp.expect('exclusion of every form', pg_temp.ids(pg_temp.s('deploy -servers')), '');
+SELECT pg_temp.expect('exclusion', pg_temp.ids(pg_temp.s('deployed -again')), '-100:2,-100:1');
+SELECT pg_temp.expect('excluded phrase', pg_temp.ids(pg_temp.s('server -"deployed the"')),
+                      '-100:3,-100:2');
+SELECT pg_temp.expect('OR across forms', pg_temp.ids(pg_temp.s('employees OR москвы')),
+                      '-200:2,-200:1,-100:4');
+-- Exact tokens: codes, names, hyphenated hosts.
+SELECT pg_temp.expect('code', pg_temp.ids(pg_temp.s('ERR_CONN_42')), '-100:5');
+SELECT pg_temp.expect('host', pg_temp.ids(pg_temp.s('k8s-node-3')), '-100:5');
+SELECT pg_temp.expect('name', pg_temp.ids(pg_temp.s('ivanov')), '-100:5');
+-- By rank: every word as written first, then other forms.
+SELECT pg_temp.expect('exact forms first', pg_temp.ids(pg_temp.s('servers', 'rank')),
+                      '-100:2,-100:1,-100:3');
+SELECT pg_temp.expect('rank blend of an exact match',
+    (pg_temp.s('servers', 'rank') #>> '{results,0,rank}')::numeric >= 1, true);
+SELECT pg_temp.expect('rank blend of other forms',
+    (pg_temp.s('servers', 'rank') #>> '{results,2,rank}')::numeric < 1, true);
+-- Snippets mark the forms found.
+SELECT pg_temp.expect('snippet marks forms',
+    pg_temp.s('deploy') #>> '{results,2,snippet}', 'we **deployed** the servers');
+SELECT pg_temp.expect('snippet marks russian forms',
+    pg_temp.s('москва') #>> '{results,1,snippet}', 'встреча в **Москве** завтра');
+-- CJK substrings and fuzzy as before.
+SELECT pg_temp.expect('cjk', pg_temp.ids(pg_temp.s('部署')), '-200:4');
+SELECT pg_temp.expect('fuzzy', pg_temp.ids(pg_temp.s('deployd', fuzzy => true)), '-100:3,-100:2,-100:1');
+
+-- Rows written later get their forms from the trigger; so does new text.
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+VALUES (-100, 7, 7, '2026-02-01 10:00Z', 'deploying databases');
+SELECT pg_temp.expect('new row', pg_temp.ids(pg_temp.s('database deployment')), '-100:7');
+UPDATE messages SET text = 'employees met in Moscow' WHERE chat_id = -100 AND id = 7;
+SELECT pg_temp.expect('changed text', pg_temp.ids(pg_temp.s('employee moscow')), '-100:7');
+
+-- Off: words as written; the column is left as it is.
+SELECT pg_temp.expect('off', parley_search_forms_step('') ->> 'state', 'ready');
+SELECT pg_temp.expect('off in use', parley_search_languages(), '');
+SELECT pg_temp.expect('exact only again', pg_temp.ids(pg_temp.s('deploy server')), '-100:3');
+-- On again: refilled from the start (rows written while off have none).
+SELECT pg_temp.expect('on: fill', parley_search_forms_step('english,russian') ->> 'state', 'fill');
+SELECT pg_temp.expect('on: rows', parley_search_forms_fill('english,russian', 100) ->> 'rows', '11');
+SELECT pg_temp.expect('on: finished',
+    parley_search_forms_fill('english,russian', 100) ->> 'finished', 'true');
+SELECT pg_temp.expect('on: ready (the index is there)',
+    parley_search_forms_step('english,russian') ->> 'state', 'ready');
+SELECT pg_temp.expect('on again', pg_temp.ids(pg_temp.s('deploy server')), '-100:3,-100:2,-100:1');
