@@ -826,6 +826,43 @@ static void agents_done(agent_import_t *imp, int status)
     app_shutdown(a, APP_EXIT_OK);
 }
 
+/* import: the importer of the command's source. */
+static void app_start_import(app_t *a)
+{
+    char err[CONFIG_ERR_MAX];
+    int rc;
+    if (a->cfg->import_chatwise) {
+        rc = chatwise_import_start(&a->loop, a->rw, a->cfg->import_path, true, chatwise_done, a,
+                                   &a->chatwise, err, sizeof err);
+    } else if (a->cfg->import_claude_code) {
+        rc = agent_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->eras, agents_done, a,
+                                &a->agents, err, sizeof err);
+    } else {
+        char media_root[CONFIG_PATH_MAX + 16];
+        snprintf(media_root, sizeof media_root, "%s/media", a->cfg->data_dir);
+        rc = tg_import_start(&a->loop, a->rw, &a->conninfo, a->cfg->import_path, a->cfg->tz,
+                             media_root, import_done, a, &a->import, err, sizeof err);
+    }
+    if (rc != 0)
+        app_fatal(a, "import", err);
+}
+
+/* import: search_languages is the word forms' target before the rows are
+ * written, so that the trigger fills their forms as they load (serve
+ * brings in the rest, see archive/search_forms.h). */
+static void import_target_done(void *data, int status, const char *value, const char *sqlstate,
+                               const char *error)
+{
+    (void)value;
+    (void)sqlstate;
+    app_t *a = data;
+    if (status != 0) {
+        app_fatal(a, "search", error ? error : uv_strerror(status));
+        return;
+    }
+    app_start_import(a);
+}
+
 static void migrate_done(migrate_t *m, int status)
 {
     app_t *a = m->data;
@@ -839,30 +876,12 @@ static void migrate_done(migrate_t *m, int status)
         app_shutdown(a, APP_EXIT_OK);
         return;
     }
-    if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_chatwise) {
-        char err[CONFIG_ERR_MAX];
-        int rc = chatwise_import_start(&a->loop, a->rw, a->cfg->import_path, true, chatwise_done, a,
-                                       &a->chatwise, err, sizeof err);
-        if (rc != 0)
-            app_fatal(a, "import", err);
-        return;
-    }
-    if (a->cmd == CLI_CMD_IMPORT && a->cfg->import_claude_code) {
-        char err[CONFIG_ERR_MAX];
-        int rc = agent_import_start(&a->loop, a->rw, a->cfg->import_path, a->cfg->eras, agents_done,
-                                    a, &a->agents, err, sizeof err);
-        if (rc != 0)
-            app_fatal(a, "import", err);
-        return;
-    }
     if (a->cmd == CLI_CMD_IMPORT) {
-        char err[CONFIG_ERR_MAX];
-        char media_root[CONFIG_PATH_MAX + 16];
-        snprintf(media_root, sizeof media_root, "%s/media", a->cfg->data_dir);
-        int rc = tg_import_start(&a->loop, a->rw, &a->conninfo, a->cfg->import_path, a->cfg->tz,
-                                 media_root, import_done, a, &a->import, err, sizeof err);
+        const char *p[] = {a->cfg->search_languages};
+        int rc = pg_pool_call(a->rw, NULL, "SELECT parley_search_forms_step($1::text)", 1, p,
+                              import_target_done, a, NULL);
         if (rc != 0)
-            app_fatal(a, "import", err);
+            app_fatal(a, "search", uv_strerror(rc));
         return;
     }
     if (a->state == APP_STARTING && app_start_serving(a) != 0)

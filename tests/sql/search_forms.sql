@@ -51,8 +51,31 @@ SELECT pg_temp.expect('step: index', parley_search_forms_step('english,russian')
                       'index');
 SELECT pg_temp.expect('the index statement',
     parley_search_forms_step('english,russian') ->> 'create',
-    'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages USING gin (forms)');
-CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages USING gin (forms);
+    'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages USING gin '
+    '((setweight(tsv, ''A'') || forms))');
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages
+    USING gin ((setweight(tsv, 'A') || forms));
+-- The search uses it (the planner sees the same expression).
+SET enable_seqscan = off;
+SELECT pg_temp.expect('the index serves the search',
+    (SELECT count(*) FROM messages m
+     WHERE (setweight(m.tsv, 'A') || m.forms) @@ parley_forms_query(to_tsquery('simple', 'deployed'),
+                                                                    'english,russian')), 3::bigint);
+CREATE FUNCTION pg_temp.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    r text;
+    o text := '';
+BEGIN
+    FOR r IN EXECUTE 'EXPLAIN ' || q LOOP
+        o := o || r || E'\n';
+    END LOOP;
+    RETURN o;
+END
+$$;
+SELECT pg_temp.expect('the plan reads messages_forms_idx',
+    pg_temp.plan($$SELECT 1 FROM messages m WHERE (setweight(m.tsv, 'A') || m.forms) @@ 'x'::tsquery$$)
+        LIKE '%messages_forms_idx%', true);
+RESET enable_seqscan;
 SELECT pg_temp.expect('step: ready', parley_search_forms_step('english,russian') ->> 'state',
                       'ready');
 SELECT pg_temp.expect('in use', parley_search_languages(), 'english,russian');
@@ -73,6 +96,8 @@ SELECT pg_temp.expect('exact phrase', pg_temp.ids(pg_temp.s('"deployed the serve
 SELECT pg_temp.expect('phrase of other forms', pg_temp.ids(pg_temp.s('"deploy the servers"')), '');
 SELECT pg_temp.expect('phrase beside forms', pg_temp.ids(pg_temp.s('"the servers" deploying')),
                       '-100:2,-100:1');
+SELECT pg_temp.expect('phrase OR a form', pg_temp.ids(pg_temp.s('"deployed the" OR employees')),
+                      '-100:4,-100:1');
 -- Exclusions exclude every form; OR works across forms.
 SELECT pg_temp.expect('exclusion of every form', pg_temp.ids(pg_temp.s('deploy -servers')), '');
 SELECT pg_temp.expect('exclusion', pg_temp.ids(pg_temp.s('deployed -again')), '-100:2,-100:1');

@@ -1,13 +1,13 @@
 -- 022_search_forms: word forms in the archive search (search_languages).
--- messages.forms holds each message's words as written (weight A, as the
--- simple configuration reads them) and their forms in the configured text
--- search configurations (weight D); a trigger fills it for every row
--- written, the daemon fills the rows that were there before in batches
--- and then builds its GIN index with CREATE INDEX CONCURRENTLY
+-- messages.forms holds each message's lexemes in the configured text search
+-- configurations; the search matches them together with the exact words of
+-- messages.tsv (src/db/sql/search.sql). A trigger fills the column for
+-- every row written; the daemon fills the rows that were there before in
+-- batches and then builds the GIN index with CREATE INDEX CONCURRENTLY
 -- (src/archive/search_forms.c): neither step locks writes for long, and
--- serve answers with the exact words (messages.tsv) until the switch.
--- search_forms records each list's progress and which list is in use; the
--- functions that read and write it live in src/db/sql/search.sql.
+-- serve answers with the exact words until the switch. search_forms
+-- records each list's progress and which list is in use; the functions
+-- that read and write it live in src/db/sql/search.sql.
 ALTER TABLE messages ADD COLUMN forms tsvector;
 
 CREATE TABLE search_forms (

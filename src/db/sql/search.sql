@@ -133,6 +133,7 @@ DECLARE
     src text := 'messages m WHERE %s';
     langs text;
     qx tsquery;
+    phr tsquery;
     vec text;
     stmt text;
     res jsonb;
@@ -162,8 +163,15 @@ BEGIN
             vec := 'm.tsv';
         ELSE
             tsq := parley_forms_query(qx, langs);
-            cond := 'm.forms @@ $1';
-            vec := 'm.forms';
+            vec := parley_search_vector_sql('m');
+            phr := parley_phrase_query(qx);
+            -- With a phrase, the exact index finds the rows with its words
+            -- and checks it on the stored vector; the forms are checked on
+            -- those rows only ("|| ''" keeps the planner from the forms
+            -- index, whose recheck of a phrase would build the vector of
+            -- every row holding the phrase's words).
+            cond := CASE WHEN phr IS NULL THEN vec || ' @@ $1'
+                         ELSE format('m.tsv @@ $18 AND (%s || ''''::tsvector) @@ $1', vec) END;
         END IF;
         rank_expr := format('parley_search_score(m.tsv, %s, $16, $1, m.date)', vec);
         snip_expr := format('ts_headline(%L, m.text, $1, '
@@ -246,7 +254,7 @@ BEGIN
         format(src, cond));
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window;
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
     n := (res ->> 'count')::bigint;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
@@ -257,26 +265,38 @@ END
 $$;
 
 -- ---- word forms (search_languages; src/archive/search_forms.c) ----------
--- messages.forms (migration 022) holds a message's words as the simple
--- configuration reads them, weighted A, then their lexemes in each
--- configured text search configuration, weighted D ("tsvector || tsvector"
--- puts them after the exact ones). Exact phrases are matched on the A
--- positions; every other word on any of its forms.
+-- messages.forms (migration 022) holds the lexemes of a message in each
+-- configured text search configuration. The search matches the vector
+-- parley_search_vector_sql names: the exact words (messages.tsv, the
+-- simple configuration's) weighted A, then those lexemes ("tsvector ||
+-- tsvector" puts them after the exact ones, weighted D). Exact phrases are
+-- matched on the A positions; every other word on any of its forms. Only
+-- the configurations' parses are stored: the exact words are there
+-- already, and joining two stored vectors costs a copy, not a parse.
 
--- messages.forms of t for langs (a resolved list), NULL for none. The
--- trigger below and the backfill fill the column with it.
+-- The SQL of that vector for the table aliased m ('' for no alias: the
+-- index). The index and every query use this text, so that the planner
+-- sees the same expression.
+CREATE OR REPLACE FUNCTION parley_search_vector_sql(alias text) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('(setweight(%1$stsv, ''A'') || %1$sforms)',
+                  CASE WHEN alias <> '' THEN alias || '.' ELSE '' END)
+$$;
+
+-- messages.forms of t for langs (a resolved list), NULL for none: the
+-- lexemes of each configuration in turn. The trigger below and the
+-- backfill fill the column with it.
 CREATE OR REPLACE FUNCTION parley_forms_vector(t text, langs text) RETURNS tsvector
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
-    v tsvector;
+    v tsvector := '';
     l text;
 BEGIN
     IF t IS NULL OR coalesce(langs, '') = '' THEN
         RETURN NULL;
     END IF;
-    v := setweight(to_tsvector('simple', t), 'A');
     FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
-        v := v || setweight(to_tsvector(l::regconfig, t), 'D');
+        v := v || to_tsvector(l::regconfig, t);
     END LOOP;
     RETURN v;
 END
@@ -383,6 +403,20 @@ BEGIN
 END
 $$;
 
+-- The exact phrases q (a query of words as written, without OR) requires,
+-- as one query for messages.tsv, or NULL when it has none (or has OR). A
+-- row with a phrase must have the phrase's words as written, so the exact
+-- index finds the rows and checks the phrase on the stored vector (see
+-- parley_search).
+CREATE OR REPLACE FUNCTION parley_phrase_query(q tsquery) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN strpos(q::text, '|') = 0 THEN
+        (SELECT string_agg(item, ' & ')::tsquery
+         FROM unnest(string_to_array(q::text, ' & ')) AS item
+         WHERE item ~ '<(-|[0-9]+)>' AND item !~ '^!')
+    END
+$$;
+
 -- One step of bringing the search to search_languages = p_langs, for the
 -- daemon's builder (src/archive/search_forms.c). Resolves the list
 -- (22023 for an unknown configuration), makes it the trigger's target and
@@ -391,7 +425,7 @@ $$;
 --   "fill": rows written before L was asked for must be filled first
 --       (parley_search_forms_fill until it says finished), then this step
 --       again;
---   "index": messages.forms needs its index: run "create" (after
+--   "index": the search's vector needs its index: run "create" (after
 --       "drop_invalid" when not null: what a failed build left), then
 --       this step again.
 -- The statements are built here, from constant names only.
@@ -402,14 +436,15 @@ DECLARE
     r search_forms;
     valid boolean;
 BEGIN
-    INSERT INTO search_forms (languages, filled) VALUES (langs, langs = '')
-    ON CONFLICT (languages) DO NOTHING;
+    INSERT INTO search_forms (languages) VALUES (langs) ON CONFLICT (languages) DO NOTHING;
     IF NOT (SELECT target FROM search_forms WHERE languages = langs) THEN
         -- A new target: rows written from now on get its forms; the
-        -- others are filled again from the start.
+        -- others are filled again from the start (none to fill in an
+        -- empty store, as before the first import).
         UPDATE search_forms SET target = false WHERE target;
         UPDATE search_forms
-        SET target = true, filled = (langs = ''), fill_chat_id = NULL, fill_id = NULL,
+        SET target = true, filled = (langs = '' OR NOT EXISTS (SELECT 1 FROM messages)),
+            fill_chat_id = NULL, fill_id = NULL,
             rows_filled = 0, started_at = now()
         WHERE languages = langs;
     END IF;
@@ -426,7 +461,7 @@ BEGIN
             RETURN jsonb_build_object(
                 'languages', langs, 'state', 'index',
                 'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx '
-                          'ON messages USING gin (forms)',
+                          'ON messages USING gin (' || parley_search_vector_sql('') || ')',
                 'drop_invalid', CASE WHEN valid IS NOT NULL
                                      THEN 'DROP INDEX CONCURRENTLY IF EXISTS messages_forms_idx' END);
         END IF;
@@ -482,7 +517,7 @@ BEGIN
 END
 $$;
 
--- How far the build of messages.forms' index is, as JSON {"phase",
+-- How far the build of the search vector's index is, as JSON {"phase",
 -- "blocks_done", "blocks_total", "tuples_done", "tuples_total"}, or NULL
 -- when none runs.
 CREATE OR REPLACE FUNCTION parley_search_forms_progress() RETURNS jsonb

@@ -130,7 +130,8 @@ BEGIN
         FROM messages m
         JOIN chats c ON c.id = m.chat_id AND c.kind = 'feed'
         LEFT JOIN users u ON u.id = m.sender_id
-        WHERE (langs = '' AND m.tsv @@ q) OR (langs <> '' AND m.forms @@ q)
+        WHERE (langs = '' AND m.tsv @@ q)
+           OR (langs <> '' AND (setweight(m.tsv, 'A') || m.forms) @@ q)
         ORDER BY m.date DESC, m.external_id, m.id DESC
         LIMIT greatest(1, least(coalesce(p_limit, 25), 100))
     ) x;

@@ -180,7 +180,8 @@ BEGIN
                               ORDER BY x.rank DESC, x.at DESC), '[]')
     INTO rows
     FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
-          FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv ELSE (y.m).forms END AS v
+          FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv
+                                 ELSE setweight((y.m).tsv, 'A') || (y.m).forms END AS v
                 FROM parley_memory_messages() y) x
           WHERE x.v @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
     RETURN parley_memory_page(rows, a, 50) || jsonb_build_object('scan', 'index');
