@@ -41,7 +41,7 @@ struct search_forms_s {
     char languages[256];
     char resolved[256];
     char fill_batch[16];
-    char create_sql[256], drop_sql[256];
+    char create_sql[512], drop_sql[512];
     long long rows_filled, rows_estimate;
     uint64_t started_ms;
     search_forms_cb cb;

@@ -143,7 +143,12 @@ static void on_migrated(migrate_t *m, int status)
 void test_pg_migrated_pool(uv_loop_t *loop, int size, pg_pool_t **out)
 {
     char db[64];
-    test_pg_create_db(db, sizeof db);
+    test_pg_migrated_db(loop, size, out, db, sizeof db);
+}
+
+void test_pg_migrated_db(uv_loop_t *loop, int size, pg_pool_t **out, char *db, size_t cap)
+{
+    test_pg_create_db(db, cap);
     pg_conninfo_t ci;
     test_pg_conninfo(&ci, db);
     pg_pool_config_t cfg = {.name = "test",

@@ -46,6 +46,8 @@ void test_pg_create_db(char *buf, size_t cap);
  * applied (the loop runs until they are). */
 struct pg_pool_s;
 void test_pg_migrated_pool(uv_loop_t *loop, int size, struct pg_pool_s **out);
+/* The same, with the database's name into db (cap bytes). */
+void test_pg_migrated_db(uv_loop_t *loop, int size, struct pg_pool_s **out, char *db, size_t cap);
 
 /* Runs a shell command and returns its exit status. */
 int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
