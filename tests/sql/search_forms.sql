@@ -12,7 +12,7 @@ INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
     (-100, 3, 8, '2026-01-03 10:00Z', 'deploy the server again'),
     (-100, 4, 8, '2026-01-04 10:00Z', 'an employee joined'),
     (-100, 5, 8, '2026-01-05 10:00Z', 'error ERR_CONN_42 from host k8s-node-3 (Ivanov)'),
-    (-100, 6, 8, '2026-01-06 10:00Z', 'running tests while it runs'),
+    (-100, 6, 8, '2026-01-06 10:00Z', 'running tests while it runs, see https://status.example.net/i/88'),
     (-200, 1, 9, '2026-01-07 10:00Z', 'встреча в Москве завтра'),
     (-200, 2, 9, '2026-01-08 10:00Z', 'Москва слезам не верит'),
     (-200, 3, 9, '2026-01-09 10:00Z', 'встречи с друзьями'),
@@ -109,6 +109,9 @@ SELECT pg_temp.expect('OR across forms', pg_temp.ids(pg_temp.s('employees OR м�
 SELECT pg_temp.expect('code', pg_temp.ids(pg_temp.s('ERR_CONN_42')), '-100:5');
 SELECT pg_temp.expect('host', pg_temp.ids(pg_temp.s('k8s-node-3')), '-100:5');
 SELECT pg_temp.expect('name', pg_temp.ids(pg_temp.s('ivanov')), '-100:5');
+SELECT pg_temp.expect('URL', pg_temp.ids(pg_temp.s('https://status.example.net/i/88')), '-100:6');
+SELECT pg_temp.expect('URL beside a word', pg_temp.ids(pg_temp.s('tests https://status.example.net/i/88')),
+                      '-100:6');
 -- By rank: every word as written first, then other forms.
 SELECT pg_temp.expect('exact forms first', pg_temp.ids(pg_temp.s('servers', 'rank')),
                       '-100:2,-100:1,-100:3');

@@ -75,10 +75,17 @@ $$;
 -- websearch_to_tsquery: words, "phrases", OR, -exclusions). A run of
 -- exclusions counts as one ("--x", "- - x" and "-!-x" as "-x"):
 -- PostgreSQL's websearch parser stacks each and fails past 32 ("tsquery
--- stack too small", an internal error).
+-- stack too small", an internal error). A URL ("https://host/path") is
+-- asked as a phrase when q has no quotes: websearch_to_tsquery splits it at
+-- the colon ('https' & '/host/path'), which no stored text has, while
+-- quoted it reads as the text's own parser does.
 CREATE OR REPLACE FUNCTION parley_search_exact_query(q text) RETURNS tsquery
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT websearch_to_tsquery('simple', regexp_replace(q, '-([^[:alnum:]_"]*-)+', '-', 'g'))
+    SELECT websearch_to_tsquery('simple', regexp_replace(
+        CASE WHEN strpos(q, '"') = 0
+             THEN regexp_replace(q, '(^|\s)([[:alpha:]][[:alnum:]+.-]*://[^[:space:]]+)', '\1"\2"', 'g')
+             ELSE q END,
+        '-([^[:alnum:]_"]*-)+', '-', 'g'))
 $$;
 
 -- The rank every search tool orders by (docs/search.md): 1 when every
