@@ -118,6 +118,9 @@ CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_off integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET pg_trgm.word_similarity_threshold = 0.5
+    -- The count reads hits from the indexes: a sequential scan that stops
+    -- at the 1,001st hit reads the whole table when hits are rare.
+    SET enable_seqscan = off
 AS $$
 DECLARE
     count_max constant integer := 1000;
@@ -227,14 +230,25 @@ BEGIN
         WHEN 'files' THEN ' AND EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id '
                           'AND f.message_id = m.id)'
         ELSE '' END;
+    -- The count first (up to count_max + 1): with few hits (a rare word,
+    -- the usual search) every hit is read from the index and sorted, never
+    -- found by walking messages in date order and testing each row, which
+    -- reads the whole table when the rows are rare. With more, PostgreSQL
+    -- chooses (the date order finds a common word's newest hits at once).
+    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM messages m WHERE %s LIMIT $13) x', cond)
+        INTO n
+        USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
+    IF n <= count_max AND mode <> 'filter' THEN
+        src := '(WITH hits AS MATERIALIZED (SELECT * FROM messages m WHERE %s) '
+               'SELECT * FROM hits) m';
+    END IF;
     stmt := format($f$
         WITH page AS (
             SELECT m.chat_id, m.id, %1$s AS rank
             FROM %7$s
             ORDER BY %3$s
-            LIMIT greatest($11, 0) OFFSET greatest($12, 0)),
-        counted AS (
-            SELECT count(*) AS n FROM (SELECT 1 FROM messages m WHERE %2$s LIMIT $13) x)
+            LIMIT greatest($11, 0) OFFSET greatest($12, 0))
         SELECT jsonb_build_object(
             'results', coalesce((
                 SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
@@ -247,8 +261,7 @@ BEGIN
                            'reply_to_id', m.reply_to_id))
                        ORDER BY %6$s)
                 FROM page JOIN messages m ON m.chat_id = page.chat_id AND m.id = page.id
-                LEFT JOIN chats c ON c.id = m.chat_id), '[]'::jsonb),
-            'count', (SELECT n FROM counted))
+                LEFT JOIN chats c ON c.id = m.chat_id), '[]'::jsonb))
         $f$,
         CASE WHEN by_rank THEN rank_expr ELSE 'NULL::real' END,
         cond,
@@ -262,7 +275,6 @@ BEGIN
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
-    n := (res ->> 'count')::bigint;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
         'limit', p_lim, 'offset', p_off,
