@@ -173,7 +173,9 @@ while ((await languagesNow()) !== "english,russian") {
   await new Promise((r) => setTimeout(r, 500));
 }
 const migration = { seconds: (Date.now() - t0) / 1000, probes: during.length, probeP95: pct(during, 95) };
-const steps = s.log().split("\n").filter((l) => /\[search\]/.test(l)).map((l) => l.replace(/^\S+ \S+\s+/, ""));
+// The builder's log lines, without the periodic progress ones but the last.
+const lines = s.log().split("\n").filter((l) => /\[search\]/.test(l)).map((l) => l.replace(/^\S+ \S+\s+\[search\] /, ""));
+const steps = lines.filter((l, i) => !/ of about /.test(l) || !/ of about /.test(lines[i + 1] ?? ""));
 log(`in use after ${migration.seconds.toFixed(1)} s`);
 const after = await measure(s.client);
 await s.client.close();
