@@ -140,6 +140,20 @@ static void on_migrated(migrate_t *m, int status)
     migrated = true;
 }
 
+static bool pool_closed_flag;
+static void pool_closed_cb(pg_pool_t *p)
+{
+    (void)p;
+    pool_closed_flag = true;
+}
+
+void test_pg_pool_close(uv_loop_t *loop, pg_pool_t *pool)
+{
+    pool_closed_flag = false;
+    pg_pool_close(pool, pool_closed_cb);
+    test_run_until(loop, &pool_closed_flag, 5000);
+}
+
 void test_pg_migrated_pool(uv_loop_t *loop, int size, pg_pool_t **out)
 {
     char db[64];

@@ -46,6 +46,8 @@ void test_pg_create_db(char *buf, size_t cap);
  * applied (the loop runs until they are). */
 struct pg_pool_s;
 void test_pg_migrated_pool(uv_loop_t *loop, int size, struct pg_pool_s **out);
+/* Closes pool and runs the loop until it is closed. */
+void test_pg_pool_close(uv_loop_t *loop, struct pg_pool_s *pool);
 /* The same, with the database's name into db (cap bytes). */
 void test_pg_migrated_db(uv_loop_t *loop, int size, struct pg_pool_s **out, char *db, size_t cap);
 

@@ -77,18 +77,10 @@ static int setup(void **state)
     return 0;
 }
 
-static bool closed;
-static void on_closed(pg_pool_t *p)
-{
-    (void)p;
-    closed = true;
-}
-
 static int teardown(void **state)
 {
     (void)state;
-    pg_pool_close(pool, on_closed);
-    test_run_until(&loop, &closed, 5000);
+    test_pg_pool_close(&loop, pool);
     test_loop_close(&loop);
     return 0;
 }
