@@ -6,7 +6,8 @@
 # latency over SAMPLES single updates (default 200), the download
 # throughput of MEDIA_FILES files of MEDIA_MB each (default 40 of 8) beside
 # curl --parallel on the same files, and parleyd's peak RSS. Prints
-# key=value lines.
+# key=value lines; PARLEY_BENCH_LOG_LEVEL=debug adds the mean time of each
+# phase of a stored file (getFile, download, store, row).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20000}
@@ -32,9 +33,14 @@ emu=$!
 for _ in $(seq 50); do [ -s "$work/emu.out" ] && break; sleep 0.1; done
 port=$(sed -E 's/.*"port":([0-9]+).*/\1/' "$work/emu.out")
 build-bench/parleyd serve --db "host=$pg port=5432 user=parley dbname=postgres" \
-  --data-dir "$work/data" --log-level warn --telegram-bot-token 123456:BENCH \
+  --data-dir "$work/data" --log-level "${PARLEY_BENCH_LOG_LEVEL:-warn}" --telegram-bot-token 123456:BENCH \
   --telegram-api-url "http://127.0.0.1:$port" --telegram-poll-timeout-s 5 2>"$work/parleyd.log" &
 pid=$!
 sleep 1
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 node bench/sync_bench.mjs "http://127.0.0.1:$port" "$pg" "$pid" "$n" "$samples" "$media_files" "$media_mb"
+# With PARLEY_BENCH_LOG_LEVEL=debug, parleyd logs each stored file's
+# phases: their means, to see where a download's time goes.
+grep -o 'getFile [0-9.]* ms, download [0-9.]* ms, store [0-9.]* ms, row [0-9.]* ms' \
+  "$work/parleyd.log" | awk '{g += $2; d += $5; s += $8; r += $11; n++}
+  END {if (n) printf "media_phase_mean_ms files=%d getfile=%.1f download=%.1f store=%.1f row=%.1f\n", n, g/n, d/n, s/n, r/n}'

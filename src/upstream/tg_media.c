@@ -45,6 +45,9 @@ struct item_s {
     char body[512];
     uint64_t expect; /* size getFile announced (0: unknown) */
     uv_work_t work;
+    /* uv_hrtime() when started, getFile answered, the download ended and
+     * the file was stored: logged at debug level when the row is saved. */
+    uint64_t t_start, t_path, t_body, t_stored;
 };
 
 /* Where a download failed, for the counters and the log. */
@@ -120,6 +123,14 @@ static void item_saved(void *data, int status, const char *value, const char *sq
     (void)sqlstate;
     if (status != 0)
         log_warn(MEDIA_TAG, "recording a download failed: %s", error);
+    else if (it->t_stored)
+        log_debug(MEDIA_TAG,
+                  "stored %lld bytes: getFile %.1f ms, download %.1f ms, store %.1f ms, row "
+                  "%.1f ms",
+                  (long long)json_integer_value(json_object_get(it->row, "size")),
+                  (double)(it->t_path - it->t_start) / 1e6, (double)(it->t_body - it->t_path) / 1e6,
+                  (double)(it->t_stored - it->t_body) / 1e6,
+                  (double)(uv_hrtime() - it->t_stored) / 1e6);
     item_free(it);
     m->active--;
     if (!m->closing)
@@ -227,6 +238,7 @@ static void store_work(uv_work_t *w)
 static void store_after(uv_work_t *w, int status)
 {
     item_t *it = w->data;
+    it->t_stored = uv_hrtime();
     const char *err = json_string_value(json_object_get(it->row, "store_error"));
     if (status != 0 || err) {
         char msg[600];
@@ -242,6 +254,7 @@ static void store_after(uv_work_t *w, int status)
 static void downloaded(net_req_t *r, int status)
 {
     item_t *it = r->data;
+    it->t_body = uv_hrtime();
     it->in_request = false;
     long http = r->http_status;
     uint64_t got = r->bytes;
@@ -288,6 +301,7 @@ static void downloaded(net_req_t *r, int status)
 static void got_path(net_req_t *r, int status)
 {
     item_t *it = r->data;
+    it->t_path = uv_hrtime();
     it->in_request = false;
     tg_media_t *m = it->m;
     if (status == UV_ECANCELED || m->closing) {
@@ -361,6 +375,7 @@ static void start_item(tg_media_t *m, json_t *row, tg_media_wait_t *w)
         }
         return;
     }
+    it->t_start = uv_hrtime();
     it->m = m;
     it->row = json_incref(row);
     queue_init(&it->waiters);
