@@ -12,8 +12,24 @@ export const PARLEYD = process.env.PARLEYD;
 export const PG = process.env.PARLEY_TEST_PG;
 if (!PARLEYD || !PG) throw new Error("run through ctest (PARLEYD and PARLEY_TEST_PG unset)");
 
+// A new directory under the system's temporary one, removed when the test
+// process exits (kept with PARLEY_TEST_KEEP=1, to look at after a failure).
+const madeDirs = [];
+process.on("exit", () => {
+  if (process.env.PARLEY_TEST_KEEP === "1") return;
+  for (const d of madeDirs) {
+    try {
+      fs.rmSync(d, { recursive: true, force: true });
+    } catch {
+      // a daemon may still hold a file; the directory stays
+    }
+  }
+});
+
 export function tmpdir(prefix = "parley-e2e-") {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeDirs.push(d);
+  return d;
 }
 
 // Arguments every daemon in these tests gets.
