@@ -28,6 +28,9 @@ $$;
 SELECT pg_temp.expect('full text', pg_temp.ids(pg_temp.s('deploy')), '-100:2,-100:1');
 SELECT pg_temp.expect('full text mode', pg_temp.s('deploy') ->> 'mode', 'fulltext');
 SELECT pg_temp.expect('phrase', pg_temp.ids(pg_temp.s('"deploy failed"')), '-100:1');
+SELECT pg_temp.expect('phrase and a word', pg_temp.ids(pg_temp.s('"deploy failed" server')),
+                      '-100:1');
+SELECT pg_temp.expect('phrase not as written', pg_temp.ids(pg_temp.s('"deployed failed"')), '');
 SELECT pg_temp.expect('OR', pg_temp.ids(pg_temp.s('staging OR scheduled')), '-200:4,-100:1');
 SELECT pg_temp.expect('exclusion', pg_temp.ids(pg_temp.s('deploy -rollback')), '-100:1');
 -- A run of exclusions is one (found by fuzz_search_query: 33 or more made
@@ -52,6 +55,13 @@ SELECT pg_temp.expect('cjk snippet', pg_temp.s('顺利') #>> '{results,0,snippet
 SELECT pg_temp.expect('fuzzy mode', pg_temp.s('deplyo', fuzzy => true) ->> 'mode', 'fuzzy');
 SELECT pg_temp.expect('fuzzy finds a misspelling',
     pg_temp.s('deploymnet', fuzzy => true) #>> '{results,0,id}', '4');
+SELECT pg_temp.expect('fuzzy exclusion', pg_temp.ids(pg_temp.s('deploy -rollback', fuzzy => true)),
+                      '-200:4,-100:1');
+SELECT pg_temp.expect('fuzzy exclusions only', pg_temp.ids(pg_temp.s('-rollback', fuzzy => true)),
+                      '-200:4,-200:3,-200:2,-200:1,-100:1');
+SELECT pg_temp.expect('fuzzy by rank, the closest first',
+    parley_search('deploymnet', NULL, true, NULL, NULL, NULL, NULL, NULL, NULL, 'rank', 1, 0)
+        #>> '{results,0,id}', '4');
 
 -- Regex, alone or beside a query; a bad one is the caller's mistake.
 SELECT pg_temp.expect('regex alone', pg_temp.ids(pg_temp.s(NULL, rx => 'https?://')), '-100:3');
@@ -91,6 +101,13 @@ SELECT -100, 1000 + g, '2025-01-01'::timestamptz + g * interval '1 minute', 'bul
 FROM generate_series(1, 1001) g;
 SELECT pg_temp.expect('capped count', pg_temp.s('bulk', lim => 1) ->> 'count', '1000');
 SELECT pg_temp.expect('capped flag', (pg_temp.s('bulk', lim => 1) ->> 'countCapped')::boolean, true);
+-- Past it, by rank, the newest 200 hits are ranked, in every mode.
+SELECT pg_temp.expect('capped ' || q || ', by rank',
+    parley_search(q, NULL, f, NULL, NULL, NULL, NULL, NULL, NULL, 'rank', 2, 0) #>> '{results,1,id}',
+    '2000')
+FROM (VALUES ('bulk', false), ('"bulk line"', false), ('bulk', true), ('bulkk', true)) AS v(q, f);
+SELECT pg_temp.expect('capped, newest first', pg_temp.ids(pg_temp.s('"bulk line"', lim => 2, off => 1)),
+                      '-100:2000,-100:1999');
 
 -- parley_cjk_bigrams (src/db/sql/search.sql) gives the very pairs of migration
 -- 012's version, which the CJK index was built with, for every text.

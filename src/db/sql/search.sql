@@ -137,9 +137,12 @@ DECLARE
     rank_expr text := '0::real';
     snip_expr text := 'left(m.text, 160)';
     by_rank boolean := p_order_by = 'rank';
-    -- By rank, the newest rank_window matches (or offset + limit, if more)
-    -- are ranked, so that a word in most messages costs a bounded time.
+    -- By rank, past count_max hits, the newest rank_window matches (or
+    -- offset + limit, if more) are ranked, so that a word in most messages
+    -- costs a bounded time whatever the mode.
     rank_window constant integer := 200;
+    hit_chats bigint[];
+    hit_ids bigint[];
     src text := 'messages m WHERE %s';
     langs text;
     qx tsquery;
@@ -179,18 +182,16 @@ BEGIN
             -- and checks it on the stored vector; the forms are checked on
             -- those rows only ("|| ''" keeps the planner from the forms
             -- index, whose recheck of a phrase would build the vector of
-            -- every row holding the phrase's words).
+            -- every row holding the phrase's words). A query of phrases
+            -- only is matched by the exact index alone.
             cond := CASE WHEN phr IS NULL THEN vec || ' @@ $1'
+                         WHEN phr::text = qx::text THEN 'm.tsv @@ $18'
                          ELSE format('m.tsv @@ $18 AND (%s || ''''::tsvector) @@ $1', vec) END;
         END IF;
         rank_expr := format('parley_search_score(m.tsv, %s, $16, $1, m.date)', vec);
         snip_expr := format('ts_headline(%L, m.text, $1, '
                             '''StartSel=**, StopSel=**, MaxWords=35, MinWords=15'')',
                             parley_search_headline_config(langs));
-        IF by_rank THEN
-            src := '(SELECT * FROM messages m WHERE %s ORDER BY m.date DESC, m.id DESC '
-                   'LIMIT greatest($17, $11 + $12)) m';
-        END IF;
     ELSIF mode = 'substring' THEN
         FOR i IN 1 .. coalesce(array_length(pats, 1), 0) LOOP
             cond := cond || format(' AND m.text ILIKE $2[%s]', i);
@@ -209,10 +210,18 @@ BEGIN
         rank_expr := '(1.0 / (1 + strpos(lower(m.text), coalesce($3[1], ''''))))::real';
         snip_expr := 'parley_substring_snippet(m.text, $3)';
     ELSIF mode = 'fuzzy' THEN
+        -- "term <% text" is parley_fuzzy_score's test of a term (the
+        -- threshold is set above); exclusions as in substring mode. The
+        -- score itself, word_similarity twice more, only for ranked rows.
         FOR i IN 1 .. coalesce(array_length(pos, 1), 0) LOOP
             cond := cond || format(' AND $4[%s] <%% m.text', i);
         END LOOP;
-        cond := cond || ' AND parley_fuzzy_score(m.text, $3) IS NOT NULL';
+        FOR i IN 1 .. coalesce(array_length(negs, 1), 0) LOOP
+            cond := cond || format(' AND m.text NOT ILIKE $15[%s]', i);
+        END LOOP;
+        IF cardinality(pos) = 0 THEN
+            cond := cond || ' AND m.text IS NOT NULL';
+        END IF;
         rank_expr := 'parley_fuzzy_score(m.text, $3)';
     END IF;
     IF p_chat_ids IS NOT NULL THEN cond := cond || ' AND m.chat_id = ANY ($5)'; END IF;
@@ -230,18 +239,23 @@ BEGIN
         WHEN 'files' THEN ' AND EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id '
                           'AND f.message_id = m.id)'
         ELSE '' END;
-    -- The count first (up to count_max + 1): with few hits (a rare word,
-    -- the usual search) every hit is read from the index and sorted, never
-    -- found by walking messages in date order and testing each row, which
-    -- reads the whole table when the rows are rare. With more, PostgreSQL
-    -- chooses (the date order finds a common word's newest hits at once).
-    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM messages m WHERE %s LIMIT $13) x', cond)
-        INTO n
+    -- The hits first (up to count_max + 1, their keys): with few hits (a
+    -- rare word, the usual search) every hit is read from the index once,
+    -- then the page is sorted from their keys; never found by walking
+    -- messages in date order and testing each row, which reads the whole
+    -- table when the rows are rare. With more, PostgreSQL chooses (the date
+    -- order finds a common word's newest hits at once).
+    EXECUTE format('SELECT count(*), array_agg(chat_id), array_agg(id) '
+                   'FROM (SELECT m.chat_id, m.id FROM messages m WHERE %s LIMIT $13) x', cond)
+        INTO n, hit_chats, hit_ids
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
     IF n <= count_max AND mode <> 'filter' THEN
-        src := '(WITH hits AS MATERIALIZED (SELECT * FROM messages m WHERE %s) '
-               'SELECT * FROM hits) m';
+        src := '(SELECT m.* FROM unnest($19::bigint[], $20::bigint[]) AS k(chat_id, id) '
+               'JOIN messages m ON m.chat_id = k.chat_id AND m.id = k.id) m';
+    ELSIF by_rank AND mode <> 'filter' THEN
+        src := '(SELECT * FROM messages m WHERE %s ORDER BY m.date DESC, m.id DESC '
+               'LIMIT greatest($17, $11 + $12)) m';
     END IF;
     stmt := format($f$
         WITH page AS (
@@ -274,7 +288,8 @@ BEGIN
         format(src, cond));
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr,
+              hit_chats, hit_ids;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
         'limit', p_lim, 'offset', p_off,
