@@ -38,10 +38,13 @@ psql_t "CREATE TABLE messages_copy (LIKE messages INCLUDING ALL)"
 # floor checks what every row loaded into messages is checked for.
 psql_t "SELECT 'ALTER TABLE messages_copy ADD ' || pg_get_constraintdef(oid) FROM pg_constraint
         WHERE conrelid = 'messages'::regclass AND contype = 'f'" | while read -r fk; do psql_t "$fk"; done
-# and its trigger: each row's word forms (messages.forms) are computed as
-# it loads, as they are for messages.
+# and its triggers: each row's word forms (messages.forms) are computed as
+# it loads, and the statement's words appended to the fuzzy search's
+# vocabulary, as they are for messages.
 psql_t "CREATE TRIGGER messages_copy_forms BEFORE INSERT OR UPDATE OF text ON messages_copy
         FOR EACH ROW EXECUTE FUNCTION parley_messages_forms()"
+psql_t "CREATE TRIGGER messages_copy_words AFTER INSERT ON messages_copy
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION parley_messages_words()"
 start=$(date +%s.%N)
 psql_t "\\copy messages_copy (chat_id, id, sender_id, sender_name, date, edit_date, text, entities, reply_to_id, media_kind, has_link, kind, extra) FROM '$work/rows.copy'"
 end=$(date +%s.%N)

@@ -66,6 +66,17 @@ static bool is_failure(const char *p, size_t len)
     return memmem(p, len, "\"error\":{", 9) != NULL || memmem(p, len, "\"isError\":true", 14) != NULL;
 }
 
+/* The first ERRORS_SHOWN failures are printed to stderr, so that a run's
+ * error count says what failed. */
+#define ERRORS_SHOWN 5
+static void show_error(const char *what, const char *body, size_t len)
+{
+    static int shown;
+    if (shown++ >= ERRORS_SHOWN)
+        return;
+    fprintf(stderr, "loadgen: %s: %.*s\n", what, (int)(len > 300 ? 300 : len), body ? body : "");
+}
+
 static void record(uint64_t t0)
 {
     uint64_t now = uv_hrtime();
@@ -189,6 +200,8 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
     while (!s->done && (nl = memchr(s->rbuf, '\n', s->rlen)) != NULL) {
         size_t len = (size_t)(nl - s->rbuf) + 1;
         bool is_error = is_failure(s->rbuf, len);
+        if (is_error)
+            show_error("an error answer", s->rbuf, len);
         bool is_init = s->next_id == 0;
         memmove(s->rbuf, s->rbuf + len, s->rlen - len);
         s->rlen -= len;
@@ -339,8 +352,13 @@ static void h_done(hsess_t *h, CURLcode res)
     bool ok = res == CURLE_OK && status >= 200 && status < 300 &&
               (h->phase == 1 || (memmem(h->resp, h->resp_len, "\"result\"", 8) != NULL &&
                                  !is_failure(h->resp, h->resp_len)));
-    if (!ok)
+    if (!ok) {
         errors++;
+        char what[96];
+        snprintf(what, sizeof what, "HTTP %ld, curl %d (%s), phase %d", status, (int)res,
+                 curl_easy_strerror(res), h->phase);
+        show_error(what, h->resp, h->resp_len);
+    }
     if (h->phase == 2 && ok)
         record(h->t0);
     if (!ok && h->phase < 2) {

@@ -61,8 +61,8 @@ static const opt_t opts[] = {
      "LIST"},
     {"search_fill_batch", "PARLEY_SEARCH_FILL_BATCH", OPT_INT, OFF(search_fill_batch), 0, 100,
      1000000, "5000",
-     "Rows a statement fills with word forms when search_languages changes (shorter locks, "
-     "more statements).",
+     "Rows a statement fills with word forms when search_languages changes, or reads into the "
+     "fuzzy search's vocabulary after an upgrade (shorter locks, more statements).",
      "ROWS"},
     {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
      "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},

@@ -1,10 +1,13 @@
 /* search_forms: the background work that brings the search to the
- * configured word forms (see search_forms.h). States: step (ask the
- * database what is left) -> fill (batches until finished) -> step, or
- * lock -> drop what a failed build left -> create the index -> unlock ->
- * step, until the step answers ready; a failure waits SEARCH_FORMS_RETRY_MS
- * and steps again. Each statement is one pg_pool_call on the builder's own
- * pool; its callback only records and moves to the next statement. */
+ * configured word forms and keeps its vocabulary (see search_forms.h).
+ * States: step (ask the database what is left) -> fill (batches until
+ * finished) -> step, or lock -> drop what a failed build left -> create
+ * the index -> unlock -> step, until the step answers ready; then the
+ * vocabulary: words fill (batches until finished) -> merge (while a batch
+ * comes back full) -> sleep SEARCH_WORDS_MERGE_MS -> merge ..., until
+ * stopped. A failure waits SEARCH_FORMS_RETRY_MS and steps again. Each
+ * statement is one pg_pool_call on the builder's own pool; its callback
+ * only records and moves to the next statement. */
 #include "archive/search_forms.h"
 
 #include <jansson.h>
@@ -23,7 +26,10 @@ typedef enum {
     SF_DROP,
     SF_CREATE,
     SF_UNLOCK,
-    SF_WAIT, /* the retry timer runs */
+    SF_WORDS_FILL,
+    SF_WORDS_MERGE,
+    SF_WORDS_SLEEP, /* the retry timer runs, to merge again */
+    SF_WAIT,        /* the retry timer runs */
     SF_DONE,
     SF_STOPPED,
 } sf_state_t;
@@ -35,7 +41,7 @@ struct search_forms_s {
     uv_timer_t retry, progress;
     int handles_open;
     sf_state_t state;
-    bool pool_closing, failing;
+    bool pool_closing, failing, ready_said;
     pg_call_t *call;          /* on pool, in flight */
     pg_call_t *progress_call; /* on rw, in flight */
     char languages[256];
@@ -84,7 +90,7 @@ static void shut(search_forms_t *s, sf_state_t final)
 static void retry_cb(uv_timer_t *t)
 {
     search_forms_t *s = t->data;
-    s->state = SF_STEP;
+    s->state = s->state == SF_WORDS_SLEEP ? SF_WORDS_MERGE : SF_STEP;
     run(s);
 }
 
@@ -132,6 +138,9 @@ static void progress_cb(uv_timer_t *t)
     if (s->state == SF_FILL) {
         log_info(SF_TAG, "word forms (%s): %lld of about %lld rows filled", s->resolved,
                  s->rows_filled, s->rows_estimate);
+    } else if (s->state == SF_WORDS_FILL) {
+        log_info(SF_TAG, "vocabulary: the words of %lld of about %lld rows in", s->rows_filled,
+                 s->rows_estimate);
     } else if (s->state == SF_CREATE && s->progress_call == NULL) {
         int rc = pg_pool_call(s->rw, "parley_search_forms_progress",
                               "SELECT parley_search_forms_progress()", 0, NULL, progress_done, s,
@@ -155,6 +164,10 @@ static const char *state_what(sf_state_t st)
         return "dropping a failed index build";
     case SF_CREATE:
         return "building the index";
+    case SF_WORDS_FILL:
+        return "filling the vocabulary";
+    case SF_WORDS_MERGE:
+        return "merging new words into the vocabulary";
     default:
         return "releasing the index lock";
     }
@@ -193,6 +206,30 @@ static bool on_step(search_forms_t *s, json_t *r)
     return false;
 }
 
+static void on_words_fill(search_forms_t *s, json_t *r)
+{
+    s->rows_filled = json_integer_value(json_object_get(r, "rows_filled"));
+    s->rows_estimate = json_integer_value(json_object_get(r, "rows_estimate"));
+    if (json_is_true(json_object_get(r, "finished"))) {
+        uv_timer_stop(&s->progress);
+        log_info(SF_TAG, "vocabulary complete (%lld rows read): fuzzy search uses it",
+                 s->rows_filled);
+        s->state = SF_WORDS_MERGE;
+    }
+}
+
+/* A merge's answer: the rows it took; a full batch means more wait. */
+static void on_words_merge(search_forms_t *s, const char *value)
+{
+    long long n = value ? strtoll(value, NULL, 10) : 0;
+    if (n > 0)
+        log_debug(SF_TAG, "vocabulary: %lld new words merged", n);
+    if (n < SEARCH_WORDS_MERGE_BATCH) {
+        s->state = SF_WORDS_SLEEP;
+        uv_timer_start(&s->retry, retry_cb, SEARCH_WORDS_MERGE_MS, 0);
+    }
+}
+
 static void on_fill(search_forms_t *s, json_t *r)
 {
     s->rows_filled = json_integer_value(json_object_get(r, "rows_filled"));
@@ -223,21 +260,40 @@ static void call_done(void *data, int status, const char *value, const char *sql
         return;
     }
     json_t *r = json_loads(value ? value : "", 0, NULL);
-    if (r == NULL && (s->state == SF_STEP || s->state == SF_FILL)) {
+    if (r == NULL && (s->state == SF_STEP || s->state == SF_FILL || s->state == SF_WORDS_FILL)) {
         fail(s, state_what(s->state), "an answer that is not JSON");
         return;
     }
     switch (s->state) {
     case SF_STEP:
         if (!on_step(s, r)) {
-            json_decref(r);
-            shut(s, SF_DONE);
-            s->cb(s, 0);
-            return;
+            /* The forms are in use: said once; the vocabulary goes on. */
+            s->state = SF_WORDS_FILL;
+            uv_timer_start(&s->progress, progress_cb, SEARCH_FORMS_PROGRESS_MS,
+                           SEARCH_FORMS_PROGRESS_MS);
+            if (!s->ready_said) {
+                s->ready_said = true;
+                json_decref(r);
+                s->cb(s, 0);
+                if (s->state == SF_STOPPED)
+                    return;
+                run(s);
+                return;
+            }
         }
         break;
     case SF_FILL:
         on_fill(s, r);
+        break;
+    case SF_WORDS_FILL:
+        on_words_fill(s, r);
+        break;
+    case SF_WORDS_MERGE:
+        on_words_merge(s, value);
+        if (s->state == SF_WORDS_SLEEP) {
+            json_decref(r);
+            return;
+        }
         break;
     case SF_LOCK:
         if (value == NULL || strcmp(value, "t") != 0) {
@@ -304,6 +360,20 @@ static void run(search_forms_t *s)
     case SF_UNLOCK: {
         const char *p[] = {SEARCH_FORMS_LOCK_KEY};
         rc = pg_pool_call(s->pool, NULL, "SELECT pg_advisory_unlock(hashtext($1::text))", 1, p,
+                          call_done, s, &s->call);
+        break;
+    }
+    case SF_WORDS_FILL: {
+        const char *p[] = {s->fill_batch};
+        rc = pg_pool_call(s->pool, NULL, "SELECT parley_search_words_fill($1::integer)", 1, p,
+                          call_done, s, &s->call);
+        break;
+    }
+    case SF_WORDS_MERGE: {
+        char batch[16];
+        snprintf(batch, sizeof batch, "%d", SEARCH_WORDS_MERGE_BATCH);
+        const char *p[] = {batch};
+        rc = pg_pool_call(s->pool, NULL, "SELECT parley_search_words_merge($1::integer)", 1, p,
                           call_done, s, &s->call);
         break;
     }

@@ -18,7 +18,13 @@
  * session advisory lock SEARCH_FORMS_LOCK_KEY. A failure (a lost
  * connection, a cancelled build) is logged and the step tried again after
  * SEARCH_FORMS_RETRY_MS; only a list naming an unknown configuration ends
- * the work with an error. */
+ * the work with an error.
+ *
+ * Then it keeps the vocabulary the fuzzy search reads (search_words,
+ * migration 024): the words of the rows stored before it are put in, in
+ * batches of search_fill_batch rows (a cursor in the database, as above),
+ * and the words that writers append to search_words_new are merged into it
+ * every SEARCH_WORDS_MERGE_MS, until the builder is stopped. */
 #ifndef PARLEY_ARCHIVE_SEARCH_FORMS_H
 #define PARLEY_ARCHIVE_SEARCH_FORMS_H
 
@@ -32,6 +38,11 @@
 
 #define SEARCH_FORMS_PROGRESS_MS 10000
 #define SEARCH_FORMS_RETRY_MS    30000
+/* The vocabulary's new words are merged every SEARCH_WORDS_MERGE_MS, at
+ * most SEARCH_WORDS_MERGE_BATCH rows a statement (again at once while a
+ * statement takes a full batch). */
+#define SEARCH_WORDS_MERGE_MS    2000
+#define SEARCH_WORDS_MERGE_BATCH 50000
 /* The longest a statement of the builder may run: the index build on a
  * very large archive. */
 #define SEARCH_FORMS_BUILD_TIMEOUT_MS (12u * 3600u * 1000u)
@@ -40,7 +51,8 @@
 
 typedef struct search_forms_s search_forms_t;
 
-/* Called once when the search uses the list (status 0), or when the list
+/* Called once when the search uses the list (status 0; the vocabulary
+ * work goes on after it), or when the list
  * cannot be used (UV_EINVAL: an unknown configuration; the reason in
  * search_forms_error). Not called after search_forms_stop. */
 typedef void (*search_forms_cb)(search_forms_t *s, int status);

@@ -49,6 +49,11 @@ SELECT pg_temp.expect('cyrillic', pg_temp.ids(pg_temp.s('привет')), '-200:
 SELECT pg_temp.expect('cjk mode', pg_temp.s('部署') ->> 'mode', 'substring');
 SELECT pg_temp.expect('cjk', pg_temp.ids(pg_temp.s('部署')), '-200:3,-200:2');
 SELECT pg_temp.expect('cjk exclusion', pg_temp.ids(pg_temp.s('部署 -失败')), '-200:2');
+SELECT pg_temp.expect('cjk, three characters', pg_temp.ids(pg_temp.s('部署很')), '-200:2');
+SELECT pg_temp.expect('cjk, the pair apart', pg_temp.ids(pg_temp.s('署很')), '-200:2');
+SELECT pg_temp.expect('cjk, not a pair of the text', pg_temp.ids(pg_temp.s('署部')), '');
+SELECT pg_temp.expect('cjk by rank', pg_temp.ids(parley_search('部署', NULL, false, NULL, NULL, NULL,
+    NULL, NULL, NULL, 'rank', 5, 0)), '-200:3,-200:2');
 SELECT pg_temp.expect('cjk snippet', pg_temp.s('顺利') #>> '{results,0,snippet}', '今天的部署很**顺利**');
 
 -- Fuzzy: other word forms and a misspelling.

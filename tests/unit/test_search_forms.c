@@ -2,7 +2,9 @@
  * schema: a store with rows is filled in batches, indexed and switched
  * over; a stop in the middle of the fill leaves it to go on at the next
  * start; a new list fills again; '' switches the forms off at once; an
- * unknown configuration is an error naming it; the loop closes cleanly. */
+ * unknown configuration is an error naming it; the vocabulary of the
+ * fuzzy search is filled from the stored rows and new words are merged
+ * while it runs; the loop closes cleanly. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +54,11 @@ static void on_forms(search_forms_t *s, int status)
     a->status = status;
 }
 
-/* Runs the loop until s is idle, then frees it. */
+/* Stops s (past the forms it goes on keeping the vocabulary), runs the
+ * loop until it is idle, then frees it. */
 static void finish(search_forms_t *s)
 {
+    search_forms_stop(s);
     uint64_t deadline = uv_now(&loop) + 20000;
     while (!search_forms_idle(s)) {
         assert_true(uv_now(&loop) < deadline);
@@ -175,12 +179,51 @@ static void test_off_and_unknown(void **state)
     assert_string_equal(value_of("SELECT parley_search_languages()"), "");
 }
 
+/* Runs the loop until sql answers want (20 s at most). */
+static void wait_for(const char *sql, const char *want)
+{
+    uint64_t deadline = uv_now(&loop) + 20000;
+    while (strcmp(value_of(sql), want) != 0) {
+        assert_true(uv_now(&loop) < deadline);
+        test_run_for(&loop, 20);
+    }
+}
+
+static void test_vocabulary(void **state)
+{
+    (void)state;
+    /* As after migration 024 on a store with rows: the fill starts over. */
+    value_of("DELETE FROM search_words");
+    value_of("DELETE FROM search_words_new");
+    value_of("UPDATE search_words_fill SET filled = false, fill_chat_id = NULL, fill_id = NULL, "
+             "rows_filled = 0, ready_at = NULL");
+    forms_answer_t a;
+    search_forms_t *s = start("", 700, &a);
+    wait_for("SELECT parley_search_words_ready()", "t");
+    assert_string_equal(value_of("SELECT rows_filled FROM search_words_fill"), "3000");
+    assert_string_equal(
+        value_of("SELECT count(*) FROM search_words WHERE word IN ('deployed', 'москве', '2999')"),
+        "3");
+    /* A word written while it runs is merged within seconds. */
+    value_of("INSERT INTO messages (chat_id, id, date, text) "
+             "VALUES (-1, 5000, now(), 'zanzibarquux arrived')");
+    wait_for("SELECT count(*) FROM search_words WHERE word = 'zanzibarquux'", "1");
+    wait_for("SELECT count(*) FROM search_words_new", "0");
+    assert_string_equal(
+        value_of("SELECT parley_search('zanzibarqux', NULL, true, NULL, NULL, NULL, NULL, NULL, "
+                 "NULL, 'time', 1, 0) #>> '{results,0,id}'"),
+        "5000");
+    finish(s);
+    assert_true(a.called);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fill_index_switch),
         cmocka_unit_test(test_stop_and_go_on),
         cmocka_unit_test(test_off_and_unknown),
+        cmocka_unit_test(test_vocabulary),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -141,6 +141,7 @@ DECLARE
     -- offset + limit, if more) are ranked, so that a word in most messages
     -- costs a bounded time whatever the mode.
     rank_window constant integer := 200;
+    count_may_scan boolean := false;
     hit_chats bigint[];
     hit_ids bigint[];
     src text := 'messages m WHERE %s';
@@ -193,8 +194,13 @@ BEGIN
                             '''StartSel=**, StopSel=**, MaxWords=35, MinWords=15'')',
                             parley_search_headline_config(langs));
     ELSIF mode = 'substring' THEN
+        -- A term of two CJK characters is its one pair: the pair index
+        -- says all, and a second test would make PostgreSQL take a common
+        -- pair for a rare one (it multiplies the two estimates).
         FOR i IN 1 .. coalesce(array_length(pats, 1), 0) LOOP
-            cond := cond || format(' AND m.text ILIKE $2[%s]', i);
+            IF length(pos[i]) <> 2 OR parley_cjk_bigrams(pos[i]) <> ARRAY[lower(pos[i])] THEN
+                cond := cond || format(' AND m.text ILIKE $2[%s]', i);
+            END IF;
         END LOOP;
         SELECT coalesce(array_agg(DISTINCT b), '{}') INTO pairs
         FROM unnest(pos) AS t, unnest(parley_cjk_bigrams(t)) AS b;
@@ -210,12 +216,22 @@ BEGIN
         rank_expr := '(1.0 / (1 + strpos(lower(m.text), coalesce($3[1], ''''))))::real';
         snip_expr := 'parley_substring_snippet(m.text, $3)';
     ELSIF mode = 'fuzzy' THEN
-        -- "term <% text" is parley_fuzzy_score's test of a term (the
-        -- threshold is set above); exclusions as in substring mode. The
-        -- score itself, word_similarity twice more, only for ranked rows.
-        FOR i IN 1 .. coalesce(array_length(pos, 1), 0) LOOP
-            cond := cond || format(' AND $4[%s] <%% m.text', i);
-        END LOOP;
+        -- Once the vocabulary is complete, each term's near words are
+        -- looked up there and matched through the full-text index (a term
+        -- with none matches nothing). Before, "term <% text" on every
+        -- message sharing trigrams with a term: parley_fuzzy_score's test
+        -- of a term (the threshold is set above). Exclusions as in
+        -- substring mode. The score itself, word_similarity twice more,
+        -- only for ranked rows.
+        IF cardinality(pos) > 0 AND parley_search_words_ready() THEN
+            tsq := parley_fuzzy_query(terms);
+            cond := CASE WHEN tsq IS NULL THEN 'false' ELSE 'm.tsv @@ $1' END;
+            count_may_scan := true;
+        ELSE
+            FOR i IN 1 .. coalesce(array_length(pos, 1), 0) LOOP
+                cond := cond || format(' AND $4[%s] <%% m.text', i);
+            END LOOP;
+        END IF;
         FOR i IN 1 .. coalesce(array_length(negs, 1), 0) LOOP
             cond := cond || format(' AND m.text NOT ILIKE $15[%s]', i);
         END LOOP;
@@ -245,11 +261,23 @@ BEGIN
     -- messages in date order and testing each row, which reads the whole
     -- table when the rows are rare. With more, PostgreSQL chooses (the date
     -- order finds a common word's newest hits at once).
+    -- A full-text query without a phrase (or a fuzzy one through the
+    -- vocabulary) may be counted by reading the
+    -- table until the 1,001st hit, where PostgreSQL's estimate says a
+    -- word is common (a word in 8 % of a million messages: 10 ms, against
+    -- 17-52 ms to build the index's bitmap of every hit); a phrase's
+    -- estimate counts the rows holding its words, which can be many more
+    -- than hold the phrase, so phrases and the other modes keep to the
+    -- indexes.
+    IF count_may_scan OR (mode = 'fulltext' AND phr IS NULL) THEN
+        PERFORM set_config('enable_seqscan', 'on', true);
+    END IF;
     EXECUTE format('SELECT count(*), array_agg(chat_id), array_agg(id) '
                    'FROM (SELECT m.chat_id, m.id FROM messages m WHERE %s LIMIT $13) x', cond)
         INTO n, hit_chats, hit_ids
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
+    PERFORM set_config('enable_seqscan', 'off', true);
     IF n <= count_max AND mode <> 'filter' THEN
         src := '(SELECT m.* FROM unnest($19::bigint[], $20::bigint[]) AS k(chat_id, id) '
                'JOIN messages m ON m.chat_id = k.chat_id AND m.id = k.id) m';
@@ -562,4 +590,116 @@ CREATE OR REPLACE FUNCTION parley_search_forms_progress() RETURNS jsonb
     FROM pg_stat_progress_create_index
     WHERE relid = 'messages'::regclass AND datname = current_database()
     LIMIT 1
+$$;
+
+-- ---- the vocabulary (migration 024; src/archive/search_forms.c) ----------
+-- search_words holds the distinct lexemes of messages.tsv, with a trigram
+-- index; the fuzzy mode looks a term's near words up there and matches
+-- them through the full-text index.
+
+-- Appends the words of the rows a statement wrote (an UPDATE: of the rows
+-- whose text changed) to search_words_new, which the daemon merges.
+CREATE OR REPLACE FUNCTION parley_messages_words() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        INSERT INTO search_words_new (word)
+        SELECT DISTINCT w
+        FROM new_rows JOIN old_rows ON old_rows.chat_id = new_rows.chat_id AND old_rows.id = new_rows.id,
+             unnest(tsvector_to_array(new_rows.tsv)) AS w
+        WHERE new_rows.text IS DISTINCT FROM old_rows.text;
+    ELSE
+        INSERT INTO search_words_new (word)
+        SELECT DISTINCT w FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS w;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- Moves up to batch appended words into search_words; returns how many
+-- rows were taken (fewer than batch: none left). Several daemons may run
+-- it at once (each takes rows the others have not locked; words go in in
+-- order, so two merges cannot deadlock).
+CREATE OR REPLACE FUNCTION parley_search_words_merge(batch integer) RETURNS bigint
+    LANGUAGE sql AS $$
+    WITH moved AS (
+        DELETE FROM search_words_new n
+        WHERE n.ctid = ANY (ARRAY(SELECT ctid FROM search_words_new LIMIT batch
+                                  FOR UPDATE SKIP LOCKED))
+        RETURNING n.word),
+    ins AS (
+        INSERT INTO search_words (word)
+        SELECT DISTINCT word FROM moved ORDER BY 1
+        ON CONFLICT DO NOTHING)
+    SELECT count(*) FROM moved
+$$;
+
+-- Puts the words of the next batch rows stored before migration 024 (in
+-- key order after the cursor) into search_words. Returns
+-- {finished, rows_filled, rows_estimate}.
+CREATE OR REPLACE FUNCTION parley_search_words_fill(batch integer) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    st search_words_fill;
+    n bigint;
+    last_chat bigint;
+    last_id bigint;
+BEGIN
+    SELECT * INTO st FROM search_words_fill FOR UPDATE;
+    IF NOT st.filled THEN
+        WITH b AS (
+            SELECT m.chat_id, m.id, m.tsv FROM messages m
+            WHERE st.fill_chat_id IS NULL OR (m.chat_id, m.id) > (st.fill_chat_id, st.fill_id)
+            ORDER BY m.chat_id, m.id
+            LIMIT batch),
+        ins AS (
+            INSERT INTO search_words (word)
+            SELECT DISTINCT w FROM b, unnest(tsvector_to_array(b.tsv)) AS w ORDER BY 1
+            ON CONFLICT DO NOTHING)
+        SELECT count(*), (array_agg(b.chat_id ORDER BY b.chat_id DESC, b.id DESC))[1],
+               (array_agg(b.id ORDER BY b.chat_id DESC, b.id DESC))[1]
+        INTO n, last_chat, last_id FROM b;
+        UPDATE search_words_fill
+        SET fill_chat_id = coalesce(last_chat, fill_chat_id), fill_id = coalesce(last_id, fill_id),
+            rows_filled = rows_filled + n, filled = n < batch,
+            ready_at = CASE WHEN n < batch THEN now() END
+        RETURNING * INTO st;
+    END IF;
+    RETURN jsonb_build_object('finished', st.filled, 'rows_filled', st.rows_filled,
+                              'rows_estimate', (SELECT greatest(reltuples, 0)::bigint
+                                                FROM pg_class WHERE oid = 'messages'::regclass));
+END
+$$;
+
+-- The fuzzy query of terms: each term (not -excluded) becomes the OR of
+-- its near words in the vocabulary (word similarity at least 0.5, the
+-- closest 64), the terms ANDed; the words not merged yet are read too
+-- (a few seconds' worth, without an index), so that a message is found as
+-- soon as it is stored. NULL when a term has no near word (nothing can
+-- match) or there is no term.
+CREATE OR REPLACE FUNCTION parley_fuzzy_query(terms text[]) RETURNS tsquery
+    LANGUAGE sql STABLE
+    SET pg_trgm.word_similarity_threshold = 0.5
+AS $$
+    WITH t AS (
+        SELECT t, (SELECT string_agg('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''',
+                                     ' | ')
+                   FROM (SELECT u.w FROM (SELECT s.word AS w FROM search_words s
+                                          WHERE t <% s.word
+                                          UNION
+                                          SELECT n.word FROM search_words_new n
+                                          WHERE t <% n.word) u
+                         ORDER BY word_similarity(t, u.w) DESC, u.w
+                         LIMIT 64) x) AS alts
+        FROM unnest(terms) AS t
+        WHERE t NOT LIKE '-%')
+    SELECT CASE WHEN count(*) > 0 AND bool_and(alts IS NOT NULL)
+                THEN string_agg('(' || alts || ')', ' & ')::tsquery END
+    FROM t
+$$;
+
+-- True once every stored message's words are in the vocabulary.
+CREATE OR REPLACE FUNCTION parley_search_words_ready() RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT filled FROM search_words_fill), false)
 $$;
