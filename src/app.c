@@ -765,6 +765,34 @@ static int app_start_serving(app_t *a)
     return 0;
 }
 
+static void words_merged(void *data, int status, const char *value, const char *sqlstate,
+                         const char *error)
+{
+    (void)sqlstate;
+    app_t *a = data;
+    if (status != 0 && status != UV_ECANCELED)
+        log_warn(APP_TAG, "merging the new words into the vocabulary: %s (the next serve does)",
+                 error ? error : uv_strerror(status));
+    else if (status == 0)
+        log_info(APP_TAG, "%s new words merged into the fuzzy search's vocabulary",
+                 value ? value : "0");
+    app_shutdown(a, APP_EXIT_OK);
+}
+
+/* An import succeeded: the words its rows appended are merged into the
+ * vocabulary (search_forms.c does it while serving; after an import alone
+ * the fuzzy search would read them unmerged), then the command ends. */
+static void app_import_finish(app_t *a)
+{
+    const char *p[] = {"2147483647"};
+    int rc = pg_pool_call(a->rw, NULL, "SELECT parley_search_words_merge($1::integer)", 1, p,
+                          words_merged, a, NULL);
+    if (rc != 0) {
+        log_warn(APP_TAG, "merging the new words into the vocabulary: %s", uv_strerror(rc));
+        app_shutdown(a, APP_EXIT_OK);
+    }
+}
+
 static void import_done(tg_import_t *imp, int status)
 {
     app_t *a = tg_import_data(imp);
@@ -782,7 +810,7 @@ static void import_done(tg_import_t *imp, int status)
              (unsigned long long)st.messages, (unsigned long long)st.written,
              (unsigned long long)st.contacts, (unsigned long long)st.files_stored,
              (unsigned long long)st.files_missing);
-    app_shutdown(a, APP_EXIT_OK);
+    app_import_finish(a);
 }
 
 static void chatwise_done(chatwise_import_t *imp, int status)
@@ -802,7 +830,7 @@ static void chatwise_done(chatwise_import_t *imp, int status)
              (unsigned long long)st.chats_written, (unsigned long long)st.messages,
              (unsigned long long)st.written, (unsigned long long)st.tool_calls,
              (unsigned long long)st.orphans);
-    app_shutdown(a, APP_EXIT_OK);
+    app_import_finish(a);
 }
 
 static void agents_done(agent_import_t *imp, int status)
@@ -823,7 +851,7 @@ static void agents_done(agent_import_t *imp, int status)
              (unsigned long long)st.sessions, st.sessions == 1 ? "" : "s",
              (unsigned long long)st.messages, (unsigned long long)st.heaps,
              (unsigned long long)st.malformed, st.malformed == 1 ? "" : "s");
-    app_shutdown(a, APP_EXIT_OK);
+    app_import_finish(a);
 }
 
 /* import: the importer of the command's source. */

@@ -40,6 +40,11 @@ imp "$TMP/groups/services.json" 2>"$TMP/b.log" || { cat "$TMP/b.log"; fail "impo
 [ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -5550001")" = 5 ] || fail "5 messages"
 [ "$(psql_t "SELECT text FROM messages WHERE chat_id = -5550001 AND id = 603443")" = "Привет, это сообщение на русском." ] ||
   fail "Cyrillic text"
+# The words of the rows imported are in the fuzzy search's vocabulary.
+grep -q "new words merged into the fuzzy search's vocabulary" "$TMP/b.log" || { cat "$TMP/b.log"; fail "merge logged"; }
+[ "$(psql_t "SELECT count(*) FROM search_words_new")" = 0 ] || fail "words left unmerged"
+[ "$(psql_t "SELECT count(*) FROM search_words WHERE word IN ('привет', 'русском')")" = 2 ] ||
+  fail "words in the vocabulary"
 [ "$(psql_t "SELECT kind FROM chats WHERE id = -5550001")" = group ] || fail "private_group -> group"
 [ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = -20002 AND kind = 'unsupported'")" = 1 ] ||
   fail "unsupported messages kept"
