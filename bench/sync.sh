@@ -41,6 +41,6 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo
 node bench/sync_bench.mjs "http://127.0.0.1:$port" "$pg" "$pid" "$n" "$samples" "$media_files" "$media_mb"
 # With PARLEY_BENCH_LOG_LEVEL=debug, parleyd logs each stored file's
 # phases: their means, to see where a download's time goes.
-grep -o 'getFile [0-9.]* ms, download [0-9.]* ms, store [0-9.]* ms, row [0-9.]* ms' \
-  "$work/parleyd.log" | awk '{g += $2; d += $5; s += $8; r += $11; n++}
+{ grep -o 'getFile [0-9.]* ms, download [0-9.]* ms, store [0-9.]* ms, row [0-9.]* ms' \
+  "$work/parleyd.log" || true; } | awk '{g += $2; d += $5; s += $8; r += $11; n++}
   END {if (n) printf "media_phase_mean_ms files=%d getfile=%.1f download=%.1f store=%.1f row=%.1f\n", n, g/n, d/n, s/n, r/n}'
