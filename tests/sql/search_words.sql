@@ -52,6 +52,12 @@ UPDATE messages SET text = 'kubernetes upgrade' WHERE chat_id = -100 AND id = 4;
 SELECT pg_temp.expect('text changed', (SELECT string_agg(word, ',' ORDER BY word) FROM search_words_new),
                       'kubernetes,upgrade');
 SELECT pg_temp.expect('an edit is found', pg_temp.ids(pg_temp.fz('kubernets')), '-100:4');
+-- An edit stored by an upsert (as the Bot API ingest stores them).
+SELECT parley_search_words_merge(1000);
+INSERT INTO messages (chat_id, id, date, text) VALUES (-100, 4, '2026-01-04 10:00Z', 'helm chart')
+ON CONFLICT (chat_id, id) DO UPDATE SET text = EXCLUDED.text;
+SELECT pg_temp.expect('an upserted edit', (SELECT string_agg(word, ',' ORDER BY word) FROM search_words_new),
+                      'chart,helm');
 
 -- Words that need quoting in a tsquery.
 INSERT INTO messages (chat_id, id, date, text) VALUES (-100, 5, '2026-01-05 10:00Z', 'x');
@@ -77,7 +83,7 @@ SELECT pg_temp.expect('last batch', parley_search_words_fill(2),
     jsonb_build_object('finished', true, 'rows_filled', 5,
                        'rows_estimate', parley_search_words_fill(2) -> 'rows_estimate'));
 SELECT pg_temp.expect('ready', parley_search_words_ready(), true);
-SELECT pg_temp.expect('filled words', (SELECT count(*) FROM search_words WHERE word IN ('staging', 'kubernetes', 'x')),
+SELECT pg_temp.expect('filled words', (SELECT count(*) FROM search_words WHERE word IN ('staging', 'helm', 'x')),
                       3::bigint);
 SELECT pg_temp.expect('idle once filled', parley_search_words_fill(2) ->> 'rows_filled', '5');
 SELECT pg_temp.expect('through the vocabulary', pg_temp.ids(pg_temp.fz('deploymnet')), '-100:3,-100:2,-100:1');

@@ -4,10 +4,10 @@
 -- holding them through the full-text index (the pattern of pg_trgm's
 -- documentation), instead of testing every message that shares a few
 -- trigrams with a term (85,000 of a million for "databse").
--- search_words holds the lexemes of messages.tsv (the words as new_rows,
--- lower case). Words of rows new_rows are appended to search_words_new by
--- statement triggers (no unique check, so writers never wait on each other)
--- and moved into search_words by the daemon every few seconds; the words of
+-- search_words holds the lexemes of messages.tsv (the words as written,
+-- lower case). Words of rows written are appended to search_words_new by
+-- triggers (a statement's inserted rows at once, an edited text row by row;
+-- no unique check, so writers never wait on each other) and moved into search_words by the daemon every few seconds; the words of
 -- the rows stored before this migration are filled in batches by the
 -- daemon, the cursor in search_words_fill (src/archive/search_forms.c).
 -- Until that fill is done the fuzzy mode reads the messages' trigrams as
@@ -37,12 +37,8 @@ SELECT NOT EXISTS (SELECT 1 FROM messages), CASE WHEN NOT EXISTS (SELECT 1 FROM 
 CREATE FUNCTION parley_messages_words() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        INSERT INTO search_words_new (word)
-        SELECT DISTINCT w
-        FROM new_rows JOIN old_rows ON old_rows.chat_id = new_rows.chat_id AND old_rows.id = new_rows.id,
-             unnest(tsvector_to_array(new_rows.tsv)) AS w
-        WHERE new_rows.text IS DISTINCT FROM old_rows.text;
+    IF TG_LEVEL = 'ROW' THEN
+        INSERT INTO search_words_new (word) SELECT unnest(tsvector_to_array(NEW.tsv));
     ELSE
         INSERT INTO search_words_new (word)
         SELECT DISTINCT w FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS w;
@@ -53,6 +49,7 @@ $$;
 
 CREATE TRIGGER messages_words_insert AFTER INSERT ON messages
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION parley_messages_words();
-CREATE TRIGGER messages_words_update AFTER UPDATE ON messages
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION parley_messages_words();
+-- An edit is rare, and most updates of messages do not touch the text
+-- (media, reactions, the forms' fill): a row trigger on the text alone.
+CREATE TRIGGER messages_words_update AFTER UPDATE OF text ON messages
+    FOR EACH ROW WHEN (OLD.text IS DISTINCT FROM NEW.text) EXECUTE FUNCTION parley_messages_words();

@@ -597,17 +597,13 @@ $$;
 -- index; the fuzzy mode looks a term's near words up there and matches
 -- them through the full-text index.
 
--- Appends the words of the rows a statement wrote (an UPDATE: of the rows
--- whose text changed) to search_words_new, which the daemon merges.
+-- Appends the words of the rows a statement inserted, or of a row whose
+-- text an update changed, to search_words_new, which the daemon merges.
 CREATE OR REPLACE FUNCTION parley_messages_words() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        INSERT INTO search_words_new (word)
-        SELECT DISTINCT w
-        FROM new_rows JOIN old_rows ON old_rows.chat_id = new_rows.chat_id AND old_rows.id = new_rows.id,
-             unnest(tsvector_to_array(new_rows.tsv)) AS w
-        WHERE new_rows.text IS DISTINCT FROM old_rows.text;
+    IF TG_LEVEL = 'ROW' THEN
+        INSERT INTO search_words_new (word) SELECT unnest(tsvector_to_array(NEW.tsv));
     ELSE
         INSERT INTO search_words_new (word)
         SELECT DISTINCT w FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS w;
