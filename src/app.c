@@ -87,6 +87,7 @@ typedef struct app_s {
     chatwise_import_t *chatwise;                  /* import chatwise */
     chatwise_watch_t *chatwise_watch;             /* serve: chatwise_db followed */
     search_forms_t *search_forms;                 /* serve: word forms brought in */
+    long long words_merged;                       /* import: into the vocabulary */
     archive_t *archive;                           /* the store, as the toolsets see it */
     toolset_env_t env;                            /* what the toolsets' contexts are built from */
     void *toolset_ctx[MCP_REGISTRY_MAX_TOOLSETS]; /* by index in toolsets_table */
@@ -765,26 +766,38 @@ static int app_start_serving(app_t *a)
     return 0;
 }
 
+static void app_import_finish(app_t *a);
+
 static void words_merged(void *data, int status, const char *value, const char *sqlstate,
                          const char *error)
 {
     (void)sqlstate;
     app_t *a = data;
-    if (status != 0 && status != UV_ECANCELED)
+    if (status == 0) {
+        long long n = value ? strtoll(value, NULL, 10) : 0;
+        a->words_merged += n;
+        if (n >= SEARCH_WORDS_MERGE_BATCH && a->state == APP_STARTING) {
+            app_import_finish(a);
+            return;
+        }
+        log_info(APP_TAG, "%lld new words merged into the fuzzy search's vocabulary",
+                 a->words_merged);
+    } else if (status != UV_ECANCELED) {
         log_warn(APP_TAG, "merging the new words into the vocabulary: %s (the next serve does)",
                  error ? error : uv_strerror(status));
-    else if (status == 0)
-        log_info(APP_TAG, "%s new words merged into the fuzzy search's vocabulary",
-                 value ? value : "0");
+    }
     app_shutdown(a, APP_EXIT_OK);
 }
 
 /* An import succeeded: the words its rows appended are merged into the
- * vocabulary (search_forms.c does it while serving; after an import alone
- * the fuzzy search would read them unmerged), then the command ends. */
+ * vocabulary, SEARCH_WORDS_MERGE_BATCH rows a statement (search_forms.c
+ * does it while serving; after an import alone the fuzzy search would read
+ * them unmerged), then the command ends. */
 static void app_import_finish(app_t *a)
 {
-    const char *p[] = {"2147483647"};
+    char batch[16];
+    snprintf(batch, sizeof batch, "%d", SEARCH_WORDS_MERGE_BATCH);
+    const char *p[] = {batch};
     int rc = pg_pool_call(a->rw, NULL, "SELECT parley_search_words_merge($1::integer)", 1, p,
                           words_merged, a, NULL);
     if (rc != 0) {
