@@ -34,7 +34,8 @@ char *jsonrpc_notification(const char *method, const json_t *params, size_t *len
  * request would then get no answer it can be matched to): such a message
  * is read again with every number as a real, and the integral ones within
  * +-2^53 become integers again, so the out-of-range argument is reported
- * by name. NULL with je on a real syntax error. */
+ * by name. A key given twice in one object is a syntax error. NULL with je
+ * on a syntax error. */
 json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je);
 
 /* "Parse error: ... at byte N" for a failed jsonrpc_parse, into out. The

@@ -312,26 +312,38 @@ nomatch:
     return false;
 }
 
+bool mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, unsigned mask)
+{
+    for (int i = 0; i < r->ntoolsets && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
+        if (r->toolsets[i] == ts)
+            return (mask >> i) & 1u;
+    return false;
+}
+
 const mcp_resource_t *mcp_registry_find_resource(const mcp_registry_t *r, const char *uri,
-                                                 json_t **vars)
+                                                 unsigned mask, json_t **vars)
 {
     for (int i = 0; i < r->nresources; i++)
-        if (!r->resources[i].is_template && strcmp(r->resources[i].def->uri, uri) == 0) {
+        if (!r->resources[i].is_template && strcmp(r->resources[i].def->uri, uri) == 0 &&
+            mcp_registry_toolset_in(r, r->resources[i].toolset, mask)) {
             if (vars)
                 *vars = json_object();
             return &r->resources[i];
         }
     for (int i = 0; i < r->nresources; i++)
         if (r->resources[i].is_template &&
+            mcp_registry_toolset_in(r, r->resources[i].toolset, mask) &&
             mcp_uri_template_match(r->resources[i].def->uri, uri, vars))
             return &r->resources[i];
     return NULL;
 }
 
-const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char *name)
+const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char *name,
+                                             unsigned mask)
 {
     for (int i = 0; i < r->nprompts; i++)
-        if (strcmp(r->prompts[i].def->name, name) == 0)
+        if (strcmp(r->prompts[i].def->name, name) == 0 &&
+            mcp_registry_toolset_in(r, r->prompts[i].toolset, mask))
             return &r->prompts[i];
     return NULL;
 }

@@ -137,14 +137,23 @@ void mcp_registry_free(mcp_registry_t *r);
 /* Finds a tool by listed name or spec name; NULL if none. */
 const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name);
 
-/* Finds the resource for uri: a fixed one by equality, else the first
- * template that matches; vars (may be NULL) receives the template's
- * variables (a new object). NULL if none. */
-const mcp_resource_t *mcp_registry_find_resource(const mcp_registry_t *r, const char *uri,
-                                                 json_t **vars);
+/* A set of selected toolsets: bit i stands for r->toolsets[i]
+ * (MCP_REGISTRY_ALL_TOOLSETS: every one). A session's policy holds one. */
+#define MCP_REGISTRY_ALL_TOOLSETS (~0u)
 
-/* Finds a prompt by name; NULL if none. */
-const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char *name);
+/* True when ts is in the set mask (a toolset not selected never is). */
+__attribute__((warn_unused_result)) bool
+mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, unsigned mask);
+
+/* Finds the resource for uri among the toolsets in mask: a fixed one by
+ * equality, else the first template that matches; vars (may be NULL)
+ * receives the template's variables (a new object). NULL if none. */
+const mcp_resource_t *mcp_registry_find_resource(const mcp_registry_t *r, const char *uri,
+                                                 unsigned mask, json_t **vars);
+
+/* Finds a prompt by name among the toolsets in mask; NULL if none. */
+const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char *name,
+                                             unsigned mask);
 
 /* Matches uri against an RFC 6570 level-1 template; on a match, vars
  * (when not NULL) receives {name: value}. */

@@ -161,6 +161,13 @@ static bool validate_string(const json_t *schema, const json_t *v, const char *p
                             size_t cap)
 {
     const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v)) {
+        /* No store, name or path holds a NUL (PostgreSQL refuses it in
+         * text and jsonb; a C string would end there). */
+        snprintf(err, cap, "%s: a string without NUL characters (\\u0000); remove them",
+                 path[0] ? path : "arguments");
+        return false;
+    }
     size_t n = utf8_len(s);
     const json_t *mn = json_object_get(schema, "minLength");
     const json_t *mx = json_object_get(schema, "maxLength");
@@ -332,6 +339,62 @@ any_ok:
 bool schema_validate(const json_t *schema, const json_t *value, char *err, size_t errcap)
 {
     return validate(schema, value, "", err, errcap);
+}
+
+/* True when schema (or one of its anyOf alternatives) admits integers. */
+static bool wants_integer(const json_t *schema)
+{
+    const json_t *t = json_object_get(schema, "type");
+    if (json_is_string(t) && strcmp(json_string_value(t), "integer") == 0)
+        return true;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(t, i, e)
+    {
+        if (json_is_string(e) && strcmp(json_string_value(e), "integer") == 0)
+            return true;
+    }
+    json_array_foreach(json_object_get(schema, "anyOf"), i, e)
+    {
+        if (wants_integer(e))
+            return true;
+    }
+    return false;
+}
+
+/* v, or the integer it stands for when schema wants an integer and v is a
+ * whole real ("2.0", "-0.0", "1e3"): a new reference either way. */
+static json_t *integers(const json_t *schema, json_t *v)
+{
+    if (!json_is_object(schema))
+        return json_incref(v);
+    if (json_is_real(v) && wants_integer(schema)) {
+        double x = json_real_value(v);
+        if (x == floor(x) && fabs(x) <= MCP_SCHEMA_INT_MAX)
+            return json_integer((json_int_t)x);
+    }
+    if (json_is_object(v)) {
+        const json_t *props = json_object_get(schema, "properties");
+        const json_t *addl = json_object_get(schema, "additionalProperties");
+        const char *k;
+        json_t *x;
+        void *tmp;
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            const json_t *ps = props ? json_object_get(props, k) : NULL;
+            json_object_set_new(v, k, integers(ps ? ps : addl, x));
+        }
+    } else if (json_is_array(v)) {
+        const json_t *items = json_object_get(schema, "items");
+        for (size_t i = 0; i < json_array_size(v); i++)
+            json_array_set_new(v, i, integers(items, json_array_get(v, i)));
+    }
+    return json_incref(v);
+}
+
+void schema_normalize(const json_t *schema, json_t *value)
+{
+    json_decref(integers(schema, value));
 }
 
 static bool check(const json_t *schema, const char *path, char *err, size_t cap)

@@ -22,6 +22,13 @@
 __attribute__((warn_unused_result)) bool schema_validate(const json_t *schema, const json_t *value,
                                                          char *err, size_t errcap);
 
+/* Rewrites, in place, every whole real of value ("2.0", "-0.0", "1e3")
+ * where schema wants an integer as that integer, so that handlers and
+ * the store see the integer (PostgreSQL's ::int refuses "-0.0"). Call it
+ * after schema_validate succeeded; value must be an object or array (a
+ * top-level scalar is left as it is). */
+void schema_normalize(const json_t *schema, json_t *value);
+
 /* Checks that a schema uses only what schema_validate understands and that
  * its patterns compile. Returns true, or false with err. */
 __attribute__((warn_unused_result)) bool schema_check(const json_t *schema, char *err,

@@ -68,7 +68,7 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     s->t = t;
     s->kind = kind;
     s->log_level = MCP_LOG_DEBUG;
-    s->policy.toolset_mask = ~0u;
+    s->policy.toolset_mask = MCP_REGISTRY_ALL_TOOLSETS;
     s->reading = true;
     queue_init(&s->calls);
     snprintf(s->tag, sizeof s->tag, "s:%llu", (unsigned long long)++srv->next_session_id);
@@ -99,11 +99,7 @@ bool mcp_session__tool_allowed(const mcp_session_t *s, const mcp_tool_t *t)
 {
     if (s->policy.read_only && !(t->def->annotations & MCP_TOOL_READ_ONLY))
         return false;
-    const mcp_registry_t *r = &s->srv->registry;
-    for (int i = 0; i < r->ntoolsets && i < 32; i++)
-        if (r->toolsets[i] == t->toolset)
-            return (s->policy.toolset_mask >> i) & 1u;
-    return true;
+    return mcp_registry_toolset_in(&s->srv->registry, t->toolset, s->policy.toolset_mask);
 }
 
 int mcp_session_inflight(const mcp_session_t *s)

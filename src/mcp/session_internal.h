@@ -41,6 +41,11 @@ void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result);
 void mcp_session__maybe_finish(mcp_session_t *s);
 void mcp_session__update_reading(mcp_session_t *s);
+/* What the session's policy (its token's toolsets and read-only flag)
+ * lets it see and use: a tool of an allowed toolset, not a writing tool
+ * under read-only. Resources, templates, prompts and completions are
+ * bound by the toolsets alone (they only read); every method looks them
+ * up with the session's toolset_mask. */
 __attribute__((warn_unused_result)) bool mcp_session__tool_allowed(const mcp_session_t *s,
                                                                    const mcp_tool_t *t);
 

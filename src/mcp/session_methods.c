@@ -128,6 +128,7 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
         mcp_call_finish_error(c, "Invalid arguments for %s: %s", tool->name, err);
         return;
     }
+    schema_normalize(tool->input_schema, c->args);
     tool->def->fn(c);
 }
 
@@ -149,9 +150,22 @@ void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, cons
     const mcp_registry_t *r = &s->srv->registry;
     json_t *all = json_array();
     for (int i = 0; i < r->nresources; i++)
-        if (r->resources[i].is_template == templates)
+        if (r->resources[i].is_template == templates &&
+            mcp_registry_toolset_in(r, r->resources[i].toolset, s->policy.toolset_mask))
             json_array_append(all, r->resources[i].listing);
     list_page(s, id, params, templates ? "resourceTemplates" : "resources", all);
+}
+
+/* "Resource not found" is -32002 in the MCP specification; a resource of
+ * a toolset the session's token does not allow is not found either (its
+ * existence is not told). */
+static void resource_not_found(mcp_session_t *s, const json_t *id, const char *uri)
+{
+    json_t *data = json_pack("{s:s}", "uri", uri);
+    mcp_session__send_error(s, id, MCP_ERROR_RESOURCE_NOT_FOUND,
+                            "Resource not found (see resources/list and resources/templates/list)",
+                            data);
+    json_decref(data);
 }
 
 void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params)
@@ -163,14 +177,10 @@ void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json
         return;
     }
     json_t *vars = NULL;
-    const mcp_resource_t *res = mcp_registry_find_resource(&s->srv->registry, uri, &vars);
+    const mcp_resource_t *res =
+        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, &vars);
     if (res == NULL) {
-        /* "Resource not found" is -32002 in the MCP specification. */
-        json_t *data = json_pack("{s:s}", "uri", uri);
-        mcp_session__send_error(
-            s, id, MCP_ERROR_RESOURCE_NOT_FOUND,
-            "Resource not found (see resources/list and resources/templates/list)", data);
-        json_decref(data);
+        resource_not_found(s, id, uri);
         return;
     }
     json_t *args = json_pack("{s:s, s:o}", "uri", uri, "vars", vars ? vars : json_object());
@@ -185,12 +195,19 @@ void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json
 void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params,
                                    bool on)
 {
-    const char *uri = json_string_value(json_object_get(params, "uri"));
+    const char *uri = mcp_session__str(json_object_get(params, "uri"));
     if (uri == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 on ? "resources/subscribe: params.uri must be a string"
                                    : "resources/unsubscribe: params.uri must be a string",
                                 NULL);
+        return;
+    }
+    /* Only what the session may read can be watched: its updates would
+     * tell what happens in a chat the token does not allow. */
+    if (on &&
+        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, NULL) == NULL) {
+        resource_not_found(s, id, uri);
         return;
     }
     int found = -1;
@@ -233,7 +250,8 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
     const mcp_registry_t *r = &s->srv->registry;
     json_t *all = json_array();
     for (int i = 0; i < r->nprompts; i++)
-        json_array_append(all, r->prompts[i].listing);
+        if (mcp_registry_toolset_in(r, r->prompts[i].toolset, s->policy.toolset_mask))
+            json_array_append(all, r->prompts[i].listing);
     list_page(s, id, params, "prompts", all);
 }
 
@@ -245,7 +263,8 @@ void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t 
                                 "prompts/get: params.name must be a string without NUL", NULL);
         return;
     }
-    const mcp_prompt_t *p = mcp_registry_find_prompt(&s->srv->registry, name);
+    const mcp_prompt_t *p =
+        mcp_registry_find_prompt(&s->srv->registry, name, s->policy.toolset_mask);
     if (p == NULL) {
         char msg[160];
         snprintf(msg, sizeof msg, "Unknown prompt: %.100s (see prompts/list)", name);
@@ -281,8 +300,22 @@ void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t 
     p->def->fn(c);
 }
 
+/* True when a template or fixed resource of the toolsets in mask has the
+ * URI uri as written (completion refers to a template by its text). */
+static bool resource_named(const mcp_registry_t *r, const char *uri, unsigned mask)
+{
+    for (int i = 0; i < r->nresources; i++)
+        if (strcmp(r->resources[i].def->uri, uri) == 0 &&
+            mcp_registry_toolset_in(r, r->resources[i].toolset, mask))
+            return true;
+    return mcp_registry_find_resource(r, uri, mask, NULL) != NULL;
+}
+
 /* completion/complete: no argument of ours has completions yet; the answer
- * is an empty list (the result shape the specification requires). */
+ * is an empty list (the result shape the specification requires). The
+ * reference must name a prompt or resource the session may use: the
+ * specification's ref is {"type":"ref/prompt","name"} or
+ * {"type":"ref/resource","uri"}. */
 void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json_t *params)
 {
     const json_t *ref = json_object_get(params, "ref");
@@ -291,6 +324,30 @@ void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json
         mcp_session__send_error(
             s, id, JSONRPC_INVALID_PARAMS,
             "completion/complete: params.ref and params.argument must be objects", NULL);
+        return;
+    }
+    const mcp_registry_t *r = &s->srv->registry;
+    unsigned mask = s->policy.toolset_mask;
+    const char *type = mcp_session__str(json_object_get(ref, "type"));
+    const char *name = mcp_session__str(json_object_get(ref, "name"));
+    const char *uri = mcp_session__str(json_object_get(ref, "uri"));
+    if (type != NULL && strcmp(type, "ref/prompt") == 0 && name != NULL) {
+        if (mcp_registry_find_prompt(r, name, mask) == NULL) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "Unknown prompt: %.100s (see prompts/list)", name);
+            mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+            return;
+        }
+    } else if (type != NULL && strcmp(type, "ref/resource") == 0 && uri != NULL) {
+        if (!resource_named(r, uri, mask)) {
+            resource_not_found(s, id, uri);
+            return;
+        }
+    } else {
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                "completion/complete: params.ref must be {\"type\":\"ref/prompt\","
+                                "\"name\"} or {\"type\":\"ref/resource\",\"uri\"}",
+                                NULL);
         return;
     }
     mcp_session__send_result(

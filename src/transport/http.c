@@ -17,6 +17,7 @@
 #include "mcp/session.h"
 #include "util/log.h"
 
+#include "transport/http_headers.h"
 #include "transport/http_internal.h"
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -78,24 +79,71 @@ static void serve_metrics(http_server_t *hs, h2o_req_t *req)
 
 /* ---- the MCP endpoint ---------------------------------------------------- */
 
-/* True when the Accept header lists type, its major type with a wildcard,
- * or any type. The spec: "The client MUST include an Accept header" (a
- * request without one is refused). */
+/* True when the media range r[0..n) (optional whitespace around it, then
+ * parameters) admits type: the same type, its major type with any subtype,
+ * or any type, and no "q=0" (RFC 9110 12.4.2: "a value of 0 means not
+ * acceptable"). A range that is not TYPE/SUBTYPE admits nothing. */
+static bool range_admits(const char *r, size_t n, const char *type)
+{
+    while (n > 0 && (*r == ' ' || *r == '\t'))
+        r++, n--;
+    const char *semi = memchr(r, ';', n);
+    size_t rl = semi ? (size_t)(semi - r) : n;
+    while (rl > 0 && (r[rl - 1] == ' ' || r[rl - 1] == '\t'))
+        rl--;
+    size_t tl = strlen(type), major = strcspn(type, "/");
+    const char *slash = memchr(r, '/', rl);
+    if (slash == NULL)
+        return false;
+    size_t rmajor = (size_t)(slash - r);
+    bool match = (rl == tl && strncasecmp(r, type, tl) == 0) ||
+                 (rl == major + 2 && rmajor == major && strncasecmp(r, type, major) == 0 &&
+                  slash[1] == '*') ||
+                 (rl == 3 && memcmp(r, "*/*", 3) == 0);
+    if (!match)
+        return false;
+    /* Parameters: find q. */
+    for (const char *p = semi; p != NULL && p < r + n;) {
+        p++;
+        size_t left = (size_t)(r + n - p);
+        while (left > 0 && (*p == ' ' || *p == '\t'))
+            p++, left--;
+        const char *next = memchr(p, ';', left);
+        size_t pl = next ? (size_t)(next - p) : left;
+        if (pl >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+            char q[16];
+            size_t ql = pl - 2;
+            while (ql > 0 && (p[2 + ql - 1] == ' ' || p[2 + ql - 1] == '\t'))
+                ql--;
+            if (ql == 0 || ql >= sizeof q)
+                return false;
+            memcpy(q, p + 2, ql);
+            q[ql] = '\0';
+            char *end = NULL;
+            double v = strtod(q, &end);
+            return *end == '\0' && v > 0 && v <= 1;
+        }
+        p = next;
+    }
+    return true;
+}
+
+/* True when the Accept headers (a comma-separated list of media ranges,
+ * possibly over several headers) admit type. The spec: "The client MUST
+ * include an Accept header" (a request without one is refused). */
 static bool accepts(h2o_req_t *req, const char *type)
 {
-    h2o_iovec_t a = http__header(req, H2O_STRLIT("accept"));
-    if (a.base == NULL)
-        return false;
-    /* The type itself, its major type with any subtype ("text" then a
-     * slash and a star), or any type at all. */
-    char major[32];
-    size_t m = strcspn(type, "/");
-    assert(m + 3 <= sizeof major);
-    memcpy(major, type, m);
-    memcpy(major + m, "/*", 3);
-    return h2o_strstr(a.base, a.len, type, strlen(type)) != SIZE_MAX ||
-           h2o_strstr(a.base, a.len, major, m + 2) != SIZE_MAX ||
-           h2o_strstr(a.base, a.len, H2O_STRLIT("*/*")) != SIZE_MAX;
+    for (ssize_t i = -1; (i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT, i)) != -1;) {
+        h2o_iovec_t a = req->headers.entries[i].value;
+        for (size_t at = 0; at <= a.len;) {
+            const char *comma = memchr(a.base + at, ',', a.len - at);
+            size_t el = comma ? (size_t)(comma - (a.base + at)) : a.len - at;
+            if (range_admits(a.base + at, el, type))
+                return true;
+            at += el + 1;
+        }
+    }
+    return false;
 }
 
 /* True when a Content-Type is application/json, with parameters or not
@@ -228,10 +276,13 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         }
         h->token = tok;
         if (tok) {
-            mcp_policy_t pol;
+            /* Checked at start; should it fail now, the session gets
+             * nothing rather than everything. */
+            mcp_policy_t pol = {.toolset_mask = 0, .read_only = true};
             char err[160];
-            if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) == 0)
-                mcp_session_set_policy(h->session, &pol);
+            if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) != 0)
+                pol = (mcp_policy_t){.toolset_mask = 0, .read_only = true};
+            mcp_session_set_policy(h->session, &pol);
         }
     } else if ((h = session_of(hs, req, tok)) == NULL) {
         json_decref(m);
@@ -357,6 +408,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     http_server_t *hs = *(http_server_t **)(self + 1);
     conn_served(hs, req);
+    if (!http__check_framing(req))
+        return 0;
     h2o_iovec_t p = req->path_normalized;
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/healthz"))) {
         bool ok = hs->state == HTTP_ACTIVE;
@@ -406,6 +459,8 @@ static void conn_closed(uv_handle_t *h)
     hconn_t *c = H2O_STRUCT_FROM_MEMBER(hconn_t, tcp, (uv_tcp_t *)h);
     http_server_t *hs = c->hs;
     queue_remove(&c->node);
+    if (c->pending)
+        hs->npending--; /* closed before a complete request: no longer pending */
     free(c);
     hs->nconns--;
     http__maybe_closed(hs);
@@ -629,6 +684,10 @@ int http_server_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep,
     if (uv_tcp_getsockname(&hs->listener, (struct sockaddr *)&sa, &len) == 0)
         hs->ep.port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
     log_info(HTTP_TAG, "serving MCP on %s (port %d)", ep->text, hs->ep.port);
+    if (!http_headers_guarded())
+        log_warn(HTTP_TAG, "libh2o's request parser is not checked (libh2o linked statically?): "
+                           "a request framed both by Content-Length and Transfer-Encoding is "
+                           "not refused");
     *out = hs;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* http_auth: the checks every Streamable HTTP request passes first (see
- * http_internal.h): the Host header against DNS rebinding, the Origin
- * against the allowed origins, and the bearer token with its principal. */
+ * http_internal.h): its framing and single-valued headers, the Host header
+ * against DNS rebinding, the Origin against the allowed origins, and the
+ * bearer token with its principal. */
 #include "transport/http.h"
 
 #include <h2o.h>
@@ -14,6 +15,7 @@
 #include "mcp/session.h"
 #include "util/log.h"
 
+#include "transport/http_headers.h"
 #include "transport/http_internal.h"
 
 /* ---- request checks ----------------------------------------------------- */
@@ -47,19 +49,13 @@ static bool authority_is_loopback(const char *a, size_t n)
         return true;
     if (a[h] != ':' || n - h - 1 < 1 || n - h - 1 > 5)
         return false;
-    for (size_t i = h + 1; i < n; i++)
+    unsigned port = 0;
+    for (size_t i = h + 1; i < n; i++) {
         if (a[i] < '0' || a[i] > '9')
             return false;
-    return true;
-}
-
-/* How many times the request carries header lcname. */
-static int header_count(h2o_req_t *req, const char *lcname, size_t len)
-{
-    int n = 0;
-    for (ssize_t i = -1; (i = h2o_find_header_by_str(&req->headers, lcname, len, i)) != -1;)
-        n++;
-    return n;
+        port = port * 10 + (unsigned)(a[i] - '0');
+    }
+    return port >= 1 && port <= 65535;
 }
 
 static bool origin_allowed(const http_server_t *hs, h2o_iovec_t origin)
@@ -90,17 +86,24 @@ static bool origin_allowed(const http_server_t *hs, h2o_iovec_t origin)
     return authority_is_loopback(o + skip, n - skip);
 }
 
+bool http__check_framing(h2o_req_t *req)
+{
+    char why[96];
+    if (http_headers_single_ok(req, why, sizeof why))
+        return true;
+    /* What follows on the connection cannot be trusted to start a request
+     * (it may be a second one hidden in the body): answer and close. */
+    req->http1_is_persistent = 0;
+    http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST, why);
+    return false;
+}
+
 /* DNS rebinding and tokens. Returns true when the request may go on;
  * otherwise it was answered. */
 bool http__check_access(http_server_t *hs, h2o_req_t *req, const token_t **tok)
 {
     *tok = NULL;
     h2o_iovec_t host = req->input.authority;
-    if (header_count(req, H2O_STRLIT("host")) > 1 || header_count(req, H2O_STRLIT("origin")) > 1) {
-        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
-                             "Bad Request: one Host and at most one Origin header");
-        return false;
-    }
     if (endpoint_is_loopback(&hs->ep) && !authority_is_loopback(host.base, host.len)) {
         http__send_rpc_error(req, 403, "Forbidden", JSONRPC_INVALID_REQUEST,
                              "Forbidden: the Host header must name a loopback host");

@@ -162,6 +162,12 @@ void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream);
 void http__ring_drop_newest(hsess_t *h, uint64_t seq);
 
 /* http_auth.c */
+/* The request's single-valued headers: a second Origin, Authorization,
+ * Mcp-Session-Id, Content-Type, MCP-Protocol-Version or Last-Event-ID is
+ * answered 400 and the connection closed (framing and Host are checked
+ * where libh2o parses the head: http_headers.h). Returns true when the
+ * request may go on. */
+__attribute__((warn_unused_result)) bool http__check_framing(h2o_req_t *req);
 bool http__check_access(http_server_t *hs, h2o_req_t *req, const token_t **tok);
 
 #endif

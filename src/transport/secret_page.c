@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "transport/http_headers.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/queue.h"
@@ -80,7 +81,8 @@ typedef struct page_conn_s {
     uv_tcp_t tcp; /* data belongs to h2o */
     queue_node_t node;
     secret_page_server_t *s;
-    int port; /* the local port: the page's listener it came through */
+    int port;     /* the local port: the page's listener it came through */
+    bool dropped; /* shut down to make room; closes soon */
 } page_conn_t;
 
 typedef enum {
@@ -100,7 +102,8 @@ struct secret_page_server_s {
     int nwaiting; /* pages in PAGE_WAITING */
     int nused;    /* pages in PAGE_USED, not closing */
     queue_node_t conns;
-    int nconns;
+    int nconns; /* open connections, dropped ones included */
+    int nlive;  /* open connections not dropped */
     void (*close_cb)(void *data);
     void *close_data;
 };
@@ -519,6 +522,12 @@ static void handle_post(secret_page_t *p, h2o_req_t *req)
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     secret_page_server_t *s = *(secret_page_server_t **)(self + 1);
+    char why[96];
+    if (!http_headers_single_ok(req, why, sizeof why)) {
+        req->http1_is_persistent = 0;
+        send_message(req, 400, "Bad Request", "Bad Request", why);
+        return 0;
+    }
     int port = local_port(req);
     if (port <= 0 || !names_us(req->input.authority, "", port)) {
         send_message(req, 403, "Forbidden", "Forbidden",
@@ -554,6 +563,8 @@ static void conn_closed(uv_handle_t *h)
     page_conn_t *c = H2O_STRUCT_FROM_MEMBER(page_conn_t, tcp, (uv_tcp_t *)h);
     secret_page_server_t *s = c->s;
     queue_remove(&c->node);
+    if (!c->dropped)
+        s->nlive--;
     free(c);
     s->nconns--;
     maybe_closed(s);
@@ -562,6 +573,26 @@ static void conn_closed(uv_handle_t *h)
 static void refused_closed(uv_handle_t *h)
 {
     free(H2O_STRUCT_FROM_MEMBER(page_conn_t, tcp, (uv_tcp_t *)h));
+}
+
+/* Past SECRET_PAGE_CONNS_MAX connections the oldest is shut down (h2o
+ * then closes it): idle or silent connections cannot keep the user's
+ * browser out (a browser's keep-alive connections, or a local process
+ * holding sockets open). Dropped connections still count against the hard
+ * bound of twice the cap until they closed. */
+static void drop_oldest(secret_page_server_t *s)
+{
+    for (queue_node_t *n = s->conns.next; n != &s->conns; n = n->next) {
+        page_conn_t *c = queue_entry(n, page_conn_t, node);
+        uv_os_fd_t fd;
+        if (c->dropped)
+            continue;
+        c->dropped = true;
+        s->nlive--;
+        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
+            shutdown(fd, SHUT_RDWR);
+        return;
+    }
 }
 
 static void on_accept(uv_stream_t *listener, int status)
@@ -576,13 +607,17 @@ static void on_accept(uv_stream_t *listener, int status)
     c->s = s;
     c->port = p->port;
     uv_tcp_init(s->loop, &c->tcp);
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 || s->nconns >= SECRET_PAGE_CONNS_MAX) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0 ||
+        s->nconns >= 2 * SECRET_PAGE_CONNS_MAX) {
         uv_close((uv_handle_t *)&c->tcp, refused_closed);
         return;
     }
+    if (s->nlive >= SECRET_PAGE_CONNS_MAX)
+        drop_oldest(s);
     uv_tcp_nodelay(&c->tcp, 1);
     queue_push_tail(&s->conns, &c->node);
     s->nconns++;
+    s->nlive++;
     h2o_socket_t *sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, conn_closed);
     h2o_accept(&s->actx, sock);
 }
@@ -704,7 +739,11 @@ int secret_page_server_new(uv_loop_t *loop, secret_page_server_t **out)
     queue_init(&s->pages);
     queue_init(&s->conns);
     h2o_config_init(&s->conf);
-    s->conf.max_request_entity_size = SECRET_PAGE_BODY_MAX;
+    /* h2o refuses a larger body by closing the connection with the body
+     * unread (the browser sees a reset): it reads up to
+     * SECRET_PAGE_READ_MAX, and a body past SECRET_PAGE_BODY_MAX gets its
+     * 413 from handle_post. */
+    s->conf.max_request_entity_size = SECRET_PAGE_READ_MAX;
     s->conf.server_name = h2o_iovec_init(H2O_STRLIT("parley"));
     s->conf.http1.upgrade_to_http2 = 0; /* HTTP/1.1 only */
     h2o_hostconf_t *host =

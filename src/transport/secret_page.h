@@ -17,8 +17,11 @@
  *          is answered "Received" and handed to the callback, once; an
  *          empty one re-shows the form (400) and the page stays open.
  *
- * Every request must name Host 127.0.0.1:PORT or localhost:PORT (403
- * otherwise: DNS rebinding); a POST that carries an Origin other than
+ * A request with a second Host, Origin or Content-Type header, or framed
+ * both by Content-Length and Transfer-Encoding, is refused (400, the
+ * connection closed). Every request must name Host 127.0.0.1:PORT or
+ * localhost:PORT (403 otherwise: DNS rebinding); a POST that carries an
+ * Origin other than
  * http://127.0.0.1:PORT or http://localhost:PORT is refused (403: CSRF).
  * Other paths: 404; other methods: 405; wrong Content-Type: 415. After the
  * secret arrived, the page answers 410 for SECRET_PAGE_LINGER_MS (within
@@ -39,12 +42,17 @@
 #define SECRET_PAGE_TTL_MS    (10u * 60 * 1000) /* default time to live */
 #define SECRET_PAGE_LINGER_MS (60u * 1000)      /* answering 410 after use */
 #define SECRET_PAGE_MAX       16                /* pages waiting for a secret, at once */
-#define SECRET_PAGE_CONNS_MAX 64                /* browser connections, all pages */
-#define SECRET_PAGE_BODY_MAX  4096              /* POST body */
-#define SECRET_PAGE_TITLE_MAX 200               /* bytes of title, link text */
-#define SECRET_PAGE_TEXT_MAX  4000              /* bytes of text */
-#define SECRET_PAGE_LINK_MAX  2000              /* bytes of link_url */
-#define SECRET_PAGE_URL_MAX   80                /* the page's URL, with its NUL */
+#define SECRET_PAGE_CONNS_MAX                                                                      \
+    64                            /* browser connections, all pages; past it the oldest is dropped \
+                                   */
+#define SECRET_PAGE_BODY_MAX 4096 /* POST body (413 past it) */
+#define SECRET_PAGE_READ_MAX                                                                       \
+    (64u * 1024)                   /* a body read to answer 413; larger: connection closed         \
+                                    */
+#define SECRET_PAGE_TITLE_MAX 200  /* bytes of title, link text */
+#define SECRET_PAGE_TEXT_MAX  4000 /* bytes of text */
+#define SECRET_PAGE_LINK_MAX  2000 /* bytes of link_url */
+#define SECRET_PAGE_URL_MAX   80   /* the page's URL, with its NUL */
 
 typedef struct secret_page_server_s secret_page_server_t;
 typedef struct secret_page_s secret_page_t;

@@ -374,6 +374,145 @@ test("strict parsing: authorities, duplicate headers, media types, Accept, Last-
   }
 });
 
+// Writes text on a fresh connection and collects everything the server
+// sends until it closes the connection (closed: true) or 3 s pass with the
+// connection still open (closed: false).
+async function exchange(port, text) {
+  const net = await import("node:net");
+  return new Promise((resolve, reject) => {
+    let data = "";
+    const s = net.connect(port, "127.0.0.1", () => s.write(text));
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve({ data, closed: false });
+    }, 3000);
+    s.on("data", (d) => (data += d));
+    s.on("close", () => {
+      clearTimeout(timer);
+      resolve({ data, closed: true });
+    });
+    s.on("error", (e) => (e.code === "ECONNRESET" ? null : reject(e)));
+  });
+}
+
+const statuses = (data) => [...data.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+test("request smuggling and single-valued headers: 400 and the connection closed", async () => {
+  const port = Number(new URL(url).port);
+  const host = `Host: 127.0.0.1:${port}\r\n`;
+  const mcp = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+  const hidden = `GET /healthz HTTP/1.1\r\n${host}\r\n`;
+  // Content-Length and Transfer-Encoding: the chunked body ends at once and
+  // a second request follows inside what Content-Length counts.
+  const chunked = `0\r\n\r\n${hidden}`;
+  let r = await exchange(
+    port,
+    `POST /mcp HTTP/1.1\r\n${host}${mcp}Content-Length: ${chunked.length}\r\n` +
+      `Transfer-Encoding: chunked\r\n\r\n${chunked}`,
+  );
+  assert.deepEqual(statuses(r.data), [400], r.data);
+  assert.ok(r.closed, "the connection is closed");
+  // Two different Content-Lengths, the second request after the shorter.
+  const body = initBody();
+  r = await exchange(
+    port,
+    `POST /mcp HTTP/1.1\r\n${host}${mcp}Content-Length: ${body.length}\r\n` +
+      `Content-Length: ${body.length + hidden.length}\r\n\r\n${body}${hidden}`,
+  );
+  assert.deepEqual(statuses(r.data), [400], r.data);
+  assert.ok(r.closed);
+  // The same on the other paths, in either order, on a kept-alive
+  // connection's second request, and for other framing faults.
+  r = await exchange(port, `GET /healthz HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`);
+  assert.deepEqual(statuses(r.data), [400], r.data);
+  assert.ok(r.closed);
+  r = await exchange(
+    port,
+    `GET /healthz HTTP/1.1\r\n${host}\r\n` +
+      `POST /mcp HTTP/1.1\r\n${host}${mcp}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${hidden}`,
+  );
+  assert.deepEqual(statuses(r.data), [200, 400], r.data);
+  assert.ok(r.closed);
+  for (const bad of [
+    "Content-Length: 5\r\nContent-Length: 5\r\n",
+    "Content-Length: +5\r\n",
+    "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+    host,
+  ]) {
+    r = await exchange(port, `POST /mcp HTTP/1.1\r\n${host}${mcp}${bad}\r\n0\r\n\r\n${hidden}`);
+    assert.deepEqual(statuses(r.data), [400], `${bad}: ${r.data}`);
+    assert.ok(r.closed, bad);
+  }
+  // Headers that must come once and that a check reads.
+  for (const dup of [
+    "Authorization: Bearer a\r\nAuthorization: Bearer b\r\n",
+    "Mcp-Session-Id: a\r\nMcp-Session-Id: b\r\n",
+    "Content-Type: text/plain\r\n",
+    "MCP-Protocol-Version: 2025-11-25\r\nMCP-Protocol-Version: 2025-06-18\r\n",
+  ]) {
+    r = await exchange(
+      port,
+      `POST /mcp HTTP/1.1\r\n${host}${mcp}${dup}Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.deepEqual(statuses(r.data), [400], `${dup}: ${r.data}`);
+    assert.match(r.data, /more than one/);
+    assert.ok(r.closed, dup);
+  }
+  // Connections closed before a complete request are no longer counted as
+  // pending (they were, and past http_max_pending_conns of them every new
+  // connection was dropped as the oldest pending one).
+  for (let i = 0; i < 270; i += 30) {
+    const batch = await Promise.all(
+      Array.from({ length: 30 }, () => exchange(port, `GET /healthz HTTP/1.1\r\n${host}${host}\r\n`)),
+    );
+    for (const b of batch) assert.ok(b.closed && statuses(b.data)[0] === 400, b.data);
+  }
+  assert.equal((await fetch(url.replace("/mcp", "/healthz"))).status, 200);
+  // A well-formed request on a kept-alive connection is answered and the
+  // connection stays open.
+  r = await exchange(port, `POST /mcp HTTP/1.1\r\n${host}${mcp}Content-Length: ${body.length}\r\n\r\n${body}`);
+  assert.deepEqual(statuses(r.data), [200], r.data);
+  assert.equal(r.closed, false);
+});
+
+test("Accept and Content-Type are media types; ports are ports; JSON keys once", async () => {
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  const sid = init.headers.get("mcp-session-id");
+  const h = { ...JSON_HEADERS, "mcp-session-id": sid };
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  for (const accept of [
+    "application/jsonx, text/event-stream",
+    "application/json;q=0, text/event-stream",
+    "application/json, text/event-stream; q=0",
+    "*/*;q=0",
+    "application/json, text/event-streamer",
+  ]) {
+    const r = await fetch(url, { method: "POST", headers: { ...h, accept }, body: ping });
+    assert.equal(r.status, 406, accept);
+  }
+  for (const accept of ["application/json;q=0.5, text/event-stream;q=1", "application/*, text/*", "*/*"]) {
+    const r = await fetch(url, { method: "POST", headers: { ...h, accept }, body: ping });
+    assert.equal(r.status, 200, accept);
+  }
+  const port = new URL(url).port;
+  for (const origin of ["http://localhost:99999", "http://localhost:0", "http://localhost:"]) {
+    const r = await fetch(url, { method: "POST", headers: { ...h, origin }, body: ping });
+    assert.equal(r.status, 403, origin);
+  }
+  let r = await fetch(url, { method: "POST", headers: { ...h, origin: `http://localhost:${port}` }, body: ping });
+  assert.equal(r.status, 200);
+  // '"method":"ping","method":"tools/list"' is not run as either.
+  r = await fetch(url, {
+    method: "POST",
+    headers: h,
+    body: '{"jsonrpc":"2.0","id":2,"method":"ping","method":"tools/list"}',
+  });
+  assert.equal(r.status, 400);
+  const e = await r.json();
+  assert.equal(e.error.code, -32700);
+  assert.match(e.error.message, /duplicate/);
+});
+
 test("slowloris: connections that never complete a request cannot hold the endpoint", async () => {
   const port = Number(new URL(url).port);
   const net = await import("node:net");

@@ -512,6 +512,71 @@ static void test_limit_and_close(void **state)
         assert_int_equal(r[i].calls, 1);
 }
 
+/* Idle connections past SECRET_PAGE_CONNS_MAX cannot keep the browser
+ * out: the oldest are dropped to make room (they used to hold every slot
+ * until h2o's timeout). A form past SECRET_PAGE_BODY_MAX but readable is
+ * answered 413 (it used to be a reset); a second Origin, or a body framed
+ * two ways, is refused (curl cannot send two Hosts: e2e_http sends them). */
+static void test_idle_crowd_and_strict_heads(void **state)
+{
+    (void)state;
+    setup();
+    result_t r = {0};
+    char url[SECRET_PAGE_URL_MAX];
+    open_page(&basic, &r, url);
+    enum { CROWD = SECRET_PAGE_CONNS_MAX + 8 };
+    idle_client_t *ic = calloc(CROWD, sizeof *ic);
+    struct sockaddr_in sa;
+    uv_ip4_addr("127.0.0.1", port_of(url), &sa);
+    for (int i = 0; i < CROWD; i++) {
+        uv_tcp_init(&loop, &ic[i].tcp);
+        ic[i].tcp.data = &ic[i];
+        ic[i].req.data = &ic[i];
+        assert_int_equal(
+            uv_tcp_connect(&ic[i].req, &ic[i].tcp, (const struct sockaddr *)&sa, idle_connected),
+            0);
+        test_run_until(&loop, &ic[i].connected, 2000);
+    }
+    test_run_for(&loop, 100); /* the server accepts them all */
+    char *res;
+    assert_int_equal(get(&res, url), 200);
+    free(res);
+    /* The oldest were dropped, the newest kept. */
+    assert_true(ic[0].eof);
+    assert_false(ic[CROWD - 1].eof);
+
+    char big[SECRET_PAGE_BODY_MAX * 5];
+    memset(big, 'a', sizeof big - 1);
+    memcpy(big, "secret=", 7);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(post(&res, url, big), 413);
+    free(res);
+
+    int port = port_of(url);
+    char origin[64];
+    snprintf(origin, sizeof origin, "Origin: http://127.0.0.1:%d", port);
+    assert_int_equal(curl(&res, "-H", origin, "-H", "Origin: http://attacker.example", "-H",
+                          "Content-Type: application/x-www-form-urlencoded", "--data-binary",
+                          "secret=stolen", url, NULL),
+                     400);
+    free(res);
+    assert_int_equal(curl(&res, "-H", "Transfer-Encoding: chunked", "-H", "Content-Length: 13",
+                          "-H", "Content-Type: application/x-www-form-urlencoded", "--data-binary",
+                          "secret=stolen", url, NULL),
+                     400);
+    free(res);
+    assert_int_equal(r.calls, 0);
+
+    for (int i = 0; i < CROWD; i++)
+        if (!ic[i].eof)
+            uv_close((uv_handle_t *)&ic[i].tcp, idle_closed);
+    for (int i = 0; i < CROWD; i++)
+        test_run_until(&loop, &ic[i].closed, 2000);
+    free(ic);
+    teardown();
+    result_free(&r);
+}
+
 /* A callback that closes the server while the browser's POST is served. */
 static bool closed_in_cb;
 
@@ -551,9 +616,13 @@ static void test_close_from_callback(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_form_and_secret), cmocka_unit_test(test_expiry),
-        cmocka_unit_test(test_cancel),          cmocka_unit_test(test_ports_and_options),
-        cmocka_unit_test(test_limit_and_close), cmocka_unit_test(test_close_from_callback),
+        cmocka_unit_test(test_form_and_secret),
+        cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_ports_and_options),
+        cmocka_unit_test(test_limit_and_close),
+        cmocka_unit_test(test_idle_crowd_and_strict_heads),
+        cmocka_unit_test(test_close_from_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

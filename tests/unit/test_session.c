@@ -33,8 +33,10 @@ static void tool_hang(mcp_call_t *c)
 
 static const mcp_tool_def_t tools[] = {
     {"echo", "Echo", "Echoes.",
-     "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}", NULL,
-     MCP_TOOL_READ_ONLY, tool_echo, NULL},
+     "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"},\"s\":{\"type\":"
+     "\"string\"},\"ns\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},\"x\":{"
+     "\"type\":\"number\"}}}",
+     NULL, MCP_TOOL_READ_ONLY, tool_echo, NULL},
     {"hang", "Hang", "Never returns by itself.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
      tool_hang, NULL},
 };
@@ -44,9 +46,39 @@ static const mcp_tool_def_t more_tools[] = {
     {"poke", "Poke", "Changes something.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
      tool_echo, NULL},
 };
+/* A resource or prompt read: answers with its name, so a test sees which
+ * ran. */
+static void read_any(mcp_call_t *c)
+{
+    json_t *o = json_pack("{s:[{s:s, s:s}]}", "contents", "uri", c->name, "text", "secret");
+    char *s = json_dumps(o, JSON_COMPACT);
+    mcp_call_finish_json(c, s, strlen(s));
+    free(s);
+    json_decref(o);
+}
+
+static void prompt_any(mcp_call_t *c)
+{
+    const char *j = "{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\","
+                    "\"text\":\"hi\"}}]}";
+    mcp_call_finish_json(c, j, strlen(j));
+}
+
+static const mcp_resource_def_t more_resources[] = {
+    {"v://fixed", "fixed", "Fixed", "A fixed resource.", "text/plain", read_any},
+    {"v://chat/{id}", "chat", "Chat", "A template.", "text/plain", read_any},
+};
+static const mcp_prompt_def_t more_prompts[] = {
+    {"v_prompt", "V prompt", "A prompt of v.",
+     "[{\"name\":\"a\",\"description\":\"A\",\"required\":false}]", prompt_any},
+};
 static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
 static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, false};
-static const mcp_toolset_t *const available[] = {&set, &set2, NULL};
+/* Resources and prompts, selected by name only (test_error_paths needs a
+ * server that offers none). */
+static const mcp_toolset_t set3 = {"v", "V", NULL, 0, more_resources, 2, more_prompts, 1, true};
+static const mcp_toolset_t *const available[] = {&set, &set2, &set3, NULL};
+static const char *selected = "all"; /* the toolsets setup_server serves */
 
 typedef struct {
     json_t *out[64];
@@ -104,7 +136,7 @@ static void setup_server(int max_active_calls)
     uv_loop_init(&loop);
     mcp_registry_t r;
     char err[256];
-    assert_int_equal(mcp_registry_build(&r, available, "all", false, err, sizeof err), 0);
+    assert_int_equal(mcp_registry_build(&r, available, selected, false, err, sizeof err), 0);
     mcp_limits_t lim;
     mcp_limits_default(&lim);
     lim.max_message_bytes = 1024;
@@ -377,6 +409,129 @@ static void test_policy(void **state)
     teardown_server();
 }
 
+/* The args the echo tool saw for the last call (borrowed). */
+static json_t *echoed(void)
+{
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    if (res == NULL || json_is_true(json_object_get(res, "isError")))
+        fail_msg("expected a result, got %s", json_dumps(mem.out[mem.n - 1], 0));
+    return json_object_get(json_object_get(res, "structuredContent"), "args");
+}
+
+/* Arguments as the store will see them: a key given twice is a parse
+ * error (which one counts is not defined), a whole real where an integer
+ * is wanted becomes that integer ("-0.0" failed in PostgreSQL), a NUL
+ * inside a string is refused by name. */
+static void test_strict_arguments(void **state)
+{
+    (void)state;
+    setup_server(100);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\":\"tools/list\"}");
+    expect_error(-32700, NULL);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":1,\"n\":2}}}");
+    expect_error(-32700, NULL);
+    expect_ping_ok();
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":-0.0,\"ns\":[2.0,1e3],\"x\":2.0}}}");
+    json_t *a = echoed();
+    assert_true(json_is_integer(json_object_get(a, "n")));
+    assert_int_equal(json_integer_value(json_object_get(a, "n")), 0);
+    assert_true(json_is_integer(json_array_get(json_object_get(a, "ns"), 0)));
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(a, "ns"), 1)), 1000);
+    assert_true(json_is_real(json_object_get(a, "x"))); /* a number stays one */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":1.5}}}");
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"s\":\"a\\u0000b\"}}}");
+    res = json_object_get(mem.out[mem.n - 1], "result");
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_non_null(strstr(text, "s: a string without NUL"));
+    expect_ping_ok();
+    teardown_server();
+}
+
+/* The number of entries of key in the result of the last output. */
+static int listed(const char *method, const char *key)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":60,\"method\":\"%s\"}", method);
+    send_msg(msg);
+    json_t *res = json_object_get(mem.out[mem.n - 1], "result");
+    assert_non_null(res);
+    return (int)json_array_size(json_object_get(res, key));
+}
+
+/* The last output is a result (not an error). */
+static void expect_result(void)
+{
+    json_t *last = mem.out[mem.n - 1];
+    if (json_object_get(last, "result") == NULL)
+        fail_msg("expected a result, got %s", json_dumps(last, 0));
+}
+
+/* A token's toolsets bound resources, templates, prompts, subscriptions
+ * and completions as they bound tools: a session limited to toolset "t"
+ * cannot see or read anything of "v" by any method. */
+static void test_policy_bounds_every_method(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    static const char *const reqs[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"resources/read\",\"params\":{\"uri\":"
+        "\"v://chat/7\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"resources/read\",\"params\":{\"uri\":"
+        "\"v://fixed\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"resources/subscribe\",\"params\":{"
+        "\"uri\":\"v://chat/7\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"prompts/get\",\"params\":{\"name\":"
+        "\"v_prompt\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"completion/complete\",\"params\":{"
+        "\"ref\":{\"type\":\"ref/prompt\",\"name\":\"v_prompt\"},\"argument\":{\"name\":"
+        "\"a\",\"value\":\"x\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"completion/complete\",\"params\":{"
+        "\"ref\":{\"type\":\"ref/resource\",\"uri\":\"v://chat/{id}\"},\"argument\":{"
+        "\"name\":\"id\",\"value\":\"1\"}}}",
+    };
+    static const int denied[] = {-32002, -32002, -32002, -32602, -32602, -32002};
+    /* Everything is there for a session of every toolset. */
+    assert_int_equal(listed("resources/list", "resources"), 1);
+    assert_int_equal(listed("resources/templates/list", "resourceTemplates"), 1);
+    assert_int_equal(listed("prompts/list", "prompts"), 1);
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        send_msg(reqs[i]);
+        expect_result();
+    }
+    /* Read-only does not hide reads. */
+    mcp_policy_t ro = {.toolset_mask = ~0u, .read_only = true};
+    mcp_session_set_policy(mem.s, &ro);
+    assert_int_equal(listed("resources/templates/list", "resourceTemplates"), 1);
+    send_msg(reqs[0]);
+    expect_result();
+    /* Toolset t alone: u's resources, templates and prompts are gone. */
+    mcp_policy_t only_t = {.toolset_mask = 1u, .read_only = false};
+    mcp_session_set_policy(mem.s, &only_t);
+    assert_int_equal(listed("resources/list", "resources"), 0);
+    assert_int_equal(listed("resources/templates/list", "resourceTemplates"), 0);
+    assert_int_equal(listed("prompts/list", "prompts"), 0);
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        send_msg(reqs[i]);
+        expect_error(denied[i], "61");
+    }
+    /* A reference of neither kind is refused too. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":62,\"method\":\"completion/complete\",\"params\":{"
+             "\"ref\":{\"type\":\"ref/x\"},\"argument\":{\"name\":\"a\",\"value\":\"x\"}}}");
+    expect_error(-32602, "62");
+    expect_ping_ok();
+    teardown_server();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +540,8 @@ int main(void)
         cmocka_unit_test(test_busy_and_backpressure),
         cmocka_unit_test(test_inflight_cap),
         cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_policy_bounds_every_method),
+        cmocka_unit_test(test_strict_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
