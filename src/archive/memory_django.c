@@ -59,8 +59,8 @@ struct memory_django_s {
     " FROM conversations_message " a " LEFT JOIN context_heaps " h " ON " h ".id = " a             \
     ".context_heap_id LEFT JOIN eras " e " ON " e ".id = " h ".era_id"
 /* limit from $1::jsonb with its default, capped. */
-#define LIM(d)    "least(greatest(coalesce(($1::jsonb ->> 'limit')::int, " #d "), 1), 1000)"
-#define CAPPED(d) "coalesce(($1::jsonb ->> 'limit')::int, " #d ") > 1000"
+#define LIM(d)    "least(greatest(coalesce(($1::jsonb ->> 'limit')::numeric, " #d "), 1), 1000)::int"
+#define CAPPED(d) "coalesce(($1::jsonb ->> 'limit')::numeric, " #d ") > 1000"
 
 /* The statements, one per tool. */
 static const struct {

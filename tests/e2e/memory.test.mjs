@@ -121,6 +121,10 @@ test("search, recent work, compactions, timeline, one message", async () => {
   const capped = await call("get_recent_work", { limit: 5000 });
   assert.equal(capped.limit, 1000);
   assert.equal(capped.limit_capped, true);
+  // Past 32 bits too: capped, not a database error.
+  const huge = await call("get_recent_work", { limit: 1e12 });
+  assert.equal(huge.limit, 1000);
+  assert.equal(huge.limit_capped, true);
   const ca = await call("get_compacting_actions");
   assert.equal(ca.count, 2);
   assert.equal(ca.compacting_actions[0].summary, "Continuation: search works; now the bootstrap tool.");

@@ -78,6 +78,8 @@ SELECT pg_temp.expect('the unknown event kept',
     (SELECT extra #>> '{event,payload}' FROM messages WHERE external_id = 'a3#0'), '7');
 SELECT pg_temp.expect('limit capped',
     parley_memory_recent_work('{"limit": 5000}', '{}') -> 'limit_capped', 'true'::jsonb);
+SELECT pg_temp.expect('a limit past 32 bits capped',
+    parley_memory_recent_work('{"limit": 1000000000000}', '{}') -> 'limit', '1000'::jsonb);
 SELECT pg_temp.expect('a bad heap id says where ids come from',
     parley_memory_context_heap('{"heap_id": "x"}', '{}') ->> 'error',
     'heap_id: no context heap x; messages carry their context_heap_id');

@@ -40,7 +40,8 @@ $$;
 
 CREATE OR REPLACE FUNCTION parley_memory_limit(a jsonb, dflt integer) RETURNS integer
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT least(greatest(coalesce((a ->> 'limit')::integer, dflt), 1), 1000)
+    -- numeric first: a limit past 2^31 (1e12) is capped, not an error.
+    SELECT least(greatest(coalesce((a ->> 'limit')::numeric, dflt), 1), 1000)::integer
 $$;
 
 -- A page of messages (newest first unless ascending) as the list tools
@@ -49,7 +50,7 @@ CREATE OR REPLACE FUNCTION parley_memory_page(rows jsonb, a jsonb, dflt integer)
     LANGUAGE sql IMMUTABLE AS $$
     SELECT jsonb_build_object('messages', rows, 'count', jsonb_array_length(rows),
                               'limit', parley_memory_limit(a, dflt),
-                              'limit_capped', coalesce((a ->> 'limit')::integer, dflt) > 1000)
+                              'limit_capped', coalesce((a ->> 'limit')::numeric, dflt) > 1000)
 $$;
 
 -- JSON null when there is none yet.
