@@ -115,6 +115,31 @@ test("a client without elicitation gets isError guidance and nothing is asked", 
   assert.equal((await control("stats")).createSession, 0);
 });
 
+test("a handle that is not one is refused before it reaches a log, the page or the service", async () => {
+  const { client, log } = await open({ elicitation: { form: {}, url: {} } });
+  let asked = 0;
+  client.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: "cancel" }));
+  for (const handle of [
+    "alice.test\n2026-01-01T00:00:00.000Z INFO  [bsky] logged in as @admin",
+    "<b>alice</b>.test",
+    "alice",
+    "alice..test",
+    "-alice.test",
+    "alice.123",
+    "did:plc:",
+    "did:PLC:abc",
+  ]) {
+    for (const args of [{ handle }, { handle, password: PASSWORD }, { command: "default", handle }]) {
+      const r = await call(client, "login", args);
+      assert.equal(r.isError, true, JSON.stringify(args));
+      assert.match(textOf(r), /handle: not a Bluesky handle/);
+    }
+  }
+  assert.equal(asked, 0, "no page or form was opened");
+  assert.equal((await control("stats")).createSession, 0);
+  assert.doesNotMatch(log.join(""), /logged in as @admin/);
+});
+
 test("without an account, search says to log in", async () => {
   const { client } = await open();
   const r = await call(client, "search", { query: "markdown" });

@@ -14,6 +14,7 @@
  * Lifetime: a login_t lives until its call is finished, its page is gone
  * and its connector login has called back. */
 #include <openssl/crypto.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,50 @@ static void ask_password(login_t *lg)
 
 /* ---- the handle --------------------------------------------------------- */
 
+/* True when h is an AT Protocol handle (a domain name: two or more labels
+ * of letters, digits and inner hyphens, 63 bytes each, 253 in all, the
+ * last not starting with a digit) or a DID ("did:method:id"). Anything
+ * else (a newline, spaces, markup) never reaches a log line, the password
+ * page or the service. */
+static bool handle_valid(const char *h)
+{
+    size_t n = strlen(h);
+    if (strncmp(h, "did:", 4) == 0) {
+        const char *m = h + 4, *colon = strchr(m, ':');
+        if (n > 2048 || colon == NULL || colon == m || colon[1] == '\0' || h[n - 1] == ':')
+            return false;
+        for (const char *p = m; p < colon; p++)
+            if (*p < 'a' || *p > 'z')
+                return false;
+        for (const char *p = colon + 1; *p; p++)
+            if (!isalnum((unsigned char)*p) && !strchr("._:%-", *p))
+                return false;
+        return true;
+    }
+    if (n == 0 || n > 253)
+        return false;
+    int labels = 0;
+    const char *last = h;
+    for (const char *p = h;; p++) {
+        if (*p == '.' || *p == '\0') {
+            size_t len = (size_t)(p - last);
+            if (len == 0 || len > 63 || last[0] == '-' || p[-1] == '-')
+                return false;
+            labels++;
+            if (*p == '\0')
+                break;
+            last = p + 1;
+        } else if (!isalnum((unsigned char)*p) && *p != '-') {
+            return false;
+        }
+    }
+    return labels >= 2 && !isdigit((unsigned char)last[0]);
+}
+
+#define HANDLE_INVALID                                                                             \
+    "handle: not a Bluesky handle (e.g. alice.bsky.social) or a DID (did:plc:...); check it and "  \
+    "call login again."
+
 static void handle_answered(mcp_call_t *c, int status, const json_t *result, const json_t *error)
 {
     login_t *lg = c->data;
@@ -304,7 +349,7 @@ static void handle_answered(mcp_call_t *c, int status, const json_t *result, con
         json_string_value(json_object_get(json_object_get(result, "content"), "handle"));
     while (h && (*h == ' ' || *h == '@'))
         h++;
-    if (h == NULL || *h == '\0' || strlen(h) > 253 || strpbrk(h, " /?#")) {
+    if (h == NULL || !handle_valid(h)) {
         login_end_error(lg, "The handle given is not a handle (e.g. alice.bsky.social); call "
                             "login again.");
         return;
@@ -368,6 +413,12 @@ void bs_login(mcp_call_t *c)
     bs_ctx_t *ctx = mcp_call_context(c);
     const char *cmd = bs_arg(c, "command"), *handle = bs_arg(c, "handle"),
                *pw = bs_arg(c, "password");
+    while (handle && *handle == '@')
+        handle++;
+    if (handle && !handle_valid(handle)) {
+        mcp_call_finish_error(c, HANDLE_INVALID);
+        return;
+    }
     if (cmd) {
         if (strcmp(cmd, "list") != 0 && handle == NULL) {
             mcp_call_finish_error(c,
@@ -404,11 +455,8 @@ void bs_login(mcp_call_t *c)
     lg->service = svc ? strdup(svc) : NULL;
     json_t *port = json_object_get(c->args, "port");
     lg->port = json_is_integer(port) ? (int)json_integer_value(port) : 0;
-    if (handle) {
-        while (*handle == '@')
-            handle++;
+    if (handle)
         lg->handle = strdup(handle);
-    }
     if (pw) {
         login_start(lg, pw);
         return;
