@@ -376,12 +376,11 @@ static void handle_get(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         return;
     }
     if (ls && ls->resp) {
-        if (last.base == NULL) {
-            http__resp_free(r);
-            http__send_rpc_error(req, 409, "Conflict", JSONRPC_INVALID_REQUEST,
-                                 "Conflict: this session already has a GET stream open");
-            return;
-        }
+        /* The newest GET of the session takes the stream over: the older
+         * one is ended. A client whose stream was cut (it may take the
+         * server until its next write to notice) reconnects at once, with
+         * or without Last-Event-ID; only the session's own token gets
+         * here. */
         resp_t *old = ls->resp;
         http__resp_detach(old);
         http__resp_end(old);

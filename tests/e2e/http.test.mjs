@@ -513,6 +513,24 @@ test("Accept and Content-Type are media types; ports are ports; JSON keys once",
   assert.match(e.error.message, /duplicate/);
 });
 
+test("a GET stream cut by the client is taken over at once by the next GET, with or without Last-Event-ID", async () => {
+  const init = await fetch(url, { method: "POST", headers: JSON_HEADERS, body: initBody() });
+  const h = { ...JSON_HEADERS, "mcp-session-id": init.headers.get("mcp-session-id"), accept: "text/event-stream" };
+  for (const extra of [{}, { "last-event-id": "12345-1" }, {}]) {
+    const ac = new AbortController();
+    const get = await fetch(url, { headers: { ...h, ...extra }, signal: ac.signal });
+    assert.equal(get.status, 200, JSON.stringify(extra));
+    ac.abort(); // the server sees nothing until it next writes
+  }
+  // Two open at once: the newer one wins, the older one ends.
+  const first = await fetch(url, { headers: h });
+  const second = await fetch(url, { headers: h });
+  assert.equal(second.status, 200);
+  const reader = first.body.getReader();
+  for (;;) if ((await reader.read()).done) break;
+  await second.body.cancel();
+});
+
 test("slowloris: connections that never complete a request cannot hold the endpoint", async () => {
   const port = Number(new URL(url).port);
   const net = await import("node:net");
