@@ -724,6 +724,12 @@ static int app_start_serving(app_t *a)
     pg_pool_config_t pc = {
         .name = "db-ro",
         .size = a->cfg->db_ro_pool_size,
+        /* Searches leave at least one connection to the other reads. */
+        .limited_max =
+            a->cfg->db_ro_pool_size > 1
+                ? (a->cfg->search_max_conns < a->cfg->db_ro_pool_size ? a->cfg->search_max_conns
+                                                                      : a->cfg->db_ro_pool_size - 1)
+                : 1,
         .queue_max = a->cfg->db_queue_max,
         .query_timeout_ms = (uint32_t)a->cfg->db_query_timeout_ms,
         .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,

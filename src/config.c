@@ -80,6 +80,10 @@ static const opt_t opts[] = {
      "Connections in the read-write pool.", "N"},
     {"db_ro_pool_size", "PARLEY_DB_RO_POOL_SIZE", OPT_INT, OFF(db_ro_pool_size), 0, 1, 256, "4",
      "Connections in the read-only pool.", "N"},
+    {"search_max_conns", "PARLEY_SEARCH_MAX_CONNS", OPT_INT, OFF(search_max_conns), 0, 1, 256, "2",
+     "Searches that may hold a read-only connection at once (at most the read-only pool's "
+     "size less one); more wait while other reads pass them.",
+     "N"},
     {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, "1024",
      "Queries that may wait for a connection per pool; past it a query fails at once "
      "with a busy error.",
@@ -261,6 +265,7 @@ int config_init(config_t *cfg, char *err, size_t errcap)
     cfg->pg_start_timeout_s = CONFIG_DEFAULT_PG_START_TIMEOUT_S;
     cfg->db_pool_size = CONFIG_DEFAULT_DB_POOL_SIZE;
     cfg->db_ro_pool_size = CONFIG_DEFAULT_DB_RO_POOL_SIZE;
+    cfg->search_max_conns = CONFIG_DEFAULT_SEARCH_MAX_CONNS;
     cfg->db_queue_max = CONFIG_DEFAULT_DB_QUEUE_MAX;
     cfg->db_query_timeout_ms = CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS;
     cfg->db_connect_timeout_ms = CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS;

@@ -21,6 +21,7 @@
 /* Limits; each has a config key of the same name in lower case. */
 #define CONFIG_DEFAULT_DB_POOL_SIZE           4
 #define CONFIG_DEFAULT_DB_RO_POOL_SIZE        4
+#define CONFIG_DEFAULT_SEARCH_MAX_CONNS       2 /* search_max_conns */
 #define CONFIG_DEFAULT_DB_QUEUE_MAX           1024
 #define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS    30000
 #define CONFIG_DEFAULT_CHATWISE_INTERVAL_S    60                /* chatwise_interval_s */
@@ -60,6 +61,7 @@ typedef struct config_s {
     int pg_start_timeout_s;
     int db_pool_size;
     int db_ro_pool_size;
+    int search_max_conns; /* searches on read-only connections at once */
     int db_queue_max;
     int db_query_timeout_ms;
     int db_connect_timeout_ms;

@@ -88,8 +88,10 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
     char sql[ARCHIVE_FN_MAX + 64];
     snprintf(sql, sizeof sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
     const char *params[2] = {args_json ? args_json : "{}", ctx_json ? ctx_json : "{}"};
-    int rc = pg_pool_call(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, fn, sql, 2, params, call_done,
-                          op, &op->pc);
+    int rc = mode == ARCHIVE_SEARCH
+                 ? pg_pool_call_limited(ar->ro, fn, sql, 2, params, call_done, op, &op->pc)
+                 : pg_pool_call(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, fn, sql, 2, params,
+                                call_done, op, &op->pc);
     if (rc != 0) {
         free(op);
         return rc;

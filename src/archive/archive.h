@@ -27,10 +27,13 @@ typedef enum {
 } archive_err_t;
 
 /* Where a call runs: the read-only pool (a replica, read-only sessions) or
- * the read-write one. */
+ * the read-write one. ARCHIVE_SEARCH reads in the read-only pool's limited
+ * class: a search may take a while, and at most search_max_conns of them
+ * hold a connection at once, so other reads keep connections. */
 typedef enum {
     ARCHIVE_READ = 0,
     ARCHIVE_WRITE,
+    ARCHIVE_SEARCH,
 } archive_mode_t;
 
 /* json (valid during the callback) on success; else status < 0, err and a

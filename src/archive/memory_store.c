@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <uv.h>
 
 struct memory_store_s {
@@ -36,7 +37,9 @@ static int ms_call(void *impl, const char *what, const char *args_json, memory_c
         return UV_ENOMEM;
     sc->cb = cb;
     sc->data = data;
-    int rc = archive_call(m->ar, ARCHIVE_READ, fn, args_json, NULL, done, sc, &sc->op);
+    /* A search takes a connection of the read-only pool's search class. */
+    archive_mode_t mode = strcmp(what, "search_messages") == 0 ? ARCHIVE_SEARCH : ARCHIVE_READ;
+    int rc = archive_call(m->ar, mode, fn, args_json, NULL, done, sc, &sc->op);
     if (rc != 0) {
         free(sc);
         return rc;

@@ -48,7 +48,14 @@ void pg_query__finish(pg_query_t *q, int status)
         p->stats.completed++;
     else
         p->stats.failed++;
-    q->cb(q, status);
+    bool freed_slot = q->limited_running;
+    if (freed_slot) {
+        q->limited_running = false;
+        p->limited_running--;
+    }
+    q->cb(q, status); /* may free q */
+    if (freed_slot)
+        pg_pool__dispatch(p); /* a limited query may wait for this slot */
 }
 
 /* Finishes q with status on the next loop turn (where the caller must not
@@ -80,14 +87,32 @@ static pg_conn_t *pool_ready_conn(pg_pool_t *p)
     return NULL;
 }
 
+/* The oldest queued query that may run now: any, but one of the limited
+ * class only while fewer than limited_max of them run. */
+static pg_query_t *pool_next_query(pg_pool_t *p)
+{
+    bool full = p->cfg.limited_max > 0 && p->limited_running >= p->cfg.limited_max;
+    for (queue_node_t *n = p->queue.next; n != &p->queue; n = n->next) {
+        pg_query_t *q = queue_entry(n, pg_query_t, node);
+        if (!q->limited || !full)
+            return q;
+    }
+    return NULL;
+}
+
 void pg_pool__dispatch(pg_pool_t *p)
 {
     pg_conn_t *c;
-    while (!p->closing && !queue_empty(&p->queue) && (c = pool_ready_conn(p)) != NULL) {
-        queue_node_t *n = queue_head(&p->queue);
-        queue_remove(n);
+    pg_query_t *q;
+    while (!p->closing && !queue_empty(&p->queue) && (c = pool_ready_conn(p)) != NULL &&
+           (q = pool_next_query(p)) != NULL) {
+        queue_remove(&q->node);
         p->queued--;
-        pg_conn__run(c, queue_entry(n, pg_query_t, node));
+        if (q->limited) {
+            q->limited_running = true;
+            p->limited_running++;
+        }
+        pg_conn__run(c, q);
     }
     if (p->queued == 0 && !p->closing)
         uv_timer_stop(&p->tick);

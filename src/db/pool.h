@@ -69,6 +69,10 @@ struct pg_query_s {
     const pg_stmt_t *stmts;
     int nstmts;          /* 1..PG_QUERY_MAX_STMTS */
     uint32_t timeout_ms; /* 0: the pool's default */
+    /* In the pool's limited class (heavy work such as searches): at most
+     * cfg.limited_max of them run at once; the others wait in the queue
+     * while queries of no class pass them. */
+    bool limited;
     pg_query_cb cb;
     void *data;
 
@@ -85,6 +89,7 @@ struct pg_query_s {
     int state;
     bool cancel_requested;
     bool timed_out;
+    bool limited_running; /* counted in the pool's limited_running */
 };
 
 typedef struct pg_pool_config_s {
@@ -106,6 +111,10 @@ typedef struct pg_pool_config_s {
      * PostgreSQL stops a query even when a cancel request is lost; 0: the
      * server's default. */
     uint32_t statement_timeout_ms;
+    /* Queries of the limited class (pg_query_t.limited) that may run at
+     * once, so that heavy work leaves connections for the rest; 0: no
+     * cap. */
+    int limited_max;
     /* Statements run on every new connection before it takes queries
      * (LISTEN, SET). NULL-terminated; borrowed for the pool's life. */
     const char *const *setup_sql;
@@ -150,6 +159,10 @@ typedef void (*pg_call_cb)(void *data, int status, const char *value, const char
  * UV_ENOMEM) without calling back. */
 int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                  const char *const *params, pg_call_cb cb, void *data, pg_call_t **out);
+
+/* pg_pool_call for a query of the pool's limited class (see limited_max). */
+int pg_pool_call_limited(pg_pool_t *pool, const char *name, const char *sql, int nparams,
+                         const char *const *params, pg_call_cb cb, void *data, pg_call_t **out);
 
 /* Stops the call as pg_query_cancel does; the callback still runs. */
 void pg_call_cancel(pg_call_t *c);

@@ -96,9 +96,10 @@ struct pg_pool_s {
     pg_conn_t *conns;
     queue_node_t queue; /* pg_query_t waiting for a connection */
     int queued;
-    queue_node_t done; /* finished queries whose callback is due */
-    uv_timer_t tick;   /* queue deadlines */
-    uv_timer_t later;  /* runs the done list on the next loop turn */
+    int limited_running; /* queries of the limited class on a connection (cfg.limited_max) */
+    queue_node_t done;   /* finished queries whose callback is due */
+    uv_timer_t tick;     /* queue deadlines */
+    uv_timer_t later;    /* runs the done list on the next loop turn */
     int handles_open;
     int cancels_running;
     bool closing;

@@ -14,6 +14,9 @@ static void run_cancel(mcp_call_t *c)
 bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *fn,
                  const char *args_json, const char *ctx_json, archive_call_cb cb, void *data)
 {
+    if (c->tool != NULL && (c->tool->def->annotations & SQLTOOL_SEARCH) &&
+        !sqltool_query_bounded(c, "query", json_is_true(json_object_get(c->args, "fuzzy")), false))
+        return false;
     char *args = args_json ? strdup(args_json) : json_dumps(c->args, JSON_COMPACT);
     archive_call_t *op = NULL;
     int rc = args ? archive_call(ar, mode, fn, args, ctx_json, cb, data, &op) : UV_ENOMEM;
@@ -56,7 +59,72 @@ void sqltool_done(void *data, int status, const char *json, archive_err_t err, c
 
 archive_mode_t sqltool_mode(const mcp_call_t *c)
 {
-    return (c->tool->def->annotations & MCP_TOOL_READ_ONLY) ? ARCHIVE_READ : ARCHIVE_WRITE;
+    unsigned a = c->tool->def->annotations;
+    if (!(a & MCP_TOOL_READ_ONLY))
+        return ARCHIVE_WRITE;
+    return (a & SQLTOOL_SEARCH) ? ARCHIVE_SEARCH : ARCHIVE_READ;
+}
+
+/* Adds the words of s to *words and the longest word's characters to
+ * *longest. Words end at white space, '/' and ',' (the separators of the
+ * chatwise phrases) and at the quotes and operators of web-search
+ * syntax. */
+static void count_words(const char *s, int *words, int *longest)
+{
+    int len = 0;
+    for (const unsigned char *p = (const unsigned char *)s;; p++) {
+        bool sep = *p == '\0' || strchr(" \t\r\n/,\"()|", *p) != NULL;
+        if (!sep) {
+            if ((*p & 0xC0) != 0x80)
+                len++;
+            continue;
+        }
+        if (len > 0) {
+            (*words)++;
+            if (len > *longest)
+                *longest = len;
+        }
+        len = 0;
+        if (*p == '\0')
+            break;
+    }
+}
+
+bool sqltool_query_bounded(mcp_call_t *c, const char *key, bool fuzzy, bool expand)
+{
+    const json_t *q = json_object_get(c->args, key);
+    int words = 0, longest = 0;
+    if (json_is_string(q)) {
+        count_words(json_string_value(q), &words, &longest);
+    } else if (json_is_array(q)) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(q, i, e)
+        {
+            if (json_is_string(e))
+                count_words(json_string_value(e), &words, &longest);
+        }
+    }
+    int max = fuzzy && expand     ? SQLTOOL_SEARCH_WORDS_MAX_SLOW2
+              : (fuzzy || expand) ? SQLTOOL_SEARCH_WORDS_MAX_SLOW
+                                  : SQLTOOL_SEARCH_WORDS_MAX;
+    if (longest > SQLTOOL_SEARCH_WORD_CHARS_MAX) {
+        mcp_call_finish_error(c,
+                              "%s: a word of %d characters; at most %d: shorten it (a run of "
+                              "CJK text without spaces counts as one word)",
+                              key, longest, SQLTOOL_SEARCH_WORD_CHARS_MAX);
+        return false;
+    }
+    if (words > max) {
+        mcp_call_finish_error(c,
+                              "%s: %d words in all; this search takes at most %d (%d, %d with "
+                              "fuzzy matching or expansion, %d with both): keep the words "
+                              "that matter, or split the search over several calls",
+                              key, words, max, SQLTOOL_SEARCH_WORDS_MAX,
+                              SQLTOOL_SEARCH_WORDS_MAX_SLOW, SQLTOOL_SEARCH_WORDS_MAX_SLOW2);
+        return false;
+    }
+    return true;
 }
 
 int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap)

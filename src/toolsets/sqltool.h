@@ -12,7 +12,9 @@
 #include "mcp/registry.h"
 
 /* Runs fn (args_json NULL: the call's own arguments) in mode; cb gets
- * data. Returns false when it could not start (c is finished then). */
+ * data. A SQLTOOL_SEARCH tool's "query" (with its "fuzzy" flag) must pass
+ * sqltool_query_bounded first. Returns false when it could not start (c
+ * is finished then). */
 bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *fn,
                  const char *args_json, const char *ctx_json, archive_call_cb cb, void *data);
 
@@ -27,8 +29,31 @@ void sqltool_done(void *data, int status, const char *json, archive_err_t err, c
  * static table cannot). 0, or UV_EINVAL with err naming the tool. */
 int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap);
 
+/* Not an MCP annotation (the registry lists only the four hints): a tool
+ * of a toolset's table marked so runs a full-text search; sqltool_mode
+ * runs it in ARCHIVE_SEARCH, where at most search_max_conns searches hold
+ * a read-only connection at once. */
+#define SQLTOOL_SEARCH 0x100u
+
 /* The mode a tool's SQL runs in: the read-only pool for readOnlyHint
- * tools, else the read-write one. */
+ * tools (its search class for SQLTOOL_SEARCH ones), else the read-write
+ * one. */
 __attribute__((warn_unused_result)) archive_mode_t sqltool_mode(const mcp_call_t *c);
+
+/* What one search may ask for, counted before it reaches the database
+ * (words of every phrase together; a CJK run without spaces is one word):
+ * every word costs a lookup in the indexes, and fuzzy matching and
+ * expansion multiply it. */
+#define SQLTOOL_SEARCH_WORDS_MAX       32 /* words of a query */
+#define SQLTOOL_SEARCH_WORDS_MAX_SLOW  12 /* with fuzzy matching or expansion */
+#define SQLTOOL_SEARCH_WORDS_MAX_SLOW2 6  /* with both */
+#define SQLTOOL_SEARCH_WORD_CHARS_MAX  64 /* characters of one word */
+
+/* Checks the query argument key of c (a string, or an array of strings)
+ * against the limits above for a search with fuzzy matching and/or
+ * expansion. Returns true, or finishes c with an isError that says what
+ * to shorten and returns false. An absent query passes. */
+__attribute__((warn_unused_result)) bool sqltool_query_bounded(mcp_call_t *c, const char *key,
+                                                               bool fuzzy, bool expand);
 
 #endif

@@ -181,6 +181,21 @@ test("bad arguments say what to change", async () => {
   assert.equal((await call("search_conversations", { intent_query: "rust" })).status, "ok");
 });
 
+test("a search's work is bounded before the database: words, fuzzy and expansion", async () => {
+  // The probe's case: 20 phrases of 1,000 characters, fuzzy, expand auto.
+  const phrase = Array.from({ length: 150 }, (_, i) => `w${i}x`).join(" ").slice(0, 1000);
+  const heavy = { intent_query: Array(20).fill(phrase), precision_mode: "fuzzy", expand: "auto" };
+  assert.match((await call("search_conversations", heavy)).error,
+    /intent_query: \d+ words in all; this search takes at most 6 .*split the search/);
+  const words = (n) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+  assert.equal((await call("search_conversations", { intent_query: words(32) })).status, "ok");
+  assert.match((await call("search_conversations", { intent_query: words(33) })).error, /33 words in all; this search takes at most 32/);
+  assert.match((await call("search_conversations", { intent_query: words(13), precision_mode: "fuzzy" })).error, /at most 12/);
+  assert.match((await call("search_conversations", { intent_query: ["rust", "x".repeat(65)] })).error,
+    /a word of 65 characters; at most 64/);
+  assert.equal((await call("search_conversations", { intent_query: words(6), precision_mode: "fuzzy", expand: "auto" })).status, "ok");
+});
+
 test("serve with chatwise_db follows the app's file", async () => {
   const db2 = `${db}_follow`;
   const url2 = url.replace(`dbname=${db}`, `dbname=${db2}`);

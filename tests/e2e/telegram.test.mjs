@@ -201,6 +201,13 @@ test("messagesSearch: text, phrases, exclusion, CJK, Russian, regex, tags, snipp
   assert.match(r.error, /query: expected a string of at most 1000 characters/);
   r = await call("messagesSearch", { regex: "a".repeat(1 << 20) });
   assert.match(r.error, /regex: expected a string of at most 1000 characters/);
+  // Within 1,000 characters, the words are bounded too (fuzzy fewer).
+  r = await call("messagesSearch", { query: "ab ".repeat(33) });
+  assert.match(r.error, /query: 33 words in all; this search takes at most 32/);
+  r = await call("messagesSearch", { query: "ab ".repeat(13), fuzzy: true });
+  assert.match(r.error, /query: 13 words in all; this search takes at most 12/);
+  r = await call("messagesSearch", { query: "hardware ".repeat(12), fuzzy: true });
+  assert.equal(r.error, undefined);
 });
 
 test("media: download under the export root, refused outside it", async () => {

@@ -620,6 +620,61 @@ static void test_call(void **state)
     test_loop_close(&loop);
 }
 
+/* The order calls were answered in. */
+static int answered;
+typedef struct {
+    result_t r;
+    int order;
+} ordered_t;
+
+static void on_ordered(void *data, int status, const char *value, const char *sqlstate,
+                       const char *error)
+{
+    ordered_t *o = data;
+    on_call(&o->r, status, value, sqlstate, error);
+    o->order = ++answered;
+}
+
+/* Queries of the limited class (searches) hold at most limited_max
+ * connections: with two connections and a cap of one, a read submitted
+ * behind two slow limited queries runs at once on the other connection
+ * (the second limited query waits for the first), and the second limited
+ * query runs when the first is done. */
+static void test_limited_class(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, NULL);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 2,
+                            .queue_max = 8,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 1};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    answered = 0;
+    ordered_t s1 = {0}, s2 = {0}, other = {0};
+    const char *slow = "SELECT pg_sleep(0.5)::text || 'searched'";
+    assert_int_equal(pg_pool_call_limited(p, NULL, slow, 0, NULL, on_ordered, &s1, NULL), 0);
+    assert_int_equal(pg_pool_call_limited(p, NULL, slow, 0, NULL, on_ordered, &s2, NULL), 0);
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 'read'", 0, NULL, on_ordered, &other, NULL), 0);
+    test_run_until(&loop, &s2.r.done, 10000);
+    assert_true(s1.r.done && other.r.done);
+    assert_int_equal(other.r.status, 0);
+    assert_string_equal(other.r.value, "read");
+    assert_string_equal(s2.r.value, "searched");
+    assert_int_equal(other.order, 1); /* not behind the searches */
+    assert_int_equal(s1.order, 2);
+    assert_int_equal(s2.order, 3);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_close_fails_queued),
         cmocka_unit_test(test_copy_in),
         cmocka_unit_test(test_call),
+        cmocka_unit_test(test_limited_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,7 +41,12 @@ static void search_done(void *data, int status, const char *json, archive_err_t 
 static void chatwise_search(mcp_call_t *c)
 {
     chatwise_ctx_t *cc = mcp_call_context(c);
-    sqltool_run(c, cc->archive, ARCHIVE_READ, c->tool->def->sql_function, NULL, NULL, search_done,
+    const char *mode = json_string_value(json_object_get(c->args, "precision_mode"));
+    const char *expand = json_string_value(json_object_get(c->args, "expand"));
+    if (!sqltool_query_bounded(c, "intent_query", mode && strcmp(mode, "fuzzy") == 0,
+                               expand && strcmp(expand, "auto") == 0))
+        return;
+    sqltool_run(c, cc->archive, ARCHIVE_SEARCH, c->tool->def->sql_function, NULL, NULL, search_done,
                 c);
 }
 

@@ -3,6 +3,7 @@
  * templates. */
 #include "toolsets/inline/inline.h"
 #include "toolsets/inline/inline_internal.h"
+#include "toolsets/sqltool.h"
 
 #define RO    (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
 #define WRITE (MCP_TOOL_IDEMPOTENT)
@@ -71,7 +72,7 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAT_ID "," USER_ID ",\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
                  "}," CONTENT "," SINCE "," UNTIL "," LIMIT(50, 200),
          ""),
-     OUT_ITEMS, RO, inline_tool, "parley_inline_messages_search"},
+     OUT_ITEMS, RO | SQLTOOL_SEARCH, inline_tool, "parley_inline_messages_search"},
     {"messages.unread", "Unread messages",
      "Messages others sent that are above each chat's read marker, across chats, newest first; "
      "since/until and content narrow them. Answers {scannedChats, items}.",

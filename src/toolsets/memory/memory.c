@@ -9,6 +9,7 @@
 #include "archive/memory_source.h"
 #include "mcp/call.h"
 #include "mcp/schema.h"
+#include "toolsets/sqltool.h"
 
 typedef struct memory_ctx_s {
     memory_source_t *src; /* NULL: no source configured */
@@ -73,6 +74,9 @@ static void memory_tool(mcp_call_t *c)
 {
     memory_source_t *src = source_of(c);
     if (src == NULL)
+        return;
+    if ((c->tool->def->annotations & SQLTOOL_SEARCH) &&
+        !sqltool_query_bounded(c, "query", false, false))
         return;
     char *args = json_dumps(c->args, JSON_COMPACT);
     void *h = NULL;
@@ -340,7 +344,7 @@ static const mcp_tool_def_t tools[] = {
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          ",\"minLength\":1}," LIMIT(50),
          "\"query\""),
-     OUT_MESSAGES, RO, memory_tool, "search_messages"},
+     OUT_MESSAGES, RO | SQLTOOL_SEARCH, memory_tool, "search_messages"},
     {"get_recent_work", "Recent work",
      "The most recent messages across all context heaps, newest first (by when they were "
      "said).",

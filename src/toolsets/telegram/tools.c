@@ -2,6 +2,7 @@
  * handler and the SQL function that answers it (src/db/sql/telegram/). */
 #include "toolsets/telegram/telegram.h"
 #include "mcp/schema.h"
+#include "toolsets/sqltool.h"
 #include "toolsets/telegram/tg_toolset.h"
 
 #define RO       (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
@@ -170,7 +171,7 @@ static const mcp_tool_def_t tools[] = {
                   "\"files\"]},\"orderBy\":{\"type\":\"string\",\"enum\":[\"time\","
                   "\"rank\"]}",
          ""),
-     OUT_LIST("messages"), RO, tg_ts_generic, "parley_tg_messages_search"},
+     OUT_LIST("messages"), RO | SQLTOOL_SEARCH, tg_ts_generic, "parley_tg_messages_search"},
     {"messagesSend", "Send a message", "Sends a text message (needs a connector).",
      OBJ(CHAN("Chat") ",\"text\":{\"type\":\"string\",\"minLength\":1}," TOPIC
                       ",\"replyToMessageId\":{\"type\":\"integer\"}",
