@@ -312,8 +312,8 @@ static int decode_to_tmp(uploads_op_t *op)
     if (data % 4 == 1) {
         free(clean);
         snprintf(op->err, sizeof op->err,
-                 "base64: %zu characters of data are not a whole number of bytes (the text "
-                 "looks cut short)",
+                 "base64: the data ends in a group of one character, which is no whole byte "
+                 "(%zu characters of data; the text looks cut short)",
                  data);
         return UV_EINVAL;
     }

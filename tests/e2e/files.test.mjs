@@ -7,8 +7,8 @@
 // deterministic: the Bot API emulator holds an earlier send, so the file
 // waits in the queue (seen in /metrics) while it is swapped. Symbolic
 // links, "..", FIFOs and directories are refused at the check.
-// mediaDownload writes under the export root without following a symbolic
-// link on the way, and never waits on a FIFO at the destination.
+// (mediaDownload's destination is tested in telegram.test.mjs, where the
+// archive has stored files.)
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
