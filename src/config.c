@@ -163,9 +163,15 @@ static const opt_t opts[] = {
      "is a whole day there), e.g. Europe/Berlin.",
      "ZONE"},
     {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
-     "DATA_DIR/exports", "The only directory the mediaDownload tool writes into.", "DIR"},
+     "DATA_DIR/exports",
+     "The only directory the mediaDownload tool writes into (no symbolic link under it is "
+     "followed).",
+     "DIR"},
     {"upload_root", "PARLEY_UPLOAD_ROOT", OPT_STR, OFF(upload_root), SZ(upload_root), 0, 0,
-     "DATA_DIR/uploads", "The only directory messagesSendFile reads files from.", "DIR"},
+     "DATA_DIR/uploads",
+     "The only directory messagesSendFile reads files from (no symbolic link under it is "
+     "followed; the root itself may be one).",
+     "DIR"},
     {"telegram_bot_token", "TELEGRAM_BOT_TOKEN", OPT_STR, OFF(telegram_bot_token),
      SZ(telegram_bot_token), 0, 0, "(none)",
      "Telegram bot token: serve syncs the bot's chats in real time and can send. Secret: never "

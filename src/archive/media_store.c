@@ -224,8 +224,8 @@ bool media_store_rel_ok(const char *sha256, const char *rel)
     return strcmp(rel, want) == 0;
 }
 
-int media_store_get(const char *root, const char *sha256, const char *dst, uint64_t *size,
-                    char *err, size_t errcap)
+int media_store_get_fd(const char *root, const char *sha256, int out, const char *outname,
+                       uint64_t *size, char *err, size_t errcap)
 {
     char rel[MEDIA_STORE_REL_MAX], src[4300];
     snprintf(rel, sizeof rel, "%.2s/%s", sha256, sha256);
@@ -234,24 +234,24 @@ int media_store_get(const char *root, const char *sha256, const char *dst, uint6
         return -EINVAL;
     }
     snprintf(src, sizeof src, "%s/%s", root, rel);
-    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (in < 0) {
         int rc = -errno;
         snprintf(err, errcap, "stored file %s: %s", rel, strerror(-rc));
-        return rc;
-    }
-    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (out < 0) {
-        int rc = -errno;
-        snprintf(err, errcap, "%s: %s", dst, strerror(-rc));
-        close(in);
         return rc;
     }
     uint64_t total = 0;
     char hex[65];
     char where[4300];
     snprintf(where, sizeof where, "stored file %s", rel);
-    int rc = copy_hashing(in, out, where, dst, hex, &total, err, errcap);
+    struct stat st;
+    int rc = 0;
+    if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        snprintf(err, errcap, "%s is not a regular file; it is not served", where);
+        goto done;
+    }
+    rc = copy_hashing(in, out, where, outname, hex, &total, err, errcap);
     if (rc != 0)
         goto done;
     if (strcmp(hex, sha256) != 0) {
@@ -262,9 +262,22 @@ int media_store_get(const char *root, const char *sha256, const char *dst, uint6
     }
     *size = total;
 done:
+    close(in);
+    return rc;
+}
+
+int media_store_get(const char *root, const char *sha256, const char *dst, uint64_t *size,
+                    char *err, size_t errcap)
+{
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (out < 0) {
+        int rc = -errno;
+        snprintf(err, errcap, "%s: %s", dst, strerror(-rc));
+        return rc;
+    }
+    int rc = media_store_get_fd(root, sha256, out, dst, size, err, errcap);
     close(out);
     if (rc != 0)
         unlink(dst);
-    close(in);
     return rc;
 }

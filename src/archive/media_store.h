@@ -51,4 +51,10 @@ __attribute__((warn_unused_result)) bool media_store_rel_ok(const char *sha256, 
 int media_store_get(const char *root, const char *sha256, const char *dst, uint64_t *size,
                     char *err, size_t errcap);
 
+/* Like media_store_get into out, a descriptor open for writing (outname:
+ * its name in messages). The caller removes what was written on an
+ * error. Blocking: on the thread pool. */
+int media_store_get_fd(const char *root, const char *sha256, int out, const char *outname,
+                       uint64_t *size, char *err, size_t errcap);
+
 #endif

@@ -81,8 +81,127 @@ static void op_end(uploads_op_t *op, int status, const char *json, const char *e
 
 /* ---- names and types ------------------------------------------------------- */
 
+/* Length of the UTF-8 sequence at s and its code point, or 0 (jansson
+ * hands over valid UTF-8; anything else is refused as not text). */
+static size_t utf8_next(const unsigned char *s, uint32_t *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    size_t n = (s[0] & 0xe0) == 0xc0   ? 2
+               : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
+    if (n == 0)
+        return 0;
+    uint32_t v = s[0] & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3f);
+    }
+    *cp = v;
+    return n;
+}
+
+/* What makes cp unfit for a file name shown to people, or NULL: control
+ * characters (C0, DEL, C1) and the bidirectional controls that reorder
+ * what is shown ("cod.exe" shown as "exe.doc"). */
+static const char *name_char_problem(uint32_t cp)
+{
+    if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+        return "a control character";
+    if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+        (cp >= 0x2066 && cp <= 0x2069))
+        return "a bidirectional control character (it changes how the name is shown)";
+    return NULL;
+}
+
+/* True when a file name given by the caller may be stored; else false
+ * with why (for the model). */
+static bool name_ok(const char *name, char *why, size_t cap)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p;) {
+        uint32_t cp;
+        size_t n = utf8_next(p, &cp);
+        if (n == 0) {
+            snprintf(why, cap, "fileName: not valid UTF-8 text");
+            return false;
+        }
+        const char *bad = name_char_problem(cp);
+        if (bad != NULL) {
+            snprintf(why, cap, "fileName: character %zu is %s (U+%04X); give a plain name",
+                     (size_t)(p - (const unsigned char *)name), bad, (unsigned)cp);
+            return false;
+        }
+        p += n;
+    }
+    return true;
+}
+
+/* A token character of RFC 2045 (a media type's type, subtype, parameter
+ * name or unquoted value). */
+static bool mime_tchar(unsigned char c)
+{
+    return c > 0x20 && c < 0x7f && strchr("()<>@,;:\\\"/[]?=", c) == NULL;
+}
+
+/* True when s is a media type: type "/" subtype, then parameters
+ * (; name=value, value a token or a quoted string), ASCII without control
+ * characters, shorter than cap. */
+static bool mime_ok(const char *s, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (strlen(s) >= cap)
+        return false;
+    size_t n = 0;
+    while (mime_tchar(p[n]))
+        n++;
+    if (n == 0 || p[n] != '/')
+        return false;
+    p += n + 1;
+    for (n = 0; mime_tchar(p[n]); n++)
+        ;
+    if (n == 0)
+        return false;
+    p += n;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            return true;
+        if (*p++ != ';')
+            return false;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        for (n = 0; mime_tchar(p[n]); n++)
+            ;
+        if (n == 0 || p[n] != '=')
+            return false;
+        p += n + 1;
+        if (*p == '"') {
+            for (p++; *p != '"'; p++) {
+                if (*p == '\\' && p[1] >= 0x20 && p[1] < 0x7f)
+                    p++;
+                else if (*p < 0x20 || *p >= 0x7f)
+                    return false; /* the end, a control character, non-ASCII */
+            }
+            p++;
+        } else {
+            for (n = 0; mime_tchar(p[n]); n++)
+                ;
+            if (n == 0)
+                return false;
+            p += n;
+        }
+    }
+}
+
 /* A file name safe to store and send: the last path component, without
- * control characters or separators, at most UPLOADS_NAME_MAX bytes. */
+ * control or bidirectional control characters (each becomes '_'), ':',
+ * '"' or separators, at most UPLOADS_NAME_MAX bytes, whole UTF-8
+ * sequences. */
 static void sanitize_name(const char *in, char *out, size_t cap)
 {
     const char *base = in;
@@ -90,8 +209,23 @@ static void sanitize_name(const char *in, char *out, size_t cap)
         if (*p == '/' || *p == '\\')
             base = p + 1;
     size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)base; *p && n + 1 < cap; p++)
-        out[n++] = (*p < 0x20 || *p == 0x7f || *p == ':' || *p == '"') ? '_' : (char)*p;
+    for (const unsigned char *p = (const unsigned char *)base; *p;) {
+        uint32_t cp;
+        size_t len = utf8_next(p, &cp);
+        bool bad = len == 0 || name_char_problem(cp) != NULL || cp == ':' || cp == '"';
+        if (bad) {
+            if (n + 2 > cap)
+                break;
+            out[n++] = '_';
+            p += len ? len : 1;
+            continue;
+        }
+        if (n + len + 1 > cap)
+            break;
+        memcpy(out + n, p, len);
+        n += len;
+        p += len;
+    }
     out[n] = '\0';
     while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '.'))
         out[--n] = '\0';
@@ -156,7 +290,40 @@ static int decode_to_tmp(uploads_op_t *op)
                      i);
             return UV_EINVAL;
         }
+        if (ch != '=' && k > 0 && clean[k - 1] == '=') {
+            free(clean);
+            snprintf(op->err, sizeof op->err,
+                     "base64: character %zu follows '=' padding; '=' may only end the data", i);
+            return UV_EINVAL;
+        }
         clean[k++] = ch;
+    }
+    /* Strict: "=" ends the data, at most two of them, only to fill the last
+     * group of four; a lone character in the last group is no byte. */
+    size_t data = k;
+    while (data > 0 && clean[data - 1] == '=')
+        data--;
+    size_t given_pad = k - data;
+    if (data == 0) {
+        free(clean);
+        snprintf(op->err, sizeof op->err, "base64: no data (give the file's bytes in base64)");
+        return UV_EINVAL;
+    }
+    if (data % 4 == 1) {
+        free(clean);
+        snprintf(op->err, sizeof op->err,
+                 "base64: the data ends in a group of one character, which is no whole byte "
+                 "(%zu characters of data; the text looks cut short)",
+                 data);
+        return UV_EINVAL;
+    }
+    if (given_pad > 0 && (given_pad > 2 || k % 4 != 0)) {
+        free(clean);
+        snprintf(op->err, sizeof op->err,
+                 "base64: the '=' padding does not fit (%zu '=' after %zu characters of data); "
+                 "give standard base64",
+                 given_pad, data);
+        return UV_EINVAL;
     }
     while (k % 4 != 0) /* unpadded input */
         clean[k++] = '=';
@@ -362,9 +529,32 @@ int uploads_put(uploads_t *u, const char *source, bool is_url, const char *file_
             return UV_EINVAL;
         }
         size_t ml = strcspn(source + 5, ";,");
-        if (ml > 0 && ml < sizeof op->mime)
-            snprintf(op->mime, sizeof op->mime, "%.*s", (int)ml, source + 5);
+        if (ml > 0) {
+            char m[sizeof op->mime];
+            snprintf(m, sizeof m, "%.*s", (int)(ml < sizeof m ? ml : sizeof m - 1), source + 5);
+            if (ml >= sizeof m || !mime_ok(m, sizeof m)) {
+                free(op);
+                snprintf(err, errcap,
+                         "base64: the data: URL's media type is not type/subtype (e.g. "
+                         "data:image/png;base64,...)");
+                return UV_EINVAL;
+            }
+            snprintf(op->mime, sizeof op->mime, "%s", m);
+        }
         payload = comma + 1;
+    }
+    if (mime_type && mime_type[0] && !mime_ok(mime_type, sizeof op->mime)) {
+        free(op);
+        snprintf(err, errcap,
+                 "mimeType: not a media type; give type/subtype with optional parameters "
+                 "(e.g. \"application/pdf\" or \"text/plain; charset=utf-8\"), ASCII without "
+                 "control characters, at most %zu bytes",
+                 sizeof op->mime - 1);
+        return UV_EINVAL;
+    }
+    if (file_name && file_name[0] && !name_ok(file_name, err, errcap)) {
+        free(op);
+        return UV_EINVAL;
     }
     op->src = strdup(payload);
     if (op->src == NULL) {

@@ -19,8 +19,6 @@
 
 #define NET_TAG       "net"
 #define NET_MAX_SOCKS 4096
-/* Largest upload held in memory while it is sent. */
-#define NET_UPLOAD_MAX (64u << 20)
 
 typedef struct sock_s {
     uv_poll_t poll;
@@ -262,12 +260,22 @@ static void file_write_next(net_req_t *r)
     }
 }
 
+/* True when r's current response is a redirect that is followed. */
+static bool is_redirect(net_req_t *r)
+{
+    long code = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    return code == 301 || code == 302 || code == 303 || code == 307 || code == 308;
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *userp)
 {
     net_req_t *r = userp;
     size_t len = size * n;
     if (r->result != 0)
         return 0; /* the file could not be written: abort */
+    if (r->untrusted && is_redirect(r))
+        return len; /* a redirect's body: followed, never kept */
     uint64_t cap = r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES;
     if (r->bytes + len > cap) {
         snprintf(r->error, sizeof r->error, "response larger than %llu bytes",
@@ -313,14 +321,14 @@ static void upload_read_done(uv_fs_t *req)
     c->open_handles--;
     r->reading = false;
     if (n < 0 && r->result == 0) {
-        snprintf(r->error, sizeof r->error, "reading %s: %s", r->upload_path, uv_strerror((int)n));
+        snprintf(r->error, sizeof r->error, "reading the upload: %s", uv_strerror((int)n));
         r->result = (int)n;
     }
     if (n > 0)
         r->upload_off += (uint64_t)n;
     if (r->result != 0 || n == 0 || r->upload_off >= r->upload_size) {
         if (r->result == 0 && r->upload_off < r->upload_size) {
-            snprintf(r->error, sizeof r->error, "%s shrank while it was read", r->upload_path);
+            snprintf(r->error, sizeof r->error, "the upload shrank while it was read");
             r->result = UV_EIO;
         }
         if (r->result != 0) {
@@ -346,24 +354,19 @@ static void upload_read_done(uv_fs_t *req)
     maybe_closed(c);
 }
 
-/* Opens the upload (bounded: at most NET_UPLOAD_MAX bytes are held) and
- * starts reading it. Returns 0 or a negative code. */
+/* Checks the upload's descriptor (bounded: at most NET_UPLOAD_MAX bytes
+ * are held) and starts reading it. fstat on a descriptor does not wait on
+ * anything; the descriptor is never reopened. Returns 0 or a negative
+ * code. */
 static int upload_prepare(net_req_t *r)
 {
-    r->upload_fd = open(r->upload_path, O_RDONLY | O_CLOEXEC);
-    if (r->upload_fd < 0) {
-        int err = errno;
-        snprintf(r->error, sizeof r->error, "%s: %s", r->upload_path, strerror(err));
-        return -err;
-    }
     struct stat st;
-    if (fstat(r->upload_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(r->error, sizeof r->error, "%s: not a regular file", r->upload_path);
+    if (r->upload_fd < 0 || fstat(r->upload_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(r->error, sizeof r->error, "the upload is not an open regular file");
         return UV_EINVAL;
     }
     if ((uint64_t)st.st_size > NET_UPLOAD_MAX) {
-        snprintf(r->error, sizeof r->error, "%s: larger than %u bytes", r->upload_path,
-                 NET_UPLOAD_MAX);
+        snprintf(r->error, sizeof r->error, "the upload is larger than %u bytes", NET_UPLOAD_MAX);
         return UV_E2BIG;
     }
     r->upload_size = (uint64_t)st.st_size;
@@ -398,12 +401,7 @@ static void upload_start_transfer(net_req_t *r)
     }
     curl_mimepart *p = curl_mime_addpart(r->mime);
     curl_mime_name(p, r->upload_field ? r->upload_field : "file");
-    const char *name = r->upload_name;
-    if (name == NULL) {
-        name = strrchr(r->upload_path, '/');
-        name = name ? name + 1 : r->upload_path;
-    }
-    curl_mime_filename(p, name);
+    curl_mime_filename(p, r->upload_name ? r->upload_name : "file");
     curl_mime_data(p, r->rchunk, (size_t)r->upload_size);
     curl_easy_setopt(r->easy, CURLOPT_MIMEPOST, r->mime);
     if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
@@ -465,17 +463,97 @@ static void req_finish(net_req_t *r)
     }
     free(r->rchunk);
     r->rchunk = NULL;
+    free(r->redirect_url);
+    r->redirect_url = NULL;
     headers_free(r);
     buf_free(&r->pending);
     r->cb(r, r->result);
     maybe_closed(c);
 }
 
-/* A transfer ended: flush the file, then call back. */
+/* The origin (scheme://host:port) of url in out, or "" when it has none. */
+static void origin_of(const char *url, char *out, size_t cap)
+{
+    out[0] = '\0';
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL;
+    if (u != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+        curl_url_get(u, CURLUPART_HOST, &host, 0);
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+        if (scheme && host && port)
+            snprintf(out, cap, "%s://%s:%s", scheme, host, port);
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+}
+
+/* An untrusted request got a redirect to follow: checks the next URL as
+ * the first was checked (addr_policy_url_ok; its address is checked when it
+ * connects) and starts the next hop on the same handle. Returns true when
+ * the request goes on, false (with r->result and r->error) when it ends. */
+static bool redirect_follow(net_req_t *r)
+{
+    net_client_t *c = r->client;
+    char *next = NULL;
+    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &next);
+    if (next == NULL)
+        return false; /* no Location: the answer is the 3xx itself */
+    if (r->redirects >= NET_MAX_REDIRECTS) {
+        snprintf(r->error, sizeof r->error, "more than %d redirects", NET_MAX_REDIRECTS);
+        r->result = UV_EIO;
+        return false;
+    }
+    char why[200];
+    if (!addr_policy_url_ok(&c->policy, next, why, sizeof why)) {
+        snprintf(r->error, sizeof r->error, "redirect refused: %s", why);
+        r->result = UV_EACCES;
+        return false;
+    }
+    char *url = strdup(next);
+    if (url == NULL) {
+        r->result = UV_ENOMEM;
+        return false;
+    }
+    char from[300], to[300];
+    origin_of(r->redirect_url ? r->redirect_url : r->url, from, sizeof from);
+    origin_of(url, to, sizeof to);
+    free(r->redirect_url);
+    r->redirect_url = url;
+    r->redirects++;
+    if (strcmp(from, to) != 0 || from[0] == '\0') {
+        /* Another origin: the caller's headers (a token, say) stay behind. */
+        curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, NULL);
+        headers_free(r);
+    }
+    long code = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 303 || ((code == 301 || code == 302) && (r->body || r->method))) {
+        /* As browsers and libcurl do: the next hop is a GET. */
+        curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, NULL);
+        curl_easy_setopt(r->easy, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(r->easy, CURLOPT_URL, url);
+    if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
+        snprintf(r->error, sizeof r->error, "cannot follow the redirect");
+        r->result = UV_EIO;
+        return false;
+    }
+    return true;
+}
+
+/* A transfer ended: follow a redirect, or flush the file, then call back. */
 static void transfer_done(net_req_t *r, CURLcode rc)
 {
     net_client_t *c = r->client;
     curl_multi_remove_handle(c->multi, r->easy);
+    if (rc == CURLE_OK && r->result == 0 && r->untrusted && c->state == NET_ACTIVE &&
+        is_redirect(r)) {
+        if (redirect_follow(r))
+            return;
+    }
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http_status);
     struct curl_header *h;
     r->captured[0] = '\0';
@@ -507,7 +585,7 @@ static void check_done(net_client_t *c)
     }
 }
 
-int net_request(net_client_t *c, net_req_t *r)
+static int request_start(net_client_t *c, net_req_t *r)
 {
     if (c->state != NET_ACTIVE)
         return UV_ECANCELED;
@@ -521,8 +599,11 @@ int net_request(net_client_t *c, net_req_t *r)
     r->paused = false;
     r->writing = NULL;
     r->mime = NULL;
-    r->upload_fd = -1;
+    if (!r->upload)
+        r->upload_fd = -1;
     r->rchunk = NULL;
+    r->redirects = 0;
+    r->redirect_url = NULL;
     r->reading = false;
     r->upload_off = 0;
     buf_init(&r->body_buf, r->max_bytes ? r->max_bytes : NET_DEFAULT_MAX_BYTES);
@@ -569,10 +650,9 @@ int net_request(net_client_t *c, net_req_t *r)
     curl_easy_setopt(e, CURLOPT_USERAGENT, "parley/" PARLEY_VERSION);
     if (r->untrusted) {
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, c->policy.allow_http ? "http,https" : "https");
-        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR,
-                         c->policy.allow_http ? "http,https" : "https");
-        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)NET_MAX_REDIRECTS);
+        /* Redirects are followed by redirect_follow, which checks each
+         * hop's URL as the first was (libcurl's own following would not). */
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     } else {
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     }
@@ -602,7 +682,7 @@ int net_request(net_client_t *c, net_req_t *r)
     }
     if (r->headers)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    if (r->upload_path) {
+    if (r->upload) {
         int urc = upload_prepare(r);
         if (urc != 0) {
             curl_easy_cleanup(e);
@@ -628,7 +708,7 @@ int net_request(net_client_t *c, net_req_t *r)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
     r->state = NET_REQ_RUNNING;
     queue_push_tail(&c->reqs, &r->node);
-    if (r->upload_path)
+    if (r->upload)
         return 0; /* the handle is added once the file is read */
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         queue_remove(&r->node);
@@ -640,6 +720,16 @@ int net_request(net_client_t *c, net_req_t *r)
         return UV_EIO;
     }
     return 0;
+}
+
+int net_request(net_client_t *c, net_req_t *r)
+{
+    int rc = request_start(c, r);
+    if (rc != 0 && r->upload && r->upload_fd >= 0) {
+        close(r->upload_fd); /* the request owned it */
+        r->upload_fd = -1;
+    }
+    return rc;
 }
 
 void net_request_cancel(net_req_t *r)

@@ -3,10 +3,10 @@
  * with a uv_timer; parley opens and closes the sockets itself (so a
  * socket is closed only after its poll handle), which is also where the
  * address policy checks the address actually connected to for untrusted
- * requests. DNS is asynchronous (the client refuses to start if libcurl
- * lacks it). Connections are capped in total and per host; requests have
- * connect and total timeouts and a size cap; a body can stream to a file
- * through the thread pool, pausing the transfer while the disk catches up. */
+ * requests (and where each redirect's URL is checked again). DNS is asynchronous (the client
+ * refuses to start if libcurl lacks it). Connections are capped in total and per host; requests
+ * have connect and total timeouts and a size cap; a body can stream to a file through the thread
+ * pool, pausing the transfer while the disk catches up. */
 #ifndef PARLEY_NET_HTTP_CLIENT_H
 #define PARLEY_NET_HTTP_CLIENT_H
 
@@ -24,7 +24,14 @@
 #define NET_DEFAULT_CONNECT_MS      10000
 #define NET_DEFAULT_TIMEOUT_MS      60000
 #define NET_DEFAULT_MAX_BYTES       (64u << 20)
-#define NET_MAX_REDIRECTS           3
+/* Redirects followed for untrusted requests. Each hop's URL passes the
+ * same check as the first (addr_policy_url_ok) before it is fetched, and
+ * its address the same check when it connects; the body of a redirect is
+ * discarded; extra_headers are not sent to another origin (scheme, host,
+ * port). Trusted requests do not follow redirects. */
+#define NET_MAX_REDIRECTS 3
+/* Largest upload held in memory while it is sent. */
+#define NET_UPLOAD_MAX (64u << 20)
 /* File downloads: bytes buffered before the transfer pauses. */
 #define NET_FILE_BUFFER (1u << 20)
 
@@ -65,14 +72,20 @@ struct net_req_s {
     const char *capture_header;
     bool untrusted; /* the URL came from a tool or upstream content */
     /* multipart/form-data instead of body: fields as name, value pairs
-     * (NULL-terminated), and a file (at most 64 MiB) read through the
-     * thread pool before the transfer starts. */
+     * (NULL-terminated), and a file (at most NET_UPLOAD_MAX bytes) read
+     * through the thread pool from upload_fd, from offset 0, before the
+     * transfer starts. The file is never named by a path here: the caller
+     * opened it (and checked it) once; the descriptor is what is sent.
+     * Ownership: when upload is set, the request owns upload_fd from the
+     * call of net_request on: it is closed when the request ends, and by
+     * net_request itself when that fails. */
     const char *const *form;
+    bool upload;
+    int upload_fd;
     const char *upload_field; /* e.g. "document" */
-    const char *upload_path;
-    const char *upload_name; /* file name sent (NULL: the path's) */
-    const char *to_file;     /* stream the response body here (else memory) */
-    uint64_t max_bytes;      /* 0: NET_DEFAULT_MAX_BYTES */
+    const char *upload_name;  /* the file name sent (NULL: "file") */
+    const char *to_file;      /* stream the response body here (else memory) */
+    uint64_t max_bytes;       /* 0: NET_DEFAULT_MAX_BYTES */
     /* 0: the client's total timeout applies. Else no total timeout: the
      * transfer fails (UV_ETIMEDOUT) once no byte arrived for stall_ms (at
      * least a second; time paused for the disk does not count). For large
@@ -104,11 +117,12 @@ struct net_req_s {
     bool paused;
     int result;
     curl_mime *mime;
-    int upload_fd;
     uint64_t upload_size, upload_off;
     uv_fs_t rreq;
     char *rchunk; /* the upload, read through the thread pool before sending */
     bool reading;
+    int redirects;      /* hops followed (untrusted requests) */
+    char *redirect_url; /* the URL of the current hop after a redirect */
 };
 
 /* Creates a client. policy (copied) applies to untrusted requests. Returns

@@ -58,11 +58,13 @@ typedef struct connector_ops_s {
      * {"id"}, "date", ...}. topic, reply_to: 0 for none. */
     int (*send_text)(void *impl, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
                      connector_cb cb, void *data);
-    /* path: a regular file the caller checked; caption, filename: NULL for
+    /* fd: an open regular file the caller opened and checked (never a path:
+     * what was checked is what is sent), read from offset 0. The connector
+     * owns fd from the call on and closes it, also when the verb returns an
+     * error. filename: the name sent (NULL: "file"); caption: NULL for
      * none; topic, reply_to: 0 for none. */
-    int (*send_file)(void *impl, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, int64_t reply_to, connector_cb cb,
-                     void *data);
+    int (*send_file)(void *impl, int64_t chat, int fd, const char *caption, const char *filename,
+                     int64_t topic, int64_t reply_to, connector_cb cb, void *data);
     /* {"chat", "memberCount", "administrators"} as asked by parts (a chat
      * without a member count answers without it); a part that failed ends
      * the call with what was gathered and "failed": {"part", "error"}. */

@@ -610,7 +610,8 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         b->nsends--;
         s->cb(s->data, UV_ECANCELED, NULL, "the daemon is stopping");
         free(s->body);
-        free(s->path);
+        if (s->fd >= 0)
+            close(s->fd);
         free(s->caption);
         free(s->filename);
         free(s);

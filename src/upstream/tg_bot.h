@@ -91,12 +91,14 @@ tg_media_t *tg_bot_media(const tg_bot_t *b);
 int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,
                         int64_t reply_to, tg_bot_send_cb cb, void *data);
 
-/* Queues sendDocument of a local file (the caller checked the path),
- * paced like messages. caption, filename: NULL for none; topic, reply_to:
- * 0 for none. */
-int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, int64_t reply_to, tg_bot_send_cb cb,
-                     void *data);
+/* Queues sendDocument of the open regular file fd (opened and checked by
+ * the caller; read from offset 0 when its turn comes), paced like
+ * messages. fd is the queue's from the call on: closed once sent or
+ * failed, and by this function when it returns an error. filename: the
+ * name sent (NULL: "file"); caption: NULL for none; topic, reply_to: 0 for
+ * none. */
+int tg_bot_send_file(tg_bot_t *b, int64_t chat, int fd, const char *caption, const char *filename,
+                     int64_t topic, int64_t reply_to, tg_bot_send_cb cb, void *data);
 
 /* Calls Bot API method with a JSON body (not paced; for administration).
  * cb gets the method's "result" as JSON text. Returns 0 or UV_ENOMEM. */

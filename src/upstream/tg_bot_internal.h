@@ -23,8 +23,10 @@ typedef enum {
 typedef struct send_s {
     queue_node_t node;
     int64_t chat;
-    char *body;                      /* the sendMessage JSON, or NULL for a file */
-    char *path, *caption, *filename; /* sendDocument */
+    char *body;               /* the sendMessage JSON, or NULL for a file */
+    bool file;                /* sendDocument, else sendMessage */
+    int fd;                   /* sendDocument: the file (owned), or -1 */
+    char *caption, *filename; /* sendDocument */
     char chat_buf[24], topic_buf[24];
     char reply_buf[48]; /* reply_parameters JSON, or "" */
     const char *form[10];

@@ -72,11 +72,10 @@ static int tc_send_text(void *impl, int64_t chat, const char *text, int64_t topi
                                data);
 }
 
-static int tc_send_file(void *impl, int64_t chat, const char *path, const char *caption,
-                        const char *filename, int64_t topic, int64_t reply_to, connector_cb cb,
-                        void *data)
+static int tc_send_file(void *impl, int64_t chat, int fd, const char *caption, const char *filename,
+                        int64_t topic, int64_t reply_to, connector_cb cb, void *data)
 {
-    return tg_bot_send_file(((tg_connector_t *)impl)->bot, chat, path, caption, filename, topic,
+    return tg_bot_send_file(((tg_connector_t *)impl)->bot, chat, fd, caption, filename, topic,
                             reply_to, cb, data);
 }
 

@@ -24,7 +24,8 @@ static void send_finish(tg_bot_t *b, int status, const char *json, const char *e
     b->sending = NULL;
     s->cb(s->data, status, json, error);
     free(s->body);
-    free(s->path);
+    if (s->fd >= 0)
+        close(s->fd);
     free(s->caption);
     free(s->filename);
     free(s);
@@ -125,9 +126,9 @@ static void send_next(tg_bot_t *b)
     snprintf(key, sizeof key, "%lld", (long long)pick->chat);
     json_object_set_new(b->last_by_chat, key, json_integer((json_int_t)now));
     memset(&b->sreq, 0, sizeof b->sreq);
-    tg_bot__set_url(b, b->surl, sizeof b->surl, pick->path ? "sendDocument" : "sendMessage");
+    tg_bot__set_url(b, b->surl, sizeof b->surl, pick->file ? "sendDocument" : "sendMessage");
     b->sreq.url = b->surl;
-    if (pick->path) {
+    if (pick->file) {
         int k = 0;
         snprintf(pick->chat_buf, sizeof pick->chat_buf, "%lld", (long long)pick->chat);
         pick->form[k++] = "chat_id";
@@ -147,7 +148,9 @@ static void send_next(tg_bot_t *b)
         pick->form[k] = NULL;
         b->sreq.form = pick->form;
         b->sreq.upload_field = "document";
-        b->sreq.upload_path = pick->path;
+        b->sreq.upload = true;
+        b->sreq.upload_fd = pick->fd;
+        pick->fd = -1; /* the request's now */
         b->sreq.upload_name = pick->filename;
     } else {
         b->sreq.body = pick->body;
@@ -183,6 +186,7 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
         return UV_ENOMEM;
     }
     s->chat = chat;
+    s->fd = -1;
     s->body = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     s->cb = cb;
@@ -193,20 +197,20 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
     return 0;
 }
 
-int tg_bot_send_file(tg_bot_t *b, int64_t chat, const char *path, const char *caption,
-                     const char *filename, int64_t topic, int64_t reply_to, tg_bot_send_cb cb,
-                     void *data)
+int tg_bot_send_file(tg_bot_t *b, int64_t chat, int fd, const char *caption, const char *filename,
+                     int64_t topic, int64_t reply_to, tg_bot_send_cb cb, void *data)
 {
-    if (b->state == BOT_CLOSING)
-        return UV_ECANCELED;
-    if (b->nsends >= TG_BOT_SEND_QUEUE_MAX)
-        return UV_EBUSY;
-    send_t *s = calloc(1, sizeof *s);
-    if (s == NULL || (s->path = strdup(path)) == NULL) {
-        free(s);
-        return UV_ENOMEM;
+    send_t *s = NULL;
+    if (b->state == BOT_CLOSING || b->nsends >= TG_BOT_SEND_QUEUE_MAX ||
+        (s = calloc(1, sizeof *s)) == NULL) {
+        close(fd); /* ours from the call on */
+        return b->state == BOT_CLOSING              ? UV_ECANCELED
+               : b->nsends >= TG_BOT_SEND_QUEUE_MAX ? UV_EBUSY
+                                                    : UV_ENOMEM;
     }
     s->chat = chat;
+    s->file = true;
+    s->fd = fd;
     s->caption = caption ? strdup(caption) : NULL;
     s->filename = filename ? strdup(filename) : NULL;
     if (topic)

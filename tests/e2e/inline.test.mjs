@@ -30,6 +30,7 @@ function handler(req, res) {
   if (req.url === "/big") return res.end(Buffer.alloc(2 << 20, 7));
   if (req.url === "/slow") { res.writeHead(200); res.write("%PDF-"); return; } // never ends
   if (req.url === "/redirect-ok") { res.writeHead(302, { location: "/ok.pdf" }); return res.end(); }
+  if (req.url === "/redirect-creds") { res.writeHead(302, { location: `http://user:pw@127.0.0.2:${port}/ok.pdf` }); return res.end(); }
   if (req.url === "/redirect-local") { res.writeHead(302, { location: `http://127.0.0.1:${port}/ok.pdf` }); return res.end(); }
   res.writeHead(500);
   res.end("no");
@@ -193,6 +194,53 @@ test("files_upload: base64 and data: URLs, content-addressed, with a record and 
   assert.match((await call("files_get", { fileId: "nope" })).error, /fileId: no file "nope"/);
 });
 
+test("files_upload: strict base64, a valid media type, a plain file name", async () => {
+  // Padding only ends the data, only to fill the last group of four; a lone
+  // character in the last group is no byte. Unpadded groups stay accepted.
+  for (const [b64, re] of [
+    ["====", /base64: no data/],
+    ["A", /base64: the data ends in a group of one character, which is no whole byte \(1 characters/],
+    ["aGk=aGk", /base64: character 4 follows '=' padding/],
+    ["aGkxY", /base64: the data ends in a group of one character/],
+    ["aGk=A", /base64: character 4 follows '=' padding/],
+    ["=aGk", /base64: character 1 follows '=' padding/],
+    ["aG=", /base64: the '=' padding does not fit/],
+    ["aGk===", /base64: the '=' padding does not fit/],
+    ["data:text/plain;base64,====", /base64: no data/],
+  ]) {
+    const r = await call("files_upload", { base64: b64 });
+    assert.ok(r.error, `${b64} was stored`);
+    assert.match(r.error, re, b64);
+  }
+  const hi = await call("files_upload", { base64: "aGk", fileName: "hi.txt" });
+  assert.deepEqual([hi.size, hi.fileName], [2, "hi.txt"]);
+  // mimeType: type/subtype with parameters, nothing else.
+  for (const m of ["text/plain\r\nX-Injected: 1", "text/plain\n", "text", "/plain", "text/", "text/pl ain", "tëxt/plain",
+    "text/plain; charset", "text/plain; a=\"b", "x".repeat(200) + "/y"]) {
+    const r = await call("files_upload", { base64: "aGk=", mimeType: m });
+    assert.ok(r.error, `${JSON.stringify(m)} was stored`);
+    assert.match(r.error, /mimeType: not a media type; give type\/subtype/, m);
+  }
+  const typed = await call("files_upload", { base64: "aGk=", mimeType: "text/plain; charset=\"utf-8\"" });
+  assert.equal(typed.mimeType, 'text/plain; charset="utf-8"');
+  assert.match((await call("files_upload", { base64: "data:text/pl\u0001ain;base64,aGk=" })).error, /data: URL's media type/);
+  // fileName: no control or bidirectional control character, no NUL.
+  for (const [name, re] of [
+    ["\u202Efdp.exe", /fileName: character 0 is a bidirectional control character \(it changes how the name is shown\) \(U\+202E\)/],
+    ["report\u2066.pdf", /fileName: character 6 is a bidirectional control character.*U\+2066/],
+    ["a\u200Fb", /bidirectional control.*U\+200F/],
+    ["line\nbreak.txt", /fileName: character 4 is a control character \(U\+000A\)/],
+    ["c1\u0085.txt", /control character \(U\+0085\)/],
+    ["a\u0000b", /files_upload: fileName contains a NUL character/],
+  ]) {
+    const r = await call("files_upload", { base64: "aGk=", fileName: name });
+    assert.ok(r.error, `${JSON.stringify(name)} was stored`);
+    assert.match(r.error, re, JSON.stringify(name));
+  }
+  assert.match((await call("files_upload", { base64: "aGk=", mimeType: "text/plain\u0000x" })).error, /mimeType contains a NUL/);
+  assert.equal(psql("SELECT count(*) FROM uploads WHERE file_name ~ '[\\x01-\\x1f\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]' OR mime_type ~ '[\\r\\n]' OR file_name = 'a'"), "0");
+});
+
 test("files_upload from a URL: fetched when allowed, every SSRF case refused", async () => {
   const ok = await call("files_upload", { url: `http://127.0.0.2:${port}/ok.pdf` });
   assert.ok(!ok.error, ok.error);
@@ -203,6 +251,8 @@ test("files_upload from a URL: fetched when allowed, every SSRF case refused", a
     [`http://127.0.0.1:${port}/ok.pdf`, /refused.*loopback/],
     [`http://127.0.0.2:${port}/redirect-local`, /refused.*loopback/],
     [`http://user:secret@127.0.0.2:${port}/ok.pdf`, /refused.*credentials/],
+    // A redirect hop passes the same URL check as the first URL.
+    [`http://127.0.0.2:${port}/redirect-creds`, /url refused: redirect refused: credentials in the URL are not allowed/],
     ["http://10.1.2.3/x", /refused.*private/],
     ["http://192.168.1.1/x", /refused.*private/],
     ["http://169.254.169.254/latest/meta-data", /refused.*link-local/],

@@ -222,6 +222,32 @@ test("media: download under the export root, refused outside it", async () => {
   assert.match((await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "/etc/passwd" })).error, /outside the export root/);
   fs.symlinkSync("/tmp", path.join(work, "data", "exports", "link"));
   assert.match((await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "link/x.pdf" })).error, /outside the export root/);
+  // The copy never writes into what the destination names: a hard link to a
+  // file elsewhere is replaced, not written through; a FIFO or a symbolic
+  // link there is refused without waiting.
+  const exports = path.join(work, "data", "exports");
+  const outside = tmpdir("parley-tg-outside-");
+  fs.writeFileSync(path.join(outside, "victim.txt"), "KEEP");
+  fs.linkSync(path.join(outside, "victim.txt"), path.join(exports, "hard.pdf"));
+  const hard = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "hard.pdf" });
+  assert.equal(hard.bytes, 5, JSON.stringify(hard));
+  assert.equal(fs.readFileSync(path.join(exports, "hard.pdf"), "utf8"), '"bin"');
+  assert.equal(fs.readFileSync(path.join(outside, "victim.txt"), "utf8"), "KEEP");
+  execFileSync("mkfifo", [path.join(exports, "pipe.pdf")]);
+  let t;
+  const stuck = new Promise((_, reject) => { t = setTimeout(() => reject(new Error("mediaDownload into a FIFO got no answer in 30 s")), 30000); });
+  const fifo = await Promise.race([call("mediaDownload", { channelId: F, messageId: 38, outputPath: "pipe.pdf" }), stuck]).finally(() => clearTimeout(t));
+  assert.match(fifo.error, /pipe\.pdf exists and is not a regular file/);
+  fs.symlinkSync(path.join(outside, "victim.txt"), path.join(exports, "sym.pdf"));
+  assert.match((await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "sym.pdf" })).error, /is a symbolic link/);
+  assert.equal(fs.readFileSync(path.join(outside, "victim.txt"), "utf8"), "KEEP");
+  // A directory gets the file's own name; an absolute path inside the root is taken.
+  fs.mkdirSync(path.join(exports, "reports"));
+  const inDir = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: "reports/" });
+  assert.equal(path.dirname(inDir.path), fs.realpathSync(path.join(exports, "reports")), JSON.stringify(inDir));
+  const abs = await call("mediaDownload", { channelId: F, messageId: 38, outputPath: path.join(exports, "reports", "abs.pdf") });
+  assert.equal(fs.readFileSync(abs.path, "utf8"), '"bin"');
+  assert.deepEqual(fs.readdirSync(path.join(exports, "reports")).filter((f) => f.startsWith(".parley")), [], "no temporary file left");
   assert.match((await call("mediaDownload", { channelId: F, messageId: 33 })).error, /not in the media store/);
   assert.match((await call("mediaDownload", { channelId: F, messageId: 30 })).error, /has no file/);
 });

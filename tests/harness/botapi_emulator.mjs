@@ -22,6 +22,10 @@
 //                           its body, Content-Length announced), "truncate" sends half
 //                           the body without Content-Length and ends it cleanly (only
 //                           the size getFile announced shows it). rate 0 stops.
+//   POST /control/holdSends {"chat": -100}  sendMessage to that chat is not answered
+//                           until released (the daemon's send queue waits behind it)
+//   POST /control/releaseSends  answers the held sends, holds no more
+//   GET  /control/heldSends  {"held": n}: sends held now
 //   GET  /control/fileInfo  {file_unique_id: {size, sha256}} of every file generated
 //   GET  /control/expected  the messages the archive must hold: [[chat, id, text], ...]
 //   GET  /control/sent      the messages sent through sendMessage, with times
@@ -39,6 +43,8 @@ const expected = new Map(); // "chat:id" -> text
 const expectedFiles = new Map(); // "chat:id" -> file_unique_id, or "error" (too big)
 const sent = [];
 const calls = []; // administration methods called
+let holdChat = null; // sendMessage to this chat waits for releaseSends
+const heldSends = []; // answers to send on release
 const stats = { getUpdates: 0, faults: 0, sendMessage: 0, getFile: 0, downloads: 0, downloadsServed: 0, fileFaults: {} };
 const nextMessageId = new Map();
 const knownIds = new Map(); // chat id -> message ids generated in it (edits pick one)
@@ -219,6 +225,17 @@ const server = http.createServer((req, res) => {
       fileRate = Number(args.bytesPerSecond ?? 0);
       return reply(res, 200, { fileRate });
     }
+    if (url.pathname === "/control/holdSends") {
+      holdChat = Number(args.chat);
+      return reply(res, 200, { holdChat });
+    }
+    if (url.pathname === "/control/releaseSends") {
+      holdChat = null;
+      const n = heldSends.length;
+      for (const f of heldSends.splice(0)) f();
+      return reply(res, 200, { released: n });
+    }
+    if (url.pathname === "/control/heldSends") return reply(res, 200, { held: heldSends.length });
     if (url.pathname === "/control/faults") {
       faults.push(...(args.faults ?? []));
       return reply(res, 200, { queued: faults.length });
@@ -287,6 +304,7 @@ const server = http.createServer((req, res) => {
       case "getUpdates":
         return getUpdates(req, res, args);
       case "sendMessage":
+        if (holdChat !== null && Number(args.chat_id) === holdChat) return void heldSends.push(() => sendMessage(res, args));
         return sendMessage(res, args);
       case "sendDocument": {
         // multipart/form-data: the fields and the file's name and size.
@@ -301,7 +319,8 @@ const server = http.createServer((req, res) => {
           const data = rest.join("\r\n\r\n").replace(/\r\n$/, "");
           const name = /name="([^"]+)"/.exec(head)?.[1];
           const filename = /filename="([^"]+)"/.exec(head)?.[1];
-          if (filename) file = { name: filename, size: Buffer.byteLength(data, "latin1"), head: data.slice(0, 16) };
+          if (filename) file = { name: filename, size: Buffer.byteLength(data, "latin1"), head: data.slice(0, 16),
+                                 sha256: crypto.createHash("sha256").update(Buffer.from(data, "latin1")).digest("hex") };
           else if (name) fields[name] = data;
         }
         if (!file) return apiError(res, 400, "Bad Request: there is no document in the request");

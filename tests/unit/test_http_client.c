@@ -2,9 +2,16 @@
  * for the test (libuv): a body into memory, a large body streamed to a file
  * (the transfer pauses while the disk catches up), status codes, the size
  * cap, a timeout, connection refused, the address policy refusing loopback
- * for untrusted URLs (directly and through a redirect), the allow-list,
+ * for untrusted URLs (directly and through a redirect), every redirect
+ * hop's URL checked as the first (credentials refused), a redirect's body
+ * discarded, the caller's headers kept from another origin, the allow-list,
+ * an upload sent from a descriptor (the file swapped after it was opened
+ * changes nothing; the descriptor is the request's, closed also when the
+ * request cannot start),
  * cancellation, a slow body that outlasts the total timeout (fails) but not
  * a stall limit (completes), and a clean close. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +99,30 @@ static void respond(peer_t *p)
     } else if (strncmp(p->req, "GET /redirect ", 14) == 0) {
         snprintf(head, sizeof head,
                  "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:%d/ok\r\nContent-Length: "
-                 "0\r\n\r\n",
+                 "5\r\n\r\n",
+                 port);
+        send_text(p, head, "MOVED", 5);
+    } else if (strncmp(p->req, "GET /to-creds ", 14) == 0) {
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 302 Found\r\nLocation: http://user:pw@127.0.0.1:%d/ok\r\n"
+                 "Content-Length: 0\r\n\r\n",
                  port);
         send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /to-same ", 13) == 0) {
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 307 Temporary Redirect\r\nLocation: /headers\r\nContent-Length: "
+                 "0\r\n\r\n");
+        send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /to-other ", 14) == 0) {
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 302 Found\r\nLocation: http://localhost:%d/headers\r\n"
+                 "Content-Length: 0\r\n\r\n",
+                 port);
+        send_text(p, head, "", 0);
+    } else if (strncmp(p->req, "GET /headers ", 13) == 0) {
+        size_t n = (size_t)(strstr(p->req, "\r\n\r\n") - p->req);
+        snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", n);
+        send_text(p, head, p->req, n);
     } else if (strncmp(p->req, "GET /to-private ", 16) == 0) {
         snprintf(head, sizeof head,
                  "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.2:%d/ok\r\nContent-Length: "
@@ -294,6 +322,7 @@ static void test_policy(void **state)
     /* Allowed for the test: then a redirect to it is re-checked too. */
     addr_policy_t pol = {.allow_http = true};
     strcpy(pol.allow[pol.nallow++], "127.0.0.1");
+    strcpy(pol.allow[pol.nallow++], "::1"); /* localhost, which may be tried first */
     net_config_t cfg = {0};
     net_client_t *open_client;
     char err[256];
@@ -304,7 +333,32 @@ static void test_policy(void **state)
     run(&k, "/redirect", true, NULL);
     assert_int_equal(k.status, 0);
     assert_int_equal(k.r.http_status, 200);
+    assert_int_equal(k.r.body_buf.len, 5); /* the redirect's own body is not kept */
+    assert_memory_equal(k.r.body_buf.data, "hello", 5);
     net_req_release(&k.r);
+    /* Every hop passes the URL check of the first: a redirect to a URL
+     * with credentials is refused as that URL given directly is. */
+    job_t cr = {0};
+    run(&cr, "/to-creds", true, NULL);
+    assert_int_equal(cr.status, UV_EACCES);
+    assert_non_null(strstr(cr.r.error, "redirect refused: credentials in the URL are not allowed"));
+    assert_null(strstr(cr.r.error, "pw"));
+    net_req_release(&cr.r);
+    /* The caller's headers follow a redirect on the same origin only. */
+    static const char *const secret[] = {"X-Secret: s3cret", NULL};
+    job_t sh = {.r = {.extra_headers = secret}};
+    run(&sh, "/to-same", true, NULL);
+    assert_int_equal(sh.status, 0);
+    assert_int_equal(sh.r.http_status, 200);
+    assert_non_null(memmem(sh.r.body_buf.data, sh.r.body_buf.len, "X-Secret: s3cret", 16));
+    net_req_release(&sh.r);
+    job_t oh = {.r = {.extra_headers = secret}};
+    run(&oh, "/to-other", true, NULL);
+    assert_int_equal(oh.status, 0);
+    assert_int_equal(oh.r.http_status, 200);
+    assert_non_null(memmem(oh.r.body_buf.data, oh.r.body_buf.len, "Host: localhost", 15));
+    assert_null(memmem(oh.r.body_buf.data, oh.r.body_buf.len, "s3cret", 6));
+    net_req_release(&oh.r);
     /* A redirect to an address outside the allow-list is refused when
      * it connects, although the first hop was allowed. */
     job_t x = {0};
@@ -330,6 +384,70 @@ static void test_policy(void **state)
     net_client_close(open_client, on_client_closed, NULL);
     test_run_until(&loop, &client_closed, 5000);
     client = saved;
+}
+
+/* A file with text, opened for reading; its path in path. */
+static int open_text(const char *dir, const char *name, const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static void test_upload_fd(void **state)
+{
+    (void)state;
+    char *dir = test_tmpdir("parley-net-up");
+    char path[256], other[256];
+    int fd = open_text(dir, "doc.txt", "ORIGINAL-CONTENT", path, sizeof path);
+    /* The path now names other bytes: what was opened is what is sent. */
+    int ofd = open_text(dir, "other.txt", "SWAPPED-CONTENT", other, sizeof other);
+    close(ofd);
+    assert_int_equal(rename(other, path), 0);
+    static const char *const form[] = {"chat_id", "42", NULL};
+    job_t u = {.r = {.form = form,
+                     .upload = true,
+                     .upload_fd = fd,
+                     .upload_field = "document",
+                     .upload_name = "report.txt"}};
+    run(&u, "/echo", false, NULL);
+    assert_int_equal(u.status, 0);
+    assert_int_equal(u.r.http_status, 201);
+    const char *b = u.r.body_buf.data;
+    size_t n = u.r.body_buf.len;
+    assert_non_null(memmem(b, n, "ORIGINAL-CONTENT", 16));
+    assert_null(memmem(b, n, "SWAPPED", 7));
+    assert_non_null(memmem(b, n, "filename=\"report.txt\"", 21));
+    assert_non_null(memmem(b, n, "name=\"document\"", 15));
+    /* The request closed the descriptor. */
+    assert_int_equal(fcntl(fd, F_GETFD), -1);
+    assert_int_equal(errno, EBADF);
+    net_req_release(&u.r);
+    /* A request that cannot start closes it too. */
+    int fd2 = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd2 >= 0);
+    job_t refused = {.r = {.url = "http://user:pw@127.0.0.1:1/echo",
+                           .untrusted = true,
+                           .form = form,
+                           .upload = true,
+                           .upload_fd = fd2,
+                           .cb = on_done}};
+    assert_int_equal(net_request(client, &refused.r), UV_EACCES); /* credentials */
+    assert_int_equal(fcntl(fd2, F_GETFD), -1);
+    net_req_release(&refused.r);
+    /* Not a regular file: refused, closed. */
+    int fd3 = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    job_t notreg = {.r = {.form = form, .upload = true, .upload_fd = fd3}};
+    run(&notreg, "/echo", false, NULL);
+    assert_int_equal(notreg.status, UV_EINVAL);
+    assert_int_equal(fcntl(fd3, F_GETFD), -1);
+    net_req_release(&notreg.r);
+    test_rmdir(dir);
 }
 
 static void test_timeout_refused_cancel(void **state)
@@ -381,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_memory_and_status),
         cmocka_unit_test(test_file_and_cap),
         cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_upload_fd),
         cmocka_unit_test(test_timeout_refused_cancel),
         cmocka_unit_test(test_stall_limit),
     };

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "toolsets/telegram/tg_toolset.h"
+#include "util/beneath.h"
 
 #define TG_RESOLVE_FN "parley_tg_resolve_channel"
 /* The Bot API takes uploads of at most 50 MB. */
@@ -83,57 +84,80 @@ void tg_ts_messages_send(mcp_call_t *c)
         tg_ts_then(c, TG_RESOLVE_FN, NULL, send_text, NULL);
 }
 
-/* The file to upload: inside the upload root (relative paths are taken
- * from it), a regular file after symlinks are resolved, at most
- * TG_UPLOAD_MAX. */
-static int resolve_upload(const char *root, const char *path, char *out, size_t cap, char *err,
-                          size_t errcap)
+/* The file to upload is opened once, on the thread pool, under the upload
+ * root (util/beneath.h: relative paths from the root, absolute ones inside
+ * it; no symbolic link followed, ".." refused), fstat-checked to be a
+ * regular file of at most TG_UPLOAD_MAX bytes; the descriptor, not the
+ * path, goes to the connector. A file swapped after this check is never
+ * read, and a FIFO never waited on. */
+typedef struct upload_open_s {
+    mcp_call_t *call;
+    int64_t chat;
+} upload_open_t;
+
+static void upload_opened(void *data, int status, uint64_t size)
 {
-    char rroot[PATH_MAX], want[PATH_MAX * 2], real[PATH_MAX];
-    if (realpath(root, rroot) == NULL) {
-        snprintf(err, errcap, "the upload root %s does not exist; put files to send there", root);
-        return -1;
+    upload_open_t *uo = data;
+    mcp_call_t *c = uo->call;
+    int64_t chat = uo->chat;
+    free(uo);
+    (void)size;
+    tg_toolset_t *ts = tg_ts(c);
+    const char *path = arg_str(c, "filePath");
+    if (status < 0) {
+        /* A missing file and one outside the root get the same answer: the
+         * answer must not tell which files exist elsewhere. */
+        if (status == UV_ENXIO)
+            mcp_call_finish_error(c, "the upload root %s does not exist; put files to send there",
+                                  ts->upload_root);
+        else if (status == UV_EINVAL)
+            mcp_call_finish_error(c, "filePath: %s is not a regular file", path);
+        else if (status == UV_EFBIG)
+            mcp_call_finish_error(c,
+                                  "filePath: %s is larger than 50 MB; the Bot API takes at "
+                                  "most 50 MB",
+                                  path);
+        else if (status == UV_ENOMEM || status == UV_EMFILE || status == UV_ENFILE ||
+                 status == UV_EIO)
+            mcp_call_finish_error(c, "filePath: %s: %s", path, uv_strerror(status));
+        else
+            mcp_call_finish_error(c,
+                                  "filePath: %s is not a file in the upload root %s (give a path "
+                                  "inside it; symbolic links are not followed)",
+                                  path, ts->upload_root);
+        return;
     }
-    if (path[0] == '/')
-        snprintf(want, sizeof want, "%s", path);
-    else
-        snprintf(want, sizeof want, "%s/%s", rroot, path);
-    /* A missing file and one outside the root get the same answer: the
-     * answer must not tell which files exist elsewhere. */
-    size_t rl = strlen(rroot);
-    if (realpath(want, real) == NULL || strncmp(real, rroot, rl) != 0 || real[rl] != '/') {
-        snprintf(err, errcap, "filePath: %s is not a file in the upload root %s", path, rroot);
-        return -1;
+    const char *name = arg_str(c, "filename");
+    if (name == NULL || name[0] == '\0') {
+        name = strrchr(path, '/');
+        name = name ? name + 1 : path;
     }
-    struct stat st;
-    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errcap, "filePath: %s is not a regular file", path);
-        return -1;
-    }
-    if (st.st_size > TG_UPLOAD_MAX) {
-        snprintf(err, errcap, "filePath: %s has %lld bytes; the Bot API takes at most 50 MB", path,
-                 (long long)st.st_size);
-        return -1;
-    }
-    snprintf(out, cap, "%s", real);
-    return 0;
+    /* The connector owns the descriptor from here on. */
+    int rc = ts->conn->ops->send_file(ts->conn->impl, chat, status, arg_str(c, "caption"), name,
+                                      arg_int(c, "topicId"), 0, sent, c);
+    if (rc != 0)
+        tg_ts_connector_failed(c, rc, NULL);
 }
 
 static void send_file(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
     tg_toolset_t *ts = tg_ts(c);
-    char path[PATH_MAX], why[PATH_MAX * 2 + 200];
-    if (resolve_upload(ts->upload_root, arg_str(c, "filePath"), path, sizeof path, why,
-                       sizeof why) != 0) {
-        mcp_call_finish_error(c, "%s", why);
+    upload_open_t *uo = calloc(1, sizeof *uo);
+    if (uo == NULL) {
+        mcp_call_finish_error(c, "out of memory");
         return;
     }
-    int rc =
-        ts->conn->ops->send_file(ts->conn->impl, channel_of(answer), path, arg_str(c, "caption"),
-                                 arg_str(c, "filename"), arg_int(c, "topicId"), 0, sent, c);
-    if (rc != 0)
-        tg_ts_connector_failed(c, rc, NULL);
+    uo->call = c;
+    uo->chat = channel_of(answer);
+    const char *path = arg_str(c, "filePath");
+    int rc = path ? beneath_open_read_async(mcp_call_loop(c), ts->upload_root, path, TG_UPLOAD_MAX,
+                                            upload_opened, uo)
+                  : UV_EINVAL;
+    if (rc != 0) {
+        free(uo);
+        mcp_call_finish_error(c, "filePath: %s", uv_strerror(rc));
+    }
 }
 
 void tg_ts_messages_send_file(mcp_call_t *c)

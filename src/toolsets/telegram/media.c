@@ -1,5 +1,7 @@
 /* media: mediaDownload: copies a message's stored file under the export
- * root (on the thread pool). A file not stored yet is downloaded first by
+ * root (on the thread pool: the destination is resolved there too, walked
+ * from the root without following a symbolic link, and written to a new
+ * file renamed into place). A file not stored yet is downloaded first by
  * a connector that can (with progress), then copied. */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,90 +16,138 @@
 
 #include "archive/media_store.h"
 #include "toolsets/telegram/tg_toolset.h"
+#include "util/beneath.h"
 
 typedef struct {
     uv_work_t work;
     mcp_call_t *call;
-    char root[PATH_MAX]; /* the media store */
+    char root[PATH_MAX];        /* the media store */
+    char export_root[PATH_MAX]; /* where the copy may go */
+    char out[PATH_MAX];         /* outputPath as given, or "" */
+    char name[256];             /* the file's own name, one component */
     char sha256[65];
-    char dst[PATH_MAX];
+    char dst[PATH_MAX * 2]; /* where the copy went, for the answer */
     char mime[128];
     int64_t bytes;
     int status;
-    char error[PATH_MAX + 256];
+    char error[PATH_MAX * 2 + 256];
 } download_t;
 
-/* Resolves the destination inside the export root: relative paths are
- * taken from the root; ".." and paths (or symlinks) that lead elsewhere
- * are refused. */
-static int resolve_output(const char *root, const char *out, const char *name, char *dst,
-                          size_t cap, char *err, size_t errcap)
+/* On the thread pool: the directory the copy goes into, under the export
+ * root (created if missing), walked from the root without following a
+ * symbolic link (util/beneath.h); relative paths are taken from the root,
+ * absolute ones must be inside it; ".." is refused; a path naming a
+ * directory (or ending in '/') gets the file's own name. Returns the
+ * directory's descriptor with the name in last, or -1 with d->error. */
+static int output_dir(download_t *d, char *last, size_t cap)
 {
-    char rroot[PATH_MAX];
-    if (mkdir(root, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errcap, "export root %s: %s", root, strerror(errno));
+    if (mkdir(d->export_root, 0755) != 0 && errno != EEXIST) {
+        snprintf(d->error, sizeof d->error, "export root %s: %s", d->export_root, strerror(errno));
         return -1;
     }
-    if (realpath(root, rroot) == NULL) {
-        snprintf(err, errcap, "export root %s: %s", root, strerror(errno));
-        return -1;
+    const char *out = d->out[0] ? d->out : d->name;
+    size_t n = strlen(out);
+    bool want_dir = n > 0 && out[n - 1] == '/';
+    int dir = beneath_parent(d->export_root, out, last, cap);
+    if (dir == -EISDIR) {
+        /* The root itself. */
+        dir = open(d->export_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+            dir = -errno;
+        else
+            snprintf(last, cap, "%s", d->name);
+        want_dir = false;
     }
-    char want[PATH_MAX * 2];
-    if (out == NULL || out[0] == '\0')
-        snprintf(want, sizeof want, "%s/%s", rroot, name);
-    else if (out[0] == '/')
-        snprintf(want, sizeof want, "%s", out);
-    else
-        snprintf(want, sizeof want, "%s/%s", rroot, out);
-    for (const char *p = want; (p = strstr(p, "..")) != NULL; p += 2) {
-        bool start = p == want || p[-1] == '/';
-        bool end = p[2] == '\0' || p[2] == '/';
-        if (start && end) {
-            snprintf(err, errcap, "outputPath: \"..\" is not allowed; give a path inside %s",
-                     rroot);
-            return -1;
-        }
+    if (dir < 0) {
+        if (dir == -EPERM)
+            snprintf(d->error, sizeof d->error,
+                     "outputPath: \"..\" is not allowed; give a path inside %s", d->export_root);
+        else if (dir == -EXDEV || dir == -ELOOP || dir == -ENOTDIR)
+            snprintf(d->error, sizeof d->error,
+                     "outputPath: %s is outside the export root %s (give a path inside it; "
+                     "symbolic links are not followed)",
+                     out, d->export_root);
+        else if (dir == -ENOENT)
+            snprintf(d->error, sizeof d->error,
+                     "outputPath: a directory of %s does not exist in the export root %s; create "
+                     "it first or give another path",
+                     out, d->export_root);
+        else
+            snprintf(d->error, sizeof d->error, "outputPath: %s: %s", out, strerror(-dir));
+        return -1;
     }
     struct stat st;
-    if (stat(want, &st) == 0 && S_ISDIR(st.st_mode)) {
-        size_t n = strlen(want);
-        snprintf(want + n, sizeof want - n, "/%s", name);
-    }
-    /* The parent must exist and resolve inside the root. */
-    char parent[PATH_MAX * 2];
-    snprintf(parent, sizeof parent, "%s", want);
-    char *slash = strrchr(parent, '/');
-    if (slash == NULL || slash[1] == '\0') {
-        snprintf(err, errcap, "outputPath: give a file name or a directory");
+    bool is_dir = fstatat(dir, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    if (want_dir && !is_dir) {
+        snprintf(d->error, sizeof d->error,
+                 "outputPath: directory %s does not exist in the export root %s", out,
+                 d->export_root);
+        close(dir);
         return -1;
     }
-    *slash = '\0';
-    char rparent[PATH_MAX];
-    if (realpath(parent[0] ? parent : "/", rparent) == NULL) {
-        snprintf(err, errcap, "outputPath: directory %s: %s", parent, strerror(errno));
-        return -1;
+    if (is_dir) {
+        int sub = openat(dir, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int err = errno;
+        close(dir);
+        if (sub < 0) {
+            snprintf(d->error, sizeof d->error, "outputPath: %s: %s", out, strerror(err));
+            return -1;
+        }
+        dir = sub;
+        snprintf(last, cap, "%s", d->name);
     }
-    size_t rl = strlen(rroot);
-    if (strncmp(rparent, rroot, rl) != 0 || (rparent[rl] != '\0' && rparent[rl] != '/')) {
-        snprintf(err, errcap, "outputPath: %s is outside the export root %s", want, rroot);
-        return -1;
-    }
-    if (lstat(want, &st) == 0 && S_ISLNK(st.st_mode)) {
-        snprintf(err, errcap, "outputPath: %s is a symbolic link; choose another name", want);
-        return -1;
-    }
-    if ((size_t)snprintf(dst, cap, "%s/%s", rparent, slash + 1) >= cap) {
-        snprintf(err, errcap, "outputPath: too long");
-        return -1;
-    }
-    return 0;
+    return dir;
 }
 
+/* On the thread pool: the copy is written to a new file beside the
+ * destination (O_CREAT | O_EXCL | O_NOFOLLOW: never through a link, never
+ * into a FIFO), verified, then renamed over the destination name, which
+ * replaces a name and never writes into what it named (a hard link to a
+ * file elsewhere stays untouched). */
 static void download_work(uv_work_t *w)
 {
     download_t *d = w->data;
+    char last[NAME_MAX + 1];
+    d->status = -1;
+    int dir = output_dir(d, last, sizeof last);
+    if (dir < 0)
+        return;
+    char where[PATH_MAX];
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", dir);
+    ssize_t wl = readlink(fdpath, where, sizeof where - 1);
+    where[wl > 0 ? wl : 0] = '\0';
+    snprintf(d->dst, sizeof d->dst, "%s/%s", wl > 0 ? where : d->export_root, last);
+    struct stat st;
+    if (fstatat(dir, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(d->error, sizeof d->error,
+                 S_ISLNK(st.st_mode) ? "outputPath: %s is a symbolic link; choose another name"
+                                     : "outputPath: %s exists and is not a regular file; choose "
+                                       "another name",
+                 d->dst);
+        close(dir);
+        return;
+    }
+    char tmp[96];
+    snprintf(tmp, sizeof tmp, ".parley-download-%d-%lx", (int)getpid(),
+             (unsigned long)(uintptr_t)d);
+    int out = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0) {
+        snprintf(d->error, sizeof d->error, "outputPath: %s: %s", d->dst, strerror(errno));
+        close(dir);
+        return;
+    }
     uint64_t bytes = 0;
-    d->status = media_store_get(d->root, d->sha256, d->dst, &bytes, d->error, sizeof d->error);
+    d->status =
+        media_store_get_fd(d->root, d->sha256, out, d->dst, &bytes, d->error, sizeof d->error);
+    close(out);
+    if (d->status == 0 && renameat(dir, tmp, dir, last) != 0) {
+        d->status = -errno;
+        snprintf(d->error, sizeof d->error, "outputPath: %s: %s", d->dst, strerror(errno));
+    }
+    if (d->status != 0)
+        unlinkat(dir, tmp, 0);
+    close(dir);
     d->bytes = (int64_t)bytes;
 }
 
@@ -182,16 +232,19 @@ static void media_answer(mcp_call_t *c, json_t *m, void *arg)
                  ? json_string_value(json_object_get(m, "mimeType"))
                  : "");
     const char *fname = json_string_value(json_object_get(m, "fileName"));
-    char name[256];
-    snprintf(name, sizeof name, "%s",
-             fname && !strchr(fname, '/') ? fname : strrchr(local, '/') + 1);
-    char why[PATH_MAX * 2 + 256];
+    if (fname == NULL || fname[0] == '\0' || strchr(fname, '/') || strcmp(fname, ".") == 0 ||
+        strcmp(fname, "..") == 0)
+        fname = strrchr(local, '/') ? strrchr(local, '/') + 1 : local;
+    snprintf(d->name, sizeof d->name, "%s", fname);
+    snprintf(d->export_root, sizeof d->export_root, "%s", ts->export_root);
     const char *out = json_string_value(json_object_get(c->args, "outputPath"));
-    if (resolve_output(ts->export_root, out, name, d->dst, sizeof d->dst, why, sizeof why) != 0) {
+    if (out != NULL && strlen(out) >= sizeof d->out) {
         free(d);
-        mcp_call_finish_error(c, "%s", why);
+        mcp_call_finish_error(c, "outputPath: longer than %zu bytes; give a shorter path",
+                              sizeof d->out - 1);
         return;
     }
+    snprintf(d->out, sizeof d->out, "%s", out ? out : "");
     d->work.data = d;
     int rc = uv_queue_work(mcp_call_loop(c), &d->work, download_work, download_after);
     if (rc != 0) {
