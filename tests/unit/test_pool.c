@@ -43,6 +43,18 @@ typedef struct {
     pg_pool_t *pool;
 } fixture_t;
 
+/* A pool of cfg on the shared cluster. */
+static pg_pool_t *pool_of(uv_loop_t *loop, const pg_pool_config_t *cfg)
+{
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, NULL);
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(loop, cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    return p;
+}
+
 static pg_pool_t *make_pool(uv_loop_t *loop, int size, int queue_max, bool read_only,
                             const char *host)
 {
@@ -433,18 +445,13 @@ static void test_statement_timeout(void **state)
     (void)state;
     uv_loop_t loop;
     uv_loop_init(&loop);
-    pg_conninfo_t ci;
-    test_pg_conninfo(&ci, NULL);
     pg_pool_config_t cfg = {.name = "test",
                             .size = 1,
                             .queue_max = 8,
                             .query_timeout_ms = 20000,
                             .connect_timeout_ms = 3000,
                             .statement_timeout_ms = 300};
-    pg_pool_t *p;
-    char err[256];
-    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
-    pg_conninfo_free(&ci);
+    pg_pool_t *p = pool_of(&loop, &cfg);
     result_t r;
     run1(&loop, p, &r, "SELECT pg_sleep(10)", 0, NULL, 0);
     assert_int_equal(r.status, UV_EIO);
@@ -645,18 +652,13 @@ static void test_limited_class(void **state)
     (void)state;
     uv_loop_t loop;
     uv_loop_init(&loop);
-    pg_conninfo_t ci;
-    test_pg_conninfo(&ci, NULL);
     pg_pool_config_t cfg = {.name = "test",
                             .size = 2,
                             .queue_max = 8,
                             .query_timeout_ms = 10000,
                             .connect_timeout_ms = 3000,
                             .limited_max = 1};
-    pg_pool_t *p;
-    char err[256];
-    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
-    pg_conninfo_free(&ci);
+    pg_pool_t *p = pool_of(&loop, &cfg);
     answered = 0;
     ordered_t s1 = {0}, s2 = {0}, other = {0};
     const char *slow = "SELECT pg_sleep(0.5)::text || 'searched'";
