@@ -35,6 +35,15 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             cli->command = CLI_CMD_HELP_CONFIG;
             return 0;
         }
+        if (!only_args && strcmp(a, "--help-tools") == 0) {
+            if (i + 1 >= argc) {
+                snprintf(err, errcap, "--help-tools needs a toolset's name");
+                return UV_EINVAL;
+            }
+            cli->command = CLI_CMD_HELP_TOOLS;
+            cli->args[cli->nargs++] = argv[i + 1];
+            return 0;
+        }
         if (!only_args && (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)) {
             cli->command = CLI_CMD_VERSION;
             return 0;
@@ -223,7 +232,8 @@ void cli_print_help(FILE *out)
             "Options (precedence: flags > environment > config file > defaults):\n"
             "  --config FILE                  config file of 'key = value' lines; env "
             "PARLEY_CONFIG\n"
-            "  --help-config                  print this reference as a Markdown table\n",
+            "  --help-config                  print this reference as a Markdown table\n"
+            "  --help-tools TOOLSET           print a toolset's tools as Markdown\n",
             PARLEY_VERSION);
     config_print_reference(out);
     fprintf(out, "\nWith no database configured parleyd runs a private PostgreSQL cluster in\n"

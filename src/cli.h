@@ -20,6 +20,7 @@ typedef enum {
     CLI_CMD_IMPORT,
     CLI_CMD_HELP,
     CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
+    CLI_CMD_HELP_TOOLS,  /* a toolset's tools as Markdown (its docs page); args[0] names it */
     CLI_CMD_VERSION,
 } cli_command_t;
 

@@ -3,9 +3,12 @@
  * 2 usage error (see cli.h), 3 forced exit on a second signal. */
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "app.h"
 #include "cli.h"
+#include "mcp/reference.h"
+#include "toolsets/toolset.h"
 #include "util/log.h"
 
 int main(int argc, char **argv)
@@ -29,6 +32,15 @@ int main(int argc, char **argv)
     case CLI_CMD_HELP_CONFIG:
         config_print_markdown(stdout);
         return 0;
+    case CLI_CMD_HELP_TOOLS:
+        for (const toolset_t *t = toolsets_table; t->mcp; t++)
+            if (strcmp(t->mcp->name, cli.args[0]) == 0)
+                return mcp_reference_print(stdout, t->mcp) == 0 ? 0 : 1;
+        fprintf(stderr, "parleyd: --help-tools: no toolset '%s' (", cli.args[0]);
+        for (const toolset_t *t = toolsets_table; t->mcp; t++)
+            fprintf(stderr, "%s%s", t == toolsets_table ? "" : ", ", t->mcp->name);
+        fprintf(stderr, ")\n");
+        return CLI_EXIT_USAGE;
     case CLI_CMD_VERSION:
         cli_print_version(stdout);
         return 0;
