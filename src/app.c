@@ -838,11 +838,14 @@ static void chatwise_done(chatwise_import_t *imp, int status)
     }
     log_info(APP_TAG,
              "imported %llu chat%s (%llu new or changed), %llu messages (%llu new or changed), "
-             "%llu with tool calls; %llu without their chat skipped",
+             "%llu with tool calls; %llu without their chat skipped, %llu not stored; %llu "
+             "with a value cut to %u MiB, %llu with a time left out",
              (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
              (unsigned long long)st.chats_written, (unsigned long long)st.messages,
              (unsigned long long)st.written, (unsigned long long)st.tool_calls,
-             (unsigned long long)st.orphans);
+             (unsigned long long)st.orphans, (unsigned long long)st.refused,
+             (unsigned long long)st.truncated, CHATWISE_IMPORT_MAX_VALUE >> 20,
+             (unsigned long long)st.bad_times);
     app_import_finish(a);
 }
 

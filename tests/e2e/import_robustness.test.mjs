@@ -43,7 +43,7 @@ const importAgents = (dir) => parleyd(["import", "claude-code", dir]);
 const importChatwise = (p) => parleyd(["import", "chatwise", p]);
 
 // Distinct words, about 1.8 MB: over tsvector's 1 MB of lexemes.
-const manyWords = (tag) => Array.from({ length: 55000 }, (_, i) => `${tag}${i.toString(36)}x${(i * 7919).toString(16)}zz`).join(" ");
+const manyWords = (tag) => Array.from({ length: 120000 }, (_, i) => `${tag}${i.toString(36)}x${(i * 7919).toString(16)}zz`).join(" ");
 
 let seq = 0;
 function event(sid, text, extra = {}) {
@@ -157,4 +157,74 @@ test("claude-code: a transcript that shrank is read again from its start, nothin
   assert.match(r.out, /0 lines, 0 new sessions, 0 messages/);
   assert.equal(psql(`SELECT count(*) - count(DISTINCT m.external_id) FROM messages m JOIN chats c ON c.id = m.chat_id
     WHERE c.external_id = '${sid}'`), "0");
+});
+
+const CHATWISE_SCHEMA = `CREATE TABLE chat (id text PRIMARY KEY NOT NULL, title text, createdAt integer, updatedAt integer);
+CREATE TABLE message (id text PRIMARY KEY NOT NULL, chatId text, role text, content text, createdAt integer, meta text, generatedFiles text);`;
+const MAX_VALUE = 8 << 20; // CHATWISE_IMPORT_MAX_VALUE
+
+test("chatwise: a FIFO is refused at once, given or as app.db", () => {
+  const fifo = path.join(work, "cw.fifo");
+  execFileSync("mkfifo", [fifo]);
+  let r = importChatwise(fifo);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.out, /cw\.fifo: a FIFO, not a regular file; refused/);
+  const folder = path.join(work, "cwfolder");
+  fs.mkdirSync(folder);
+  execFileSync("mkfifo", [path.join(folder, "app.db")]);
+  r = importChatwise(folder);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.out, /app\.db: a FIFO, not a regular file; refused/);
+});
+
+test("chatwise: times out of range, a huge message, 1.8 MB of words, a refused row: named, the rest stored", () => {
+  const file = path.join(work, "bad-app.db");
+  const words = manyWords("c");
+  fs.writeFileSync(path.join(work, "words.txt"), words);
+  execFileSync("sqlite3", [file], {
+    input: `${CHATWISE_SCHEMA}
+INSERT INTO chat VALUES ('c-ok', 'fine', 1767225600000, 1767225600000);
+INSERT INTO chat VALUES ('c-old', 'far past', -1e15, 1767225600000);
+INSERT INTO message VALUES ('m-1', 'c-ok', 'user', 'hello there', 1767225601000, NULL, NULL);
+INSERT INTO message VALUES ('m-old', 'c-ok', 'user', 'long ago', -1e15, NULL, NULL);
+INSERT INTO message VALUES ('m-words', 'c-ok', 'assistant', CAST(readfile('${path.join(work, "words.txt")}') AS TEXT), 1767225602000, NULL, NULL);
+INSERT INTO message VALUES ('m-huge', 'c-ok', 'assistant', printf('%.*c', 40000000, 'x'), 1767225603000, NULL, NULL);
+INSERT INTO message VALUES ('m-' || hex(randomblob(50000)), 'c-ok', 'user', 'an id too long for an index', 1767225604000, NULL, NULL);
+INSERT INTO message VALUES ('m-2', 'c-old', 'user', 'still here', 1767225605000, NULL, NULL);
+`,
+  });
+  const r = importChatwise(file);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /table chat, row id c-old: a time that is not one .*; stored without it/);
+  assert.match(r.out, /table message, row id m-old: a time that is not one .*; stored without it \(dated as its chat\)/);
+  assert.match(r.out, new RegExp(`table message, row id m-huge: content of 40000000 bytes stored cut to ${MAX_VALUE} bytes`));
+  assert.match(r.out, /table message, row id m-[0-9A-F]{78}\.\.\.: not stored \(index row/);
+  assert.match(r.out, /imported 2 chats \(2 new or changed\), 6 messages \(5 new or changed\), 0 with tool calls; 0 without their chat skipped, 1 not stored; 1 with a value cut to 8 MiB, 2 with a time left out/);
+  assert.equal(psql(`SELECT string_agg(m.external_id || ':' || octet_length(m.text), ',' ORDER BY m.external_id)
+    FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.kind = 'ai_chat'`),
+    `m-1:11,m-2:10,m-huge:${MAX_VALUE},m-old:8,m-words:${words.length}`);
+  assert.equal(psql(`SELECT extra -> 'truncated' ->> 'content' FROM messages WHERE external_id = 'm-huge'`), "40000000");
+  assert.equal(psql(`SELECT m.date = c.date FROM messages m, messages c WHERE m.external_id = 'm-old' AND c.external_id = 'm-1'`) !== "", true);
+  assert.equal(psql(`SELECT count(*) FROM messages WHERE tsv @@ 'c0x0zz'::tsquery`), "1");
+  // Again: the same warnings, nothing written.
+  const again = importChatwise(file);
+  assert.equal(again.status, 0, again.out);
+  assert.match(again.out, /6 messages \(0 new or changed\)/);
+});
+
+test("serve: a FIFO as chatwise_db is not opened, and SIGTERM stops serve", { timeout: LIMIT }, async () => {
+  const fifo = path.join(work, "serve.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const child = spawn(PARLEYD, ["serve", "--stdio", "--db", url, "--data-dir", path.join(work, "data-serve"),
+    "--toolsets", "chatwise", "--chatwise-db", fifo, "--log-level", "debug"], { stdio: ["pipe", "pipe", "pipe"] });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d.toString()));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  while (!/serve\.fifo: not a regular file; not imported/.test(log)) {
+    if (child.exitCode !== null) throw new Error(`parleyd exited early:\n${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGTERM");
+  const { code } = await exited;
+  assert.equal(code, 0, log);
 });
