@@ -211,12 +211,13 @@ $$;
 -- title, created, updated[, truncated]}) or 'messages' (rows {id, chat,
 -- role, content, at, meta, files[, truncated]}; truncated: {column: its
 -- bytes in the file} for a value the importer cut). Answers {chatsWritten,
--- written, toolCalls, orphans, badTimes, refused}: chats and messages new
--- or changed, messages with tool calls, messages whose chat is not in the
--- file (skipped), the ids of rows whose time is there but not a time
+-- written, toolCalls, orphans[, badTimes][, refused]}: chats and messages
+-- new or changed, messages with tool calls, messages whose chat is not in
+-- the file (skipped), the ids of rows whose time is there but not a time
 -- (stored without it: a message then dated as its chat), and the rows
 -- PostgreSQL refused ([{id, error}], skipped: the batch is then applied
--- row by row, so one bad row never fails the others).
+-- row by row, so one bad row never fails the others); the last two only
+-- when there are some.
 CREATE OR REPLACE FUNCTION parley_chatwise_ingest(p_file text, what text, rows jsonb)
     RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
@@ -226,6 +227,10 @@ DECLARE
     refused jsonb := '[]';
     bad_times jsonb;
 BEGIN
+    IF what IS DISTINCT FROM 'chats' AND what IS DISTINCT FROM 'messages' THEN
+        RAISE EXCEPTION 'parley_chatwise_ingest: what is chats or messages, not %', what
+            USING ERRCODE = 'PT400';
+    END IF;
     SELECT coalesce(jsonb_agg(x.value ->> 'id' ORDER BY o), '[]') INTO bad_times
     FROM jsonb_array_elements(rows) WITH ORDINALITY x(value, o)
     WHERE EXISTS (SELECT 1 FROM unnest(CASE WHEN what = 'chats'
@@ -250,6 +255,7 @@ BEGIN
             END;
         END LOOP;
     END;
-    RETURN r || jsonb_build_object('badTimes', bad_times, 'refused', refused);
+    RETURN r || CASE WHEN bad_times <> '[]' THEN jsonb_build_object('badTimes', bad_times) ELSE '{}' END
+             || CASE WHEN refused <> '[]' THEN jsonb_build_object('refused', refused) ELSE '{}' END;
 END
 $$;

@@ -159,7 +159,9 @@ $$;
 -- read again from its start); the offset moves to f.to with it. An event
 -- that cannot be stored (a value PostgreSQL refuses) does not stop the
 -- others: the piece is then stored event by event, and those events are
--- answered in badLines [{line, error}] and skipped. Answers what it did.
+-- answered in badLines [{line, error}] and skipped. Answers what it did
+-- ({messages, heaps, newSessions, readTo[, badLines][, restarted]}, or
+-- {skipped, readTo}).
 CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -213,8 +215,9 @@ BEGIN
                                    + coalesce((f ->> 'lines')::bigint, 0),
                            updated_at = now()
     WHERE path = f ->> 'path';
-    RETURN r || jsonb_build_object('readTo', (f ->> 'to')::bigint, 'badLines', bad,
-                                   'restarted', restarted);
+    RETURN r || jsonb_build_object('readTo', (f ->> 'to')::bigint)
+             || CASE WHEN bad <> '[]' THEN jsonb_build_object('badLines', bad) ELSE '{}' END
+             || CASE WHEN restarted THEN jsonb_build_object('restarted', true) ELSE '{}' END;
 END
 $$;
 
