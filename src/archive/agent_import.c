@@ -106,6 +106,10 @@ static int load_eras(agent_import_t *imp)
         snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path, strerror(e));
         return -e;
     }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(imp->error, sizeof imp->error, "eras file %s: not a regular file", imp->eras_path);
+        return UV_EINVAL;
+    }
     if (st.st_size > AGENT_IMPORT_MAX_ERAS_FILE) {
         snprintf(imp->error, sizeof imp->error, "eras file %s: larger than %u bytes",
                  imp->eras_path, AGENT_IMPORT_MAX_ERAS_FILE);
@@ -440,9 +444,8 @@ static void read_work(uv_work_t *w)
      * offset no longer just after a newline) is read again from its start;
      * the messages are keyed, so nothing is stored twice. */
     char before = '\n';
-    if (imp->from > 0 &&
-        ((uint64_t)st.st_size < imp->from ||
-         pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
+    if (imp->from > 0 && ((uint64_t)st.st_size < imp->from ||
+                          pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
         log_warn(AI_TAG,
                  "%s: rewritten (%lld bytes; %llu were read before, up to a line's end): read "
                  "again from its start; what was stored stays",
@@ -499,9 +502,9 @@ static void read_work(uv_work_t *w)
             /* Too long: skipped up to its newline (none yet: the next run). */
             uint64_t next = line_end(imp, fd, buf, cap, imp->from + len);
             if (next != 0) {
-                log_warn(AI_TAG, "%s:%llu: a line of more than %u MiB (%llu bytes); skipped",
-                         path, (unsigned long long)imp->first_line + 1,
-                         AGENT_IMPORT_MAX_LINE >> 20, (unsigned long long)(next - imp->from - 1));
+                log_warn(AI_TAG, "%s:%llu: a line of more than %u MiB (%llu bytes); skipped", path,
+                         (unsigned long long)imp->first_line + 1, AGENT_IMPORT_MAX_LINE >> 20,
+                         (unsigned long long)(next - imp->from - 1));
                 imp->st.too_long++;
                 imp->lines_in_piece = 1;
                 imp->to = next;
@@ -670,9 +673,9 @@ static void next_file(agent_import_t *imp)
     }
     imp->st.files++;
     const char *params[1] = {imp->files[imp->next]};
-    int rc = pg_pool_call(imp->pool, "parley_agent_file_state",
-                          "SELECT parley_agent_file_state($1)::text", 1, params, got_offset, imp,
-                          NULL);
+    int rc =
+        pg_pool_call(imp->pool, "parley_agent_file_state",
+                     "SELECT parley_agent_file_state($1)::text", 1, params, got_offset, imp, NULL);
     if (rc != 0) {
         snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
         finish(imp, rc);

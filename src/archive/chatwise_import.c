@@ -394,8 +394,8 @@ static void read_work(uv_work_t *w)
                              json_string_value(json_object_get(row, "id"))
                                  ? json_string_value(json_object_get(row, "id"))
                                  : "?",
-                             json_string_length(json_object_get(row, "id")) > 80 ? "..." : "",
-                             k, (long long)json_integer_value(v), CHATWISE_IMPORT_MAX_VALUE);
+                             json_string_length(json_object_get(row, "id")) > 80 ? "..." : "", k,
+                             (long long)json_integer_value(v), CHATWISE_IMPORT_MAX_VALUE);
                 }
             }
             json_object_set_new(row, "truncated", cut);

@@ -27,12 +27,12 @@
 
 #include "db/pool.h"
 
-#define CHATWISE_IMPORT_BATCH       500  /* rows read and applied per step */
-#define CHATWISE_IMPORT_BUSY_MS     5000 /* wait for the app's write lock, per read */
-#define CHATWISE_IMPORT_PROGRESS_MS 5000 /* progress line interval when not a terminal */
-#define CHATWISE_IMPORT_MAX_VALUE   (8u << 20)  /* bytes of a text value; longer is cut */
-#define CHATWISE_IMPORT_BATCH_BYTES (16u << 20) /* a batch ends past these bytes of values */
-#define CHATWISE_IMPORT_MAX_WARNINGS 20         /* rows named per kind and import */
+#define CHATWISE_IMPORT_BATCH        500         /* rows read and applied per step */
+#define CHATWISE_IMPORT_BUSY_MS      5000        /* wait for the app's write lock, per read */
+#define CHATWISE_IMPORT_PROGRESS_MS  5000        /* progress line interval when not a terminal */
+#define CHATWISE_IMPORT_MAX_VALUE    (8u << 20)  /* bytes of a text value; longer is cut */
+#define CHATWISE_IMPORT_BATCH_BYTES  (16u << 20) /* a batch ends past these bytes of values */
+#define CHATWISE_IMPORT_MAX_WARNINGS 20          /* rows named per kind and import */
 
 /* The values the importer makes of app.db's columns, from the file's
  * untrusted bytes (pure; the fuzz target chatwise_meta drives them).
