@@ -34,6 +34,7 @@ function parleyd(args) {
   const r = spawnSync(PARLEYD, [...args, "--db", url, "--data-dir", path.join(work, "data")], {
     encoding: "utf8",
     timeout: LIMIT,
+    killSignal: "SIGKILL", // a blocked import ignores SIGTERM (the old code)
     maxBuffer: 64 << 20,
   });
   assert.equal(r.signal, null, `parleyd ${args.join(" ")} blocked: ${r.stderr}`);
