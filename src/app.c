@@ -844,11 +844,14 @@ static void chatwise_done(chatwise_import_t *imp, int status)
     }
     log_info(APP_TAG,
              "imported %llu chat%s (%llu new or changed), %llu messages (%llu new or changed), "
-             "%llu with tool calls; %llu without their chat skipped",
+             "%llu with tool calls; %llu without their chat skipped, %llu not stored; %llu "
+             "with a value cut to %u MiB, %llu with a time left out",
              (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
              (unsigned long long)st.chats_written, (unsigned long long)st.messages,
              (unsigned long long)st.written, (unsigned long long)st.tool_calls,
-             (unsigned long long)st.orphans);
+             (unsigned long long)st.orphans, (unsigned long long)st.refused,
+             (unsigned long long)st.truncated, CHATWISE_IMPORT_MAX_VALUE >> 20,
+             (unsigned long long)st.bad_times);
     app_import_finish(a);
 }
 
@@ -864,12 +867,17 @@ static void agents_done(agent_import_t *imp, int status)
     }
     log_info(APP_TAG,
              "imported %llu transcript file%s (%llu with new lines): %llu lines, %llu new "
-             "session%s, %llu messages, %llu context heaps; %llu malformed line%s skipped",
+             "session%s, %llu messages, %llu context heaps; %llu malformed line%s skipped, "
+             "%llu over %u MiB skipped, %llu not stored, %llu file%s skipped (not regular or "
+             "unreadable), %llu read again from the start",
              (unsigned long long)st.files, st.files == 1 ? "" : "s",
              (unsigned long long)st.files_changed, (unsigned long long)st.lines,
              (unsigned long long)st.sessions, st.sessions == 1 ? "" : "s",
              (unsigned long long)st.messages, (unsigned long long)st.heaps,
-             (unsigned long long)st.malformed, st.malformed == 1 ? "" : "s");
+             (unsigned long long)st.malformed, st.malformed == 1 ? "" : "s",
+             (unsigned long long)st.too_long, AGENT_IMPORT_MAX_LINE >> 20,
+             (unsigned long long)st.refused, (unsigned long long)st.files_skipped,
+             st.files_skipped == 1 ? "" : "s", (unsigned long long)st.reread);
     app_import_finish(a);
 }
 

@@ -33,6 +33,10 @@ struct agent_import_s {
     uint64_t from, to, lines_in_piece, first_line;
     char *events; /* JSON text: [{line, event}] */
     bool eof;
+    bool skip_file;       /* the file is not read (warned) */
+    bool restarting;      /* the file shrank: read from 0, replacing the offset restart */
+    uint64_t restart;     /* the recorded offset given up */
+    bool counted_changed; /* the file counted in files_changed */
     bool stop, done;
     int status;
     char error[1400];
@@ -102,6 +106,10 @@ static int load_eras(agent_import_t *imp)
         snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path, strerror(e));
         return -e;
     }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(imp->error, sizeof imp->error, "eras file %s: not a regular file", imp->eras_path);
+        return UV_EINVAL;
+    }
     if (st.st_size > AGENT_IMPORT_MAX_ERAS_FILE) {
         snprintf(imp->error, sizeof imp->error, "eras file %s: larger than %u bytes",
                  imp->eras_path, AGENT_IMPORT_MAX_ERAS_FILE);
@@ -136,6 +144,29 @@ static int load_eras(agent_import_t *imp)
     return 0;
 }
 
+static bool is_jsonl(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
+}
+
+static const char *not_regular(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory, not a regular file"
+           : S_ISFIFO(m) ? "a FIFO, not a regular file"
+           : S_ISSOCK(m) ? "a socket, not a regular file"
+           : S_ISCHR(m)  ? "a character device, not a regular file"
+           : S_ISBLK(m)  ? "a block device, not a regular file"
+                         : "not a regular file";
+}
+
+/* An entry not read: warned and counted (thread pool or loop: one at a time). */
+static void skip_entry(agent_import_t *imp, const char *path, const char *why)
+{
+    log_warn(AI_TAG, "%s: %s; skipped", path, why);
+    imp->st.files_skipped++;
+}
+
 static void list_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
@@ -155,27 +186,39 @@ static void list_work(uv_work_t *w)
         char sub[2048];
         snprintf(sub, sizeof sub, "%s/%s", imp->dir, de->d_name);
         struct stat st;
-        if (stat(sub, &st) != 0)
+        if (stat(sub, &st) != 0) {
+            skip_entry(imp, sub, strerror(errno));
             continue;
-        if (S_ISREG(st.st_mode)) {
-            size_t n = strlen(de->d_name);
-            if (n > 6 && strcmp(de->d_name + n - 6, ".jsonl") == 0)
+        }
+        if (is_jsonl(de->d_name) && !S_ISDIR(st.st_mode)) {
+            if (S_ISREG(st.st_mode))
                 imp->status = add_file(imp, &cap, sub, "");
+            else
+                skip_entry(imp, sub, not_regular(st.st_mode));
             continue;
         }
         if (!S_ISDIR(st.st_mode))
             continue;
         DIR *p = opendir(sub);
-        if (p == NULL)
+        if (p == NULL) {
+            skip_entry(imp, sub, strerror(errno));
             continue;
+        }
         struct dirent *fe;
         while (imp->status == 0 && (fe = readdir(p)) != NULL) {
-            size_t n = strlen(fe->d_name);
-            if (n <= 6 || strcmp(fe->d_name + n - 6, ".jsonl") != 0)
+            if (!is_jsonl(fe->d_name))
                 continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
-            imp->status = add_file(imp, &cap, path, de->d_name);
+            /* stat, not lstat: a symlink to a regular file is read; a
+             * dangling one, a loop, a directory, a FIFO, a socket or a
+             * device is skipped (opening a FIFO would block). */
+            if (stat(path, &st) != 0)
+                skip_entry(imp, path, strerror(errno));
+            else if (!S_ISREG(st.st_mode))
+                skip_entry(imp, path, not_regular(st.st_mode));
+            else
+                imp->status = add_file(imp, &cap, path, de->d_name);
         }
         closedir(p);
     }
@@ -213,6 +256,90 @@ static void list_work(uv_work_t *w)
 
 /* ---- a piece of a file (thread pool) -------------------------------------------- */
 
+static bool digits(const char *s, size_t n, size_t at, size_t count, int *out)
+{
+    if (at + count > n)
+        return false;
+    int v = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (s[at + i] < '0' || s[at + i] > '9')
+            return false;
+        v = v * 10 + (s[at + i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+bool agent_import_time_ok(const char *s, size_t n)
+{
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int y, mo, d, h, mi, sec, zh, zm;
+    if (!digits(s, n, 0, 4, &y) || n < 10 || s[4] != '-' || !digits(s, n, 5, 2, &mo) ||
+        s[7] != '-' || !digits(s, n, 8, 2, &d))
+        return false;
+    if (y < 1 || mo < 1 || mo > 12 || d < 1)
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] + (mo == 2 && leap))
+        return false;
+    size_t i = 10;
+    if (i == n)
+        return true;
+    if (s[i] != 'T' && s[i] != 't' && s[i] != ' ')
+        return false;
+    if (!digits(s, n, i + 1, 2, &h) || i + 3 >= n || s[i + 3] != ':' ||
+        !digits(s, n, i + 4, 2, &mi) || h > 23 || mi > 59)
+        return false;
+    i += 6;
+    if (i < n && s[i] == ':') {
+        if (!digits(s, n, i + 1, 2, &sec) || sec > 59)
+            return false;
+        i += 3;
+        if (i < n && s[i] == '.') {
+            size_t f = 0;
+            while (i + 1 + f < n && s[i + 1 + f] >= '0' && s[i + 1 + f] <= '9')
+                f++;
+            if (f < 1 || f > 9)
+                return false;
+            i += 1 + f;
+        }
+    }
+    if (i == n)
+        return true;
+    if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n)
+        return true;
+    if (s[i] != '+' && s[i] != '-')
+        return false;
+    if (!digits(s, n, i + 1, 2, &zh) || zh > 14)
+        return false;
+    i += 3;
+    if (i == n)
+        return true;
+    if (s[i] == ':')
+        i++;
+    return digits(s, n, i, 2, &zm) && zm <= 59 && i + 2 == n;
+}
+
+/* NULL when ev's timestamp is absent, null or a time; else what it is, for
+ * the warning. */
+static const char *bad_time(json_t *ev, char *out, size_t cap)
+{
+    json_t *ts = json_object_get(ev, "timestamp");
+    if (ts == NULL || json_is_null(ts))
+        return NULL;
+    if (json_is_string(ts)) {
+        if (agent_import_time_ok(json_string_value(ts), json_string_length(ts)))
+            return NULL;
+        snprintf(out, cap, "\"%.60s\"%s", json_string_value(ts),
+                 json_string_length(ts) > 60 ? "..." : "");
+        return out;
+    }
+    char *text = json_dumps(ts, JSON_ENCODE_ANY | JSON_COMPACT);
+    snprintf(out, cap, "%.60s", text ? text : "a value");
+    free(text);
+    return out;
+}
+
 char *agent_import_events(const char *buf, size_t len, const char *path, uint64_t first_line,
                           uint64_t *lines, uint64_t *malformed)
 {
@@ -240,6 +367,14 @@ char *agent_import_events(const char *buf, size_t len, const char *path, uint64_
                      (unsigned long long)line, ev ? "a value that is not an object" : je.text);
             continue;
         }
+        char what[80];
+        if (bad_time(ev, what, sizeof what) != NULL) {
+            json_decref(ev);
+            (*malformed)++;
+            log_warn(AI_TAG, "%s:%llu: timestamp %s is not an ISO 8601 time; skipped", path,
+                     (unsigned long long)line, what);
+            continue;
+        }
         json_array_append_new(events,
                               json_pack("{s:I, s:o}", "line", (json_int_t)line, "event", ev));
     }
@@ -248,25 +383,91 @@ char *agent_import_events(const char *buf, size_t len, const char *path, uint64_
     return text;
 }
 
+/* A file not read further (thread pool): warned, counted in read_after. */
+static void skip_file(agent_import_t *imp, const char *why)
+{
+    log_warn(AI_TAG, "%s: %s; skipped", imp->files[imp->next], why);
+    imp->skip_file = true;
+    imp->eof = true;
+}
+
+static bool stopping(const agent_import_t *imp)
+{
+    return __atomic_load_n(&imp->stop, __ATOMIC_RELAXED);
+}
+
+/* The offset just after the newline that ends the line at from, reading
+ * from at (the line has no newline before it); 0 when the file ends first
+ * (or on a read error, or when stopped). */
+static uint64_t line_end(agent_import_t *imp, int fd, char *buf, size_t cap, uint64_t at)
+{
+    for (;;) {
+        if (stopping(imp))
+            return 0;
+        ssize_t r = pread(fd, buf, cap, (off_t)at);
+        if (r <= 0)
+            return 0;
+        char *nl = memchr(buf, '\n', (size_t)r);
+        if (nl != NULL)
+            return at + (uint64_t)(nl - buf) + 1;
+        at += (uint64_t)r;
+    }
+}
+
 static void read_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
     const char *path = imp->files[imp->next];
     imp->status = 0;
     imp->eof = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    imp->skip_file = false;
+    imp->lines_in_piece = 0;
+    /* O_NONBLOCK: a FIFO put in the file's place since the listing opens
+     * at once (and fstat refuses it) instead of waiting for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        imp->status = -errno;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", path, strerror(errno));
+        skip_file(imp, strerror(errno));
         return;
     }
-    char *buf = malloc(AGENT_IMPORT_CHUNK);
-    ssize_t n = buf ? pread(fd, buf, AGENT_IMPORT_CHUNK, (off_t)imp->from) : -1;
-    close(fd);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        skip_file(imp, strerror(errno));
+        close(fd);
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        skip_file(imp, not_regular(st.st_mode));
+        close(fd);
+        return;
+    }
+    /* A file rewritten since it was read (shorter than the offset, or the
+     * offset no longer just after a newline) is read again from its start;
+     * the messages are keyed, so nothing is stored twice. */
+    char before = '\n';
+    if (imp->from > 0 && ((uint64_t)st.st_size < imp->from ||
+                          pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
+        log_warn(AI_TAG,
+                 "%s: rewritten (%lld bytes; %llu were read before, up to a line's end): read "
+                 "again from its start; what was stored stays",
+                 path, (long long)st.st_size, (unsigned long long)imp->from);
+        imp->restarting = true;
+        imp->restart = imp->from;
+        imp->from = 0;
+        imp->first_line = 0;
+    }
+    size_t cap = AGENT_IMPORT_CHUNK;
+    char *buf = malloc(cap);
+    ssize_t n = buf ? pread(fd, buf, cap, (off_t)imp->from) : -1;
     if (n < 0) {
+        int e = buf ? errno : ENOMEM;
         free(buf);
-        imp->status = UV_EIO;
-        snprintf(imp->error, sizeof imp->error, "%s: read failed", path);
+        close(fd);
+        if (e == ENOMEM) {
+            imp->status = UV_ENOMEM;
+            snprintf(imp->error, sizeof imp->error, "out of memory");
+        } else {
+            skip_file(imp, strerror(e));
+        }
         return;
     }
     /* Only complete lines: up to the last newline (a line still being
@@ -274,14 +475,54 @@ static void read_work(uv_work_t *w)
     size_t end = (size_t)n;
     while (end > 0 && buf[end - 1] != '\n')
         end--;
+    if (end == 0 && (size_t)n == cap) {
+        /* A line longer than a piece: read alone, up to
+         * AGENT_IMPORT_MAX_LINE bytes and its newline. */
+        size_t len = (size_t)n;
+        while (end == 0 && len < (size_t)AGENT_IMPORT_MAX_LINE + 1 && !stopping(imp)) {
+            if (len == cap) {
+                size_t ncap = cap * 2 > (size_t)AGENT_IMPORT_MAX_LINE + 1
+                                  ? (size_t)AGENT_IMPORT_MAX_LINE + 1
+                                  : cap * 2;
+                char *nb = realloc(buf, ncap);
+                if (nb == NULL)
+                    break;
+                buf = nb;
+                cap = ncap;
+            }
+            ssize_t r = pread(fd, buf + len, cap - len, (off_t)(imp->from + len));
+            if (r <= 0)
+                break;
+            char *nl = memchr(buf + len, '\n', (size_t)r);
+            if (nl != NULL)
+                end = (size_t)(nl - buf) + 1;
+            len += (size_t)r;
+        }
+        if (end == 0 && len > (size_t)AGENT_IMPORT_MAX_LINE) {
+            /* Too long: skipped up to its newline (none yet: the next run). */
+            uint64_t next = line_end(imp, fd, buf, cap, imp->from + len);
+            if (next != 0) {
+                log_warn(AI_TAG, "%s:%llu: a line of more than %u MiB (%llu bytes); skipped", path,
+                         (unsigned long long)imp->first_line + 1, AGENT_IMPORT_MAX_LINE >> 20,
+                         (unsigned long long)(next - imp->from - 1));
+                imp->st.too_long++;
+                imp->lines_in_piece = 1;
+                imp->to = next;
+                imp->events = strdup("[]");
+                if (imp->events == NULL) {
+                    imp->status = UV_ENOMEM;
+                    snprintf(imp->error, sizeof imp->error, "out of memory");
+                }
+                free(buf);
+                close(fd);
+                return;
+            }
+        }
+    }
+    close(fd);
     if (end == 0) {
         free(buf);
         imp->eof = true;
-        if ((size_t)n == AGENT_IMPORT_CHUNK) {
-            imp->status = UV_E2BIG;
-            snprintf(imp->error, sizeof imp->error, "%s: a line longer than %u MB", path,
-                     AGENT_IMPORT_CHUNK >> 20);
-        }
         return;
     }
     uint64_t malformed = 0;
@@ -313,12 +554,24 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     json_error_t je;
     json_t *r = json_loads(value ? value : "{}", 0, &je);
     if (!json_is_true(json_object_get(r, "skipped"))) {
+        size_t i;
+        json_t *bad;
+        json_array_foreach(json_object_get(r, "badLines"), i, bad)
+        {
+            log_warn(AI_TAG, "%s:%lld: not stored (%s); skipped", imp->files[imp->next],
+                     (long long)json_integer_value(json_object_get(bad, "line")),
+                     json_string_value(json_object_get(bad, "error")));
+            imp->st.refused++;
+        }
+        if (json_is_true(json_object_get(r, "restarted")))
+            imp->st.reread++;
         imp->st.messages += (uint64_t)json_integer_value(json_object_get(r, "messages"));
         imp->st.heaps += (uint64_t)json_integer_value(json_object_get(r, "heaps"));
         imp->st.sessions += json_array_size(json_object_get(r, "newSessions"));
         imp->st.lines += imp->lines_in_piece;
     }
     json_decref(r);
+    imp->restarting = false;
     imp->first_line += imp->lines_in_piece;
     imp->from = imp->to;
     if (imp->stop) {
@@ -349,23 +602,28 @@ static void read_after(uv_work_t *w, int status)
         return;
     }
     if (imp->eof) {
+        if (imp->skip_file)
+            imp->st.files_skipped++;
         imp->next++;
         next_file(imp);
         return;
     }
-    char from[24], to[24], lines[24];
+    char from[24], to[24], lines[24], restart[24];
     snprintf(from, sizeof from, "%llu", (unsigned long long)imp->from);
     snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
     snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
-    json_t *f =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?}", "path", imp->files[imp->next], "folder",
-                  imp->projects[imp->next], "project", project_name(imp->projects[imp->next]),
-                  "from", from, "to", to, "lines", lines, "eras", imp->eras);
+    snprintf(restart, sizeof restart, "%llu", (unsigned long long)imp->restart);
+    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?}", "path",
+                          imp->files[imp->next], "folder", imp->projects[imp->next], "project",
+                          project_name(imp->projects[imp->next]), "from", from, "to", to, "lines",
+                          lines, "eras", imp->eras, "restart", imp->restarting ? restart : NULL);
     char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
     json_decref(f);
     const char *params[2] = {ftext ? ftext : "{}", imp->events};
-    if (imp->from == 0 || imp->first_line == 0)
+    if (!imp->counted_changed) {
+        imp->counted_changed = true;
         imp->st.files_changed++;
+    }
     int rc = pg_pool_call(imp->pool, "parley_agent_ingest",
                           "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2, params,
                           applied, imp, NULL);
@@ -390,8 +648,13 @@ static void got_offset(void *data, int status, const char *value, const char *sq
         finish(imp, status);
         return;
     }
-    imp->from = value ? strtoull(value, NULL, 10) : 0;
-    imp->first_line = 0; /* line numbers count from the resume point */
+    /* Line numbers count from the file's start: the lines read before. */
+    json_t *r = json_loads(value ? value : "{}", 0, NULL);
+    imp->from = (uint64_t)json_integer_value(json_object_get(r, "readTo"));
+    imp->first_line = (uint64_t)json_integer_value(json_object_get(r, "lines"));
+    json_decref(r);
+    imp->restarting = false;
+    imp->counted_changed = false;
     imp->work.data = imp;
     int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
     if (rc != 0)
@@ -410,8 +673,9 @@ static void next_file(agent_import_t *imp)
     }
     imp->st.files++;
     const char *params[1] = {imp->files[imp->next]};
-    int rc = pg_pool_call(imp->pool, "parley_agent_file_offset",
-                          "SELECT parley_agent_file_offset($1)", 1, params, got_offset, imp, NULL);
+    int rc =
+        pg_pool_call(imp->pool, "parley_agent_file_state",
+                     "SELECT parley_agent_file_state($1)::text", 1, params, got_offset, imp, NULL);
     if (rc != 0) {
         snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
         finish(imp, rc);
@@ -502,7 +766,7 @@ const char *agent_import_error(const agent_import_t *imp)
 
 void agent_import_stop(agent_import_t *imp)
 {
-    imp->stop = true;
+    __atomic_store_n(&imp->stop, true, __ATOMIC_RELAXED);
 }
 
 bool agent_import_done(const agent_import_t *imp)

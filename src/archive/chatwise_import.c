@@ -6,6 +6,7 @@
 #include "archive/chatwise_import.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
@@ -36,6 +37,7 @@ struct chatwise_import_s {
     size_t nrows;
     uint64_t total_messages;
     uv_work_t work;
+    uint64_t warned_truncated, warned_times, warned_refused;
     bool stop, done, tty, progress;
     int status;
     uint64_t started_ms, last_progress_ms;
@@ -130,6 +132,40 @@ static bool table_columns(chatwise_import_t *imp, const char *table, const char 
     return true;
 }
 
+static const char *not_regular(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "something else";
+}
+
+/* Whether path is a regular file (or, when optional, absent), without
+ * blocking on it; else imp->status and error are set. */
+static bool regular_file(chatwise_import_t *imp, const char *path, bool optional)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        if (optional && e == ENOENT)
+            return true;
+        imp->status = -e;
+        snprintf(imp->error, sizeof imp->error, "%s: %s", path, strerror(e));
+        return false;
+    }
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    close(fd);
+    if (!ok) {
+        imp->status = UV_EINVAL;
+        snprintf(imp->error, sizeof imp->error, "%s: %s, not a regular file; refused", path,
+                 not_regular(st.st_mode));
+    }
+    return ok;
+}
+
 static void open_work(uv_work_t *w)
 {
     chatwise_import_t *imp = w->data;
@@ -152,6 +188,18 @@ static void open_work(uv_work_t *w)
     char real[PATH_MAX];
     if (realpath(imp->path, real) != NULL)
         snprintf(imp->path, sizeof imp->path, "%s", real);
+    /* SQLite opens the file (and its -wal and -shm) blocking: a FIFO
+     * would wait for a writer forever. Only regular files, checked on a
+     * descriptor opened without blocking. */
+    if (!regular_file(imp, imp->path, false))
+        return;
+    static const char *const sides[] = {"-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof sides / sizeof *sides; i++) {
+        char side[PATH_MAX + 16];
+        snprintf(side, sizeof side, "%s%s", imp->path, sides[i]);
+        if (!regular_file(imp, side, true))
+            return;
+    }
     /* Read-only through SQLite's own locking: a file the app is writing
      * is read as a consistent snapshot, never copied. */
     if (sqlite3_open_v2(imp->path, &imp->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -215,15 +263,31 @@ json_t *chatwise_text_json(const unsigned char *s, size_t n)
     return v ? v : json_null();
 }
 
-static json_t *column_value(sqlite3_stmt *st, int i)
+/* A column's value; a text over CHATWISE_IMPORT_MAX_VALUE bytes cut to
+ * it (at a character's start), its size then in *full (else 0). *bytes
+ * grows by the value's size. */
+static json_t *column_value(sqlite3_stmt *st, int i, size_t *full, size_t *bytes)
 {
+    *full = 0;
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_INTEGER:
         return json_integer(sqlite3_column_int64(st, i));
     case SQLITE_FLOAT:
         return json_real(sqlite3_column_double(st, i));
-    case SQLITE_TEXT:
-        return chatwise_text_json(sqlite3_column_text(st, i), (size_t)sqlite3_column_bytes(st, i));
+    case SQLITE_TEXT: {
+        const unsigned char *t = sqlite3_column_text(st, i);
+        size_t n = (size_t)sqlite3_column_bytes(st, i);
+        if (t == NULL)
+            return json_null();
+        if (n > CHATWISE_IMPORT_MAX_VALUE) {
+            *full = n;
+            n = CHATWISE_IMPORT_MAX_VALUE;
+            while (n > 0 && (t[n] & 0xC0) == 0x80)
+                n--;
+        }
+        *bytes += n;
+        return chatwise_text_json(t, n);
+    }
     default:
         return json_null();
     }
@@ -291,22 +355,55 @@ static void read_work(uv_work_t *w)
     sqlite3_bind_int64(st, 1, imp->after);
     json_t *rows = json_array();
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    size_t bytes = 0;
+    /* A batch ends early past CHATWISE_IMPORT_BATCH_BYTES, so that large
+     * rows are applied a few at a time (each statement within the pool's
+     * query timeout). */
+    while (bytes < CHATWISE_IMPORT_BATCH_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         imp->after = sqlite3_column_int64(st, 0);
         json_t *row = json_object();
+        json_t *cut = NULL;
         int ncols = imp->phase == CW_CHATS ? 4 : 7;
         for (int i = 0; i < ncols; i++) {
             const char *key = imp->phase == CW_CHATS ? chat_keys[i] : msg_keys[i];
-            json_t *v = column_value(st, i + 1);
-            if (imp->phase == CW_MESSAGES && i == 5) {
+            size_t full;
+            json_t *v = column_value(st, i + 1, &full, &bytes);
+            if (full > 0) {
+                /* Cut: a meta value is then kept as its text. */
+                if (cut == NULL)
+                    cut = json_object();
+                json_object_set_new(cut, key, json_integer((json_int_t)full));
+            } else if (imp->phase == CW_MESSAGES && i == 5) {
                 json_t *m = chatwise_meta_json(v);
                 json_decref(v);
                 v = m;
             }
             json_object_set_new(row, key, v);
         }
+        if (cut != NULL) {
+            imp->st.truncated++;
+            if (imp->warned_truncated++ < CHATWISE_IMPORT_MAX_WARNINGS) {
+                const char *k;
+                json_t *v;
+                json_object_foreach(cut, k, v)
+                {
+                    log_warn(CW_TAG,
+                             "%s: table %s, row id %.80s%s: %s of %lld bytes stored cut to %u "
+                             "bytes",
+                             imp->path, imp->phase == CW_CHATS ? "chat" : "message",
+                             json_string_value(json_object_get(row, "id"))
+                                 ? json_string_value(json_object_get(row, "id"))
+                                 : "?",
+                             json_string_length(json_object_get(row, "id")) > 80 ? "..." : "", k,
+                             (long long)json_integer_value(v), CHATWISE_IMPORT_MAX_VALUE);
+                }
+            }
+            json_object_set_new(row, "truncated", cut);
+        }
         json_array_append_new(rows, row);
     }
+    if (bytes >= CHATWISE_IMPORT_BATCH_BYTES)
+        rc = SQLITE_DONE;
     if (rc != SQLITE_DONE) {
         set_sqlite_error(imp, "reading");
         imp->status = UV_EIO;
@@ -342,6 +439,30 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     imp->st.written += (uint64_t)json_integer_value(json_object_get(r, "written"));
     imp->st.tool_calls += (uint64_t)json_integer_value(json_object_get(r, "toolCalls"));
     imp->st.orphans += (uint64_t)json_integer_value(json_object_get(r, "orphans"));
+    const char *table = imp->phase == CW_CHATS ? "chat" : "message";
+    size_t i;
+    json_t *x;
+    json_array_foreach(json_object_get(r, "badTimes"), i, x)
+    {
+        imp->st.bad_times++;
+        if (imp->warned_times++ < CHATWISE_IMPORT_MAX_WARNINGS)
+            log_warn(CW_TAG,
+                     "%s: table %s, row id %.80s%s: a time that is not one (out of the years 1 "
+                     "to 9999, or unreadable); stored without it%s",
+                     imp->path, table, json_string_value(x) ? json_string_value(x) : "?",
+                     json_string_length(x) > 80 ? "..." : "",
+                     imp->phase == CW_CHATS ? "" : " (dated as its chat)");
+    }
+    json_array_foreach(json_object_get(r, "refused"), i, x)
+    {
+        imp->st.refused++;
+        json_t *id = json_object_get(x, "id");
+        if (imp->warned_refused++ < CHATWISE_IMPORT_MAX_WARNINGS)
+            log_warn(CW_TAG, "%s: table %s, row id %.80s%s: not stored (%.300s); skipped",
+                     imp->path, table, json_is_string(id) ? json_string_value(id) : "?",
+                     json_string_length(id) > 80 ? "..." : "",
+                     json_string_value(json_object_get(x, "error")));
+    }
     json_decref(r);
     progress(imp, false);
     next_batch(imp);
@@ -468,7 +589,7 @@ const char *chatwise_import_error(const chatwise_import_t *imp)
 
 void chatwise_import_stop(chatwise_import_t *imp)
 {
-    imp->stop = true;
+    __atomic_store_n(&imp->stop, true, __ATOMIC_RELAXED);
 }
 
 bool chatwise_import_done(const chatwise_import_t *imp)

@@ -7,9 +7,16 @@
  * and message are read in rowid order, CHATWISE_IMPORT_BATCH rows a step,
  * on the thread pool; each batch is applied in one transaction. Idempotent
  * and incremental: rows already stored unchanged are not written again, so
- * a second import changes nothing. A missing file, a file that is not a
- * SQLite database, or one without the two tables fails before anything is
- * written. */
+ * a second import changes nothing. A missing file, one that is not a
+ * regular file (a FIFO, a device: refused without opening it blocking),
+ * one that is not a SQLite database, or one without the two tables fails
+ * before anything is written. One bad row never fails the others: a text
+ * value over CHATWISE_IMPORT_MAX_VALUE bytes is stored cut to it (the
+ * row's extra.truncated says the size it had), a time that is not one
+ * PostgreSQL can store (out of the years 1 to 9999) is left out (a
+ * message is then dated as its chat), a row PostgreSQL refuses is
+ * skipped; each is warned with its table and row id (the first
+ * CHATWISE_IMPORT_MAX_WARNINGS of each kind) and counted. */
 #ifndef PARLEY_ARCHIVE_CHATWISE_IMPORT_H
 #define PARLEY_ARCHIVE_CHATWISE_IMPORT_H
 
@@ -20,9 +27,12 @@
 
 #include "db/pool.h"
 
-#define CHATWISE_IMPORT_BATCH       500  /* rows read and applied per step */
-#define CHATWISE_IMPORT_BUSY_MS     5000 /* wait for the app's write lock, per read */
-#define CHATWISE_IMPORT_PROGRESS_MS 5000 /* progress line interval when not a terminal */
+#define CHATWISE_IMPORT_BATCH        500         /* rows read and applied per step */
+#define CHATWISE_IMPORT_BUSY_MS      5000        /* wait for the app's write lock, per read */
+#define CHATWISE_IMPORT_PROGRESS_MS  5000        /* progress line interval when not a terminal */
+#define CHATWISE_IMPORT_MAX_VALUE    (8u << 20)  /* bytes of a text value; longer is cut */
+#define CHATWISE_IMPORT_BATCH_BYTES  (16u << 20) /* a batch ends past these bytes of values */
+#define CHATWISE_IMPORT_MAX_WARNINGS 20          /* rows named per kind and import */
 
 /* The values the importer makes of app.db's columns, from the file's
  * untrusted bytes (pure; the fuzz target chatwise_meta drives them).
@@ -44,6 +54,9 @@ typedef struct chatwise_import_stats_s {
     uint64_t chats, messages;        /* read from the file */
     uint64_t chats_written, written; /* chats and messages new or changed */
     uint64_t tool_calls, orphans;    /* messages with tool calls; without their chat */
+    uint64_t truncated;              /* rows with a value cut to CHATWISE_IMPORT_MAX_VALUE */
+    uint64_t bad_times;              /* rows with a time left out */
+    uint64_t refused;                /* rows PostgreSQL refused, skipped */
 } chatwise_import_stats_t;
 
 /* Starts importing path (app.db or its folder); cb runs once at the end

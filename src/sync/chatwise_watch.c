@@ -17,7 +17,7 @@
 
 typedef struct {
     int64_t size, mtime_sec, mtime_nsec;
-    bool exists;
+    bool exists, regular;
 } file_sig_t;
 
 struct chatwise_watch_s {
@@ -34,6 +34,7 @@ struct chatwise_watch_s {
     file_sig_t now[2], last[2];
     bool imported_once;
     bool failing; /* the last import failed (logged once) */
+    bool refused; /* not a regular file (logged once) */
     chatwise_import_t *imp, *finished;
 };
 
@@ -103,6 +104,7 @@ static void stat_done(uv_fs_t *req)
     } else {
         file_sig_t *sig = &w->now[w->stat_step - 1];
         sig->exists = ok;
+        sig->regular = ok && (s.st_mode & S_IFMT) == S_IFREG;
         sig->size = ok ? (int64_t)s.st_size : 0;
         sig->mtime_sec = ok ? (int64_t)s.st_mtim.tv_sec : 0;
         sig->mtime_nsec = ok ? (int64_t)s.st_mtim.tv_nsec : 0;
@@ -125,6 +127,19 @@ static void stat_done(uv_fs_t *req)
         w->imported_once = true;
         return;
     }
+    /* A FIFO or a device is never opened (SQLite would block on a FIFO). */
+    for (int i = 0; i < 2; i++) {
+        if (w->now[i].exists && !w->now[i].regular) {
+            if (!w->refused)
+                log_warn(CW_WATCH_TAG,
+                         "%s: not a regular file; not imported (checked again every %llu s)",
+                         i == 0 ? w->db_path : w->wal_path,
+                         (unsigned long long)(w->interval_ms / 1000));
+            w->refused = true;
+            return;
+        }
+    }
+    w->refused = false;
     if (!w->imported_once || w->failing || memcmp(w->now, w->last, sizeof w->now) != 0)
         start_import(w);
 }

@@ -60,6 +60,20 @@ SELECT pg_temp.expect('the same ids in another file are another chat',
 SELECT pg_temp.expect_error('a bad batch kind',
     $$SELECT parley_chatwise_ingest('/t/app.db', 'users', '[]')$$, 'PT400', 'chats or messages');
 SELECT pg_temp.expect('a time beyond timestamps is no time', parley_chatwise_time('1e20'), NULL::timestamptz);
+SELECT pg_temp.expect('-1e15 ms is no time', parley_chatwise_time('-1e15'), NULL::timestamptz);
+SELECT pg_temp.expect('infinity is no time', parley_chatwise_time('"infinity"'), NULL::timestamptz);
+SELECT pg_temp.expect('a chat dated -1e15 is stored, its time named',
+    parley_chatwise_ingest('/t/app.db', 'chats', '[{"id": "c-far", "title": "Far", "created": -1e15}]')
+        - '{refused}'::text[],
+    '{"chatsWritten": 1, "written": 0, "toolCalls": 0, "orphans": 0, "badTimes": ["c-far"]}'::jsonb);
+SELECT pg_temp.expect('a refused row is named, the others stored',
+    parley_chatwise_ingest('/t/app.db', 'messages',
+        jsonb_build_array(jsonb_build_object('id', 'x-' || (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 3000) i), 'chat', 'c-far', 'content', 'big id', 'at', 1),
+                          '{"id": "m-far", "chat": "c-far", "content": "fine", "at": 1}'::jsonb))
+        #>> '{refused,0,error}' LIKE 'index row%',
+    true);
+SELECT pg_temp.expect('the other row stored',
+    (SELECT text FROM messages WHERE external_id = 'm-far'), 'fine');
 SELECT pg_temp.expect('a message without a role',
     parley_chatwise_ingest('/t/app.db', 'messages',
         '[{"id": "m9", "chat": "c1", "role": null, "content": "who?", "at": 1e20}]') ->> 'written',

@@ -39,6 +39,8 @@ SELECT pg_temp.expect('the same piece again is skipped',
     '{"skipped": true, "readTo": 300}'::jsonb);
 SELECT pg_temp.expect('the offset', parley_agent_file_offset('/t/-home-dev-my-app/b.jsonl'), 300::bigint);
 SELECT pg_temp.expect('an unknown file starts at 0', parley_agent_file_offset('/nope'), 0::bigint);
+SELECT pg_temp.expect('the state: offset and lines', parley_agent_file_state('/t/-home-dev-my-app/b.jsonl'),
+    '{"readTo": 300, "lines": 4}'::jsonb);
 
 SELECT pg_temp.expect('session A applied',
     parley_agent_ingest('{"path": "/t/-home-dev-my-app/a.jsonl", "folder": "-home-dev-my-app",
@@ -93,3 +95,35 @@ SELECT pg_temp.expect('the folder key wins',
     parley_agent_name_eras('{"/home/dev/my-app": "The app", "-home-dev-my-app": "App"}'), 1);
 SELECT pg_temp.expect('unchanged names change nothing',
     parley_agent_name_eras('{"-home-dev-my-app": "App"}'), 0);
+
+-- A file that shrank is read again from 0, replacing the offset it had;
+-- what is stored again is not doubled; an event PostgreSQL refuses is
+-- answered by line and the others stored.
+SELECT pg_temp.expect('session R applied',
+    parley_agent_ingest('{"path": "/t/-home-dev-zz/r.jsonl", "folder": "-home-dev-zz",
+                          "project": "zz", "from": "0", "to": "300", "lines": "2"}',
+        jsonb_build_array(
+            pg_temp.ev(1, pg_temp.msg('R', 'r1', '2025-02-01T10:00:00Z', 'user', '"One."')),
+            pg_temp.ev(2, pg_temp.msg('R', 'r2', '2025-02-01T10:01:00Z', 'user', '"Two."'))))
+        ->> 'messages',
+    '2');
+SELECT pg_temp.expect('from 0 is refused without restart',
+    parley_agent_ingest('{"path": "/t/-home-dev-zz/r.jsonl", "folder": "-home-dev-zz",
+                          "project": "zz", "from": "0", "to": "100", "lines": "2"}', '[]') ->> 'skipped',
+    'true');
+SELECT pg_temp.expect('read again from the start',
+    parley_agent_ingest('{"path": "/t/-home-dev-zz/r.jsonl", "folder": "-home-dev-zz",
+                          "project": "zz", "from": "0", "to": "150", "lines": "3", "restart": "300"}',
+        jsonb_build_array(
+            pg_temp.ev(1, pg_temp.msg('R', 'r1', '2025-02-01T10:00:00Z', 'user', '"One."')),
+            pg_temp.ev(2, pg_temp.msg('R', 'r9', '2025-02-01T10:06:00Z', 'user', '"refused"',
+                                      '{"isCompactSummary": "perhaps"}')),
+            pg_temp.ev(3, pg_temp.msg('R', 'r5', '2025-02-01T10:07:00Z', 'user', '"New after the cut."'))))
+        - 'newSessions',
+    '{"messages": 1, "heaps": 0, "readTo": 150, "restarted": true,
+      "badLines": [{"line": 2, "error": "invalid input syntax for type boolean: \"perhaps\""}]}'::jsonb);
+SELECT pg_temp.expect('its state', parley_agent_file_state('/t/-home-dev-zz/r.jsonl'),
+    '{"readTo": 150, "lines": 3}'::jsonb);
+SELECT pg_temp.expect('nothing twice',
+    (SELECT string_agg(m.external_id, ',' ORDER BY m.id) FROM messages m JOIN chats c ON c.id = m.chat_id
+     WHERE c.external_id = 'R'), 'r1#0,r2#0,r5#0');

@@ -147,3 +147,24 @@ SELECT pg_temp.expect('on: finished',
 SELECT pg_temp.expect('on: ready (the index is there)',
     parley_search_forms_step('english,russian') ->> 'state', 'ready');
 SELECT pg_temp.expect('on again', pg_temp.ids(pg_temp.s('deploy server')), '-100:3,-100:2,-100:1');
+
+-- One oversized message never fails a write (migration 025): about 1.8 MB
+-- of distinct words, over tsvector's 1 MB, is stored whole; its exact words
+-- and forms come from a prefix that fits beside each other (the forms
+-- index computes their concatenation for every row). Every other text has
+-- exactly the vector it had (to_tsvector('simple', text)).
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+SELECT -100, 100, 8, '2026-02-01 10:00Z',
+       'needle ' || string_agg('w' || to_hex(i) || 'x' || to_hex(i * 7919) || 'zz', ' ')
+FROM generate_series(1, 120000) AS i;
+SELECT pg_temp.expect('stored whole',
+    (SELECT octet_length(text) > 1800000 FROM messages WHERE chat_id = -100 AND id = 100), true);
+SELECT pg_temp.expect('its first words found', pg_temp.ids(pg_temp.s('needle')), '-100:100');
+SELECT pg_temp.expect('the vectors fit together',
+    (SELECT length(setweight(tsv, 'A') || forms) > 20000 FROM messages WHERE chat_id = -100 AND id = 100), true);
+UPDATE messages SET text = text || ' more' WHERE chat_id = -100 AND id = 100;
+SELECT pg_temp.expect('every other row: the vector as before',
+    (SELECT count(*) FROM messages WHERE id <> 100 AND tsv IS DISTINCT FROM to_tsvector('simple', coalesce(text, ''))),
+    0::bigint);
+SELECT pg_temp.expect('a text that fits: the same vector',
+    parley_text_tsv(repeat('alpha beta ', 10000)) = to_tsvector('simple', repeat('alpha beta ', 10000)), true);

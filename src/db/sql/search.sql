@@ -347,28 +347,65 @@ $$;
 
 -- messages.forms of t for langs (a resolved list), NULL for none: the
 -- lexemes of each configuration in turn. The trigger below and the
--- backfill fill the column with it.
+-- backfill fill the column with it. A text over 32 kB (which could reach
+-- the tsvector's 1 MB limit) gets the forms of a prefix (shortened as
+-- parley_text_tsv does) whose forms fit beside the row's exact words
+-- (parley_text_tsv, migration 025) in the search's vector
+-- (parley_search_vector_sql, which the forms index computes for every row
+-- written): one oversized message never fails a write. Every shorter text
+-- gets the forms of all of it, as before.
 CREATE OR REPLACE FUNCTION parley_forms_vector(t text, langs text) RETURNS tsvector
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     v tsvector := '';
     l text;
+    exact tsvector;
+    n integer;
+    msg text;
+    need numeric;
 BEGIN
     IF t IS NULL OR coalesce(langs, '') = '' THEN
         RETURN NULL;
     END IF;
-    FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
-        v := v || to_tsvector(l::regconfig, t);
+    IF octet_length(t) <= 32768 THEN
+        FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
+            v := v || to_tsvector(l::regconfig, t);
+        END LOOP;
+        RETURN v;
+    END IF;
+    exact := setweight(parley_text_tsv(t), 'A');
+    n := length(t);
+    LOOP
+        BEGIN
+            v := '';
+            FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
+                v := v || to_tsvector(l::regconfig, left(t, n));
+            END LOOP;
+            PERFORM exact || v; -- the search's vector of the row must fit too
+            RETURN v;
+        EXCEPTION WHEN program_limit_exceeded THEN
+            IF n = 0 THEN
+                RAISE;
+            END IF;
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            need := substring(msg FROM '\((\d{1,12}) ')::numeric;
+            n := CASE WHEN need > 1048576 THEN least(n - 1, floor(n::numeric * 943718 / need)::integer)
+                      ELSE n / 2 END;
+        END;
     END LOOP;
-    RETURN v;
 END
 $$;
 
--- Fills messages.forms of every row written (text inserted or changed)
--- with the target list: the one asked for last, being filled or in use.
+-- Fills messages.tsv (the exact words: parley_text_tsv, migration 025)
+-- and messages.forms of every row written (text inserted or changed), the
+-- forms with the target list: the one asked for last, being filled or in
+-- use.
 CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
+    NEW.tsv := CASE WHEN NEW.text IS NULL OR octet_length(NEW.text) <= 65536
+                    THEN to_tsvector('simple', coalesce(NEW.text, ''))
+                    ELSE parley_text_tsv(NEW.text) END;
     NEW.forms := parley_forms_vector(NEW.text, (SELECT languages FROM search_forms WHERE target));
     RETURN NEW;
 END

@@ -15,11 +15,13 @@ $$;
 -- A ChatWise time: epoch seconds in some databases, milliseconds in others
 -- (decided per value: above 10^11 is milliseconds, i.e. after 1973 in ms
 -- and after 5138 in seconds); a numeric string likewise; other text as a
--- timestamp. NULL when absent or unreadable.
+-- timestamp. NULL when absent, unreadable or not within the years 1 to
+-- 9999 (-1e15 ms, 1e20, 'infinity').
 CREATE OR REPLACE FUNCTION parley_chatwise_time(v jsonb) RETURNS timestamptz
     LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     n numeric;
+    t timestamptz;
 BEGIN
     IF jsonb_typeof(v) = 'number' THEN
         n := v::numeric;
@@ -27,17 +29,18 @@ BEGIN
         n := (v #>> '{}')::numeric;
     ELSIF jsonb_typeof(v) = 'string' THEN
         BEGIN
-            RETURN (v #>> '{}')::timestamptz;
+            t := (v #>> '{}')::timestamptz;
         EXCEPTION WHEN others THEN
             RETURN NULL;
         END;
+        RETURN CASE WHEN t BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59+00' THEN t END;
     ELSE
         RETURN NULL;
     END IF;
     IF abs(n) >= 1e11 THEN
         n := n / 1000;
     END IF;
-    IF abs(n) > 9e12 THEN -- beyond PostgreSQL's timestamps
+    IF n < -62135596800 OR n > 253402300799 THEN -- outside the years 1 to 9999
         RETURN NULL;
     END IF;
     RETURN to_timestamp(n::double precision);
@@ -93,12 +96,8 @@ CREATE OR REPLACE FUNCTION parley_chatwise_tool_text(results jsonb) RETURNS text
           WHERE jsonb_typeof(r.value -> 'text') = 'string') s
 $$;
 
--- Applies one batch read from the file p_file: what 'chats' (rows {id,
--- title, created, updated}) or 'messages' (rows {id, chat, role, content,
--- at, meta, files}). Answers {chatsWritten, written, toolCalls, orphans}:
--- chats and messages new or changed, messages with tool calls, and
--- messages whose chat is not in the file (skipped).
-CREATE OR REPLACE FUNCTION parley_chatwise_ingest(p_file text, what text, rows jsonb)
+-- Applies rows of one batch (see parley_chatwise_ingest) at once.
+CREATE OR REPLACE FUNCTION parley_chatwise_ingest_rows(p_file text, what text, rows jsonb)
     RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
     acc bigint := parley_chatwise_account(p_file);
@@ -113,7 +112,8 @@ BEGIN
         WITH src AS (
             SELECT r ->> 'id' AS ext, coalesce(r ->> 'title', '') AS title,
                    parley_chatwise_time(r -> 'created') AS created,
-                   parley_chatwise_time(r -> 'updated') AS updated
+                   parley_chatwise_time(r -> 'updated') AS updated,
+                   r -> 'truncated' AS truncated
             FROM jsonb_array_elements(rows) r WHERE r ->> 'id' IS NOT NULL),
         up AS (
             INSERT INTO chats (account_id, kind, external_id, title, extra)
@@ -121,6 +121,8 @@ BEGIN
                    jsonb_build_object('source', 'chatwise',
                                       'createdAt', (extract(epoch FROM created) * 1000)::bigint,
                                       'updatedAt', (extract(epoch FROM updated) * 1000)::bigint)
+                   || CASE WHEN truncated IS NOT NULL
+                           THEN jsonb_build_object('truncated', truncated) ELSE '{}' END
             FROM src
             ON CONFLICT (account_id, external_id) WHERE external_id IS NOT NULL DO UPDATE
                 SET title = EXCLUDED.title, extra = chats.extra || EXCLUDED.extra,
@@ -149,7 +151,8 @@ BEGIN
                                                                     'tool')
                                     THEN r.value ->> 'role' END,
                        'meta', nullif(r.value -> 'meta', 'null'),
-                       'generatedFiles', nullif(r.value -> 'files', 'null'))) AS extra,
+                       'generatedFiles', nullif(r.value -> 'files', 'null'),
+                       'truncated', r.value -> 'truncated')) AS extra,
                    r.o AS ord
             FROM jsonb_array_elements(rows) WITH ORDINALITY r(value, o)
             JOIN chats c ON c.account_id = acc AND c.external_id = r.value ->> 'chat'
@@ -201,5 +204,58 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('chatsWritten', n_chats, 'written', n_msgs, 'toolCalls', n_tools,
                               'orphans', n_orphans);
+END
+$$;
+
+-- Applies one batch read from the file p_file: what 'chats' (rows {id,
+-- title, created, updated[, truncated]}) or 'messages' (rows {id, chat,
+-- role, content, at, meta, files[, truncated]}; truncated: {column: its
+-- bytes in the file} for a value the importer cut). Answers {chatsWritten,
+-- written, toolCalls, orphans[, badTimes][, refused]}: chats and messages
+-- new or changed, messages with tool calls, messages whose chat is not in
+-- the file (skipped), the ids of rows whose time is there but not a time
+-- (stored without it: a message then dated as its chat), and the rows
+-- PostgreSQL refused ([{id, error}], skipped: the batch is then applied
+-- row by row, so one bad row never fails the others); the last two only
+-- when there are some.
+CREATE OR REPLACE FUNCTION parley_chatwise_ingest(p_file text, what text, rows jsonb)
+    RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    r jsonb;
+    r1 jsonb;
+    x jsonb;
+    refused jsonb := '[]';
+    bad_times jsonb;
+BEGIN
+    IF what IS DISTINCT FROM 'chats' AND what IS DISTINCT FROM 'messages' THEN
+        RAISE EXCEPTION 'parley_chatwise_ingest: what is chats or messages, not %', what
+            USING ERRCODE = 'PT400';
+    END IF;
+    SELECT coalesce(jsonb_agg(x.value ->> 'id' ORDER BY o), '[]') INTO bad_times
+    FROM jsonb_array_elements(rows) WITH ORDINALITY x(value, o)
+    WHERE EXISTS (SELECT 1 FROM unnest(CASE WHEN what = 'chats'
+                                            THEN ARRAY[x.value -> 'created', x.value -> 'updated']
+                                            ELSE ARRAY[x.value -> 'at'] END) t
+                  WHERE t IS NOT NULL AND t <> 'null' AND parley_chatwise_time(t) IS NULL);
+    BEGIN
+        r := parley_chatwise_ingest_rows(p_file, what, rows);
+    EXCEPTION WHEN others THEN
+        r := jsonb_build_object('chatsWritten', 0, 'written', 0, 'toolCalls', 0, 'orphans', 0);
+        FOR x IN SELECT value FROM jsonb_array_elements(rows) WITH ORDINALITY a(value, o) ORDER BY o
+        LOOP
+            BEGIN
+                r1 := parley_chatwise_ingest_rows(p_file, what, jsonb_build_array(x));
+                r := jsonb_build_object(
+                    'chatsWritten', (r ->> 'chatsWritten')::bigint + (r1 ->> 'chatsWritten')::bigint,
+                    'written', (r ->> 'written')::bigint + (r1 ->> 'written')::bigint,
+                    'toolCalls', (r ->> 'toolCalls')::bigint + (r1 ->> 'toolCalls')::bigint,
+                    'orphans', (r ->> 'orphans')::bigint + (r1 ->> 'orphans')::bigint);
+            EXCEPTION WHEN others THEN
+                refused := refused || jsonb_build_object('id', x -> 'id', 'error', SQLERRM);
+            END;
+        END LOOP;
+    END;
+    RETURN r || CASE WHEN bad_times <> '[]' THEN jsonb_build_object('badTimes', bad_times) ELSE '{}' END
+             || CASE WHEN refused <> '[]' THEN jsonb_build_object('refused', refused) ELSE '{}' END;
 END
 $$;

@@ -32,23 +32,22 @@ CREATE OR REPLACE FUNCTION parley_agent_block_text(b jsonb) RETURNS text
         ELSE b::text END
 $$;
 
--- Applies one piece of a transcript file: f = {path, folder, project, from,
--- to, lines, eras}, events = [{line, event}]. The file's era is its project
--- folder's; it is named by f.eras (keyed by the folder or by a session's
--- working directory) when that names it, else after the working
--- directory's last component, else f.project. Only when the file's recorded offset is
--- f.from (so a piece is applied once, even by two imports at a time); the
--- offset moves to f.to with it. Answers what it did.
-CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
+-- Stores events ([{line, event}], in line order) of the era v_era (named
+-- v_name); answers {messages, heaps, newSessions}. A message's key is
+-- (session, event uuid#block), an event without a uuid keyed by the md5 of
+-- its text: reading lines again (a transcript that shrank is read from its
+-- start) stores nothing twice. A timestamp must be an ISO time (the
+-- importer skips a line whose timestamp is not); none means now.
+CREATE OR REPLACE FUNCTION parley_agent_events(acc bigint, v_era bigint, v_name text,
+                                               events jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
-    acc bigint := parley_agent_account();
     e jsonb;
     ev record;
     v_chat bigint;
     v_heap bigint;
-    v_era bigint;
     v_sid text;
+    v_key text;
     v_next bigint;
     blocks jsonb;
     b jsonb;
@@ -58,24 +57,7 @@ DECLARE
     n_heaps bigint := 0;
     sessions text[] := '{}';
     at_ts timestamptz;
-    cur bigint;
-    v_cwd text := (SELECT x.value -> 'event' ->> 'cwd' FROM jsonb_array_elements(events) AS x
-                   WHERE x.value -> 'event' ->> 'cwd' <> '' ORDER BY (x.value ->> 'line')::bigint
-                   LIMIT 1);
-    v_named text := coalesce(f -> 'eras' ->> (f ->> 'folder'), f -> 'eras' ->> v_cwd);
-    v_name text := coalesce(v_named, nullif(regexp_replace(v_cwd, '^.*/', ''), ''),
-                            f ->> 'project');
 BEGIN
-    INSERT INTO agent_files (path, project) VALUES (f ->> 'path', v_name)
-    ON CONFLICT (path) DO NOTHING;
-    SELECT read_to INTO cur FROM agent_files WHERE path = f ->> 'path' FOR UPDATE;
-    IF cur <> (f ->> 'from')::bigint THEN
-        RETURN jsonb_build_object('skipped', true, 'readTo', cur);
-    END IF;
-    INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'folder'), v_name)
-    ON CONFLICT (external_id) DO UPDATE SET name = v_named
-        WHERE v_named IS NOT NULL AND eras.name IS DISTINCT FROM v_named;
-    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'folder');
     FOR ev IN SELECT x.value AS e FROM jsonb_array_elements(events) AS x ORDER BY (x.value ->> 'line')::bigint
     LOOP
         e := ev.e -> 'event';
@@ -83,6 +65,7 @@ BEGIN
         IF v_sid IS NULL THEN
             CONTINUE;
         END IF;
+        v_key := coalesce(e ->> 'uuid', 'md5:' || md5(e::text));
         at_ts := coalesce((e ->> 'timestamp')::timestamptz, now());
         SELECT id INTO v_chat FROM chats WHERE account_id = acc AND external_id = v_sid;
         IF v_chat IS NULL THEN
@@ -101,7 +84,7 @@ BEGIN
         IF v_heap IS NULL OR (e ->> 'type' = 'system' AND e ->> 'subtype' = 'compact_boundary') THEN
             INSERT INTO context_heaps (chat_id, era_id, type, external_id, started_at)
             VALUES (v_chat, v_era, CASE WHEN v_heap IS NULL THEN 'FRESH' ELSE 'POST_COMPACTING' END,
-                    e ->> 'uuid', at_ts)
+                    v_key, at_ts)
             ON CONFLICT (chat_id, external_id) WHERE external_id IS NOT NULL DO NOTHING
             RETURNING id INTO v_heap;
             IF v_heap IS NULL THEN
@@ -132,7 +115,7 @@ BEGIN
                                       ELSE 'message' END;
             INSERT INTO messages (chat_id, id, external_id, heap_id, sender_name, date, text, kind,
                                   role, outgoing, tool_calls, tool_results, continuation, extra)
-            VALUES (v_chat, v_next + 1, (e ->> 'uuid') || '#' || i, v_heap,
+            VALUES (v_chat, v_next + 1, v_key || '#' || i, v_heap,
                     coalesce(e #>> '{message,role}', e ->> 'type'), at_ts,
                     CASE WHEN kind = 'service' THEN NULL ELSE parley_agent_block_text(b) END, kind,
                     CASE WHEN coalesce(e #>> '{message,role}', e ->> 'type') IN
@@ -162,12 +145,88 @@ BEGIN
         WHERE id = v_chat AND (last_message_date IS NULL OR last_message_date <= at_ts);
         UPDATE context_heaps SET ended_at = at_ts WHERE chat_id = v_chat AND id = v_heap;
     END LOOP;
-    UPDATE agent_files SET read_to = (f ->> 'to')::bigint,
-                           lines = lines + coalesce((f ->> 'lines')::bigint, 0), updated_at = now()
-    WHERE path = f ->> 'path';
-    RETURN jsonb_build_object('messages', n_msgs, 'heaps', n_heaps,
-                              'newSessions', to_jsonb(sessions), 'readTo', (f ->> 'to')::bigint);
+    RETURN jsonb_build_object('messages', n_msgs, 'heaps', n_heaps, 'newSessions', to_jsonb(sessions));
 END
+$$;
+
+-- Applies one piece of a transcript file: f = {path, folder, project, from,
+-- to, lines, eras, restart}, events = [{line, event}]. The file's era is its project
+-- folder's; it is named by f.eras (keyed by the folder or by a session's
+-- working directory) when that names it, else after the working
+-- directory's last component, else f.project. Only when the file's recorded offset is
+-- f.from (so a piece is applied once, even by two imports at a time), or
+-- when f.from is 0 and the recorded offset is f.restart (a file that shrank,
+-- read again from its start); the offset moves to f.to with it. An event
+-- that cannot be stored (a value PostgreSQL refuses) does not stop the
+-- others: the piece is then stored event by event, and those events are
+-- answered in badLines [{line, error}] and skipped. Answers what it did
+-- ({messages, heaps, newSessions, readTo[, badLines][, restarted]}, or
+-- {skipped, readTo}).
+CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    acc bigint := parley_agent_account();
+    v_era bigint;
+    cur bigint;
+    restarted boolean := false;
+    r jsonb;
+    r1 jsonb;
+    x jsonb;
+    bad jsonb := '[]';
+    v_cwd text := (SELECT x.value -> 'event' ->> 'cwd' FROM jsonb_array_elements(events) AS x
+                   WHERE x.value -> 'event' ->> 'cwd' <> '' ORDER BY (x.value ->> 'line')::bigint
+                   LIMIT 1);
+    v_named text := coalesce(f -> 'eras' ->> (f ->> 'folder'), f -> 'eras' ->> v_cwd);
+    v_name text := coalesce(v_named, nullif(regexp_replace(v_cwd, '^.*/', ''), ''),
+                            f ->> 'project');
+BEGIN
+    INSERT INTO agent_files (path, project) VALUES (f ->> 'path', v_name)
+    ON CONFLICT (path) DO NOTHING;
+    SELECT read_to INTO cur FROM agent_files WHERE path = f ->> 'path' FOR UPDATE;
+    IF (f ->> 'from')::bigint = 0 AND cur = (f ->> 'restart')::bigint THEN
+        restarted := true;
+    ELSIF cur <> (f ->> 'from')::bigint THEN
+        RETURN jsonb_build_object('skipped', true, 'readTo', cur);
+    END IF;
+    INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'folder'), v_name)
+    ON CONFLICT (external_id) DO UPDATE SET name = v_named
+        WHERE v_named IS NOT NULL AND eras.name IS DISTINCT FROM v_named;
+    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'folder');
+    BEGIN
+        r := parley_agent_events(acc, v_era, v_name, events);
+    EXCEPTION WHEN others THEN
+        -- One event PostgreSQL refuses: each event alone, the bad skipped.
+        r := jsonb_build_object('messages', 0, 'heaps', 0, 'newSessions', '[]'::jsonb);
+        FOR x IN SELECT value FROM jsonb_array_elements(events) ORDER BY (value ->> 'line')::bigint
+        LOOP
+            BEGIN
+                r1 := parley_agent_events(acc, v_era, v_name, jsonb_build_array(x));
+                r := jsonb_build_object(
+                    'messages', (r ->> 'messages')::bigint + (r1 ->> 'messages')::bigint,
+                    'heaps', (r ->> 'heaps')::bigint + (r1 ->> 'heaps')::bigint,
+                    'newSessions', (r -> 'newSessions') || (r1 -> 'newSessions'));
+            EXCEPTION WHEN others THEN
+                bad := bad || jsonb_build_object('line', (x ->> 'line')::bigint, 'error', SQLERRM);
+            END;
+        END LOOP;
+    END;
+    UPDATE agent_files SET read_to = (f ->> 'to')::bigint,
+                           lines = CASE WHEN restarted THEN 0 ELSE lines END
+                                   + coalesce((f ->> 'lines')::bigint, 0),
+                           updated_at = now()
+    WHERE path = f ->> 'path';
+    RETURN r || jsonb_build_object('readTo', (f ->> 'to')::bigint)
+             || CASE WHEN bad <> '[]' THEN jsonb_build_object('badLines', bad) ELSE '{}' END
+             || CASE WHEN restarted THEN jsonb_build_object('restarted', true) ELSE '{}' END;
+END
+$$;
+
+-- Where an import of path resumes: {"readTo": the byte offset (0 for a
+-- file never read), "lines": the lines read up to it}.
+CREATE OR REPLACE FUNCTION parley_agent_file_state(p_path text) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('readTo', coalesce(max(read_to), 0), 'lines', coalesce(max(lines), 0))
+    FROM agent_files WHERE path = p_path
 $$;
 
 -- Where an import of path resumes (0 for a file never read).

@@ -1,0 +1,231 @@
+// import_robustness: hostile inputs to `parleyd import claude-code` and
+// `parleyd import chatwise` (and serve's ChatWise follower). One bad row,
+// line or directory entry is skipped, named (file and line, or table and
+// row id) and counted, and the import goes on to exit 0: a timestamp that
+// is not a time or is out of range, a message of ~1.8 MB of distinct words
+// (over tsvector's 1 MB; the text is stored whole), a line over the piece
+// size and one over the line limit, a huge ChatWise message (stored
+// truncated), a value PostgreSQL refuses. Special files never block: a
+// FIFO, a symlink loop, a directory named x.jsonl, a /dev/zero symlink
+// are skipped; a FIFO given as the ChatWise database is refused at once,
+// and serve following one stops on SIGTERM. A transcript that shrank is
+// read again from its start, nothing stored twice. On the code before,
+// the FIFO cases block until the test's timeout.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { PARLEYD, tmpdir } from "./lib.mjs";
+
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_improb_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const work = tmpdir("parley-improb-");
+const LIMIT = 60000; // ms: only reached when something blocks (the old code)
+
+function psql(sql, dbname = db) {
+  return execFileSync("psql", ["-X", "-q", "-At", "-h", pgDir, "-U", "parley", "-d", dbname, "-c", sql], {
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  }).trim();
+}
+function parleyd(args) {
+  const r = spawnSync(PARLEYD, [...args, "--db", url, "--data-dir", path.join(work, "data")], {
+    encoding: "utf8",
+    timeout: LIMIT,
+    killSignal: "SIGKILL", // a blocked import ignores SIGTERM (the old code)
+    maxBuffer: 64 << 20,
+  });
+  assert.equal(r.signal, null, `parleyd ${args.join(" ")} blocked: ${r.stderr}`);
+  return { status: r.status, out: r.stderr };
+}
+const importAgents = (dir) => parleyd(["import", "claude-code", dir]);
+const importChatwise = (p) => parleyd(["import", "chatwise", p]);
+
+// Distinct words, about 1.8 MB: over tsvector's 1 MB of lexemes.
+const manyWords = (tag) => Array.from({ length: 120000 }, (_, i) => `${tag}${i.toString(36)}x${(i * 7919).toString(16)}zz`).join(" ");
+
+let seq = 0;
+function event(sid, text, extra = {}) {
+  seq++;
+  return JSON.stringify({
+    type: "user", sessionId: sid, uuid: `uuid-${sid}-${seq}`, cwd: "/home/dev/robust",
+    timestamp: new Date(Date.UTC(2026, 0, 1) + seq * 1000).toISOString(),
+    message: { role: "user", content: text }, ...extra,
+  });
+}
+const countText = (sid) => psql(`SELECT count(*) FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.external_id = '${sid}'`);
+
+before(() => {
+  psql(`CREATE DATABASE ${db}`, "postgres");
+  // The schema first, so that each test's import runs alone.
+  const r = spawnSync(PARLEYD, ["migrate", "--db", url, "--data-dir", path.join(work, "data")], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+});
+
+after(() => {
+  psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
+});
+
+test("claude-code: special entries are skipped with a warning, never opened blocking", () => {
+  const dir = path.join(work, "special");
+  const proj = path.join(dir, "-home-dev-robust");
+  fs.mkdirSync(proj, { recursive: true });
+  execFileSync("mkfifo", [path.join(proj, "fifo.jsonl")]);
+  execFileSync("mkfifo", [path.join(dir, "top.jsonl")]);
+  fs.symlinkSync("loop.jsonl", path.join(proj, "loop.jsonl"));
+  fs.mkdirSync(path.join(proj, "dir.jsonl"));
+  fs.symlinkSync("/dev/zero", path.join(proj, "zero.jsonl"));
+  fs.writeFileSync(path.join(proj, "real.jsonl"), event("sess-special", "a real line") + "\n");
+  fs.symlinkSync("real.jsonl", path.join(proj, "link.jsonl")); // a symlink to a regular file is read
+  const r = importAgents(dir);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /fifo\.jsonl: a FIFO, not a regular file; skipped/);
+  assert.match(r.out, /top\.jsonl: a FIFO, not a regular file; skipped/);
+  assert.match(r.out, /loop\.jsonl: Too many levels of symbolic links; skipped/);
+  assert.match(r.out, /dir\.jsonl: a directory, not a regular file; skipped/);
+  assert.match(r.out, /zero\.jsonl: a character device, not a regular file; skipped/);
+  assert.match(r.out, /imported 2 transcript files .*5 files skipped \(not regular or unreadable\)/);
+  assert.equal(countText("sess-special"), "1");
+});
+
+test("claude-code: bad timestamps, a refused value and huge lines are skipped by line; the rest stored", () => {
+  const dir = path.join(work, "bad");
+  const proj = path.join(dir, "-home-dev-robust");
+  fs.mkdirSync(proj, { recursive: true });
+  const sid = "sess-bad";
+  const big = manyWords("w");
+  const lines = [
+    event(sid, "first"),                                          // 1
+    event(sid, "not a time", { timestamp: "not a time" }),        // 2
+    event(sid, "far past", { timestamp: -1e300 }),                // 3
+    event(sid, "month 13", { timestamp: "2026-13-01T00:00:00Z" }),// 4
+    event(sid, big),                                              // 5: ~1.8 MB of distinct words
+    event(sid, "refused", { isCompactSummary: "perhaps" }),       // 6: not a boolean to PostgreSQL
+    event(sid, "x".repeat(5 << 20) + " five mebibytes"),          // 7: a line over the 4 MiB piece
+    event(sid, "y".repeat(17 << 20)),                             // 8: over the 16 MiB line limit
+    event(sid, "last"),                                           // 9
+  ];
+  const file = path.join(proj, `${sid}.jsonl`);
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  const r = importAgents(dir);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /sess-bad\.jsonl:2: timestamp "not a time" is not an ISO 8601 time; skipped/);
+  assert.match(r.out, /sess-bad\.jsonl:3: timestamp -1[.0-9]*e\+?300 is not an ISO 8601 time; skipped/);
+  assert.match(r.out, /sess-bad\.jsonl:4: timestamp "2026-13-01T00:00:00Z" is not an ISO 8601 time; skipped/);
+  assert.match(r.out, /sess-bad\.jsonl:6: not stored \(invalid input syntax for type boolean: "perhaps"\); skipped/);
+  assert.match(r.out, /sess-bad\.jsonl:8: a line of more than 16 MiB \(\d+ bytes\); skipped/);
+  assert.match(r.out, /9 lines, 1 new session, 4 messages, 1 context heaps; 3 malformed lines skipped, 1 over 16 MiB skipped, 1 not stored/);
+  assert.equal(psql(`SELECT string_agg(left(m.text, 12) || ':' || octet_length(m.text), ',' ORDER BY m.id)
+    FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.external_id = '${sid}'`),
+    `first:5,${big.slice(0, 12)}:${big.length},xxxxxxxxxxxx:${(5 << 20) + 15},last:4`);
+  // The big text is stored whole; its words are searchable as far as they fit.
+  assert.equal(psql(`SELECT count(*) FROM messages WHERE tsv @@ 'w0x0zz'::tsquery`), "1");
+  assert.equal(psql(`SELECT count(*) FROM messages WHERE tsv @@ 'five'::tsquery`), "1");
+  // Again: nothing new, nothing failed.
+  const again = importAgents(dir);
+  assert.equal(again.status, 0, again.out);
+  assert.match(again.out, /0 lines, 0 new sessions, 0 messages/);
+});
+
+test("claude-code: a transcript that shrank is read again from its start, nothing stored twice", () => {
+  const dir = path.join(work, "shrink");
+  const proj = path.join(dir, "-home-dev-robust");
+  fs.mkdirSync(proj, { recursive: true });
+  const sid = "sess-shrink";
+  const file = path.join(proj, `${sid}.jsonl`);
+  const ten = Array.from({ length: 10 }, (_, i) => event(sid, `line ${i + 1}`));
+  fs.writeFileSync(file, ten.join("\n") + "\n");
+  let r = importAgents(dir);
+  assert.equal(r.status, 0, r.out);
+  assert.equal(countText(sid), "10");
+  // Cut to 5, 2 appended: shorter than what was read.
+  fs.writeFileSync(file, [...ten.slice(0, 5), event(sid, "new 1"), event(sid, "new 2")].join("\n") + "\n");
+  r = importAgents(dir);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /sess-shrink\.jsonl: rewritten \(\d+ bytes; \d+ were read before/);
+  assert.match(r.out, /\(1 with new lines\): 7 lines, 0 new sessions, 2 messages.*1 read again from the start/);
+  assert.equal(countText(sid), "12");
+  // Rewritten, not shorter: the offset falls inside a line.
+  const longer = [event(sid, "rewritten " + "z".repeat(2000)), ...ten.slice(0, 5), event(sid, "new 3")];
+  fs.writeFileSync(file, longer.join("\n") + "\n");
+  r = importAgents(dir);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /rewritten/);
+  assert.equal(countText(sid), "14");
+  r = importAgents(dir);
+  assert.match(r.out, /0 lines, 0 new sessions, 0 messages/);
+  assert.equal(psql(`SELECT count(*) - count(DISTINCT m.external_id) FROM messages m JOIN chats c ON c.id = m.chat_id
+    WHERE c.external_id = '${sid}'`), "0");
+});
+
+const CHATWISE_SCHEMA = `CREATE TABLE chat (id text PRIMARY KEY NOT NULL, title text, createdAt integer, updatedAt integer);
+CREATE TABLE message (id text PRIMARY KEY NOT NULL, chatId text, role text, content text, createdAt integer, meta text, generatedFiles text);`;
+const MAX_VALUE = 8 << 20; // CHATWISE_IMPORT_MAX_VALUE
+
+test("chatwise: a FIFO is refused at once, given or as app.db", () => {
+  const fifo = path.join(work, "cw.fifo");
+  execFileSync("mkfifo", [fifo]);
+  let r = importChatwise(fifo);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.out, /cw\.fifo: a FIFO, not a regular file; refused/);
+  const folder = path.join(work, "cwfolder");
+  fs.mkdirSync(folder);
+  execFileSync("mkfifo", [path.join(folder, "app.db")]);
+  r = importChatwise(folder);
+  assert.equal(r.status, 1, r.out);
+  assert.match(r.out, /app\.db: a FIFO, not a regular file; refused/);
+});
+
+test("chatwise: times out of range, a huge message, 1.8 MB of words, a refused row: named, the rest stored", () => {
+  const file = path.join(work, "bad-app.db");
+  const words = manyWords("c");
+  fs.writeFileSync(path.join(work, "words.txt"), words);
+  execFileSync("sqlite3", [file], {
+    input: `${CHATWISE_SCHEMA}
+INSERT INTO chat VALUES ('c-ok', 'fine', 1767225600000, 1767225600000);
+INSERT INTO chat VALUES ('c-old', 'far past', -1e15, 1767225600000);
+INSERT INTO message VALUES ('m-1', 'c-ok', 'user', 'hello there', 1767225601000, NULL, NULL);
+INSERT INTO message VALUES ('m-old', 'c-ok', 'user', 'long ago', -1e15, NULL, NULL);
+INSERT INTO message VALUES ('m-words', 'c-ok', 'assistant', CAST(readfile('${path.join(work, "words.txt")}') AS TEXT), 1767225602000, NULL, NULL);
+INSERT INTO message VALUES ('m-huge', 'c-ok', 'assistant', printf('%.*c', 40000000, 'x'), 1767225603000, NULL, NULL);
+INSERT INTO message VALUES ('m-' || hex(randomblob(50000)), 'c-ok', 'user', 'an id too long for an index', 1767225604000, NULL, NULL);
+INSERT INTO message VALUES ('m-2', 'c-old', 'user', 'still here', 1767225605000, NULL, NULL);
+`,
+  });
+  const r = importChatwise(file);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /table chat, row id c-old: a time that is not one .*; stored without it/);
+  assert.match(r.out, /table message, row id m-old: a time that is not one .*; stored without it \(dated as its chat\)/);
+  assert.match(r.out, new RegExp(`table message, row id m-huge: content of 40000000 bytes stored cut to ${MAX_VALUE} bytes`));
+  assert.match(r.out, /table message, row id m-[0-9A-F]{78}\.\.\.: not stored \(index row/);
+  assert.match(r.out, /imported 2 chats \(2 new or changed\), 6 messages \(5 new or changed\), 0 with tool calls; 0 without their chat skipped, 1 not stored; 1 with a value cut to 8 MiB, 2 with a time left out/);
+  assert.equal(psql(`SELECT string_agg(m.external_id || ':' || octet_length(m.text), ',' ORDER BY m.external_id)
+    FROM messages m JOIN chats c ON c.id = m.chat_id WHERE c.kind = 'ai_chat'`),
+    `m-1:11,m-2:10,m-huge:${MAX_VALUE},m-old:8,m-words:${words.length}`);
+  assert.equal(psql(`SELECT extra -> 'truncated' ->> 'content' FROM messages WHERE external_id = 'm-huge'`), "40000000");
+  assert.equal(psql(`SELECT m.date = c.date FROM messages m, messages c WHERE m.external_id = 'm-old' AND c.external_id = 'm-1'`) !== "", true);
+  assert.equal(psql(`SELECT count(*) FROM messages WHERE tsv @@ 'c0x0zz'::tsquery`), "1");
+  // Again: the same warnings, nothing written.
+  const again = importChatwise(file);
+  assert.equal(again.status, 0, again.out);
+  assert.match(again.out, /6 messages \(0 new or changed\)/);
+});
+
+test("serve: a FIFO as chatwise_db is not opened, and SIGTERM stops serve", { timeout: LIMIT }, async () => {
+  const fifo = path.join(work, "serve.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const child = spawn(PARLEYD, ["serve", "--stdio", "--db", url, "--data-dir", path.join(work, "data-serve"),
+    "--toolsets", "chatwise", "--chatwise-db", fifo, "--log-level", "debug"], { stdio: ["pipe", "pipe", "pipe"] });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d.toString()));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  while (!/serve\.fifo: not a regular file; not imported/.test(log)) {
+    if (child.exitCode !== null) throw new Error(`parleyd exited early:\n${log}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGTERM");
+  const { code } = await exited;
+  assert.equal(code, 0, log);
+});
