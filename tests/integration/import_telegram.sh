@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 : "${PARLEY_TEST_PG_DIR:?}"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-FIX=$ROOT/../shared/fixtures/telegram-export
+FIX=${PARLEY_TEST_FIXTURES:-$ROOT/../shared/fixtures}/telegram-export
 DB=it_imp_$$
 psql_t() { psql -X -q -At -h "$PARLEY_TEST_PG_DIR" -U parley -d "${2:-$DB}" -c "$1"; }
 psql_t "CREATE DATABASE $DB" postgres
