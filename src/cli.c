@@ -91,6 +91,7 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             }
             cli_flag_t *f = &cli->flags[cli->nflags++];
             memcpy(f->key, key, len + 1);
+            snprintf(f->typed, sizeof f->typed, "--%.*s", (int)len, name);
             f->value = value;
             continue;
         }
@@ -158,7 +159,13 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
         rc = config_set(cfg, cli->flags[i].key, cli->flags[i].value, CONFIG_SRC_FLAG, msg,
                         sizeof msg);
         if (rc != 0) {
-            snprintf(err, errcap, "option --%s: %s", cli->flags[i].key, msg);
+            /* Named as typed ("--log-level: ..."), not by its key. */
+            size_t kl = strlen(cli->flags[i].key);
+            const char *why =
+                strncmp(msg, cli->flags[i].key, kl) == 0 && msg[kl] == ':' && msg[kl + 1] == ' '
+                    ? msg + kl + 2
+                    : msg;
+            snprintf(err, errcap, "%s: %s", cli->flags[i].typed, why);
             return rc;
         }
     }

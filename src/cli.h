@@ -26,6 +26,7 @@ typedef enum {
 
 typedef struct cli_flag_s {
     char key[64];      /* config key: "data_dir" for --data-dir */
+    char typed[66];    /* the flag as typed, for messages: "--data-dir" */
     const char *value; /* points into argv */
 } cli_flag_t;
 

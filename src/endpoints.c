@@ -131,6 +131,25 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, int *n, char *e
     return 0;
 }
 
+int endpoints_check(const config_t *cfg, const mcp_registry_t *registry, char *err, size_t errcap)
+{
+    endpoint_t eps[ENDPOINTS_MAX];
+    int n = 0;
+    int rc = parse_endpoints(cfg, eps, &n, err, errcap);
+    if (rc != 0 || cfg->token_file[0] == '\0')
+        return rc;
+    tokens_t tokens;
+    memset(&tokens, 0, sizeof tokens);
+    if ((rc = tokens_load(&tokens, cfg->token_file, err, errcap)) == 0) {
+        for (int i = 0; i < tokens.n && rc == 0; i++) {
+            mcp_policy_t pol;
+            rc = tokens_policy(&tokens.tokens[i], registry, &pol, err, errcap);
+        }
+    }
+    tokens_free(&tokens);
+    return rc;
+}
+
 int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t **out, char *err,
                     size_t errcap)
 {

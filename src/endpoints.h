@@ -31,6 +31,11 @@ typedef struct endpoints_config_s {
 
 /* Starts every configured endpoint. Returns 0, or a negative code with err
  * saying what failed; *out is set either way (close it). */
+/* Checks the --listen endpoints, the TLS files' presence and the token
+ * file against the toolsets registry serves, as endpoints_start would,
+ * without binding anything. Returns 0, or a negative code with err. */
+int endpoints_check(const config_t *cfg, const mcp_registry_t *registry, char *err, size_t errcap);
+
 int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t **out, char *err,
                     size_t errcap);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "app_check.h"
 #include "cli.h"
 #include "mcp/reference.h"
 #include "toolsets/toolset.h"
@@ -49,6 +50,12 @@ int main(int argc, char **argv)
     }
     config_t cfg;
     if (cli_load_config(&cli, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "parleyd: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    /* Every setting is checked before any work: a bad one is a usage
+     * error, with no cluster created, started or joined. */
+    if (app_check_config(&cfg, cli.command, err, sizeof err) != 0) {
         fprintf(stderr, "parleyd: %s\n", err);
         return CLI_EXIT_USAGE;
     }

@@ -306,7 +306,7 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
   const r = spawnSync(PARLEYD, baseArgs(["--listen", "http://127.0.0.1:0/mcp", "--token-file", file]), {
     encoding: "utf8",
   });
-  assert.equal(r.status, 1);
+  assert.equal(r.status, 2);
   assert.match(r.stderr, /toolset 'telegramx', which is not served/);
   assert.doesNotMatch(r.stderr, /some-long-token/);
   // Beyond loopback with tokens is allowed.

@@ -241,11 +241,11 @@ test("a call answered at once while the session is one below its in-flight cap i
 
 test("binding beyond loopback without tokens is refused", () => {
   const r = spawnSync(PARLEYD, baseArgs(["--listen", "http://0.0.0.0:0/mcp"]), { encoding: "utf8" });
-  assert.equal(r.status, 1);
+  assert.equal(r.status, 2, "a usage error, before any work");
   assert.match(r.stderr, /refusing to listen beyond loopback without bearer tokens/);
   // tcp:// carries no credentials: loopback only, tokens or not.
   const t = spawnSync(PARLEYD, baseArgs(["--listen", "tcp://0.0.0.0:0"]), { encoding: "utf8" });
-  assert.equal(t.status, 1);
+  assert.equal(t.status, 2);
   assert.match(t.stderr, /tcp:\/\/ endpoints bind to loopback only/);
   const r2 = spawnSync(PARLEYD, baseArgs(["--listen", "gopher://x"]), { encoding: "utf8" });
   assert.notEqual(r2.status, 0);

@@ -77,7 +77,7 @@ test("tcp+TLS and https", async () => {
 
 test("TLS endpoints need a certificate; a bad one stops the start", () => {
   let r = spawnSync(PARLEYD, baseArgs(["--listen", "https://127.0.0.1:0/mcp"]), { encoding: "utf8" });
-  assert.equal(r.status, 1);
+  assert.equal(r.status, 2);
   assert.match(r.stderr, /TLS needs --tls-cert FILE and --tls-key FILE/);
   r = spawnSync(PARLEYD, baseArgs(["--listen", "https://127.0.0.1:0/mcp", "--tls-cert", key, "--tls-key", key]), { encoding: "utf8" });
   assert.equal(r.status, 1);

@@ -27,6 +27,27 @@ expect_usage "bad.conf:1: expected 'key = value'" --config "$TMP/bad.conf"
 expect_usage "No such file" --config "$TMP/missing.conf"
 PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
 expect_usage "bad database URL" migrate --db "host='unterminated" && true
+# Flags are named as typed, not by their key.
+expect_usage "^parleyd: --log-level: 'loud'" serve --log-level loud
+expect_usage "^parleyd: --log_level: 'loud'" serve --log_level loud
+# A bad setting of any kind is a usage error before any work: nothing is
+# created in the data directory (no cluster initialised, started or
+# joined), nothing listens.
+for bad in "unknown endpoint::--listen ftp://x" \
+  "unknown toolset 'nope'::--toolsets nope" \
+  "refusing to listen beyond loopback::--listen http://0.0.0.0:0/mcp" \
+  "TLS needs --tls-cert::--listen https://127.0.0.1:0/mcp" \
+  "bluesky-service: 'ftp://x' is not an http:// or https:// URL::--bluesky-service ftp://x" \
+  "telegram-api-url: 'api.telegram.org' is not::--telegram-api-url api.telegram.org" \
+  "url-allow-addresses: 'example.com' is not an IP address::--url-allow-addresses example.com" \
+  "token file .*no-such-tokens: No such file::--token-file $TMP/no-such-tokens"; do
+  pat=${bad%%::*}
+  read -r -a args <<<"${bad##*::}"
+  expect_usage "$pat" serve --data-dir "$TMP/never" "${args[@]}"
+  [ ! -e "$TMP/never" ] || fail "serve ${args[*]} created $TMP/never"
+done
+expect_usage "bluesky-service" import chatwise "$TMP" --data-dir "$TMP/never" --bluesky-service x
+[ ! -e "$TMP/never" ] || fail "import created $TMP/never"
 
 # The configuration reference documents every option --help lists.
 REF=$(dirname "$0")/../../docs/configuration.md
