@@ -17,6 +17,43 @@ static const struct {
     {"help", CLI_CMD_HELP},   {"version", CLI_CMD_VERSION},
 };
 
+/* The import sources: what `parleyd import NAME` takes, and its help. */
+static const struct {
+    const char *name;
+    const char *args; /* the positional arguments after NAME */
+    int min, max;     /* how many of them */
+    const char *what; /* one line for parleyd --help */
+    const char *help; /* parleyd import NAME --help */
+} import_sources[] = {
+    {"telegram-export", "PATH", 1, 1,
+     "import a Telegram Desktop JSON export (result.json or its folder) into the store; "
+     "idempotent",
+     "PATH is a Telegram Desktop export in JSON: its result.json, or the folder holding it (a\n"
+     "single chat or the whole account). Every chat, message, person and file record is\n"
+     "stored; importing the same export again changes nothing. Progress is logged;\n"
+     "SIGINT or SIGTERM stops at the next step: the partial chat is rolled back, the\n"
+     "chats imported completely stay, and running the import again completes it.\n"},
+    {"claude-code", "[DIR]", 0, 1,
+     "import agents' session transcripts (DIR/PROJECT/*.jsonl; default ~/.claude/projects); "
+     "incremental and idempotent; --eras FILE names the eras",
+     "DIR holds one folder per project with the sessions' JSON Lines transcripts (default\n"
+     "~/.claude/projects). Only what was appended since the last import is read; a\n"
+     "transcript that shrank or was rewritten is read again from its start (nothing is\n"
+     "stored twice). Entries that are not regular files, malformed lines, lines over the\n"
+     "limit and events the store refuses are skipped with a warning naming file and line;\n"
+     "the summary counts them. --eras FILE (a JSON object {\"KEY\": \"Era name\"}, KEY a\n"
+     "project folder or a working directory) names the eras.\n"},
+    {"chatwise", "PATH", 1, 1,
+     "import the chats of ChatWise (its app.db, or the folder holding it); incremental and "
+     "idempotent",
+     "PATH is ChatWise's SQLite database app.db, or the folder holding it; it is read, never\n"
+     "written. Only chats and messages changed since the last import are read. A row that\n"
+     "cannot be stored as it is (a time out of range, a value over 8 MiB, a row the store\n"
+     "refuses) is stored degraded or skipped with a warning naming table and row id; the\n"
+     "summary counts them. `serve --chatwise-db PATH` follows the file while serving.\n"},
+};
+#define NSOURCES (sizeof import_sources / sizeof import_sources[0])
+
 int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
 {
     memset(cli, 0, sizeof *cli);
@@ -28,6 +65,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             continue;
         }
         if (!only_args && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            if (have_command && cli->command == CLI_CMD_IMPORT) {
+                /* parleyd import [NAME] --help: that command's own help. */
+                cli->command = CLI_CMD_HELP_IMPORT;
+                if (i + 1 < argc && cli->nargs == 0 && argv[i + 1][0] != '-')
+                    cli->args[cli->nargs++] = argv[i + 1];
+                return 0;
+            }
             cli->command = CLI_CMD_HELP;
             return 0;
         }
@@ -118,18 +162,23 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         cli->args[cli->nargs++] = a;
     }
     if (cli->command == CLI_CMD_IMPORT) {
-        bool tg = cli->nargs == 2 && strcmp(cli->args[0], "telegram-export") == 0;
-        bool cc = (cli->nargs == 1 || cli->nargs == 2) && strcmp(cli->args[0], "claude-code") == 0;
-        bool cw = cli->nargs == 2 && strcmp(cli->args[0], "chatwise") == 0;
-        if (!tg && !cc && !cw) {
-            snprintf(err, errcap,
-                     "usage: parleyd import telegram-export PATH (a result.json, or the export "
-                     "folder holding it) | parleyd import claude-code [DIR] (agent session "
-                     "transcripts; default ~/.claude/projects) | parleyd import chatwise PATH "
-                     "(ChatWise's app.db, or the folder holding it)");
-            return UV_EINVAL;
-        }
-        return 0;
+        for (size_t k = 0; cli->nargs > 0 && k < NSOURCES; k++)
+            if (strcmp(cli->args[0], import_sources[k].name) == 0) {
+                int n = cli->nargs - 1;
+                if (n >= import_sources[k].min && n <= import_sources[k].max)
+                    return 0;
+                snprintf(err, errcap, "usage: parleyd import %s %s (see parleyd import %s --help)",
+                         import_sources[k].name, import_sources[k].args, import_sources[k].name);
+                return UV_EINVAL;
+            }
+        size_t n =
+            (size_t)snprintf(err, errcap, "usage: parleyd import SOURCE ... where SOURCE is");
+        for (size_t k = 0; k < NSOURCES && n < errcap; k++)
+            n += (size_t)snprintf(err + n, errcap - n, "%s %s", k ? "," : "",
+                                  import_sources[k].name);
+        if (n < errcap)
+            snprintf(err + n, errcap - n, " (see parleyd import --help)");
+        return UV_EINVAL;
     }
     if (cli->nargs > 0 && cli->command != CLI_CMD_HELP) {
         snprintf(err, errcap, "unexpected argument '%s'", cli->args[0]);
@@ -207,6 +256,25 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
     return 0;
 }
 
+void cli_print_import_help(FILE *out, const char *source)
+{
+    for (size_t k = 0; source && k < NSOURCES; k++)
+        if (strcmp(source, import_sources[k].name) == 0) {
+            fprintf(out, "Usage: parleyd import %s %s [options]\n\n%s\n", import_sources[k].name,
+                    import_sources[k].args, import_sources[k].help);
+            fprintf(out, "Options are those of parleyd --help (--db, --data-dir, --log-level, "
+                         "...).\nExit status: 0 imported (skipped rows are counted in the "
+                         "summary), 1 failed,\n2 usage error.\n");
+            return;
+        }
+    fprintf(out, "Usage: parleyd import SOURCE ARGS [options]\n\nSources:\n");
+    for (size_t k = 0; k < NSOURCES; k++)
+        fprintf(out, "  %s %s\n      %s\n", import_sources[k].name, import_sources[k].args,
+                import_sources[k].what);
+    fprintf(out, "\nparleyd import SOURCE --help tells more of one; options are those of "
+                 "parleyd --help.\n");
+}
+
 void cli_print_version(FILE *out)
 {
     fprintf(out, "parleyd %s\n", PARLEY_VERSION);
@@ -223,16 +291,8 @@ void cli_print_help(FILE *out)
             "  serve      run the daemon (default): start or reuse the database, apply\n"
             "             migrations, serve until SIGINT/SIGTERM\n"
             "  migrate    apply the schema migrations and exit\n"
-            "  import telegram-export PATH\n"
-            "             import a Telegram Desktop JSON export (result.json or its\n"
-            "             folder) into the store; idempotent\n"
-            "  import claude-code [DIR]\n"
-            "             import agents' session transcripts (DIR/PROJECT/*.jsonl;\n"
-            "             default ~/.claude/projects); incremental and idempotent;\n"
-            "             --eras FILE names the eras\n"
-            "  import chatwise PATH\n"
-            "             import the chats of ChatWise (its app.db, or the folder\n"
-            "             holding it); incremental and idempotent\n"
+            "  import SOURCE ...\n"
+            "             import into the store (parleyd import --help lists the sources)\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

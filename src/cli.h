@@ -21,6 +21,7 @@ typedef enum {
     CLI_CMD_HELP,
     CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
     CLI_CMD_HELP_TOOLS,  /* a toolset's tools as Markdown (its docs page); args[0] names it */
+    CLI_CMD_HELP_IMPORT, /* parleyd import [SOURCE] --help; args[0] names the source, if any */
     CLI_CMD_VERSION,
 } cli_command_t;
 
@@ -50,6 +51,8 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap);
 int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap);
 
 void cli_print_help(FILE *out);
+/* The help of parleyd import, or of one source (NULL or unknown: all). */
+void cli_print_import_help(FILE *out, const char *source);
 void cli_print_version(FILE *out);
 
 #endif

@@ -33,6 +33,9 @@ int main(int argc, char **argv)
     case CLI_CMD_HELP_CONFIG:
         config_print_markdown(stdout);
         return 0;
+    case CLI_CMD_HELP_IMPORT:
+        cli_print_import_help(stdout, cli.nargs > 0 ? cli.args[0] : NULL);
+        return 0;
     case CLI_CMD_HELP_TOOLS:
         for (const toolset_t *t = toolsets_table; t->mcp; t++)
             if (strcmp(t->mcp->name, cli.args[0]) == 0)

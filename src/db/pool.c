@@ -130,6 +130,18 @@ static void pool_later_cb(uv_timer_t *t)
     }
 }
 
+const char *pg_pool__refusal_sqlstate(const char *msg)
+{
+    /* A failed connection carries no SQLSTATE in libpq, only the server's
+     * message: "FATAL:  database "x" does not exist" is
+     * invalid_catalog_name, not an authorization failure. */
+    if (msg && strstr(msg, "FATAL:") && strstr(msg, "database \"") && strstr(msg, "does not exist"))
+        return "3D000";
+    if (msg && strstr(msg, "password authentication failed"))
+        return "28P01";
+    return "28000";
+}
+
 bool pg_pool__refusal(const char *msg)
 {
     static const char *const permanent[] = {"does not exist", "password authentication failed",
@@ -158,7 +170,7 @@ static void pool_tick_cb(uv_timer_t *t)
         if (p->refused) { /* waiting would not help */
             queue_remove(n);
             p->queued--;
-            pg_query__set_error(q, "28000", p->last_error);
+            pg_query__set_error(q, pg_pool__refusal_sqlstate(p->last_error), p->last_error);
             pg_query__finish(q, UV_EACCES);
             if (p->closing)
                 return;

@@ -134,6 +134,9 @@ void pg_pool__copy_msg(char *dst, size_t cap, const char *src);
  * good: the database or role does not exist, authentication failed, or
  * pg_hba.conf has no entry (the server's FATAL messages). */
 bool pg_pool__refusal(const char *msg);
+/* The SQLSTATE a refusal's message stands for: 3D000 for a database that
+ * does not exist, 28P01 for a wrong password, else 28000. */
+const char *pg_pool__refusal_sqlstate(const char *msg);
 void pg_pool__dispatch(pg_pool_t *p);
 void pg_pool__maybe_closed(pg_pool_t *p);
 void pg_query__finish(pg_query_t *q, int status);

@@ -27,6 +27,15 @@ expect_usage "bad.conf:1: expected 'key = value'" --config "$TMP/bad.conf"
 expect_usage "No such file" --config "$TMP/missing.conf"
 PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
 expect_usage "bad database URL" migrate --db "host='unterminated" && true
+# parleyd import --help and parleyd import SOURCE --help: their own help.
+out=$("$PARLEYD" import --help) || fail "import --help exited non-zero"
+grep -q "Usage: parleyd import SOURCE" <<<"$out" || fail "import --help: $out"
+for s in telegram-export claude-code chatwise; do
+  grep -q "^  $s " <<<"$out" || fail "import --help does not list $s"
+  "$PARLEYD" import "$s" --help | grep -q "^Usage: parleyd import $s " || fail "import $s --help"
+done
+expect_usage "where SOURCE is telegram-export, claude-code, chatwise" import
+expect_usage "usage: parleyd import chatwise PATH" import chatwise
 # Flags are named as typed, not by their key.
 expect_usage "^parleyd: --log-level: 'loud'" serve --log-level loud
 expect_usage "^parleyd: --log_level: 'loud'" serve --log_level loud

@@ -422,6 +422,7 @@ static void test_refused_fails_at_once(void **state)
     assert_int_equal(r.status, UV_EACCES);
     if (strstr(r.error, name) == NULL || strstr(r.error, "does not exist") == NULL)
         fail_msg("not the server's message: %s", r.error);
+    assert_string_equal(r.sqlstate, "3D000"); /* not an authorization failure */
     char sql[128];
     snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
     test_pg_exec(sql);
