@@ -648,7 +648,10 @@ static int app_start_mcp(app_t *a)
         return rc;
     }
     a->env.loop = &a->loop;
-    a->env.cfg = a->cfg;
+    a->env.data_dir = a->cfg->data_dir;
+    a->env.export_root = a->cfg->export_root;
+    a->env.upload_root = a->cfg->upload_root;
+    a->env.timezone = a->cfg->timezone;
     a->env.archive = a->archive;
     a->env.status_json = app_status_json;
     a->env.status_data = a;

@@ -17,20 +17,26 @@
 #include "archive/archive.h"
 #include "archive/memory_source.h"
 #include "archive/uploads.h"
-#include "config.h"
 #include "mcp/registry.h"
 #include "upstream/connector.h"
 
 #define TOOLSET_MAX_CONNECTORS 8
+/* The longest path a toolset keeps (a root under the data directory). */
+#define TOOLSET_PATH_MAX 1040
 /* The longest search text (query, regex) a tool takes, in characters: the
  * cost of matching grows with it (quadratically for fuzzy matching), and
  * a longer one is refused by name instead of holding the database. */
 #define TOOL_QUERY_MAX "1000"
 
-/* What a toolset's context is built from (borrowed for the daemon's life). */
+/* What a toolset's context is built from (borrowed for the daemon's life):
+ * what toolsets use of the settings, not the settings themselves (the
+ * entry layer's config.h stays above them). */
 typedef struct toolset_env_s {
     uv_loop_t *loop;
-    const config_t *cfg;
+    const char *data_dir;    /* the daemon's data directory (DATA_DIR/media: the media store) */
+    const char *export_root; /* where mediaDownload may write; "": DATA_DIR/exports */
+    const char *upload_root; /* where messagesSendFile may read; "": DATA_DIR/uploads */
+    const char *timezone;    /* the user's time zone: an IANA name or a UTC offset */
     archive_t *archive;      /* the store */
     uploads_t *uploads;      /* files given to send (files_upload) */
     memory_source_t *memory; /* an agent's past (--memory-db), or NULL */

@@ -80,11 +80,11 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     if (rc != 0)
         return rc;
     /* Read once at start-up, before anything is served: a stat. */
-    if (!zone_known(env->cfg->timezone)) {
+    if (!zone_known(env->timezone)) {
         snprintf(err, errcap,
                  "timezone: '%s' is not a time zone of this system (an IANA name such as "
                  "Europe/Berlin, or UTC)",
-                 env->cfg->timezone);
+                 env->timezone);
         return UV_EINVAL;
     }
     inline_ctx_t *ic = calloc(1, sizeof *ic);
@@ -95,8 +95,8 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     ic->archive = env->archive;
     ic->conn = toolset_env_connector(env, "telegram");
     ic->uploads = env->uploads;
-    snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->cfg->data_dir);
-    snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->cfg->timezone);
+    snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->data_dir);
+    snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->timezone);
     *out = ic;
     return 0;
 }

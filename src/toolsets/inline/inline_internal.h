@@ -8,8 +8,8 @@
 
 #include "archive/archive.h"
 #include "archive/uploads.h"
-#include "config.h"
 #include "mcp/call.h"
+#include "toolsets/toolset.h"
 #include "upstream/connector.h"
 
 /* Sends one batch holds at most. */
@@ -19,7 +19,7 @@ typedef struct inline_ctx_s {
     archive_t *archive;
     connector_t *conn; /* the "telegram" connector, or NULL */
     uploads_t *uploads;
-    char media_root[CONFIG_PATH_MAX + 16];
+    char media_root[TOOLSET_PATH_MAX];
     char sql_ctx[160]; /* {"timezone": ...}: what the SQL functions get as ctx */
 } inline_ctx_t;
 

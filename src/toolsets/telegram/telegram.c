@@ -192,20 +192,19 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
-    const config_t *cfg = env->cfg;
     t->archive = env->archive;
     t->conn = toolset_env_connector(env, "telegram");
     t->status_json = env->status_json;
     t->status_data = env->status_data;
-    snprintf(t->media_root, sizeof t->media_root, "%s/media", cfg->data_dir);
-    if (cfg->export_root[0])
-        snprintf(t->export_root, sizeof t->export_root, "%s", cfg->export_root);
+    snprintf(t->media_root, sizeof t->media_root, "%s/media", env->data_dir);
+    if (env->export_root[0])
+        snprintf(t->export_root, sizeof t->export_root, "%s", env->export_root);
     else
-        snprintf(t->export_root, sizeof t->export_root, "%s/exports", cfg->data_dir);
-    if (cfg->upload_root[0])
-        snprintf(t->upload_root, sizeof t->upload_root, "%s", cfg->upload_root);
+        snprintf(t->export_root, sizeof t->export_root, "%s/exports", env->data_dir);
+    if (env->upload_root[0])
+        snprintf(t->upload_root, sizeof t->upload_root, "%s", env->upload_root);
     else
-        snprintf(t->upload_root, sizeof t->upload_root, "%s/uploads", cfg->data_dir);
+        snprintf(t->upload_root, sizeof t->upload_root, "%s/uploads", env->data_dir);
     *out = t;
     return 0;
 }

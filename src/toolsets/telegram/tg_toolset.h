@@ -8,16 +8,16 @@
 #include <limits.h>
 
 #include "archive/archive.h"
-#include "config.h"
 #include "mcp/call.h"
+#include "toolsets/toolset.h"
 #include "upstream/connector.h"
 
 typedef struct tg_toolset_s {
     archive_t *archive;
     connector_t *conn; /* NULL: archive only */
-    char media_root[CONFIG_PATH_MAX + 16];
-    char export_root[CONFIG_PATH_MAX + 16]; /* where mediaDownload may write */
-    char upload_root[CONFIG_PATH_MAX + 16]; /* where messagesSendFile may read */
+    char media_root[TOOLSET_PATH_MAX];
+    char export_root[TOOLSET_PATH_MAX]; /* where mediaDownload may write */
+    char upload_root[TOOLSET_PATH_MAX]; /* where messagesSendFile may read */
     char *(*status_json)(void *data);
     void *status_data;
 } tg_toolset_t;
