@@ -13,218 +13,13 @@
  * - extra and media extra are jsonb_strip_nulls of the fields they keep. */
 #include "archive/tg_map.h"
 
+#include "db/pgtext.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
-
-/* ---- COPY text ----------------------------------------------------------- */
-
-int tg_copy_escape(buf_t *b, const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '\\':
-            rep = "\\\\";
-            break;
-        case '\t':
-            rep = "\\t";
-            break;
-        case '\n':
-            rep = "\\n";
-            break;
-        case '\r':
-            rep = "\\r";
-            break;
-        default:
-            continue;
-        }
-        int rc = buf_append(b, s + start, i - start);
-        if (rc == 0)
-            rc = buf_append_str(b, rep);
-        if (rc != 0)
-            return rc;
-        start = i + 1;
-    }
-    return buf_append(b, s + start, n - start);
-}
-
-/* ---- jsonb text ------------------------------------------------------------ */
-
-/* A real as jansson writes it ("%.17g", ".0" when integral-looking), then as
- * numeric prints that literal: plain digits, as many decimals as the
- * literal had after its exponent is applied. */
-static int real_text(buf_t *b, double d)
-{
-    char s[64];
-    snprintf(s, sizeof s, "%.17g", d);
-    const char *p = s;
-    bool neg = *p == '-';
-    if (neg)
-        p++;
-    char dig[64];
-    int nd = 0, point = -1;
-    for (; (*p >= '0' && *p <= '9') || *p == '.'; p++) {
-        if (*p == '.')
-            point = nd;
-        else if (nd < (int)sizeof dig - 2)
-            dig[nd++] = *p;
-    }
-    int exp = 0;
-    bool has_e = *p == 'e' || *p == 'E';
-    if (has_e)
-        exp = atoi(p + 1);
-    if (point < 0) {
-        point = nd;
-        if (!has_e) /* jansson appends ".0" */
-            dig[nd++] = '0';
-    }
-    int ip = point + exp; /* digits before the decimal point */
-    int scale = nd - ip > 0 ? nd - ip : 0;
-    bool zero = true;
-    for (int i = 0; i < nd; i++)
-        if (dig[i] != '0')
-            zero = false;
-    int rc = 0;
-    if (neg && !zero)
-        rc = buf_append(b, "-", 1);
-    /* Integer part without leading zeros. */
-    bool started = false;
-    for (int i = 0; i < ip && rc == 0; i++) {
-        char c = i < nd ? dig[i] : '0';
-        if (c == '0' && !started)
-            continue;
-        started = true;
-        rc = buf_append(b, &c, 1);
-    }
-    if (!started && rc == 0)
-        rc = buf_append(b, "0", 1);
-    if (scale > 0 && rc == 0) {
-        rc = buf_append(b, ".", 1);
-        for (int i = ip; i < ip + scale && rc == 0; i++) {
-            char c = i < 0 ? '0' : dig[i];
-            rc = buf_append(b, &c, 1);
-        }
-    }
-    return rc;
-}
-
-/* A JSON string as PostgreSQL's escape_json writes it: these escapes, other
- * control characters as \u00XX, everything else as is. */
-static const char *const json_escapes[] = {
-    ['\b'] = "\\b", ['\f'] = "\\f", ['\n'] = "\\n",  ['\r'] = "\\r",
-    ['\t'] = "\\t", ['"'] = "\\\"", ['\\'] = "\\\\",
-};
-
-static int json_escaped(buf_t *b, const char *s, size_t n)
-{
-    int rc = buf_append(b, "\"", 1);
-    size_t start = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        char rep[8];
-        if (c < sizeof json_escapes / sizeof json_escapes[0] && json_escapes[c])
-            snprintf(rep, sizeof rep, "%s", json_escapes[c]);
-        else
-            snprintf(rep, sizeof rep, "\\u%04x", c);
-        rc = buf_append(b, s + start, i - start);
-        if (rc == 0)
-            rc = buf_append_str(b, rep);
-        start = i + 1;
-    }
-    if (rc == 0)
-        rc = buf_append(b, s + start, n - start);
-    return rc == 0 ? buf_append(b, "\"", 1) : rc;
-}
-
-typedef struct {
-    const char *key;
-    size_t len;
-    json_t *value;
-} jkey_t;
-
-static int jkey_cmp(const void *a, const void *b)
-{
-    const jkey_t *x = a, *y = b;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
-    return memcmp(x->key, y->key, x->len);
-}
-
-/* jsonb's text of v; strip: leave out object fields whose value is null, at
- * every level (jsonb_strip_nulls). */
-static int jsonb_write(buf_t *b, const json_t *v, bool strip)
-{
-    switch (json_typeof(v)) {
-    case JSON_NULL:
-        return buf_append_str(b, "null");
-    case JSON_TRUE:
-        return buf_append_str(b, "true");
-    case JSON_FALSE:
-        return buf_append_str(b, "false");
-    case JSON_INTEGER:
-        return buf_printf(b, "%lld", (long long)json_integer_value(v));
-    case JSON_REAL:
-        return real_text(b, json_real_value(v));
-    case JSON_STRING:
-        return json_escaped(b, json_string_value(v), json_string_length(v));
-    case JSON_ARRAY: {
-        int rc = buf_append(b, "[", 1);
-        for (size_t i = 0; i < json_array_size(v) && rc == 0; i++) {
-            if (i > 0)
-                rc = buf_append(b, ", ", 2);
-            if (rc == 0)
-                rc = jsonb_write(b, json_array_get(v, i), strip);
-        }
-        return rc == 0 ? buf_append(b, "]", 1) : rc;
-    }
-    case JSON_OBJECT: {
-        size_t n = json_object_size(v);
-        jkey_t stack[16];
-        jkey_t *keys = n <= 16 ? stack : malloc(n * sizeof *keys);
-        if (keys == NULL)
-            return UV_ENOMEM;
-        size_t k = 0;
-        const char *key;
-        json_t *val;
-        json_object_foreach((json_t *)v, key, val)
-        {
-            if (strip && json_is_null(val))
-                continue;
-            keys[k].key = key;
-            keys[k].len = strlen(key);
-            keys[k].value = val;
-            k++;
-        }
-        qsort(keys, k, sizeof *keys, jkey_cmp);
-        int rc = buf_append(b, "{", 1);
-        for (size_t i = 0; i < k && rc == 0; i++) {
-            if (i > 0)
-                rc = buf_append(b, ", ", 2);
-            if (rc == 0)
-                rc = json_escaped(b, keys[i].key, keys[i].len);
-            if (rc == 0)
-                rc = buf_append(b, ": ", 2);
-            if (rc == 0)
-                rc = jsonb_write(b, keys[i].value, strip);
-        }
-        if (keys != stack)
-            free(keys);
-        return rc == 0 ? buf_append(b, "}", 1) : rc;
-    }
-    }
-    return UV_EINVAL;
-}
-
-int tg_map_jsonb_text(buf_t *b, const json_t *v)
-{
-    return jsonb_write(b, v, false);
-}
 
 /* ---- values --------------------------------------------------------------- */
 
@@ -265,7 +60,7 @@ static bool text_of(ctx_t *c, const json_t *v, text_t *out)
     }
     buf_t b;
     buf_init(&b, (size_t)1 << 30);
-    if (jsonb_write(&b, v, false) != 0 || buf_append(&b, "", 1) != 0) {
+    if (pgtext_jsonb(&b, v, false) != 0 || buf_append(&b, "", 1) != 0) {
         buf_free(&b);
         c->oom = true;
         return false;
@@ -442,63 +237,6 @@ static int peer_id(ctx_t *c, const char *field, const json_t *p, int64_t *out, b
 
 /* ---- times ----------------------------------------------------------------- */
 
-#define USECS            INT64_C(1000000)
-#define PG_EPOCH_UNIX    INT64_C(946684800)
-#define TS_END_UNIX_SECS 9224318016000.0 /* 86400 * (TIMESTAMP_END_JULIAN - UNIX_EPOCH_JDATE) */
-#define TS_END_USECS     INT64_C(9223371331200000000)
-
-/* Days from 1970-01-01 of a proleptic Gregorian date (y may be <= 0). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-/* Writes a timestamptz (microseconds since 2000-01-01, as PostgreSQL keeps
- * it) as COPY text. */
-static int write_time(buf_t *b, int64_t us)
-{
-    int64_t secs = us / USECS, frac = us % USECS;
-    if (frac < 0) {
-        frac += USECS;
-        secs--;
-    }
-    int64_t days = secs / 86400, rem = secs % 86400;
-    if (rem < 0) {
-        rem += 86400;
-        days--;
-    }
-    days += PG_EPOCH_UNIX / 86400;
-    int64_t y;
-    int mo, d;
-    civil_from_days(days, &y, &mo, &d);
-    bool bc = y <= 0;
-    int rc = buf_printf(b, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)(bc ? 1 - y : y), mo, d,
-                        (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
-    if (rc == 0 && frac)
-        rc = buf_printf(b, ".%06lld", (long long)frac);
-    if (rc == 0)
-        rc = buf_append_str(b, bc ? "+00 BC" : "+00");
-    return rc;
-}
-
 static bool two(const char *s, int *v)
 {
     if (s[0] < '0' || s[0] > '9' || s[1] < '0' || s[1] > '9')
@@ -517,11 +255,11 @@ static int time_of(ctx_t *c, const char *field, const json_t *unixtime, const js
         if (parse_int(&t, 0, INT64_MAX, &n) != 1)
             return fail(c, field, "is out of range");
         double s = (double)n;
-        if (s >= TS_END_UNIX_SECS)
+        if (s >= PGTEXT_TS_END_UNIX_SECS)
             return fail(c, field, "is out of the timestamp range");
-        s -= (double)PG_EPOCH_UNIX;
-        s = rint(s * (double)USECS);
-        if (s >= (double)TS_END_USECS)
+        s -= (double)PGTEXT_EPOCH_UNIX;
+        s = rint(s * (double)PGTEXT_USECS);
+        if (s >= (double)PGTEXT_TS_END_USECS)
             return fail(c, field, "is out of the timestamp range");
         *us = (int64_t)s;
         return 1;
@@ -542,8 +280,8 @@ static int time_of(ctx_t *c, const char *field, const json_t *unixtime, const js
     if (y == 0 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && leap) || h > 24 ||
         mi > 59 || sec > 60 || (h == 24 && (mi > 0 || sec > 0)))
         return fail(c, field, "is not a valid date");
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
-    *us = (secs - c->o->tz_seconds - PG_EPOCH_UNIX) * USECS;
+    int64_t secs = pgtext_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    *us = (secs - c->o->tz_seconds - PGTEXT_EPOCH_UNIX) * PGTEXT_USECS;
     return 1;
 }
 
@@ -557,15 +295,15 @@ static int write_text(ctx_t *c, buf_t *rows, const json_t *t, bool *has_link)
     size_t start = rows->len;
     int rc = 0;
     if (json_is_string(t)) {
-        rc = tg_copy_escape(rows, json_string_value(t), json_string_length(t));
+        rc = pgtext_copy_escape(rows, json_string_value(t), json_string_length(t));
     } else if (json_is_array(t)) {
         for (size_t i = 0; i < json_array_size(t) && rc == 0; i++) {
             const json_t *e = json_array_get(t, i);
             text_t x;
             if (json_is_string(e))
-                rc = tg_copy_escape(rows, json_string_value(e), json_string_length(e));
+                rc = pgtext_copy_escape(rows, json_string_value(e), json_string_length(e));
             else if (json_is_object(e) && text_of(c, json_object_get(e, "text"), &x))
-                rc = tg_copy_escape(rows, x.s, x.n);
+                rc = pgtext_copy_escape(rows, x.s, x.n);
         }
     }
     if (rc != 0)
@@ -617,9 +355,9 @@ static int write_json(ctx_t *c, buf_t *rows, const json_t *v, bool strip)
     if (v == NULL)
         return buf_append_str(rows, "\\N");
     size_t start = c->scratch.len;
-    int rc = jsonb_write(&c->scratch, v, strip);
+    int rc = pgtext_jsonb(&c->scratch, v, strip);
     if (rc == 0)
-        rc = tg_copy_escape(rows, c->scratch.data + start, c->scratch.len - start);
+        rc = pgtext_copy_escape(rows, c->scratch.data + start, c->scratch.len - start);
     c->scratch.len = start;
     return rc;
 }
@@ -810,7 +548,7 @@ static int write_i64(buf_t *b, int64_t v, bool null)
 
 static int write_str(buf_t *b, const char *s, size_t n)
 {
-    return s ? tg_copy_escape(b, s, n) : buf_append_str(b, "\\N");
+    return s ? pgtext_copy_escape(b, s, n) : buf_append_str(b, "\\N");
 }
 
 static int write_text_of(ctx_t *c, buf_t *b, const json_t *v)
@@ -908,7 +646,7 @@ static int write_row(ctx_t *c, buf_t *rows, int64_t id)
     if (er < 0)
         return er;
     if (dr == 0)
-        date = -PG_EPOCH_UNIX * USECS; /* 'epoch' */
+        date = -PGTEXT_EPOCH_UNIX * PGTEXT_USECS; /* 'epoch' */
     if (o->chat_known && !peer_null && peer == o->chat_id)
         peer_null = true;
     bool text_link = false, ent_link = false;
@@ -921,8 +659,8 @@ static int write_row(ctx_t *c, buf_t *rows, int64_t id)
     FIELD(&r, write_i64(rows, id, false));
     FIELD(&r, write_i64(rows, sender, sender_null));
     FIELD(&r, write_str(rows, name.s, name.n));
-    FIELD(&r, write_time(rows, date));
-    FIELD(&r, er == 1 ? write_time(rows, edit) : buf_append_str(rows, "\\N"));
+    FIELD(&r, pgtext_timestamptz(rows, date));
+    FIELD(&r, er == 1 ? pgtext_timestamptz(rows, edit) : buf_append_str(rows, "\\N"));
     FIELD(&r, write_text(c, rows, json_object_get(m, "text"), &text_link));
     FIELD(&r, write_entities(c, rows, &ent_link));
     FIELD(&r, write_i64(rows, reply, reply_null));

@@ -47,16 +47,7 @@ int tg_map_message(const json_t *m, const tg_map_opts_t *o, buf_t *rows, buf_t *
  * false when there is no usable id. */
 __attribute__((warn_unused_result)) bool tg_map_chat_id(const json_t *header, int64_t *out);
 
-/* Appends s as a COPY text-format field (backslash, tab, newline and
- * carriage return escaped). */
-int tg_copy_escape(buf_t *b, const char *s, size_t n);
-
 /* Seconds of a "+HH:MM" offset (as tg_import_parse_tz writes it). */
 int tg_map_tz_seconds(const char *tz);
-
-/* Appends PostgreSQL's text of the JSON value v (what ->> gives for a
- * non-string: jsonb's key order and spacing, numbers as numeric prints
- * them). Exposed for the tests. */
-int tg_map_jsonb_text(buf_t *b, const json_t *v);
 
 #endif

@@ -1,7 +1,8 @@
 /* Tests for archive/tg_map: export messages to COPY rows of messages and
  * import_media, with PostgreSQL's readings of JSON text, integers and
  * times (the whole-store comparison against the SQL mapping is
- * tests/integration/import_telegram_map.sh). */
+ * tests/integration/import_telegram_map.sh; the text formats themselves are
+ * tests/unit/test_pgtext.c). */
 #include "testutil.h"
 
 #include <string.h>
@@ -53,27 +54,6 @@ static const char *field(const mapped_t *m, int n, char *buf, size_t cap)
     memcpy(buf, s, len);
     buf[len] = '\0';
     return buf;
-}
-
-static void test_jsonb_text(void **state)
-{
-    (void)state;
-    json_error_t je;
-    json_t *v =
-        json_loads("{\"bb\": [1, 1.5, 5.0, null, true], \"a\": \"x\\\"\\u0001\", \"c\": {}, "
-                   "\"r\": 1e20, \"s\": 0.1}",
-                   0, &je);
-    assert_non_null(v);
-    buf_t b;
-    buf_init(&b, 4096);
-    assert_int_equal(tg_map_jsonb_text(&b, v), 0);
-    assert_int_equal(buf_append(&b, "", 1), 0);
-    /* Keys by length then bytes; numbers as numeric prints jansson's text. */
-    assert_string_equal(b.data,
-                        "{\"a\": \"x\\\"\\u0001\", \"c\": {}, \"r\": 100000000000000000000, "
-                        "\"s\": 0.10000000000000001, \"bb\": [1, 1.5, 5.0, null, true]}");
-    buf_free(&b);
-    json_decref(v);
 }
 
 static void test_plain_message(void **state)
@@ -245,13 +225,9 @@ static void test_chat_id(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_jsonb_text),
-        cmocka_unit_test(test_plain_message),
-        cmocka_unit_test(test_text_array),
-        cmocka_unit_test(test_times),
-        cmocka_unit_test(test_service_and_peers),
-        cmocka_unit_test(test_media),
-        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_plain_message), cmocka_unit_test(test_text_array),
+        cmocka_unit_test(test_times),         cmocka_unit_test(test_service_and_peers),
+        cmocka_unit_test(test_media),         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_chat_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
