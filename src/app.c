@@ -612,10 +612,7 @@ static int app_start_mcp(app_t *a)
     int rc;
     /* The engine knows no toolset: it gets the table. */
     const mcp_toolset_t *available[MCP_REGISTRY_MAX_TOOLSETS + 1];
-    int navailable = 0;
-    for (int i = 0; toolsets_table[i].mcp && navailable < MCP_REGISTRY_MAX_TOOLSETS; i++)
-        available[navailable++] = toolsets_table[i].mcp;
-    available[navailable] = NULL;
+    toolsets_mcp_list(available, MCP_REGISTRY_MAX_TOOLSETS + 1);
     mcp_registry_t reg;
     rc = mcp_registry_build(&reg, available, a->cfg->toolsets, a->cfg->read_only, err, sizeof err);
     if (rc != 0) {

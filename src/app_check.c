@@ -78,10 +78,7 @@ int app_check_config(const config_t *cfg, cli_command_t command, char *err, size
     if (command != CLI_CMD_SERVE)
         return 0;
     const mcp_toolset_t *available[MCP_REGISTRY_MAX_TOOLSETS + 1];
-    int n = 0;
-    for (int i = 0; toolsets_table[i].mcp && n < MCP_REGISTRY_MAX_TOOLSETS; i++)
-        available[n++] = toolsets_table[i].mcp;
-    available[n] = NULL;
+    toolsets_mcp_list(available, MCP_REGISTRY_MAX_TOOLSETS + 1);
     mcp_registry_t reg;
     char why[CONFIG_ERR_MAX];
     if ((rc = mcp_registry_build(&reg, available, cfg->toolsets, cfg->read_only, why,

@@ -62,6 +62,10 @@ typedef struct toolset_s {
 /* Every toolset compiled in, ending with an entry whose mcp is NULL. */
 extern const toolset_t toolsets_table[];
 
+/* The MCP tables of toolsets_table into out, NULL-terminated (at most
+ * cap - 1 of them), as mcp_registry_build takes them. */
+void toolsets_mcp_list(const mcp_toolset_t **out, int cap);
+
 /* The connector called name, or NULL. */
 connector_t *toolset_env_connector(const toolset_env_t *env, const char *name);
 

@@ -21,6 +21,14 @@ const toolset_t toolsets_table[] = {
     {.mcp = NULL},
 };
 
+void toolsets_mcp_list(const mcp_toolset_t **out, int cap)
+{
+    int n = 0;
+    for (int i = 0; toolsets_table[i].mcp && n < cap - 1; i++)
+        out[n++] = toolsets_table[i].mcp;
+    out[n] = NULL;
+}
+
 connector_t *toolset_env_connector(const toolset_env_t *env, const char *name)
 {
     for (int i = 0; i < env->nconnectors; i++)
