@@ -824,11 +824,12 @@ static void import_done(tg_import_t *imp, int status)
     }
     log_info(APP_TAG,
              "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts, %llu "
-             "files stored (%llu not in the export)",
+             "files stored (%llu not in the export); %llu message%s left out (see the warnings)",
              (unsigned long long)st.chats, st.chats == 1 ? "" : "s",
              (unsigned long long)st.messages, (unsigned long long)st.written,
              (unsigned long long)st.contacts, (unsigned long long)st.files_stored,
-             (unsigned long long)st.files_missing);
+             (unsigned long long)st.files_missing, (unsigned long long)st.skipped,
+             st.skipped == 1 ? "" : "s");
     app_import_finish(a);
 }
 

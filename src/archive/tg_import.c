@@ -625,6 +625,14 @@ static void step_after(uv_work_t *w, int status)
     imp->reading = false;
     imp->read_offset = tg_reader_offset(imp->reader);
     imp->read_messages = tg_reader_messages(imp->reader);
+    for (uint64_t n = tg_reader_skipped(imp->reader); imp->stats.skipped < n;
+         imp->stats.skipped++) {
+        const char *note = tg_reader_note(imp->reader, imp->stats.skipped);
+        if (note)
+            log_warn(IMPORT_TAG, "%s: %s; the message was left out", imp->path, note);
+        else if (imp->stats.skipped == TG_READER_NOTES_MAX)
+            log_warn(IMPORT_TAG, "%s: more messages left out; the summary counts them", imp->path);
+    }
     if (imp->state != IMP_RUNNING) {
         /* The import is failing: drop what was read and finish. */
         tg_events_free(imp->events[b], imp->nevents[b]);

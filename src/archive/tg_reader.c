@@ -78,6 +78,10 @@ struct tg_reader_s {
     int nevents;
     int64_t rows_chat; /* chat of the open ROWS event, 0 if none */
     char map_error[256];
+    /* Messages left out: a field PostgreSQL could not read (the first
+     * TG_READER_NOTES_MAX named). */
+    uint64_t skipped;
+    char notes[TG_READER_NOTES_MAX][TG_READER_NOTE_LEN];
 };
 
 /* ---- events -------------------------------------------------------------- */
@@ -208,8 +212,16 @@ static void message_done(tg_reader_t *r, json_t *msg, frame_t *chat)
     buf_init(&media, TG_READER_MESSAGE_MAX * 2);
     tg_map_kind_t kind;
     int64_t mid;
-    if (tg_map_message(msg, &chat->map, &rows, &media, &kind, &mid, r->map_error,
-                       sizeof r->map_error) != 0) {
+    int mrc = tg_map_message(msg, &chat->map, &rows, &media, &kind, &mid, r->map_error,
+                             sizeof r->map_error);
+    if (mrc == UV_EINVAL) {
+        /* One message that cannot be stored does not stop the import: it
+         * is left out and named ("skip, name and go on"). */
+        if (r->skipped < TG_READER_NOTES_MAX)
+            snprintf(r->notes[r->skipped], sizeof r->notes[0], "%s at byte %llu", r->map_error,
+                     (unsigned long long)r->message_start);
+        r->skipped++;
+    } else if (mrc != 0) {
         fail(r, "%s", r->map_error);
     } else if (kind != TG_MAP_SKIPPED) {
         if (kind == TG_MAP_NO_ID || (chat->has_last && mid <= chat->last_id))
@@ -540,6 +552,16 @@ uint64_t tg_reader_offset(const tg_reader_t *r)
 uint64_t tg_reader_messages(const tg_reader_t *r)
 {
     return r->messages;
+}
+
+uint64_t tg_reader_skipped(const tg_reader_t *r)
+{
+    return r->skipped;
+}
+
+const char *tg_reader_note(const tg_reader_t *r, uint64_t i)
+{
+    return i < r->skipped && i < TG_READER_NOTES_MAX ? r->notes[i] : NULL;
 }
 
 int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)

@@ -80,4 +80,13 @@ uint64_t tg_reader_offset(const tg_reader_t *r);
 /* Messages read so far. */
 uint64_t tg_reader_messages(const tg_reader_t *r);
 
+/* Messages left out so far because a field could not be stored (a date
+ * out of range, an id that is not one: what PostgreSQL would refuse), and
+ * the note naming the i-th of them ("message 12: \"date\" is not a valid
+ * date at byte 345"; NULL past the first TG_READER_NOTES_MAX). */
+#define TG_READER_NOTES_MAX 20
+#define TG_READER_NOTE_LEN  320
+uint64_t tg_reader_skipped(const tg_reader_t *r);
+const char *tg_reader_note(const tg_reader_t *r, uint64_t i);
+
 #endif

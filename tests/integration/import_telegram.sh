@@ -140,6 +140,19 @@ imp "$TMP/many.json" 2>"$TMP/many.log" || { cat "$TMP/many.log"; fail "many tiny
 grep -q "imported 3000 chats, 2000 messages" "$TMP/many.log" || { cat "$TMP/many.log"; fail "many tiny chats summary"; }
 [ "$(psql_t "SELECT count(*) FROM chats WHERE id BETWEEN 700000 AND 702999")" = 3000 ] || fail "3000 chats"
 
+# --- one bad message: left out, named, the rest imported -----------------------
+# A message whose field cannot be stored is left out and named; the rest of
+# the chat is imported and the import ends 0 (skip, name and go on).
+printf '{"name":"Skips","type":"private_group","id":77,"messages":[{"id":1,"type":"message","date":"2020-01-01T00:00:00","text":"kept one"},{"id":2,"type":"message","date":"2020-13-45T00:00:00","text":"bad date"},{"id":3,"type":"message","date":"2020-01-02T00:00:00","date_unixtime":"99999999999999999999","text":"out of range"},{"id":4,"type":"message","date":"2020-01-03T00:00:00","text":"kept two"}]}' >"$TMP/skips.json"
+imp "$TMP/skips.json" 2>"$TMP/s.log" || { cat "$TMP/s.log"; fail "an export with two bad messages failed"; }
+grep -q 'skips.json: message 2: "date" is not a valid date at byte [0-9]*; the message was left out' "$TMP/s.log" ||
+  { cat "$TMP/s.log"; fail "the bad date is not named"; }
+grep -q 'skips.json: message 3: "date" is out of range at byte [0-9]*; the message was left out' "$TMP/s.log" ||
+  { cat "$TMP/s.log"; fail "the out-of-range time is not named"; }
+grep -q "2 messages left out" "$TMP/s.log" || { cat "$TMP/s.log"; fail "the summary does not count them"; }
+got=$(psql_t "SELECT string_agg(text, ',' ORDER BY id) FROM messages WHERE chat_id = -77")
+[ "$got" = "kept one,kept two" ] || fail "the good messages of the chat were not imported: $got"
+
 # --- bad input: clear errors, exit 1, store unchanged --------------------------
 before=$(snapshot)
 size=$(stat -c %s "$TMP/edge/forum_v2.json")
