@@ -10,7 +10,9 @@
  * fresh session is initialized on its own connection; the input is then
  * written as raw bytes (one or more HTTP/1.1 requests) on a new connection,
  * with every "$S" in it replaced by that session's id, and the client
- * half-closes; after the server has gone quiet, every session (that one
+ * half-closes; after the server has gone quiet (idle: nothing to read on
+ * either side and no timer due within IDLE_TIMER_MS, so a stepping tool
+ * is waited for but the once-a-second ticker is not), every session (that one
  * and any the input opened) is deleted, and the input's connection must
  * then be closed by the server. The server must answer each of these
  * well-formed requests: the next input's initialize is the check that the
@@ -34,11 +36,12 @@
 #include "transport/http.h"
 #include "util/log.h"
 
-#define RESP_MAX     (1u << 20) /* bytes of an answer kept (the rest is read and dropped) */
-#define QUIET_MS     30         /* the input's connection: no bytes for this long */
-#define CLOSE_MS     5000       /* the server must close it within this after cleanup */
-#define MAX_SESSIONS 64         /* ids collected from one input's answers */
-#define SESSION_ID   64         /* hex characters */
+#define RESP_MAX      (1u << 20) /* bytes of an answer kept (the rest is read and dropped) */
+#define QUIET_MS      30         /* fallback: no bytes for this long, whatever else is pending */
+#define IDLE_TIMER_MS 200        /* a timer due later than this does not keep the server busy */
+#define CLOSE_MS      5000       /* the server must close it within this after cleanup */
+#define MAX_SESSIONS  64         /* ids collected from one input's answers */
+#define SESSION_ID    64         /* hex characters */
 
 static uv_loop_t loop;
 static mcp_server_t srv;
@@ -65,12 +68,38 @@ static uint64_t now_ms(void)
     return uv_hrtime() / 1000000;
 }
 
-/* A connection to the server (non-blocking: libFuzzer's timer signals
+/* Waits (at most 1 ms) until the client's socket or the server's loop
+ * has something to do. */
+static void wait_io(int fd)
+{
+    int t = uv_backend_timeout(&loop);
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                          {.fd = uv_backend_fd(&loop), .events = POLLIN}};
+    poll(p, 2, t == 0 ? 0 : 1);
+}
+
+/* True when the server has nothing to do now: no event ready for its loop,
+ * no request in flight, and no timer due within IDLE_TIMER_MS. */
+static bool server_idle(int fd)
+{
+    int t = uv_backend_timeout(&loop);
+    if (t >= 0 && t <= IDLE_TIMER_MS)
+        return false;
+    if (loop.active_reqs.count != 0)
+        return false;
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                          {.fd = uv_backend_fd(&loop), .events = POLLIN}};
+    return poll(p, 2, 0) == 0;
+}
+
+/* A connection to the server, its answer kept in buf (RESP_MAX bytes,
+ * the caller's: a static buffer each, since a megabyte allocated per
+ * connection cost more than the server's work under ASan) (non-blocking: libFuzzer's timer signals
  * would interrupt a blocking connect). */
-static void client_open(client_t *c)
+static void client_open(client_t *c, char *buf)
 {
     memset(c, 0, sizeof *c);
-    c->resp = malloc(RESP_MAX);
+    c->resp = buf;
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -105,7 +134,6 @@ static void client_close(client_t *c)
     struct linger lg = {.l_onoff = 1, .l_linger = 0};
     setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     close(c->fd);
-    free(c->resp);
     c->resp = NULL;
 }
 
@@ -151,12 +179,11 @@ static bool pump(client_t *c, const char *out, size_t n, bool shut, uint64_t qui
             last = t;
             continue;
         }
-        if (quiet_ms > 0 && sent == n && t - last >= quiet_ms)
+        if (quiet_ms > 0 && sent == n && (server_idle(c->fd) || t - last >= quiet_ms))
             return true;
         if (t - start >= limit_ms)
             return false;
-        struct pollfd p = {.fd = c->fd, .events = POLLIN};
-        poll(&p, 1, 1);
+        wait_io(c->fd);
     }
     return true;
 }
@@ -172,7 +199,8 @@ static int request(const char *method, const char *sid, const char *body, client
                      "Content-Type: application/json\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
                      method, sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "",
                      strlen(body), body);
-    client_open(c);
+    static char buf[RESP_MAX];
+    client_open(c, buf);
     if (!pump(c, req, (size_t)n, false, 0, CLOSE_MS))
         fail("a well-formed request got no complete answer", c);
     int status = 0;
@@ -307,8 +335,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             in[n++] = (char)data[i];
         }
     }
+    static char buf[RESP_MAX]; /* the input's connection, open beside request()'s */
     client_t c;
-    client_open(&c);
+    client_open(&c, buf);
     (void)pump(&c, in, n, true, QUIET_MS, CLOSE_MS);
     free(in);
     int nids = session_ids(&c, ids, 1, MAX_SESSIONS);

@@ -126,3 +126,9 @@ FROM unnest(ARRAY[NULL, '', 'a', '部', '部署', '部署a', 'a部署', '部a署
                   'ΑΒ部署ΓΔ', 'ひらがなカタカナ', '한국어 텍스트', 'ภาษาไทย', '豈更', '部 署', '部署。顺利',
                   'x' || repeat('数据', 50) || 'y', 'İ部署', '部署🙂数据', E'部\n署', 'ＡＢ部']) AS t;
 SELECT pg_temp.expect('cjk pairs, a sample', parley_cjk_bigrams('检索 ipsum 数据数据 lorem'), '{据数,数据,检索}'::text[]);
+
+-- parley_search runs without JIT whatever the database's setting: its
+-- enable_seqscan = off prices the scans it cannot avoid past
+-- jit_above_cost, and a compile per search cost 400 ms on six messages.
+SELECT pg_temp.expect('parley_search: jit off',
+    (SELECT 'jit=off' = ANY (proconfig) FROM pg_proc WHERE proname = 'parley_search'), true);

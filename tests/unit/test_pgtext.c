@@ -39,8 +39,8 @@ static void test_jsonb_text(void **state)
 {
     (void)state;
     static const char *const values[] = {
-        "{\"bb\": [1, 1.5, 5.0, null, true], \"a\": \"x\\\"\\u0001\", \"c\": {}, \"r\": 1e20, "
-        "\"s\": 0.1}",
+        ("{\"bb\": [1, 1.5, 5.0, null, true], \"a\": \"x\\\"\\u0001\", \"c\": {}, \"r\": 1e20, "
+         "\"s\": 0.1}"),
         "[\"\\u00e9\\u4e2d\", -0.0, 1e-7, 123456789012345678, {\"k\": {\"kk\": null}}]",
         "{\"z\": 1, \"yy\": 2, \"x\": 3, \"aaa\": [], \"b\": \"\\t\\n\\\\\"}",
         "\"just a string\"",
