@@ -5,8 +5,8 @@
 #include <string.h>
 #include <uv.h>
 
-#include "archive/tg_import.h"
 #include "db/conninfo.h"
+#include "import/importers.h"
 #include "util/strutil.h"
 
 static const struct {
@@ -16,43 +16,6 @@ static const struct {
     {"serve", CLI_CMD_SERVE}, {"migrate", CLI_CMD_MIGRATE}, {"import", CLI_CMD_IMPORT},
     {"help", CLI_CMD_HELP},   {"version", CLI_CMD_VERSION},
 };
-
-/* The import sources: what `parleyd import NAME` takes, and its help. */
-static const struct {
-    const char *name;
-    const char *args; /* the positional arguments after NAME */
-    int min, max;     /* how many of them */
-    const char *what; /* one line for parleyd --help */
-    const char *help; /* parleyd import NAME --help */
-} import_sources[] = {
-    {"telegram-export", "PATH", 1, 1,
-     "import a Telegram Desktop JSON export (result.json or its folder) into the store; "
-     "idempotent",
-     "PATH is a Telegram Desktop export in JSON: its result.json, or the folder holding it (a\n"
-     "single chat or the whole account). Every chat, message, person and file record is\n"
-     "stored; importing the same export again changes nothing. Progress is logged;\n"
-     "SIGINT or SIGTERM stops at the next step: the partial chat is rolled back, the\n"
-     "chats imported completely stay, and running the import again completes it.\n"},
-    {"claude-code", "[DIR]", 0, 1,
-     "import agents' session transcripts (DIR/PROJECT/*.jsonl; default ~/.claude/projects); "
-     "incremental and idempotent; --eras FILE names the eras",
-     "DIR holds one folder per project with the sessions' JSON Lines transcripts (default\n"
-     "~/.claude/projects). Only what was appended since the last import is read; a\n"
-     "transcript that shrank or was rewritten is read again from its start (nothing is\n"
-     "stored twice). Entries that are not regular files, malformed lines, lines over the\n"
-     "limit and events the store refuses are skipped with a warning naming file and line;\n"
-     "the summary counts them. --eras FILE (a JSON object {\"KEY\": \"Era name\"}, KEY a\n"
-     "project folder or a working directory) names the eras.\n"},
-    {"chatwise", "PATH", 1, 1,
-     "import the chats of ChatWise (its app.db, or the folder holding it); incremental and "
-     "idempotent",
-     "PATH is ChatWise's SQLite database app.db, or the folder holding it; it is read, never\n"
-     "written. Only chats and messages changed since the last import are read. A row that\n"
-     "cannot be stored as it is (a time out of range, a value over 8 MiB, a row the store\n"
-     "refuses) is stored degraded or skipped with a warning naming table and row id; the\n"
-     "summary counts them. `serve --chatwise-db PATH` follows the file while serving.\n"},
-};
-#define NSOURCES (sizeof import_sources / sizeof import_sources[0])
 
 int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
 {
@@ -162,20 +125,20 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         cli->args[cli->nargs++] = a;
     }
     if (cli->command == CLI_CMD_IMPORT) {
-        for (size_t k = 0; cli->nargs > 0 && k < NSOURCES; k++)
-            if (strcmp(cli->args[0], import_sources[k].name) == 0) {
-                int n = cli->nargs - 1;
-                if (n >= import_sources[k].min && n <= import_sources[k].max)
-                    return 0;
-                snprintf(err, errcap, "usage: parleyd import %s %s (see parleyd import %s --help)",
-                         import_sources[k].name, import_sources[k].args, import_sources[k].name);
-                return UV_EINVAL;
-            }
+        const importer_def_t *d = importers_find(cli->nargs > 0 ? cli->args[0] : NULL);
+        if (d) {
+            int n = cli->nargs - 1;
+            if (n >= d->min_args && n <= d->max_args)
+                return 0;
+            snprintf(err, errcap, "usage: parleyd import %s %s (see parleyd import %s --help)",
+                     d->name, d->args, d->name);
+            return UV_EINVAL;
+        }
         size_t n =
             (size_t)snprintf(err, errcap, "usage: parleyd import SOURCE ... where SOURCE is");
-        for (size_t k = 0; k < NSOURCES && n < errcap; k++)
+        for (size_t k = 0; importers_table[k] && n < errcap; k++)
             n += (size_t)snprintf(err + n, errcap - n, "%s %s", k ? "," : "",
-                                  import_sources[k].name);
+                                  importers_table[k]->name);
         if (n < errcap)
             snprintf(err + n, errcap - n, " (see parleyd import --help)");
         return UV_EINVAL;
@@ -219,13 +182,14 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
         }
     }
     if (cli->command == CLI_CMD_IMPORT) {
-        cfg->import_claude_code = strcmp(cli->args[0], "claude-code") == 0;
-        cfg->import_chatwise = strcmp(cli->args[0], "chatwise") == 0;
+        const importer_def_t *d = importers_find(cli->args[0]);
+        snprintf(cfg->import_source, sizeof cfg->import_source, "%s", d->name);
         char home_dir[CONFIG_PATH_MAX];
         const char *path = cli->nargs > 1 ? cli->args[1] : NULL;
         if (path == NULL) {
             const char *home = getenv("HOME");
-            snprintf(home_dir, sizeof home_dir, "%s/.claude/projects", home ? home : "");
+            snprintf(home_dir, sizeof home_dir, "%s/%s", home ? home : "",
+                     d->default_arg ? d->default_arg : "");
             path = home_dir;
         }
         if (!str_copy(cfg->import_path, sizeof cfg->import_path, path)) {
@@ -233,10 +197,15 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             return UV_EINVAL;
         }
     }
-    char tzn[16];
-    if (!tg_import_parse_tz(cfg->tz, tzn, sizeof tzn)) {
-        snprintf(err, errcap, "tz: '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", cfg->tz);
-        return UV_EINVAL;
+    /* The import sources' own settings (--tz, --eras), for every command:
+     * a bad value is a usage error wherever it is given. */
+    importer_env_t env = {.path = cfg->import_path, .tz = cfg->tz, .eras = cfg->eras};
+    for (int k = 0; importers_table[k]; k++) {
+        char msg[CONFIG_ERR_MAX];
+        if (importers_table[k]->check && (rc = importers_table[k]->check(&env, msg, sizeof msg))) {
+            snprintf(err, errcap, "%s", msg);
+            return rc;
+        }
     }
     /* A malformed database URL is a bad value, found before any work. */
     const char *urls[] = {cfg->db_url, cfg->db_ro_url, cfg->memory_db};
@@ -258,19 +227,18 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
 
 void cli_print_import_help(FILE *out, const char *source)
 {
-    for (size_t k = 0; source && k < NSOURCES; k++)
-        if (strcmp(source, import_sources[k].name) == 0) {
-            fprintf(out, "Usage: parleyd import %s %s [options]\n\n%s\n", import_sources[k].name,
-                    import_sources[k].args, import_sources[k].help);
-            fprintf(out, "Options are those of parleyd --help (--db, --data-dir, --log-level, "
-                         "...).\nExit status: 0 imported (skipped rows are counted in the "
-                         "summary), 1 failed,\n2 usage error.\n");
-            return;
-        }
+    const importer_def_t *d = importers_find(source);
+    if (d) {
+        fprintf(out, "Usage: parleyd import %s %s [options]\n\n%s\n", d->name, d->args, d->help);
+        fprintf(out, "Options are those of parleyd --help (--db, --data-dir, --log-level, "
+                     "...).\nExit status: 0 imported (skipped rows are counted in the "
+                     "summary), 1 failed,\n2 usage error.\n");
+        return;
+    }
     fprintf(out, "Usage: parleyd import SOURCE ARGS [options]\n\nSources:\n");
-    for (size_t k = 0; k < NSOURCES; k++)
-        fprintf(out, "  %s %s\n      %s\n", import_sources[k].name, import_sources[k].args,
-                import_sources[k].what);
+    for (int k = 0; importers_table[k]; k++)
+        fprintf(out, "  %s %s\n      %s\n", importers_table[k]->name, importers_table[k]->args,
+                importers_table[k]->what);
     fprintf(out, "\nparleyd import SOURCE --help tells more of one; options are those of "
                  "parleyd --help.\n");
 }

@@ -12,7 +12,6 @@
 #include <uv.h>
 
 #include "mcp/server.h"
-#include "upstream/tg_media.h"
 #include "util/strutil.h"
 
 /* OPT_LIST: a comma-separated string; on the command line, given again it
@@ -26,9 +25,14 @@ typedef struct {
     size_t offset;
     size_t size; /* OPT_STR, OPT_LIST: capacity */
     long min, max;
-    const char *def; /* shown in the reference */
+    /* The default, stated once: for OPT_INT the number inum (def NULL);
+     * else def is the value, unless it is in parentheses ("(none)"):
+     * then the value is empty (or derived: data_dir) and def only says
+     * what that means. config_init applies it; the reference shows it. */
+    const char *def;
     const char *help;
     const char *arg; /* placeholder for the value in the reference */
+    long inum;
 } opt_t;
 
 #define OFF(f) offsetof(config_t, f)
@@ -36,191 +40,203 @@ typedef struct {
 
 static const opt_t opts[] = {
     {"data_dir", "PARLEY_DATA_DIR", OPT_STR, OFF(data_dir), SZ(data_dir), 0, 0,
-     "$XDG_DATA_HOME/parley (as root: /var/lib/parley)",
-     "Directory for the embedded PostgreSQL cluster and local state.", "DIR"},
+     "($XDG_DATA_HOME/parley; as root: /var/lib/parley)",
+     "Directory for the embedded PostgreSQL cluster and local state.", "DIR", 0},
     {"db", "DATABASE_URL", OPT_STR, OFF(db_url), SZ(db_url), 0, 0, "(embedded cluster)",
      "PostgreSQL URL or conninfo of an existing server. PARLEY_DB and the libpq PG* "
      "variables (PGHOST, PGDATABASE, PGSERVICE) also select an external server.",
-     "URL"},
+     "URL", 0},
     {"memory_db", "PARLEY_MEMORY_DB", OPT_STR, OFF(memory_db), SZ(memory_db), 0, 0, "(none)",
      "PostgreSQL URL of a memory-lane (Django) database for the memory toolset; read in "
      "read-only sessions, never written.",
-     "URL"},
+     "URL", 0},
     {"chatwise_db", "PARLEY_CHATWISE_DB", OPT_STR, OFF(chatwise_db), SZ(chatwise_db), 0, 0,
      "(none)",
      "ChatWise's app.db (or its folder): serve re-imports it when it changes, checked every "
      "chatwise_interval_s, so the chatwise toolset follows the app.",
-     "PATH"},
+     "PATH", 0},
     {"chatwise_interval_s", "PARLEY_CHATWISE_INTERVAL_S", OPT_INT, OFF(chatwise_interval_s), 0, 1,
-     86400, "60", "How often serve checks chatwise_db for changes.", "S"},
+     86400, NULL, "How often serve checks chatwise_db for changes.", "S",
+     CONFIG_DEFAULT_CHATWISE_INTERVAL_S},
     {"search_languages", "PARLEY_SEARCH_LANGUAGES", OPT_STR, OFF(search_languages),
      SZ(search_languages), 0, 0, CONFIG_DEFAULT_SEARCH_LANGUAGES,
      "PostgreSQL text search configurations whose word forms the archive search matches, "
      "comma-separated (any configuration of the database); '' matches words as written only. "
      "A change refills the forms in the background (docs/search.md).",
-     "LIST"},
+     "LIST", 0},
     {"search_fill_batch", "PARLEY_SEARCH_FILL_BATCH", OPT_INT, OFF(search_fill_batch), 0, 100,
-     1000000, "5000",
+     1000000, NULL,
      "Rows a statement fills with word forms when search_languages changes, or reads into the "
      "fuzzy search's vocabulary after an upgrade (shorter locks, more statements).",
-     "ROWS"},
+     "ROWS", CONFIG_DEFAULT_SEARCH_FILL_BATCH},
     {"db_ro", "PARLEY_DB_RO", OPT_STR, OFF(db_ro_url), SZ(db_ro_url), 0, 0, "(same as db)",
-     "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL"},
+     "Server for the read-only pool, e.g. a replica. Sessions are read-only either way.", "URL", 0},
     {"log_level", "PARLEY_LOG_LEVEL", OPT_LOGLEVEL, OFF(log_level), 0, 0, 0, "info",
-     "debug, info, warn, error or off. Logs go to stderr only.", "LEVEL"},
+     "debug, info, warn, error or off. Logs go to stderr only.", "LEVEL", 0},
     {"pg_user", "PARLEY_PG_USER", OPT_STR, OFF(pg_user), SZ(pg_user), 0, 0, "parley",
      "Unprivileged system user that runs the embedded cluster when parleyd runs as root; "
      "created if missing.",
-     "USER"},
+     "USER", 0},
     {"pg_bindir", "PARLEY_PG_BINDIR", OPT_STR, OFF(pg_bindir), SZ(pg_bindir), 0, 0,
-     PARLEY_PG_BINDIR, "Directory holding initdb, pg_ctl and postgres.", "DIR"},
+     PARLEY_PG_BINDIR, "Directory holding initdb, pg_ctl and postgres.", "DIR", 0},
     {"pg_start_timeout_s", "PARLEY_PG_START_TIMEOUT_S", OPT_INT, OFF(pg_start_timeout_s), 0, 5,
-     3600, "60", "Seconds to wait for the embedded cluster to start.", "SECONDS"},
-    {"db_pool_size", "PARLEY_DB_POOL_SIZE", OPT_INT, OFF(db_pool_size), 0, 1, 256, "4",
-     "Connections in the read-write pool.", "N"},
-    {"db_ro_pool_size", "PARLEY_DB_RO_POOL_SIZE", OPT_INT, OFF(db_ro_pool_size), 0, 1, 256, "4",
-     "Connections in the read-only pool.", "N"},
-    {"search_max_conns", "PARLEY_SEARCH_MAX_CONNS", OPT_INT, OFF(search_max_conns), 0, 1, 256, "2",
+     3600, NULL, "Seconds to wait for the embedded cluster to start.", "SECONDS",
+     CONFIG_DEFAULT_PG_START_TIMEOUT_S},
+    {"db_pool_size", "PARLEY_DB_POOL_SIZE", OPT_INT, OFF(db_pool_size), 0, 1, 256, NULL,
+     "Connections in the read-write pool.", "N", CONFIG_DEFAULT_DB_POOL_SIZE},
+    {"db_ro_pool_size", "PARLEY_DB_RO_POOL_SIZE", OPT_INT, OFF(db_ro_pool_size), 0, 1, 256, NULL,
+     "Connections in the read-only pool.", "N", CONFIG_DEFAULT_DB_RO_POOL_SIZE},
+    {"search_max_conns", "PARLEY_SEARCH_MAX_CONNS", OPT_INT, OFF(search_max_conns), 0, 1, 256, NULL,
      "Searches that may hold a read-only connection at once (at most the read-only pool's "
      "size less one); more wait while other reads pass them.",
-     "N"},
-    {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, "1024",
+     "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS},
+    {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, NULL,
      "Queries that may wait for a connection per pool; past it a query fails at once "
      "with a busy error.",
-     "N"},
+     "N", CONFIG_DEFAULT_DB_QUEUE_MAX},
     {"db_query_timeout_ms", "PARLEY_DB_QUERY_TIMEOUT_MS", OPT_INT, OFF(db_query_timeout_ms), 0, 100,
-     3600000, "30000", "Default time limit of a query, queue wait included.", "MS"},
+     3600000, NULL, "Default time limit of a query, queue wait included.", "MS",
+     CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS},
     {"db_connect_timeout_ms", "PARLEY_DB_CONNECT_TIMEOUT_MS", OPT_INT, OFF(db_connect_timeout_ms),
-     0, 100, 600000, "10000", "Time limit of one connection attempt (DNS included).", "MS"},
+     0, 100, 600000, NULL, "Time limit of one connection attempt (DNS included).", "MS",
+     CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS},
     {"shutdown_timeout_ms", "PARLEY_SHUTDOWN_TIMEOUT_MS", OPT_INT, OFF(shutdown_timeout_ms), 0, 100,
-     600000, "8000", "Time the first SIGTERM/SIGINT gives in-flight work to drain.", "MS"},
+     600000, NULL, "Time the first SIGTERM/SIGINT gives in-flight work to drain.", "MS",
+     CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS},
     {"toolsets", "PARLEY_TOOLSETS", OPT_STR, OFF(toolsets), SZ(toolsets), 0, 0, "all",
      "Comma-separated toolsets to serve, or 'all' (every toolset except 'conformance', "
      "which is served only when named).",
-     "LIST"},
+     "LIST", 0},
     {"read_only", "PARLEY_READ_ONLY", OPT_BOOL, OFF(read_only), 0, 0, 0, "false",
-     "Serve only tools that are read-only (readOnlyHint).", "[BOOL]"},
+     "Serve only tools that are read-only (readOnlyHint).", "[BOOL]", 0},
     {"stdio", "PARLEY_STDIO", OPT_BOOL, OFF(stdio), 0, 0, 0, "false",
-     "Serve one MCP session on stdin/stdout; exit 0 when stdin ends.", "[BOOL]"},
+     "Serve one MCP session on stdin/stdout; exit 0 when stdin ends.", "[BOOL]", 0},
     {"listen", "PARLEY_LISTEN", OPT_LIST, OFF(listen), SZ(listen), 0, 0, "(none)",
      "Comma-separated MCP endpoints: unix:PATH, tcp://HOST:PORT, http://HOST:PORT/PATH, "
      "https://HOST:PORT/PATH; --listen given several times adds endpoints. TCP and HTTP bind "
      "to loopback unless tokens are configured.",
-     "LIST"},
+     "LIST", 0},
     {"tls_cert", "PARLEY_TLS_CERT", OPT_STR, OFF(tls_cert), SZ(tls_cert), 0, 0, "(none)",
-     "PEM certificate chain for TLS on tcp:// and https:// endpoints.", "FILE"},
+     "PEM certificate chain for TLS on tcp:// and https:// endpoints.", "FILE", 0},
     {"tls_key", "PARLEY_TLS_KEY", OPT_STR, OFF(tls_key), SZ(tls_key), 0, 0, "(none)",
-     "PEM private key matching tls_cert.", "FILE"},
+     "PEM private key matching tls_cert.", "FILE", 0},
     {"token_file", "PARLEY_TOKEN_FILE", OPT_STR, OFF(token_file), SZ(token_file), 0, 0, "(none)",
-     "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE"},
+     "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE", 0},
     {"allowed_origins", "PARLEY_ALLOWED_ORIGINS", OPT_STR, OFF(allowed_origins),
      SZ(allowed_origins), 0, 0, "(loopback origins)",
-     "Comma-separated Origin values HTTP requests may carry besides loopback ones.", "LIST"},
+     "Comma-separated Origin values HTTP requests may carry besides loopback ones.", "LIST", 0},
     {"max_message_bytes", "PARLEY_MAX_MESSAGE_BYTES", OPT_INT, OFF(max_message_bytes), 0, 1024,
-     256 * 1024 * 1024, "4194304",
-     "Largest MCP message accepted; a larger one is answered with an error and dropped.", "BYTES"},
+     256 * 1024 * 1024, NULL,
+     "Largest MCP message accepted; a larger one is answered with an error and dropped.", "BYTES",
+     MCP_DEFAULT_MAX_MESSAGE_BYTES},
     {"session_max_inflight", "PARLEY_SESSION_MAX_INFLIGHT", OPT_INT, OFF(session_max_inflight), 0,
-     1, 100000, "64", "Requests one session may have in flight before its input is paused.", "N"},
+     1, 100000, NULL, "Requests one session may have in flight before its input is paused.", "N",
+     MCP_DEFAULT_SESSION_MAX_INFLIGHT},
     {"output_high_water", "PARLEY_OUTPUT_HIGH_WATER", OPT_INT, OFF(output_high_water), 0, 1024,
-     1024 * 1024 * 1024, "1048576", "Queued output bytes above which a session stops being read.",
-     "BYTES"},
+     1024 * 1024 * 1024, NULL, "Queued output bytes above which a session stops being read.",
+     "BYTES", MCP_DEFAULT_OUTPUT_HIGH_WATER},
     {"output_low_water", "PARLEY_OUTPUT_LOW_WATER", OPT_INT, OFF(output_low_water), 0, 0,
-     1024 * 1024 * 1024, "262144", "Queued output bytes below which reading resumes.", "BYTES"},
+     1024 * 1024 * 1024, NULL, "Queued output bytes below which reading resumes.", "BYTES",
+     MCP_DEFAULT_OUTPUT_LOW_WATER},
     {"output_hard_limit", "PARLEY_OUTPUT_HARD_LIMIT", OPT_INT, OFF(output_hard_limit), 0, 4096,
-     1024 * 1024 * 1024, "16777216",
-     "Queued output bytes past which a session that does not read is disconnected.", "BYTES"},
+     1024 * 1024 * 1024, NULL,
+     "Queued output bytes past which a session that does not read is disconnected.", "BYTES",
+     MCP_DEFAULT_OUTPUT_HARD_LIMIT},
     {"max_active_calls", "PARLEY_MAX_ACTIVE_CALLS", OPT_INT, OFF(max_active_calls), 0, 1, 10000000,
-     "4096",
+     NULL,
      "Tool calls running at once across all sessions; past it a call gets a busy error with "
      "retryAfterMs.",
-     "N"},
-    {"max_sessions", "PARLEY_MAX_SESSIONS", OPT_INT, OFF(max_sessions), 0, 1, 1000000, "10000",
-     "Open sessions across all transports; past it new connections are refused.", "N"},
+     "N", MCP_DEFAULT_MAX_ACTIVE_CALLS},
+    {"max_sessions", "PARLEY_MAX_SESSIONS", OPT_INT, OFF(max_sessions), 0, 1, 1000000, NULL,
+     "Open sessions across all transports; past it new connections are refused.", "N",
+     MCP_DEFAULT_MAX_SESSIONS},
     {"http_max_pending_conns", "PARLEY_HTTP_MAX_PENDING_CONNS", OPT_INT,
-     OFF(http_max_pending_conns), 0, 1, 100000, "256",
+     OFF(http_max_pending_conns), 0, 1, 100000, NULL,
      "Connections per HTTP endpoint that have not completed a request (slow or silent "
      "clients); past it the oldest of them is dropped for each new one.",
-     "N"},
+     "N", CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS},
     {"request_timeout_ms", "PARLEY_REQUEST_TIMEOUT_MS", OPT_INT, OFF(request_timeout_ms), 0, 100,
-     3600000, "300000", "Time a client has to answer a server request (elicitation, sampling).",
-     "MS"},
+     3600000, NULL, "Time a client has to answer a server request (elicitation, sampling).", "MS",
+     MCP_DEFAULT_REQUEST_TIMEOUT_MS},
     {"init_timeout_ms", "PARLEY_INIT_TIMEOUT_MS", OPT_INT, OFF(init_timeout_ms), 0, 0, 3600000,
-     "10000",
+     NULL,
      "Time a socket connection has to send initialize (TLS handshake included); then it is "
      "closed. 0: no limit.",
-     "MS"},
+     "MS", MCP_DEFAULT_INIT_TIMEOUT_MS},
     {"tz", "PARLEY_TZ", OPT_STR, OFF(tz), SZ(tz), 0, 0, "+00:00",
      "import: UTC offset of the local times of exports without date_unixtime (about 2020), "
      "e.g. +03:00.",
-     "OFFSET"},
+     "OFFSET", 0},
     {"eras", "PARLEY_ERAS", OPT_STR, OFF(eras), SZ(eras), 0, 0, "(none)",
      "import claude-code: a JSON file naming eras, {\"KEY\": \"Era name\"}, KEY a project "
      "folder (as under ~/.claude/projects) or a session's working directory; without it an "
      "era is named after the project's folder.",
-     "FILE"},
+     "FILE", 0},
     {"timezone", "PARLEY_TIMEZONE", OPT_STR, OFF(timezone), SZ(timezone), 0, 0, "UTC",
      "IANA time zone of relative dates in tool arguments (the inline toolset's \"yesterday\" "
      "is a whole day there), e.g. Europe/Berlin.",
-     "ZONE"},
+     "ZONE", 0},
     {"export_root", "PARLEY_EXPORT_ROOT", OPT_STR, OFF(export_root), SZ(export_root), 0, 0,
-     "DATA_DIR/exports",
+     "(DATA_DIR/exports)",
      "The only directory the mediaDownload tool writes into (no symbolic link under it is "
      "followed).",
-     "DIR"},
+     "DIR", 0},
     {"upload_root", "PARLEY_UPLOAD_ROOT", OPT_STR, OFF(upload_root), SZ(upload_root), 0, 0,
-     "DATA_DIR/uploads",
+     "(DATA_DIR/uploads)",
      "The only directory messagesSendFile reads files from (no symbolic link under it is "
      "followed; the root itself may be one).",
-     "DIR"},
+     "DIR", 0},
     {"telegram_bot_token", "TELEGRAM_BOT_TOKEN", OPT_STR, OFF(telegram_bot_token),
      SZ(telegram_bot_token), 0, 0, "(none)",
      "Telegram bot token: serve syncs the bot's chats in real time and can send. Secret: never "
      "logged; prefer the environment or the config file to a flag.",
-     "TOKEN"},
+     "TOKEN", 0},
     {"telegram_api_url", "PARLEY_TELEGRAM_API_URL", OPT_STR, OFF(telegram_api_url),
      SZ(telegram_api_url), 0, 0, "https://api.telegram.org",
-     "Bot API server (a self-hosted one, or a test server).", "URL"},
+     "Bot API server (a self-hosted one, or a test server).", "URL", 0},
     {"bluesky_service", "PARLEY_BLUESKY_SERVICE", OPT_STR, OFF(bluesky_service),
      SZ(bluesky_service), 0, 0, "https://bsky.social",
      "Bluesky service (PDS or entryway) the bluesky toolset logs in at, trusted (a service a "
      "tool names goes through the address policy). A self-hosted PDS, or a test server.",
-     "URL"},
+     "URL", 0},
     {"bluesky_refresh_s", "PARLEY_BLUESKY_REFRESH_S", OPT_INT, OFF(bluesky_refresh_s), 0, 0, 86400,
-     "900",
+     NULL,
      "How often serve fetches the default Bluesky account's own posts into the archive "
      "(job bluesky.refresh); 0: never.",
-     "S"},
+     "S", CONFIG_DEFAULT_BLUESKY_REFRESH_S},
     {"telegram_poll_timeout_s", "PARLEY_TELEGRAM_POLL_TIMEOUT_S", OPT_INT,
-     OFF(telegram_poll_timeout_s), 0, 1, 50, "25", "Long-poll timeout of getUpdates.", "SECONDS"},
+     OFF(telegram_poll_timeout_s), 0, 1, 50, NULL, "Long-poll timeout of getUpdates.", "SECONDS",
+     25},
     {"telegram_file_limit_mb", "PARLEY_TELEGRAM_FILE_LIMIT_MB", OPT_INT,
-     OFF(telegram_file_limit_mb), 0, 1, 4000, "20",
+     OFF(telegram_file_limit_mb), 0, 1, 4000, NULL,
      "Largest file downloaded through the Bot API (the public server serves 20 MB; a "
      "self-hosted one up to 2000).",
-     "MB"},
+     "MB", 20},
     {"telegram_media_stall_s", "PARLEY_TELEGRAM_MEDIA_STALL_S", OPT_INT,
-     OFF(telegram_media_stall_s), 0, 1, 3600, "60",
+     OFF(telegram_media_stall_s), 0, 1, 3600, NULL,
      "A media download (or its getFile call) that receives no byte for this long fails and is "
      "retried later.",
-     "SECONDS"},
+     "SECONDS", 60 /* tg_media.h TG_MEDIA_STALL_MS */},
     {"telegram_media_retry_max_s", "PARLEY_TELEGRAM_MEDIA_RETRY_MAX_S", OPT_INT,
-     OFF(telegram_media_retry_max_s), 0, 1, 86400, "300",
+     OFF(telegram_media_retry_max_s), 0, 1, 86400, NULL,
      "A media download that failed for a passing reason (network, a server error, a truncated "
      "body, a full disk) is retried, waiting 2 s, then twice as long each time, at most this "
      "long; it is never given up.",
-     "SECONDS"},
+     "SECONDS", 300 /* tg_media.h TG_MEDIA_RETRY_MAX_MS */},
     {"inline_upload_max_mb", "PARLEY_INLINE_UPLOAD_MAX_MB", OPT_INT, OFF(inline_upload_max_mb), 0,
-     1, 2000, "20", "Largest file files_upload takes (base64 or fetched from a URL).", "MB"},
-    {"url_timeout_s", "PARLEY_URL_TIMEOUT_S", OPT_INT, OFF(url_timeout_s), 0, 1, 3600, "30",
-     "Time limit of fetching a URL a tool gave (files_upload).", "SECONDS"},
+     1, 2000, NULL, "Largest file files_upload takes (base64 or fetched from a URL).", "MB", 20},
+    {"url_timeout_s", "PARLEY_URL_TIMEOUT_S", OPT_INT, OFF(url_timeout_s), 0, 1, 3600, NULL,
+     "Time limit of fetching a URL a tool gave (files_upload).", "SECONDS", 30},
     {"url_allow_http", "PARLEY_URL_ALLOW_HTTP", OPT_BOOL, OFF(url_allow_http), 0, 0, 0, "false",
-     "Let tools fetch plain http:// URLs too (for tests; https only otherwise).", "[BOOL]"},
+     "Let tools fetch plain http:// URLs too (for tests; https only otherwise).", "[BOOL]", 0},
     {"url_allow_addresses", "PARLEY_URL_ALLOW_ADDRESSES", OPT_LIST, OFF(url_allow_addresses),
      SZ(url_allow_addresses), 0, 0, "(none)",
      "Comma-separated addresses tools may fetch from although they are loopback, private or "
      "reserved (for tests, e.g. 127.0.0.2); every other such address is refused.",
-     "LIST"},
-    {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, "100",
-     "Entries per page of tools/list, resources/list and prompts/list.", "N"},
+     "LIST", 0},
+    {"list_page_size", "PARLEY_LIST_PAGE_SIZE", OPT_INT, OFF(list_page_size), 0, 1, 10000, NULL,
+     "Entries per page of tools/list, resources/list and prompts/list.", "N",
+     MCP_DEFAULT_TOOLS_PAGE_SIZE},
 };
 #define OPT_COUNT (sizeof opts / sizeof opts[0])
 
@@ -265,43 +281,16 @@ int config_source_of(const config_t *cfg, const char *key)
 int config_init(config_t *cfg, char *err, size_t errcap)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->log_level = LOG_INFO;
-    strcpy(cfg->pg_user, "parley");
-    strcpy(cfg->pg_bindir, PARLEY_PG_BINDIR);
-    cfg->pg_start_timeout_s = CONFIG_DEFAULT_PG_START_TIMEOUT_S;
-    cfg->db_pool_size = CONFIG_DEFAULT_DB_POOL_SIZE;
-    cfg->db_ro_pool_size = CONFIG_DEFAULT_DB_RO_POOL_SIZE;
-    cfg->search_max_conns = CONFIG_DEFAULT_SEARCH_MAX_CONNS;
-    cfg->db_queue_max = CONFIG_DEFAULT_DB_QUEUE_MAX;
-    cfg->db_query_timeout_ms = CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS;
-    cfg->db_connect_timeout_ms = CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS;
-    cfg->shutdown_timeout_ms = CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS;
-    strcpy(cfg->toolsets, "all");
-    cfg->max_message_bytes = MCP_DEFAULT_MAX_MESSAGE_BYTES;
-    cfg->session_max_inflight = MCP_DEFAULT_SESSION_MAX_INFLIGHT;
-    cfg->output_high_water = MCP_DEFAULT_OUTPUT_HIGH_WATER;
-    cfg->output_low_water = MCP_DEFAULT_OUTPUT_LOW_WATER;
-    cfg->output_hard_limit = MCP_DEFAULT_OUTPUT_HARD_LIMIT;
-    cfg->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
-    cfg->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
-    cfg->http_max_pending_conns = CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS;
-    cfg->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
-    cfg->init_timeout_ms = MCP_DEFAULT_INIT_TIMEOUT_MS;
-    cfg->chatwise_interval_s = CONFIG_DEFAULT_CHATWISE_INTERVAL_S;
-    strcpy(cfg->search_languages, CONFIG_DEFAULT_SEARCH_LANGUAGES);
-    cfg->search_fill_batch = CONFIG_DEFAULT_SEARCH_FILL_BATCH;
-    cfg->list_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
-    strcpy(cfg->tz, "+00:00");
-    strcpy(cfg->timezone, "UTC");
-    strcpy(cfg->telegram_api_url, "https://api.telegram.org");
-    strcpy(cfg->bluesky_service, "https://bsky.social");
-    cfg->bluesky_refresh_s = CONFIG_DEFAULT_BLUESKY_REFRESH_S;
-    cfg->telegram_poll_timeout_s = 25;
-    cfg->telegram_file_limit_mb = 20;
-    cfg->telegram_media_stall_s = TG_MEDIA_STALL_MS / 1000;
-    cfg->telegram_media_retry_max_s = TG_MEDIA_RETRY_MAX_MS / 1000;
-    cfg->inline_upload_max_mb = 20;
-    cfg->url_timeout_s = 30;
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const opt_t *o = &opts[i];
+        if (o->type == OPT_INT) {
+            *(int *)((char *)cfg + o->offset) = (int)o->inum;
+        } else if (o->def[0] != '(') {
+            int rc = config_set(cfg, o->key, o->def, CONFIG_SRC_DEFAULT, err, errcap);
+            if (rc != 0)
+                return rc; /* a bug in the table: the test of config catches it */
+        }
+    }
 
     /* A root daemon keeps its state where system daemons do: the cluster
      * runs as an unprivileged user that cannot enter /root. */
@@ -392,6 +381,33 @@ int config_set(config_t *cfg, const char *key, const char *value, config_source_
     if (strcmp(key, "db") == 0)
         cfg->db_external = value[0] != '\0';
     cfg->source[idx] = src;
+    return 0;
+}
+
+int config_get(const config_t *cfg, const char *key, char *out, size_t cap)
+{
+    const opt_t *o = opt_find(key, NULL);
+    if (cap == 0)
+        return UV_EINVAL;
+    out[0] = '\0';
+    if (o == NULL)
+        return UV_ENOENT;
+    const char *field = (const char *)cfg + o->offset;
+    switch (o->type) {
+    case OPT_LIST:
+    case OPT_STR:
+        snprintf(out, cap, "%s", field);
+        break;
+    case OPT_INT:
+        snprintf(out, cap, "%d", *(const int *)field);
+        break;
+    case OPT_BOOL:
+        snprintf(out, cap, "%s", *(const bool *)field ? "true" : "false");
+        break;
+    case OPT_LOGLEVEL:
+        snprintf(out, cap, "%s", log_level_name(*(const log_level_t *)field));
+        break;
+    }
     return 0;
 }
 
@@ -498,6 +514,15 @@ int config_load_env(config_t *cfg, char *err, size_t errcap)
     return 0;
 }
 
+/* The default as the reference shows it (buf holds a number's text). */
+static const char *opt_default_text(const opt_t *o, char *buf, size_t cap)
+{
+    if (o->type != OPT_INT)
+        return o->def;
+    snprintf(buf, cap, "%ld", o->inum);
+    return buf;
+}
+
 void config_print_reference(FILE *out)
 {
     for (size_t i = 0; i < OPT_COUNT; i++) {
@@ -508,8 +533,9 @@ void config_print_reference(FILE *out)
         flag[k] = '\0';
         char head[96];
         snprintf(head, sizeof head, "--%s %s", flag, opts[i].arg);
+        char def[32];
         fprintf(out, "  %-30s %s\n  %-30s env %s; default %s\n", head, opts[i].help, "",
-                opts[i].env, opts[i].def);
+                opts[i].env, opt_default_text(&opts[i], def, sizeof def));
     }
 }
 
@@ -531,7 +557,8 @@ void config_print_markdown(FILE *out)
         for (const char *p = opts[i].key; *p; p++)
             fputc(*p == '_' ? '-' : *p, out);
         fprintf(out, " %s` | `%s` | ", opts[i].arg, opts[i].env);
-        md_cell(out, opts[i].def);
+        char def[32];
+        md_cell(out, opt_default_text(&opts[i], def, sizeof def));
         fputs(" | ", out);
         md_cell(out, opts[i].help);
         fputs(" |\n", out);

@@ -104,9 +104,8 @@ typedef struct config_s {
     int url_timeout_s;              /* URLs tools fetch */
     bool url_allow_http;            /* tests: plain http too */
     char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
-    char import_path[CONFIG_PATH_MAX];         /* import: the export (an argument, not a key) */
-    bool import_claude_code;                   /* import: agent transcripts, not an export */
-    bool import_chatwise;                      /* import: ChatWise app.db, not an export */
+    char import_path[CONFIG_PATH_MAX];         /* import: the source's path (an argument) */
+    char import_source[32];                    /* import: the source's name (importers.h) */
     config_source_t source[64];                /* per key, indexed like the key table */
 } config_t;
 
@@ -118,6 +117,10 @@ int config_init(config_t *cfg, char *err, size_t errcap);
  * UV_EINVAL / UV_ENOENT (unknown key) with a message in err. */
 int config_set(config_t *cfg, const char *key, const char *value, config_source_t src, char *err,
                size_t errcap);
+
+/* The value of key as text into out (a secret too: the caller keeps it
+ * from logs). Returns 0, or UV_ENOENT for an unknown key. */
+int config_get(const config_t *cfg, const char *key, char *out, size_t cap);
 
 /* Applies a config file. Returns 0 or a negative code with err naming the
  * file and line. */

@@ -12,6 +12,5 @@ void metrics_write(const metrics_sources_t *src, buf_t *out)
     if (src->jobs)
         sync_runner_metrics(src->jobs, out);
     for (int i = 0; i < src->nconnectors; i++)
-        if (src->connectors[i]->ops->metrics)
-            src->connectors[i]->ops->metrics(src->connectors[i]->impl, out);
+        connector_metrics(src->connectors[i], out);
 }

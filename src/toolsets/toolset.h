@@ -52,6 +52,10 @@ typedef struct toolset_env_s {
 
 typedef struct toolset_s {
     const mcp_toolset_t *mcp;
+    /* The connector capabilities its tools use (CONNECTOR_CAN_*): the
+     * entry starts a connector the settings leave optional (Bluesky) only
+     * when a selected toolset uses what it offers. */
+    unsigned caps;
     /* Builds the context (NULL: the toolset has none) and checks what the
      * static tables cannot (a tool's SQL function name). Returns 0, or a
      * negative code with err saying what is wrong. */
@@ -66,7 +70,8 @@ extern const toolset_t toolsets_table[];
  * cap - 1 of them), as mcp_registry_build takes them. */
 void toolsets_mcp_list(const mcp_toolset_t **out, int cap);
 
-/* The connector called name, or NULL. */
-connector_t *toolset_env_connector(const toolset_env_t *env, const char *name);
+/* The first connector that declares any of caps (CONNECTOR_CAPS_CHAT: a
+ * message service), or NULL. */
+connector_t *toolset_env_connector(const toolset_env_t *env, unsigned caps);
 
 #endif

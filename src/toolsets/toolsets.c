@@ -12,11 +12,20 @@
 #include "toolsets/toolset.h"
 
 const toolset_t toolsets_table[] = {
-    {.mcp = &toolset_telegram_mcp, .open = telegram_open, .close = telegram_close},
-    {.mcp = &toolset_inline_mcp, .open = inline_open, .close = inline_close},
+    {.mcp = &toolset_telegram_mcp,
+     .caps = CONNECTOR_CAPS_CHAT,
+     .open = telegram_open,
+     .close = telegram_close},
+    {.mcp = &toolset_inline_mcp,
+     .caps = CONNECTOR_CAN_SEND | CONNECTOR_CAN_REALTIME,
+     .open = inline_open,
+     .close = inline_close},
     {.mcp = &toolset_memory_mcp, .open = memory_open, .close = memory_close},
     {.mcp = &toolset_chatwise_mcp, .open = chatwise_open, .close = chatwise_close},
-    {.mcp = &toolset_bluesky_mcp, .open = bluesky_open, .close = bluesky_close},
+    {.mcp = &toolset_bluesky_mcp,
+     .caps = CONNECTOR_CAPS_ACCOUNTS,
+     .open = bluesky_open,
+     .close = bluesky_close},
     {.mcp = &toolset_conformance},
     {.mcp = NULL},
 };
@@ -29,10 +38,10 @@ void toolsets_mcp_list(const mcp_toolset_t **out, int cap)
     out[n] = NULL;
 }
 
-connector_t *toolset_env_connector(const toolset_env_t *env, const char *name)
+connector_t *toolset_env_connector(const toolset_env_t *env, unsigned caps)
 {
     for (int i = 0; i < env->nconnectors; i++)
-        if (strcmp(env->connectors[i]->name, name) == 0)
+        if ((env->connectors[i]->ops->caps(env->connectors[i]->impl) & caps) != 0)
             return env->connectors[i];
     return NULL;
 }

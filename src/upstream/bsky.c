@@ -6,13 +6,16 @@
  * (login, accounts, query, the bluesky.refresh job) bsky_calls.c's. */
 #include "upstream/bsky.h"
 
+#include <errno.h>
 #include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sync/jobs.h"
+#include "upstream/connectors.h"
 #include "upstream/bsky_internal.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -216,18 +219,6 @@ static const char *bsky_state(void *impl)
     return b->closing ? "closing" : "ready";
 }
 
-static bool bsky_realtime(void *impl)
-{
-    (void)impl;
-    return false;
-}
-
-static void bsky_set_realtime(void *impl, bool on)
-{
-    (void)impl;
-    (void)on;
-}
-
 static int bsky_job_classes(void *impl, const sync_class_t **classes)
 {
     bsky_t *b = impl;
@@ -258,17 +249,19 @@ static void bsky_metrics(void *impl, buf_t *out)
     (void)buf_append_str(out, s);
 }
 
+static const connector_accounts_ops_t bsky_accounts_ops = {
+    .login = bsky__login,
+    .accounts = bsky__accounts,
+    .query = bsky__query,
+};
+
 static const connector_ops_t bsky_ops = {
     .caps = bsky_caps,
     .why_not = bsky_why_not,
     .state = bsky_state,
-    .realtime = bsky_realtime,
-    .set_realtime = bsky_set_realtime,
-    .login = bsky__login,
-    .accounts = bsky__accounts,
-    .query = bsky__query,
     .job_classes = bsky_job_classes,
     .metrics = bsky_metrics,
+    .accounts = &bsky_accounts_ops,
 };
 
 int bsky_new(uv_loop_t *loop, net_client_t *net, net_client_t *untrusted, pg_pool_t *rw,
@@ -367,3 +360,113 @@ void bsky_free(bsky_t *b)
     sealed_key_wipe(&b->key);
     free(b);
 }
+
+/* ---- the definition (connectors.h) ---------------------------------------- */
+
+/* What the entry runs: the connector and its own HTTP client for the
+ * operator's service (a service a tool names goes through env->fetch). */
+typedef struct {
+    bsky_t *b;
+    net_client_t *net;
+    void (*cb)(void *data);
+    void *data;
+} bsky_run_t;
+
+/* Runs when a selected toolset uses run-time accounts. */
+static bool def_wanted(const connector_env_t *env)
+{
+    return (env->caps_wanted & CONNECTOR_CAPS_ACCOUNTS) != 0;
+}
+
+/* Creates dir and its parents (0700) when missing: the data directory
+ * holds the key file also when the database is external. */
+static int mkdir_parents(const char *dir, char *err, size_t errcap)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(err, errcap, "%.200s: %s", p, strerror(e));
+            return -e;
+        }
+        if ((*s = c) == '\0')
+            return 0;
+    }
+}
+
+static int def_open(const connector_env_t *env, void **obj, connector_t **conn, char *err,
+                    size_t errcap)
+{
+    bsky_run_t *run = calloc(1, sizeof *run);
+    if (run == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
+    int rc = mkdir_parents(env->data_dir, err, errcap);
+    net_config_t nc = {0};
+    if (rc == 0)
+        rc = net_client_new(env->loop, &nc, NULL, &run->net, err, errcap);
+    if (rc != 0) {
+        free(run);
+        return rc;
+    }
+    char key[4096 + 32], service[2048];
+    snprintf(key, sizeof key, "%s/%s", env->data_dir, BSKY_KEY_FILE);
+    connector_env_text(env, "bluesky_service", service, sizeof service);
+    bsky_config_t bc = {.service = service,
+                        .key_path = key,
+                        .refresh_s = (int)connector_env_int(env, "bluesky_refresh_s")};
+    if ((rc = bsky_new(env->loop, run->net, env->fetch, env->rw, &bc, &run->b, err, errcap))) {
+        net_client_close(run->net, NULL, NULL); /* nothing else uses it */
+        free(run);
+        return rc;
+    }
+    *obj = run;
+    *conn = bsky_connector(run->b);
+    log_info(BSKY_TAG, "connector ready (service %s)", run->b->service);
+    return 0;
+}
+
+static void def_net_closed(void *data)
+{
+    bsky_run_t *run = data;
+    run->net = NULL;
+    run->cb(run->data);
+}
+
+/* The operations ended: then the HTTP client. */
+static void def_closed(void *data)
+{
+    bsky_run_t *run = data;
+    net_client_close(run->net, def_net_closed, run);
+}
+
+static void def_close(void *obj, void (*cb)(void *data), void *data)
+{
+    bsky_run_t *run = obj;
+    run->cb = cb;
+    run->data = data;
+    bsky_close(run->b, def_closed, run);
+}
+
+static void def_free(void *obj)
+{
+    bsky_run_t *run = obj;
+    if (run == NULL)
+        return;
+    bsky_free(run->b);
+    free(run);
+}
+
+const connector_def_t bsky_connector_def = {
+    .name = "bluesky",
+    .wanted = def_wanted,
+    .open = def_open,
+    .close = def_close,
+    .free = def_free,
+};

@@ -27,6 +27,7 @@
 #include "db/pool.h"
 #include "net/http_client.h"
 #include "upstream/connector.h"
+#include "upstream/connectors.h"
 
 #define BSKY_DEFAULT_SERVICE "https://bsky.social"
 #define BSKY_APPVIEW_PROXY   "did:web:api.bsky.app#bsky_appview"
@@ -68,5 +69,10 @@ void bsky_close(bsky_t *b, void (*cb)(void *data), void *data);
 
 /* Frees b after bsky_close's callback. */
 void bsky_free(bsky_t *b);
+
+/* Bluesky as the entry starts it (connectors.h): wanted when a selected
+ * toolset uses run-time accounts (CONNECTOR_CAPS_ACCOUNTS); owns its HTTP
+ * client for bluesky_service; the key file DATA_DIR/BSKY_KEY_FILE. */
+extern const connector_def_t bsky_connector_def;
 
 #endif

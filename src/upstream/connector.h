@@ -1,6 +1,12 @@
 /* connector: the domain's interface to an upstream service (the Telegram
- * Bot API, Bluesky; a Telegram user account later). A connector is a
- * table of typed, asynchronous verbs plus the capabilities it declares.
+ * Bot API, Bluesky; a Telegram user account later). A connector is the
+ * shared part (name, capabilities, why-not text, state, metrics, job
+ * classes) and its verbs grouped by what they serve: a chat table for
+ * message services (connector_chat_ops_t) and an accounts table for
+ * services logged in at run time (connector_accounts_ops_t); a connector
+ * fills the tables it serves. Callers use the connector_VERB wrappers
+ * below, which answer UV_ENOTSUP when the capability or the function is
+ * missing. How connectors are started: connectors.h.
  * Toolsets ask connector_can() before they promise anything, and when a
  * capability is missing they tell the model why in the connector's own
  * words (connector_why_not) and what to use instead in theirs: no tool
@@ -15,6 +21,7 @@
 #define PARLEY_UPSTREAM_CONNECTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct sync_class_s sync_class_t;
@@ -36,6 +43,15 @@ typedef enum {
     CONNECTOR_CAN_QUERY = 1u << 11, /* read calls upstream by method name (query) */
 } connector_cap_t;
 
+/* The capabilities of a message service and of run-time accounts: what a
+ * toolset asks for to find its connector (toolset_env_connector). */
+#define CONNECTOR_CAPS_CHAT                                                                        \
+    (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_SEARCH_DIALOGS |              \
+     CONNECTOR_CAN_JOIN_CHATS | CONNECTOR_CAN_ADD_MEMBERS | CONNECTOR_CAN_ADMINISTER |             \
+     CONNECTOR_CAN_CHAT_INFO | CONNECTOR_CAN_DOWNLOAD | CONNECTOR_CAN_REALTIME |                   \
+     CONNECTOR_CAN_CREATE_CHATS)
+#define CONNECTOR_CAPS_ACCOUNTS (CONNECTOR_CAN_LOGIN | CONNECTOR_CAN_QUERY)
+
 /* Parts of connector_chat_info. */
 #define CONNECTOR_INFO_CHAT         0x1u /* "chat": the upstream record */
 #define CONNECTOR_INFO_MEMBER_COUNT 0x2u /* "memberCount" */
@@ -45,43 +61,45 @@ typedef enum {
 typedef void (*connector_cb)(void *data, int status, const char *json, const char *error);
 typedef void (*connector_progress_cb)(void *data, uint64_t bytes, uint64_t total);
 
-typedef struct connector_ops_s {
-    unsigned (*caps)(void *impl);
-    /* Why the account lacks cap, for the model ("A bot account cannot read
-     * chat history through the Bot API"); NULL when it has it. */
-    const char *(*why_not)(void *impl, connector_cap_t cap);
-    /* A word for serverStatus: "polling", "standby", "unauthorized", ... */
-    const char *(*state)(void *impl);
+/* The verbs of a message service (Telegram). */
+typedef struct connector_chat_ops_s {
     bool (*realtime)(void *impl);
     void (*set_realtime)(void *impl, bool on);
-    /* The sent message as the upstream stored it: {"message_id", "chat":
-     * {"id"}, "date", ...}. topic, reply_to: 0 for none. */
+    /* CONNECTOR_CAN_SEND. The sent message as the upstream stored it:
+     * {"message_id", "chat": {"id"}, "date", ...}. topic, reply_to: 0 for
+     * none. */
     int (*send_text)(void *impl, int64_t chat, const char *text, int64_t topic, int64_t reply_to,
                      connector_cb cb, void *data);
-    /* fd: an open regular file the caller opened and checked (never a path:
-     * what was checked is what is sent), read from offset 0. The connector
-     * owns fd from the call on and closes it, also when the verb returns an
-     * error. filename: the name sent (NULL: "file"); caption: NULL for
-     * none; topic, reply_to: 0 for none. */
+    /* CONNECTOR_CAN_SEND. fd: an open regular file the caller opened and
+     * checked (never a path: what was checked is what is sent), read from
+     * offset 0. The connector owns fd from the call on and closes it, also
+     * when the verb returns an error. filename: the name sent (NULL:
+     * "file"); caption: NULL for none; topic, reply_to: 0 for none. */
     int (*send_file)(void *impl, int64_t chat, int fd, const char *caption, const char *filename,
                      int64_t topic, int64_t reply_to, connector_cb cb, void *data);
-    /* {"chat", "memberCount", "administrators"} as asked by parts (a chat
-     * without a member count answers without it); a part that failed ends
-     * the call with what was gathered and "failed": {"part", "error"}. */
+    /* CONNECTOR_CAN_CHAT_INFO. {"chat", "memberCount", "administrators"}
+     * as asked by parts (a chat without a member count answers without
+     * it); a part that failed ends the call with what was gathered and
+     * "failed": {"part", "error"}. */
     int (*chat_info)(void *impl, int64_t chat, unsigned parts, connector_cb cb, void *data);
-    /* {"title"} */
+    /* CONNECTOR_CAN_ADMINISTER: {"title"}; the invite link as a JSON
+     * string (revoke: a new primary link); remove a user (who may join
+     * again later); leave. */
     int (*rename)(void *impl, int64_t chat, const char *title, connector_cb cb, void *data);
-    /* The invite link as a JSON string; revoke: a new primary link. */
     int (*invite_link)(void *impl, int64_t chat, bool revoke, connector_cb cb, void *data);
-    /* Removes the user (who may join again later). */
     int (*remove_member)(void *impl, int64_t chat, int64_t user, connector_cb cb, void *data);
     int (*leave)(void *impl, int64_t chat, connector_cb cb, void *data);
-    /* Downloads a message's file into the media store now (done gets the
-     * media row as JSON, its "state" saying how it ended), with progress.
-     * *handle is for fetch_cancel until done runs. */
+    /* CONNECTOR_CAN_DOWNLOAD. Downloads a message's file into the media
+     * store now (done gets the media row as JSON, its "state" saying how
+     * it ended), with progress. *handle is for fetch_cancel until done
+     * runs. */
     int (*fetch_media)(void *impl, int64_t chat, int64_t message, connector_progress_cb progress,
                        connector_cb done, void *data, void **handle);
     void (*fetch_cancel)(void *impl, void *handle);
+} connector_chat_ops_t;
+
+/* The verbs of a service whose accounts log in at run time (Bluesky). */
+typedef struct connector_accounts_ops_s {
     /* CONNECTOR_CAN_LOGIN. Logs in as identifier with secret (neither is
      * kept in memory afterwards nor logged) at service (NULL: the one the
      * operator configured, trusted; else a URL from a tool, which goes
@@ -106,11 +124,23 @@ typedef struct connector_ops_s {
      * message). */
     int (*query)(void *impl, const char *account, const char *method, const char *params_json,
                  connector_cb cb, void *data);
+} connector_accounts_ops_t;
+
+typedef struct connector_ops_s {
+    unsigned (*caps)(void *impl);
+    /* Why the account lacks cap, for the model ("A bot account cannot read
+     * chat history through the Bot API"); NULL when it has it. */
+    const char *(*why_not)(void *impl, connector_cap_t cap);
+    /* A word for serverStatus: "polling", "standby", "unauthorized", ... */
+    const char *(*state)(void *impl);
     /* The job classes this connector runs (namespaced: "telegram.sync"):
-     * *classes is valid for the connector's life. */
+     * *classes is valid for the connector's life. NULL: none. */
     int (*job_classes)(void *impl, const sync_class_t **classes);
-    /* Appends the connector's Prometheus figures to out (util/buf.h). */
+    /* Appends the connector's Prometheus figures to out (util/buf.h);
+     * NULL: none. */
     void (*metrics)(void *impl, struct buf_s *out);
+    const connector_chat_ops_t *chat;         /* NULL: not a message service */
+    const connector_accounts_ops_t *accounts; /* NULL: no run-time accounts */
 } connector_ops_t;
 
 typedef struct connector_s {
@@ -131,5 +161,42 @@ static inline const char *connector_why_not(const connector_t *conn, connector_c
 {
     return conn == NULL || connector_can(conn, cap) ? NULL : conn->ops->why_not(conn->impl, cap);
 }
+
+/* The shared part: "none" when conn is NULL; 0 classes when none. */
+const char *connector_state(const connector_t *conn);
+int connector_job_classes(const connector_t *conn, const sync_class_t **classes);
+void connector_metrics(const connector_t *conn, struct buf_s *out);
+
+/* The verbs, as in the tables above; each returns UV_ENOTSUP (without
+ * calling back) when conn is NULL, lacks the table, the function or the
+ * capability the verb needs. connector_realtime is false then. */
+__attribute__((warn_unused_result)) bool connector_realtime(const connector_t *conn);
+int connector_set_realtime(const connector_t *conn, bool on);
+int connector_send_text(const connector_t *conn, int64_t chat, const char *text, int64_t topic,
+                        int64_t reply_to, connector_cb cb, void *data);
+/* fd is owned by the connector from the call on (closed also on error,
+ * UV_ENOTSUP included). */
+int connector_send_file(const connector_t *conn, int64_t chat, int fd, const char *caption,
+                        const char *filename, int64_t topic, int64_t reply_to, connector_cb cb,
+                        void *data);
+int connector_chat_info(const connector_t *conn, int64_t chat, unsigned parts, connector_cb cb,
+                        void *data);
+int connector_rename(const connector_t *conn, int64_t chat, const char *title, connector_cb cb,
+                     void *data);
+int connector_invite_link(const connector_t *conn, int64_t chat, bool revoke, connector_cb cb,
+                          void *data);
+int connector_remove_member(const connector_t *conn, int64_t chat, int64_t user, connector_cb cb,
+                            void *data);
+int connector_leave(const connector_t *conn, int64_t chat, connector_cb cb, void *data);
+int connector_fetch_media(const connector_t *conn, int64_t chat, int64_t message,
+                          connector_progress_cb progress, connector_cb done, void *data,
+                          void **handle);
+void connector_fetch_cancel(const connector_t *conn, void *handle);
+int connector_login(const connector_t *conn, const char *identifier, const char *secret,
+                    const char *service, connector_cb cb, void *data);
+int connector_accounts(const connector_t *conn, const char *command, const char *account,
+                       connector_cb cb, void *data);
+int connector_query(const connector_t *conn, const char *account, const char *method,
+                    const char *params_json, connector_cb cb, void *data);
 
 #endif

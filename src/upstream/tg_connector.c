@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "sync/jobs.h"
+#include "upstream/connectors.h"
+#include "util/log.h"
 #include "upstream/tg_jobs.h"
 
 #define TG_CAPS                                                                                    \
@@ -17,6 +19,12 @@
 struct tg_connector_s {
     connector_t conn;
     tg_bot_t *bot;
+    /* Started by the definition below (tg_connector_def): the Bot API's
+     * HTTP client, which it owns with the bot; NULL when the bot is
+     * borrowed (tg_connector_new). */
+    net_client_t *net;
+    void (*closed_cb)(void *data);
+    void *closed_data;
     tg_jobs_ctx_t jobs_ctx;
     sync_class_t classes[2];
 };
@@ -270,10 +278,7 @@ static void tc_metrics(void *impl, struct buf_s *out)
     tg_bot_metrics(((tg_connector_t *)impl)->bot, out);
 }
 
-static const connector_ops_t tg_ops = {
-    .caps = tc_caps,
-    .why_not = tc_why_not,
-    .state = tc_state,
+static const connector_chat_ops_t tg_chat_ops = {
     .realtime = tc_realtime,
     .set_realtime = tc_set_realtime,
     .send_text = tc_send_text,
@@ -285,8 +290,15 @@ static const connector_ops_t tg_ops = {
     .leave = tc_leave,
     .fetch_media = tc_fetch_media,
     .fetch_cancel = tc_fetch_cancel,
+};
+
+static const connector_ops_t tg_ops = {
+    .caps = tc_caps,
+    .why_not = tc_why_not,
+    .state = tc_state,
     .job_classes = tc_job_classes,
     .metrics = tc_metrics,
+    .chat = &tg_chat_ops,
 };
 
 int tg_connector_new(tg_bot_t *bot, pg_pool_t *rw, tg_connector_t **out)
@@ -311,6 +323,97 @@ void tg_connector_free(tg_connector_t *tc)
 {
     free(tc);
 }
+
+/* ---- the definition (connectors.h) ---------------------------------------- */
+
+/* Runs when a bot token is configured (whatever the toolsets: the bot
+ * keeps the store in sync). */
+static bool def_wanted(const connector_env_t *env)
+{
+    char token[8];
+    return connector_env_text(env, "telegram_bot_token", token, sizeof token)[0] != '\0';
+}
+
+static int def_open(const connector_env_t *env, void **obj, connector_t **conn, char *err,
+                    size_t errcap)
+{
+    char token[256], api[2048], media_root[4096];
+    connector_env_text(env, "telegram_bot_token", token, sizeof token);
+    connector_env_text(env, "telegram_api_url", api, sizeof api);
+    snprintf(media_root, sizeof media_root, "%s/media", env->data_dir);
+    int poll_s = (int)connector_env_int(env, "telegram_poll_timeout_s");
+    net_config_t nc = {.timeout_ms = (uint32_t)(poll_s + 30) * 1000};
+    net_client_t *net = NULL;
+    int rc = net_client_new(env->loop, &nc, NULL, &net, err, errcap);
+    if (rc != 0)
+        return rc;
+    tg_bot_config_t bc = {
+        .token = token,
+        .api_url = api,
+        .poll_timeout_s = poll_s,
+        .realtime = true,
+        .media_root = media_root,
+        .file_limit = (uint64_t)connector_env_int(env, "telegram_file_limit_mb") << 20,
+        .media_stall_ms = (uint32_t)connector_env_int(env, "telegram_media_stall_s") * 1000,
+        .media_retry_max_ms = (uint32_t)connector_env_int(env, "telegram_media_retry_max_s") * 1000,
+        .conninfo = env->conninfo,
+        .connect_timeout_ms = (uint32_t)connector_env_int(env, "db_connect_timeout_ms")};
+    tg_connector_t *tc = NULL;
+    if ((rc = tg_connector_new(NULL, env->rw, &tc)) != 0) {
+        snprintf(err, errcap, "out of memory");
+    } else if ((rc = tg_bot_start(env->loop, net, env->rw, &bc, &tc->bot, err, errcap)) != 0) {
+        free(tc);
+    }
+    memset(token, 0, sizeof token);
+    if (rc != 0) {
+        net_client_close(net, NULL, NULL); /* nothing else uses it */
+        return rc;
+    }
+    tc->jobs_ctx.bot = tc->bot;
+    tc->net = net;
+    *obj = tc;
+    *conn = &tc->conn;
+    log_info("telegram", "Bot API connector started (realtime sync)");
+    return 0;
+}
+
+static void def_net_closed(void *data)
+{
+    tg_connector_t *tc = data;
+    tc->net = NULL;
+    tc->closed_cb(tc->closed_data);
+}
+
+/* The bot is closed: then its HTTP client. */
+static void def_bot_closed(tg_bot_t *b, void *data)
+{
+    (void)b;
+    tg_connector_t *tc = data;
+    tc->bot = NULL;
+    net_client_close(tc->net, def_net_closed, tc);
+}
+
+static void def_close(void *obj, void (*cb)(void *data), void *data)
+{
+    tg_connector_t *tc = obj;
+    tc->closed_cb = cb;
+    tc->closed_data = data;
+    tg_bot_close(tc->bot, def_bot_closed, tc);
+}
+
+static void def_free(void *obj)
+{
+    if (obj)
+        tg_connector_free(obj);
+}
+
+const connector_def_t tg_connector_def = {
+    .name = "telegram",
+    .wanted = def_wanted,
+    .open = def_open,
+    .close = def_close,
+    .free = def_free,
+};
 
 connector_t *tg_connector_get(tg_connector_t *tc)
 {

@@ -10,6 +10,7 @@
 
 #include "db/pool.h"
 #include "upstream/connector.h"
+#include "upstream/connectors.h"
 #include "upstream/tg_bot.h"
 
 typedef struct tg_connector_s tg_connector_t;
@@ -21,5 +22,10 @@ void tg_connector_free(tg_connector_t *tc);
 
 /* The connector interface of tc (valid until tg_connector_free). */
 connector_t *tg_connector_get(tg_connector_t *tc);
+
+/* The Telegram Bot API connector as the entry starts it (connectors.h):
+ * wanted when telegram_bot_token is set; owns its HTTP client, its bot
+ * (polling in real time, media into DATA_DIR/media) and its job classes. */
+extern const connector_def_t tg_connector_def;
 
 #endif

@@ -1,5 +1,5 @@
 /* Fuzz target: the ChatWise importer's reading of app.db's message columns
- * (archive/chatwise_import.h): arbitrary bytes as a text column
+ * (import/chatwise_import.h): arbitrary bytes as a text column
  * (chatwise_text_json), then as the meta column (chatwise_meta_json). A
  * text column is always a string, and what is stored is always JSON that
  * PostgreSQL's jsonb takes (no NUL) and that reads back as itself. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/chatwise_import.h"
+#include "import/chatwise_import.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,8 +2,9 @@
  * newline framer, JSON-RPC parsing and the session's dispatch (initialize,
  * pings, tools/list and tools/call with argument validation, responses to
  * requests never made, notifications), on a server with one echo tool and
- * small limits. Each input gets its own loop and server; the session must
- * survive every message, and the server must close cleanly after it. */
+ * small limits. Each input is a new session on one server and loop: the
+ * session must survive every message, then end and be swept when its input
+ * ends; at exit the server must close cleanly. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,6 +85,8 @@ static void on_oversize(framer_t *f, size_t limit)
     mcp_session_oversize(k->s, limit);
 }
 
+static uv_loop_t loop;
+static mcp_server_t srv;
 static bool closed;
 static void server_closed(mcp_server_t *s)
 {
@@ -91,9 +94,21 @@ static void server_closed(mcp_server_t *s)
     closed = true;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* At exit: the server, which served every input, closes cleanly. */
+static void shutdown_server(void)
 {
-    uv_loop_t loop;
+    closed = false;
+    mcp_server_close(&srv, server_closed);
+    for (int i = 0; i < 1000 && !closed; i++)
+        uv_run(&loop, UV_RUN_NOWAIT);
+    if (!closed || uv_loop_close(&loop) != 0)
+        abort(); /* the server must close cleanly */
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
     uv_loop_init(&loop);
     mcp_registry_t r;
     char err[256];
@@ -102,12 +117,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mcp_limits_t lim;
     mcp_limits_default(&lim);
     lim.max_message_bytes = 4096;
-    mcp_server_t srv;
     mcp_server_init(&srv, &loop, &r, &lim);
+    atexit(shutdown_server);
+    return 0;
+}
+
+/* One session per input on the one server (a server and a registry per
+ * input made their setup most of the run's cost). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
     sink_t k = {0};
     k.s = mcp_session_new(&srv, &sink_ops, &k, "fuzz");
+    if (k.s == NULL)
+        abort();
     framer_t f;
-    framer_init(&f, lim.max_message_bytes, on_msg, on_oversize, &k);
+    framer_init(&f, srv.limits.max_message_bytes, on_msg, on_oversize, &k);
     (void)framer_feed(&f, (const char *)data, size);
     (void)framer_finish(&f);
     uv_run(&loop, UV_RUN_NOWAIT);
@@ -115,12 +139,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * here may make the server end it. */
     if (k.closed)
         abort();
-    closed = false;
-    mcp_server_close(&srv, server_closed);
-    for (int i = 0; i < 1000 && !closed; i++)
+    /* The input ended: the session answers what is in flight, closes, and
+     * is swept; none may be left for the next input. */
+    mcp_session_input_ended(k.s);
+    for (int i = 0; i < 1000 && (!k.closed || srv.stats.sessions_open > 0); i++)
         uv_run(&loop, UV_RUN_NOWAIT);
     framer_free(&f);
-    if (!closed || uv_loop_close(&loop) != 0)
-        abort(); /* the server must close cleanly */
+    if (!k.closed || srv.stats.sessions_open != 0)
+        abort();
     return 0;
 }

@@ -1,5 +1,5 @@
 /* Fuzz target: the agent transcript importer's reading of a piece of a
- * JSON Lines file (agent_import_events) over arbitrary bytes. Every line
+ * JSON Lines file (agent_events_parse) over arbitrary bytes. Every line
  * is counted; each event is an object, numbered within the piece and in
  * order, and the events read back as JSON that PostgreSQL's jsonb takes
  * (no NUL). */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/agent_import.h"
+#include "import/agent_events.h"
 #include "fuzz_util.h"
 #include "util/log.h"
 
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size; i++)
         newlines += data[i] == '\n';
     char *text =
-        agent_import_events((const char *)data, size, "fuzz.jsonl", first, &lines, &malformed);
+        agent_events_parse((const char *)data, size, "fuzz.jsonl", first, &lines, &malformed);
     if (text == NULL)
         abort();
     if (lines != newlines + (size > 0 && data[size - 1] != '\n') || malformed > lines)

@@ -1,5 +1,5 @@
 -- tg_import_reference: the SQL mapping of Telegram export messages as the
--- store had it before the importer mapped them itself (src/archive/tg_map.c),
+-- store had it before the importer mapped them itself (src/import/tg_map.c),
 -- kept only for tests/integration/import_telegram_map.sh, which imports the
 -- same exports both ways and compares every stored column. Loaded into the
 -- test's reference database only; the rows come from tg_stage.mjs (the

@@ -1,5 +1,5 @@
 # import_telegram_map: the importer's own mapping of export messages
-# (src/archive/tg_map.c) stores exactly what the SQL mapping it replaced
+# (src/import/tg_map.c) stores exactly what the SQL mapping it replaced
 # stored. Every export is imported twice: by parleyd into one database, and
 # into another through the old SQL functions (tests/harness/
 # tg_import_reference.sql, fed the messages as the old reader staged them,

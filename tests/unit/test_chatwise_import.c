@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "archive/chatwise_import.h"
+#include "import/chatwise_import.h"
 #include "testutil.h"
 
 static void assert_text(const char *in, size_t n, const char *want)

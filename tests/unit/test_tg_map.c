@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "archive/tg_map.h"
+#include "import/tg_map.h"
 
 typedef struct {
     buf_t rows, media;

@@ -224,7 +224,7 @@ static int op_query(bs_op_t *op, const char *method, json_t *params)
     json_decref(params);
     if (text == NULL)
         return UV_ENOMEM;
-    int rc = op->ctx->conn->ops->query(op->ctx->conn->impl, op->account, method, text, fetched, op);
+    int rc = connector_query(op->ctx->conn, op->account, method, text, fetched, op);
     free(text);
     return rc;
 }
@@ -484,7 +484,7 @@ static void bs_profile(mcp_call_t *c)
         handle = op->account; /* the account's own profile */
     int rc;
     if (handle == NULL) {
-        rc = op->ctx->conn->ops->accounts(op->ctx->conn->impl, "list", NULL, profile_accounts, op);
+        rc = connector_accounts(op->ctx->conn, "list", NULL, profile_accounts, op);
     } else {
         op->actor = strdup(handle[0] == '@' ? handle + 1 : handle);
         op->state = BSS_FETCH;
@@ -558,7 +558,7 @@ const mcp_toolset_t toolset_bluesky_mcp = {
 
 int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
-    connector_t *conn = toolset_env_connector(env, "bluesky");
+    connector_t *conn = toolset_env_connector(env, CONNECTOR_CAPS_ACCOUNTS);
     if (!connector_can(conn, CONNECTOR_CAN_QUERY) || !connector_can(conn, CONNECTOR_CAN_LOGIN)) {
         snprintf(err, errcap, "the bluesky toolset needs the Bluesky connector");
         return UV_EINVAL;

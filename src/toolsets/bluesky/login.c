@@ -150,7 +150,7 @@ static void login_start(login_t *lg, const char *secret)
     bs_ctx_t *ctx = lg->ctx;
     lg->state = LG_LOGIN;
     lg->login_running = true;
-    int rc = ctx->conn->ops->login(ctx->conn->impl, lg->handle, secret, lg->service, logged_in, lg);
+    int rc = connector_login(ctx->conn, lg->handle, secret, lg->service, logged_in, lg);
     if (rc != 0) {
         lg->login_running = false;
         bs_fail(lg->c, rc,
@@ -427,7 +427,7 @@ void bs_login(mcp_call_t *c)
                                   cmd);
             return;
         }
-        int rc = ctx->conn->ops->accounts(ctx->conn->impl, cmd, handle, command_done, c);
+        int rc = connector_accounts(ctx->conn, cmd, handle, command_done, c);
         if (rc != 0)
             bs_fail(c, rc, NULL);
         return;

@@ -124,11 +124,11 @@ static void media_opened(void *data, int status, uint64_t size)
     inline_ctx_t *ic = inline_ctx(c);
     connector_t *conn = ic->conn;
     /* The connector owns the descriptor from here on. */
-    int rc = conn->ops->send_file(conn->impl, json_integer_value(json_object_get(t, "chatId")),
-                                  status, json_string_value(json_object_get(c->args, "caption")),
-                                  json_string_value(json_object_get(t, "fileName")), 0,
-                                  json_integer_value(json_object_get(c->args, "replyToMessageId")),
-                                  media_sent, c);
+    int rc = connector_send_file(conn, json_integer_value(json_object_get(t, "chatId")), status,
+                                 json_string_value(json_object_get(c->args, "caption")),
+                                 json_string_value(json_object_get(t, "fileName")), 0,
+                                 json_integer_value(json_object_get(c->args, "replyToMessageId")),
+                                 media_sent, c);
     json_decref(t);
     if (rc == UV_EBUSY)
         mcp_call_finish_error(c, "Too many messages are waiting to be sent; retry in a moment.");

@@ -93,7 +93,7 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
         return UV_ENOMEM;
     }
     ic->archive = env->archive;
-    ic->conn = toolset_env_connector(env, "telegram");
+    ic->conn = toolset_env_connector(env, CONNECTOR_CAPS_CHAT);
     ic->uploads = env->uploads;
     snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->data_dir);
     snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->timezone);

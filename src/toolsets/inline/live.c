@@ -80,10 +80,10 @@ static void resolved(void *data, int status, const char *json, archive_err_t err
     json_t *r = json_loads(json, 0, &je);
     json_t *item = json_array_get(s->items, s->next);
     connector_t *conn = inline_ctx(c)->conn;
-    int rc = conn->ops->send_text(conn->impl, json_integer_value(json_object_get(r, "chatId")),
-                                  json_string_value(json_object_get(item, "text")), 0,
-                                  json_integer_value(json_object_get(item, "replyToMessageId")),
-                                  sent, s);
+    int rc =
+        connector_send_text(conn, json_integer_value(json_object_get(r, "chatId")),
+                            json_string_value(json_object_get(item, "text")), 0,
+                            json_integer_value(json_object_get(item, "replyToMessageId")), sent, s);
     json_decref(r);
     if (rc != 0)
         send_item_failed(s, rc == UV_EBUSY ? "too many messages are waiting to be sent; retry"

@@ -72,8 +72,8 @@ static void send_text(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
     connector_t *conn = tg_ts(c)->conn;
-    int rc = conn->ops->send_text(conn->impl, channel_of(answer), arg_str(c, "text"),
-                                  arg_int(c, "topicId"), arg_int(c, "replyToMessageId"), sent, c);
+    int rc = connector_send_text(conn, channel_of(answer), arg_str(c, "text"),
+                                 arg_int(c, "topicId"), arg_int(c, "replyToMessageId"), sent, c);
     if (rc != 0)
         tg_ts_connector_failed(c, rc, NULL);
 }
@@ -133,8 +133,8 @@ static void upload_opened(void *data, int status, uint64_t size)
         name = name ? name + 1 : path;
     }
     /* The connector owns the descriptor from here on. */
-    int rc = ts->conn->ops->send_file(ts->conn->impl, chat, status, arg_str(c, "caption"), name,
-                                      arg_int(c, "topicId"), 0, sent, c);
+    int rc = connector_send_file(ts->conn, chat, status, arg_str(c, "caption"), name,
+                                 arg_int(c, "topicId"), 0, sent, c);
     if (rc != 0)
         tg_ts_connector_failed(c, rc, NULL);
 }
@@ -171,8 +171,8 @@ void tg_ts_realtime_set(mcp_call_t *c)
     if (!connector_ready(c, CONNECTOR_CAN_REALTIME, NULL))
         return;
     connector_t *conn = tg_ts(c)->conn;
-    conn->ops->set_realtime(conn->impl, json_is_true(json_object_get(c->args, "enabled")));
-    tg_ts_finish_obj(c, json_pack("{s:b}", "realtimeActive", conn->ops->realtime(conn->impl)));
+    connector_set_realtime(conn, json_is_true(json_object_get(c->args, "enabled")));
+    tg_ts_finish_obj(c, json_pack("{s:b}", "realtimeActive", connector_realtime(conn)));
 }
 
 /* ---- group administration ----------------------------------------------------- */
@@ -214,9 +214,8 @@ static void removal_step(removal_t *rm)
         return;
     }
     connector_t *conn = tg_ts(c)->conn;
-    int rc = conn->ops->remove_member(conn->impl, rm->chat,
-                                      json_integer_value(json_array_get(rm->users, rm->next)),
-                                      removal_done, rm);
+    int rc = connector_remove_member(
+        conn, rm->chat, json_integer_value(json_array_get(rm->users, rm->next)), removal_done, rm);
     if (rc != 0)
         removal_done(rm, rc, NULL, uv_strerror(rc));
 }
@@ -281,12 +280,12 @@ static void administer(mcp_call_t *c, json_t *answer, void *arg)
     *ad = (admin_t){.call = c, .chat = (json_int_t)chat};
     int rc;
     if (strcmp(tool, "groupsRename") == 0)
-        rc = conn->ops->rename(conn->impl, chat, arg_str(c, "name"), admin_done, ad);
+        rc = connector_rename(conn, chat, arg_str(c, "name"), admin_done, ad);
     else if (strcmp(tool, "groupsLeave") == 0)
-        rc = conn->ops->leave(conn->impl, chat, admin_done, ad);
+        rc = connector_leave(conn, chat, admin_done, ad);
     else
-        rc = conn->ops->invite_link(conn->impl, chat, strcmp(tool, "groupsInviteLinkRevoke") == 0,
-                                    admin_done, ad);
+        rc = connector_invite_link(conn, chat, strcmp(tool, "groupsInviteLinkRevoke") == 0,
+                                   admin_done, ad);
     if (rc != 0) {
         free(ad);
         tg_ts_connector_failed(c, rc, NULL);
@@ -424,7 +423,7 @@ static void refresh_step(refresh_t *rf)
     /* Private chats (positive ids) have no member count. */
     unsigned parts =
         CONNECTOR_INFO_CHAT | (refresh_current(rf) < 0 ? CONNECTOR_INFO_MEMBER_COUNT : 0u);
-    int rc = conn->ops->chat_info(conn->impl, refresh_current(rf), parts, refresh_got, rf);
+    int rc = connector_chat_info(conn, refresh_current(rf), parts, refresh_got, rf);
     if (rc != 0)
         refresh_fail(rf, uv_strerror(rc));
 }
@@ -488,8 +487,8 @@ static void info_archived(mcp_call_t *c, json_t *answer, void *arg)
     }
     *in = (info_t){.call = c, .out = json_incref(answer)};
     connector_t *conn = tg_ts(c)->conn;
-    int rc = conn->ops->chat_info(
-        conn->impl, channel_of(answer),
+    int rc = connector_chat_info(
+        conn, channel_of(answer),
         CONNECTOR_INFO_CHAT | CONNECTOR_INFO_MEMBER_COUNT | CONNECTOR_INFO_ADMINS, info_live, in);
     if (rc != 0)
         info_live(in, rc, NULL, uv_strerror(rc));

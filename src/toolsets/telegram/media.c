@@ -303,7 +303,7 @@ static void media_fetch_cancel(mcp_call_t *c)
     connector_t *conn = tg_ts(c)->conn;
     c->data = NULL;
     c->on_cancel = NULL;
-    conn->ops->fetch_cancel(conn->impl, mw->handle);
+    connector_fetch_cancel(conn, mw->handle);
     free(mw);
     mcp_call_finish_error(c, "cancelled");
 }
@@ -317,8 +317,7 @@ static void media_fetch(mcp_call_t *c, int64_t chat, int64_t msg)
         return;
     }
     mw->call = c;
-    int rc = conn->ops->fetch_media(conn->impl, chat, msg, media_progress, media_fetched, mw,
-                                    &mw->handle);
+    int rc = connector_fetch_media(conn, chat, msg, media_progress, media_fetched, mw, &mw->handle);
     if (rc != 0) {
         free(mw);
         mcp_call_finish_error(c, "%s",

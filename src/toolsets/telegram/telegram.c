@@ -99,8 +99,8 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
     json_error_t je;
     json_t *ctx =
         json_pack("{s:o, s:b, s:s}", "daemon", daemon ? json_loads(daemon, 0, &je) : json_null(),
-                  "realtimeActive", conn && conn->ops->realtime(conn->impl), "upstream",
-                  conn ? conn->ops->state(conn->impl) : "none");
+                  "realtimeActive", conn && connector_realtime(conn), "upstream",
+                  conn ? connector_state(conn) : "none");
     free(daemon);
     char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
@@ -193,7 +193,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
         return UV_ENOMEM;
     }
     t->archive = env->archive;
-    t->conn = toolset_env_connector(env, "telegram");
+    t->conn = toolset_env_connector(env, CONNECTOR_CAPS_CHAT);
     t->status_json = env->status_json;
     t->status_data = env->status_data;
     snprintf(t->media_root, sizeof t->media_root, "%s/media", env->data_dir);

@@ -1,5 +1,5 @@
 -- chatwise/import: ChatWise's chats (its SQLite app.db, read by
--- src/archive/chatwise_import.c) into the store: each chat a chat of kind
+-- src/import/chatwise_import.c) into the store: each chat a chat of kind
 -- ai_chat under an account of kind chatwise named by the file's path, each
 -- message a message with its role, its text id as external id and a
 -- numeric id assigned in the order rows are read; tool calls and results

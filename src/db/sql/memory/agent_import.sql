@@ -1,5 +1,5 @@
 -- memory/agent_import: agents' session transcripts into the store
--- (src/archive/agent_import.c). A transcript is JSON Lines, one event per
+-- (src/import/agent_import.c). A transcript is JSON Lines, one event per
 -- line (type user, assistant, summary or system; uuid, parentUuid,
 -- sessionId, timestamp, cwd, gitBranch, version, isSidechain, message:
 -- {role, content: a string or text, thinking, tool_use and tool_result

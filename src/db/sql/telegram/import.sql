@@ -1,6 +1,6 @@
 -- telegram/import: the Telegram Desktop export import
--- (src/archive/tg_import.c). The importer maps every message to its
--- columns itself (src/archive/tg_map.c) and loads a chat in one
+-- (src/import/tg_import.c). The importer maps every message to its
+-- columns itself (src/import/tg_map.c) and loads a chat in one
 -- transaction: parley_tg_import_begin, COPYs of its rows (into messages
 -- when the chat has none yet, else into import_rows), then
 -- parley_tg_import_chat, which upserts the staged rows and derives users,

@@ -3,7 +3,7 @@
  * CHATWISE_IMPORT_BATCH rows of chat, then of message, after the last rowid
  * read (thread pool) -> apply them (SQL) -> the next batch; the file is
  * closed on the thread pool when the last batch was read. */
-#include "archive/chatwise_import.h"
+#include "import/chatwise_import.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import/progress.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -38,51 +39,31 @@ struct chatwise_import_s {
     uint64_t total_messages;
     uv_work_t work;
     uint64_t warned_truncated, warned_times, warned_refused;
-    bool stop, done, tty, progress;
+    bool stop, done, progress;
     int status;
-    uint64_t started_ms, last_progress_ms;
+    import_progress_t prog;
     char error[PATH_MAX + 512];
     chatwise_import_stats_t st;
-    chatwise_import_cb cb;
-    void *data;
+    importer_t *owner; /* told when the import ends */
 };
 
 static void next_batch(chatwise_import_t *imp);
 
 static void progress(chatwise_import_t *imp, bool final)
 {
-    uint64_t now = uv_now(imp->loop);
-    if (!imp->progress)
-        return;
-    if (!final && !imp->tty && now - imp->last_progress_ms < CHATWISE_IMPORT_PROGRESS_MS)
-        return;
-    imp->last_progress_ms = now;
-    double secs = (double)(now - imp->started_ms) / 1000.0;
-    if (secs < 0.001)
-        secs = 0.001;
-    uint64_t done = imp->st.messages, total = imp->total_messages;
-    double pct = total ? 100.0 * (double)done / (double)total : 100.0;
-    double rate = (double)done / secs;
-    double eta = done > 0 && total > done ? secs * (double)(total - done) / (double)done : 0;
-    if (imp->tty) {
-        fprintf(stderr, "\r%5.1f%% %llu of %llu messages, %.0f msg/s, ETA %d:%02d ", pct,
-                (unsigned long long)done, (unsigned long long)total, rate, (int)eta / 60,
-                (int)eta % 60);
-        if (final)
-            fputc('\n', stderr);
-    } else {
-        log_info(CW_TAG, "%.1f%% (%llu of %llu messages), %.0f msg/s, ETA %.0f s", pct,
-                 (unsigned long long)done, (unsigned long long)total, rate, eta);
-    }
+    import_progress_report(&imp->prog, imp->st.messages, imp->total_messages, imp->st.messages,
+                           final);
 }
 
 static void finish(chatwise_import_t *imp, int status)
 {
     if (status == 0)
         progress(imp, true);
+    else
+        import_progress_abort(&imp->prog);
     imp->done = true;
     imp->status = status;
-    imp->cb(imp, status);
+    importer__finished(imp->owner, status);
 }
 
 /* ---- reading (thread pool) ------------------------------------------------------ */
@@ -540,10 +521,12 @@ static void open_after(uv_work_t *w, int status)
     next_batch(imp);
 }
 
-int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, bool progress,
-                          chatwise_import_cb cb, void *data, chatwise_import_t **out, char *err,
-                          size_t errcap)
+/* ---- the source (importer.h) --------------------------------------------- */
+
+static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                        size_t errcap)
 {
+    const char *path = env->path;
     if (strlen(path) >= PATH_MAX - sizeof "/app.db") {
         snprintf(err, errcap, "%s: the path is too long", path);
         return UV_ENAMETOOLONG;
@@ -553,56 +536,84 @@ int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, bo
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
-    imp->loop = loop;
-    imp->pool = pool;
+    imp->loop = env->loop;
+    imp->pool = env->pool;
     snprintf(imp->path, sizeof imp->path, "%s", path);
-    imp->cb = cb;
-    imp->data = data;
+    imp->owner = owner;
     imp->work.data = imp;
-    imp->tty = isatty(2) == 1;
-    imp->progress = progress;
-    imp->started_ms = imp->last_progress_ms = uv_now(loop);
-    int rc = uv_queue_work(loop, &imp->work, open_work, open_after);
+    imp->progress = env->progress;
+    import_progress_init(&imp->prog, env->loop, CW_TAG, "messages", env->progress);
+    int rc = uv_queue_work(env->loop, &imp->work, open_work, open_after);
     if (rc != 0) {
         snprintf(err, errcap, "%s", uv_strerror(rc));
         free(imp);
         return rc;
     }
-    *out = imp;
+    *impl = imp;
     return 0;
 }
 
-void *chatwise_import_data(const chatwise_import_t *imp)
+static const char *source_error(const void *impl)
 {
-    return imp->data;
+    return ((const chatwise_import_t *)impl)->error;
 }
 
-void chatwise_import_get_stats(const chatwise_import_t *imp, chatwise_import_stats_t *out)
+/* Stops after the batch in flight (the import ends with UV_ECANCELED). */
+static void source_stop(void *impl)
 {
-    *out = imp->st;
+    __atomic_store_n(&((chatwise_import_t *)impl)->stop, true, __ATOMIC_RELAXED);
 }
 
-const char *chatwise_import_error(const chatwise_import_t *imp)
+static bool source_done(const void *impl)
 {
-    return imp->error;
+    return ((const chatwise_import_t *)impl)->done;
 }
 
-void chatwise_import_stop(chatwise_import_t *imp)
+/* Only once the import ended (the thread-pool work is over). */
+static void source_free(void *impl)
 {
-    __atomic_store_n(&imp->stop, true, __ATOMIC_RELAXED);
-}
-
-bool chatwise_import_done(const chatwise_import_t *imp)
-{
-    return imp->done;
-}
-
-void chatwise_import_free(chatwise_import_t *imp)
-{
-    if (imp == NULL)
-        return;
+    chatwise_import_t *imp = impl;
     if (imp->db)
         sqlite3_close(imp->db);
     free(imp->rows);
     free(imp);
 }
+
+static void source_summary(const void *impl, char *out, size_t cap, bool *changed)
+{
+    const chatwise_import_stats_t *st = &((const chatwise_import_t *)impl)->st;
+    *changed = st->chats_written > 0 || st->written > 0;
+    snprintf(out, cap,
+             "imported %llu chat%s (%llu new or changed), %llu messages (%llu new or changed), "
+             "%llu with tool calls; %llu without their chat skipped, %llu not stored; %llu with "
+             "a value cut to %u MiB, %llu with a time left out",
+             (unsigned long long)st->chats, st->chats == 1 ? "" : "s",
+             (unsigned long long)st->chats_written, (unsigned long long)st->messages,
+             (unsigned long long)st->written, (unsigned long long)st->tool_calls,
+             (unsigned long long)st->orphans, (unsigned long long)st->refused,
+             (unsigned long long)st->truncated, CHATWISE_IMPORT_MAX_VALUE >> 20,
+             (unsigned long long)st->bad_times);
+}
+
+const importer_def_t chatwise_import_source = {
+    .name = "chatwise",
+    .args = "PATH",
+    .min_args = 1,
+    .max_args = 1,
+    .what = "import the chats of ChatWise (its app.db, or the folder holding it); incremental "
+            "and idempotent",
+    .help = "PATH is ChatWise's SQLite database app.db, or the folder holding it; it is read, "
+            "never\nwritten. Only chats and messages changed since the last import are read. A "
+            "row that\ncannot be stored as it is (a time out of range, a value over 8 MiB, a row "
+            "the store\nrefuses) is stored degraded or skipped with a warning naming table and row "
+            "id; the\nsummary counts them. `serve --chatwise-db PATH` follows the file while "
+            "serving.\n",
+    .follow_file = "app.db",
+    .follow_companion = "-wal",
+    .start = source_start,
+    .stop = source_stop,
+    .done = source_done,
+    .error = source_error,
+    .summary = source_summary,
+    .free = source_free,
+};

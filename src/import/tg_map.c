@@ -11,7 +11,7 @@
  *   with PostgreSQL's range checks; a value PostgreSQL would have refused
  *   is an error here too;
  * - extra and media extra are jsonb_strip_nulls of the fields they keep. */
-#include "archive/tg_map.h"
+#include "import/tg_map.h"
 
 #include "db/pgtext.h"
 
@@ -766,4 +766,32 @@ int tg_map_tz_seconds(const char *tz)
         return 0;
     int s = h * 3600 + m * 60;
     return tz[0] == '-' ? -s : s;
+}
+
+bool tg_map_parse_tz(const char *tz, char *out, size_t cap)
+{
+    if (strcmp(tz, "UTC") == 0 || strcmp(tz, "Z") == 0 || strcmp(tz, "utc") == 0) {
+        snprintf(out, cap, "+00:00");
+        return true;
+    }
+    int sign = tz[0] == '-' ? -1 : 1;
+    if (tz[0] != '+' && tz[0] != '-')
+        return false;
+    int h = 0, m = 0;
+    const char *p = tz + 1;
+    if (strlen(p) == 4 && strspn(p, "0123456789") == 4) {
+        h = (p[0] - '0') * 10 + (p[1] - '0');
+        m = (p[2] - '0') * 10 + (p[3] - '0');
+    } else {
+        char extra;
+        int n = sscanf(p, "%2d:%2d%c", &h, &m, &extra);
+        if (n == 1 && strspn(p, "0123456789") == strlen(p) && strlen(p) <= 2)
+            m = 0;
+        else if (n != 2 || strlen(p) != 5)
+            return false;
+    }
+    if (h > 14 || m > 59)
+        return false;
+    snprintf(out, cap, "%c%02d:%02d", sign < 0 ? '-' : '+', h, m);
+    return true;
 }

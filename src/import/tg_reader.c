@@ -6,9 +6,9 @@
  * built as jansson values (BUILD frames); the containers that hold them
  * (the root, chats.list, a chat, its messages array) are walked without
  * being kept; everything else is skipped. */
-#include "archive/tg_reader.h"
+#include "import/tg_reader.h"
 
-#include "archive/tg_map.h"
+#include "import/tg_map.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,6 +68,7 @@ struct tg_reader_s {
     bool in_message;
     char last_id[32];
     unsigned char *chunk;
+    size_t chunk_cap; /* bytes read at a time (TG_READER_CHUNK) */
     size_t chunk_len;
     size_t chunk_pos; /* bytes of chunk already parsed */
     bool eof;
@@ -513,12 +514,18 @@ static const yajl_callbacks callbacks = {
 
 tg_reader_t *tg_reader_new(int fd, int tz_seconds)
 {
-    tg_reader_t *r = calloc(1, sizeof *r);
+    return tg_reader_new_chunk(fd, tz_seconds, TG_READER_CHUNK);
+}
+
+tg_reader_t *tg_reader_new_chunk(int fd, int tz_seconds, size_t chunk)
+{
+    tg_reader_t *r = chunk > 0 ? calloc(1, sizeof *r) : NULL;
     if (r == NULL)
         return NULL;
     r->fd = fd;
     r->tz_seconds = tz_seconds;
-    r->chunk = malloc(TG_READER_CHUNK);
+    r->chunk_cap = chunk;
+    r->chunk = malloc(chunk);
     r->yajl = yajl_alloc(&callbacks, NULL, r);
     if (r->chunk == NULL || r->yajl == NULL) {
         tg_reader_free(r);
@@ -578,7 +585,7 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
     if (r->chunk_pos >= r->chunk_len) {
         ssize_t n;
         do
-            n = read(r->fd, r->chunk, TG_READER_CHUNK);
+            n = read(r->fd, r->chunk, r->chunk_cap);
         while (n < 0 && errno == EINTR);
         if (n < 0) {
             snprintf(r->error, sizeof r->error, "read error at byte %llu: %s",

@@ -1,31 +1,29 @@
-/* chatwise_watch: re-imports ChatWise's app.db when it changes (see
- * chatwise_watch.h). States: waiting (timer armed) -> stating (db, then
- * -wal) -> importing -> waiting. A finished import is freed at the next
- * tick or at free, never inside its own callback. */
-#include "sync/chatwise_watch.h"
+/* follow: imports a followable source again when its file changes (see
+ * follow.h). States: waiting (timer armed) -> stating (the path, its file,
+ * then the companion) -> importing -> waiting. A finished import is freed
+ * at the next tick or at free, never inside its own callback. */
+#include "import/follow.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/chatwise_import.h"
-#include "config.h"
 #include "util/log.h"
-
-#define CW_WATCH_TAG "chatwise"
 
 typedef struct {
     int64_t size, mtime_sec, mtime_nsec;
     bool exists, regular;
 } file_sig_t;
 
-struct chatwise_watch_s {
+struct import_follow_s {
     uv_loop_t *loop;
-    pg_pool_t *pool;
+    const importer_def_t *def;
+    importer_env_t env;      /* env.path is path */
+    const char *tag;         /* the source's name */
     char path[PATH_MAX];     /* as configured */
-    char db_path[PATH_MAX];  /* the file stated: path, or path/app.db for a folder */
-    char wal_path[PATH_MAX]; /* db_path-wal */
+    char db_path[PATH_MAX];  /* the file stated: path, or path/follow_file for a folder */
+    char wal_path[PATH_MAX]; /* db_path + follow_companion, or "" */
     uint64_t interval_ms;
     uv_timer_t timer;
     uv_fs_t req;
@@ -35,58 +33,55 @@ struct chatwise_watch_s {
     bool imported_once;
     bool failing; /* the last import failed (logged once) */
     bool refused; /* not a regular file (logged once) */
-    chatwise_import_t *imp, *finished;
+    importer_t *imp, *finished;
 };
 
 static void check(uv_timer_t *t);
 
 static void timer_closed(uv_handle_t *h)
 {
-    chatwise_watch_t *w = h->data;
+    import_follow_t *w = h->data;
     w->timer_closed = true;
 }
 
-static void imported(chatwise_import_t *imp, int status)
+static void imported(importer_t *imp, int status)
 {
-    chatwise_watch_t *w = chatwise_import_data(imp);
-    chatwise_import_stats_t st;
-    chatwise_import_get_stats(imp, &st);
+    import_follow_t *w = importer_data(imp);
     if (status == 0) {
         memcpy(w->last, w->now, sizeof w->last);
         w->imported_once = true;
-        if (st.chats_written || st.written)
-            log_info(CW_WATCH_TAG, "%s: %llu chat(s) and %llu message(s) new or changed",
-                     w->db_path, (unsigned long long)st.chats_written,
-                     (unsigned long long)st.written);
+        char line[1024];
+        bool changed;
+        importer_summary(imp, line, sizeof line, &changed);
+        if (changed)
+            log_info(w->tag, "%s: %s", w->db_path, line);
         w->failing = false;
     } else if (status != UV_ECANCELED) {
         /* last stays: the next check tries again; said once per failure. */
         if (!w->failing)
-            log_warn(CW_WATCH_TAG, "import of %s failed (tried again at every check): %s", w->path,
-                     chatwise_import_error(imp));
+            log_warn(w->tag, "import of %s failed (tried again at every check): %s", w->path,
+                     importer_error(imp));
         else
-            log_debug(CW_WATCH_TAG, "import of %s failed again: %s", w->path,
-                      chatwise_import_error(imp));
+            log_debug(w->tag, "import of %s failed again: %s", w->path, importer_error(imp));
         w->failing = true;
     }
     w->finished = imp; /* freed at the next tick or at free */
     w->imp = NULL;
 }
 
-static void start_import(chatwise_watch_t *w)
+static void start_import(import_follow_t *w)
 {
     char err[PATH_MAX + 64];
-    int rc = chatwise_import_start(w->loop, w->pool, w->path, false, imported, w, &w->imp, err,
-                                   sizeof err);
+    int rc = importer_start(w->def, &w->env, imported, w, &w->imp, err, sizeof err);
     if (rc != 0) {
         w->imp = NULL;
-        log_warn(CW_WATCH_TAG, "import of %s not started: %s", w->path, err);
+        log_warn(w->tag, "import of %s not started: %s", w->path, err);
     }
 }
 
 static void stat_done(uv_fs_t *req)
 {
-    chatwise_watch_t *w = req->data;
+    import_follow_t *w = req->data;
     bool ok = req->result == 0;
     uv_stat_t s = req->statbuf;
     uv_fs_req_cleanup(req);
@@ -94,12 +89,15 @@ static void stat_done(uv_fs_t *req)
     if (w->stopping)
         return;
     if (w->stat_step == 0) {
-        /* A folder holds app.db. */
+        /* A folder holds the source's file. */
         if (ok && (s.st_mode & S_IFMT) == S_IFDIR)
-            snprintf(w->db_path, sizeof w->db_path, "%.*s/app.db", PATH_MAX - 16, w->path);
+            snprintf(w->db_path, sizeof w->db_path, "%.*s/%s", PATH_MAX - 80, w->path,
+                     w->def->follow_file);
         else
             snprintf(w->db_path, sizeof w->db_path, "%s", w->path);
-        snprintf(w->wal_path, sizeof w->wal_path, "%.*s-wal", PATH_MAX - 8, w->db_path);
+        if (w->def->follow_companion)
+            snprintf(w->wal_path, sizeof w->wal_path, "%.*s%s", PATH_MAX - 80, w->db_path,
+                     w->def->follow_companion);
         w->stat_step = 1;
     } else {
         file_sig_t *sig = &w->now[w->stat_step - 1];
@@ -110,6 +108,8 @@ static void stat_done(uv_fs_t *req)
         sig->mtime_nsec = ok ? (int64_t)s.st_mtim.tv_nsec : 0;
         w->stat_step++;
     }
+    if (w->stat_step == 2 && w->wal_path[0] == '\0')
+        w->stat_step = 3; /* no companion: it stays "missing" */
     if (w->stat_step <= 2) {
         w->stat_busy = true;
         w->req.data = w;
@@ -121,7 +121,7 @@ static void stat_done(uv_fs_t *req)
     }
     if (!w->now[0].exists) {
         if (!w->imported_once || w->last[0].exists)
-            log_warn(CW_WATCH_TAG, "%s: no such file (checked again in %llu s)", w->db_path,
+            log_warn(w->tag, "%s: no such file (checked again in %llu s)", w->db_path,
                      (unsigned long long)(w->interval_ms / 1000));
         memcpy(w->last, w->now, sizeof w->last);
         w->imported_once = true;
@@ -131,10 +131,9 @@ static void stat_done(uv_fs_t *req)
     for (int i = 0; i < 2; i++) {
         if (w->now[i].exists && !w->now[i].regular) {
             if (!w->refused)
-                log_warn(CW_WATCH_TAG,
-                         "%s: not a regular file; not imported (checked again every %llu s)",
-                         i == 0 ? w->db_path : w->wal_path,
-                         (unsigned long long)(w->interval_ms / 1000));
+                log_warn(
+                    w->tag, "%s: not a regular file; not imported (checked again every %llu s)",
+                    i == 0 ? w->db_path : w->wal_path, (unsigned long long)(w->interval_ms / 1000));
             w->refused = true;
             return;
         }
@@ -146,9 +145,9 @@ static void stat_done(uv_fs_t *req)
 
 static void check(uv_timer_t *t)
 {
-    chatwise_watch_t *w = t->data;
+    import_follow_t *w = t->data;
     if (w->finished) {
-        chatwise_import_free(w->finished);
+        importer_free(w->finished);
         w->finished = NULL;
     }
     if (w->stopping || w->stat_busy || w->imp != NULL)
@@ -161,19 +160,26 @@ static void check(uv_timer_t *t)
         w->stat_busy = false;
 }
 
-int chatwise_watch_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, int interval_s,
-                         chatwise_watch_t **out)
+int import_follow_start(const importer_def_t *def, const importer_env_t *env, int interval_s,
+                        import_follow_t **out)
 {
-    if (strlen(path) >= PATH_MAX - 16)
+    const char *path = env->path;
+    if (def->follow_file == NULL || interval_s <= 0)
+        return UV_EINVAL;
+    if (strlen(path) >= PATH_MAX - 80)
         return UV_ENAMETOOLONG;
-    chatwise_watch_t *w = calloc(1, sizeof *w);
+    import_follow_t *w = calloc(1, sizeof *w);
     if (w == NULL)
         return UV_ENOMEM;
+    uv_loop_t *loop = env->loop;
     w->loop = loop;
-    w->pool = pool;
+    w->def = def;
+    w->tag = def->name;
     snprintf(w->path, sizeof w->path, "%s", path);
-    w->interval_ms =
-        (uint64_t)(interval_s > 0 ? interval_s : CONFIG_DEFAULT_CHATWISE_INTERVAL_S) * 1000;
+    w->env = *env;
+    w->env.path = w->path;
+    w->env.progress = false;
+    w->interval_ms = (uint64_t)interval_s * 1000;
     int rc = uv_timer_init(loop, &w->timer);
     if (rc != 0) {
         free(w);
@@ -181,30 +187,30 @@ int chatwise_watch_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, int
     }
     w->timer.data = w;
     uv_timer_start(&w->timer, check, 0, w->interval_ms);
-    log_info(CW_WATCH_TAG, "following %s (checked every %d s)", path, (int)(w->interval_ms / 1000));
+    log_info(w->tag, "following %s (checked every %d s)", path, (int)(w->interval_ms / 1000));
     *out = w;
     return 0;
 }
 
-void chatwise_watch_stop(chatwise_watch_t *w)
+void import_follow_stop(import_follow_t *w)
 {
     if (w->stopping)
         return;
     w->stopping = true;
     uv_close((uv_handle_t *)&w->timer, timer_closed);
     if (w->imp != NULL)
-        chatwise_import_stop(w->imp);
+        importer_stop(w->imp);
 }
 
-bool chatwise_watch_idle(const chatwise_watch_t *w)
+bool import_follow_idle(const import_follow_t *w)
 {
     return w->timer_closed && !w->stat_busy && w->imp == NULL;
 }
 
-void chatwise_watch_free(chatwise_watch_t *w)
+void import_follow_free(import_follow_t *w)
 {
     if (w == NULL)
         return;
-    chatwise_import_free(w->finished);
+    importer_free(w->finished);
     free(w);
 }

@@ -1,12 +1,12 @@
-/* Tests for archive/agent_import's reading of a piece of a transcript
- * (agent_import_events): line numbering from the resume point, blank and
+/* Tests for import/agent_events: the events of a piece of a transcript
+ * (agent_events_parse): line numbering from the resume point, blank and
  * malformed lines, a last line without a newline. The import itself is
  * tested end to end (tests/e2e/memory). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive/agent_import.h"
+#include "import/agent_events.h"
 #include "testutil.h"
 #include "util/log.h"
 
@@ -21,7 +21,7 @@ static void test_events(void **state)
                                 "{\"c\":\"a\0b\"}\n"
                                 "{\"d\":2}";
     uint64_t lines, malformed;
-    char *text = agent_import_events(piece, sizeof piece - 1, "t.jsonl", 10, &lines, &malformed);
+    char *text = agent_events_parse(piece, sizeof piece - 1, "t.jsonl", 10, &lines, &malformed);
     assert_non_null(text);
     assert_int_equal(lines, 7);
     assert_int_equal(malformed, 3); /* not JSON, not an object, a NUL */
@@ -34,7 +34,7 @@ static void test_events(void **state)
     json_decref(want);
     free(text);
 
-    text = agent_import_events("", 0, "t.jsonl", 0, &lines, &malformed);
+    text = agent_events_parse("", 0, "t.jsonl", 0, &lines, &malformed);
     assert_string_equal(text, "[]");
     assert_int_equal(lines, 0);
     free(text);
@@ -72,13 +72,13 @@ static void test_time_ok(void **state)
                                       "2026-1-10",
                                       "2026-01-10T09:00:00 UTC"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        if (!agent_import_time_ok(good[i], strlen(good[i])))
+        if (!agent_events_time_ok(good[i], strlen(good[i])))
             fail_msg("refused %s", good[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        if (agent_import_time_ok(bad[i], strlen(bad[i])))
+        if (agent_events_time_ok(bad[i], strlen(bad[i])))
             fail_msg("accepted %s", bad[i]);
     /* Only the n bytes given. */
-    assert_false(agent_import_time_ok("2026-01-10", 4));
+    assert_false(agent_events_time_ok("2026-01-10", 4));
 }
 
 static void test_bad_timestamps(void **state)
@@ -91,7 +91,7 @@ static void test_bad_timestamps(void **state)
                                 "{\"timestamp\":\"2026-13-01T00:00:00Z\"}\n"
                                 "{\"x\":1}\n";
     uint64_t lines, malformed;
-    char *text = agent_import_events(piece, sizeof piece - 1, "t.jsonl", 0, &lines, &malformed);
+    char *text = agent_events_parse(piece, sizeof piece - 1, "t.jsonl", 0, &lines, &malformed);
     assert_non_null(text);
     assert_int_equal(lines, 6);
     assert_int_equal(malformed, 3);

@@ -10,7 +10,7 @@
  * chat): BEGIN READ WRITE and parley_tg_import_begin, the COPYs of its
  * rows, parley_tg_import_chat and COMMIT. Then its files are copied into
  * the media store on the main pool. */
-#include "archive/tg_import.h"
+#include "import/tg_import.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,9 @@
 #include <unistd.h>
 
 #include "archive/media_store.h"
-#include "archive/tg_map.h"
-#include "archive/tg_reader.h"
+#include "import/tg_map.h"
+#include "import/tg_reader.h"
+#include "import/progress.h"
 #include "util/log.h"
 
 #define IMPORT_TAG "import"
@@ -81,11 +82,9 @@ struct tg_import_s {
     json_t *imported; /* names of the chats imported completely */
     int status;
     char error[6144];
-    uint64_t started_ms, last_progress_ms;
-    bool tty;
+    import_progress_t progress;
     bool stop;
-    tg_import_cb cb;
-    void *data;
+    importer_t *owner; /* told when the import ends */
 };
 
 static void step_start(tg_import_t *imp);
@@ -93,65 +92,9 @@ static void events_next(tg_import_t *imp);
 
 /* ---- helpers ------------------------------------------------------------- */
 
-bool tg_import_parse_tz(const char *tz, char *out, size_t cap)
-{
-    if (strcmp(tz, "UTC") == 0 || strcmp(tz, "Z") == 0 || strcmp(tz, "utc") == 0) {
-        snprintf(out, cap, "+00:00");
-        return true;
-    }
-    int sign = tz[0] == '-' ? -1 : 1;
-    if (tz[0] != '+' && tz[0] != '-')
-        return false;
-    int h = 0, m = 0;
-    const char *p = tz + 1;
-    if (strlen(p) == 4 && strspn(p, "0123456789") == 4) {
-        h = (p[0] - '0') * 10 + (p[1] - '0');
-        m = (p[2] - '0') * 10 + (p[3] - '0');
-    } else {
-        char extra;
-        int n = sscanf(p, "%2d:%2d%c", &h, &m, &extra);
-        if (n == 1 && strspn(p, "0123456789") == strlen(p) && strlen(p) <= 2)
-            m = 0;
-        else if (n != 2 || strlen(p) != 5)
-            return false;
-    }
-    if (h > 14 || m > 59)
-        return false;
-    snprintf(out, cap, "%c%02d:%02d", sign < 0 ? '-' : '+', h, m);
-    return true;
-}
-
 static void progress(tg_import_t *imp, bool final)
 {
-    uint64_t now = uv_now(imp->loop);
-    if (!final && !imp->tty && now - imp->last_progress_ms < TG_IMPORT_PROGRESS_MS)
-        return;
-    imp->last_progress_ms = now;
-    uint64_t done = imp->read_offset;
-    uint64_t msgs = imp->read_messages;
-    double secs = (double)(now - imp->started_ms) / 1000.0;
-    if (secs < 0.001)
-        secs = 0.001;
-    double pct = imp->size ? 100.0 * (double)done / (double)imp->size : 100.0;
-    double mbps = (double)done / secs / 1e6;
-    double rate = (double)msgs / secs;
-    double eta =
-        done > 0 && imp->size > done ? secs * (double)(imp->size - done) / (double)done : 0;
-    if (imp->tty) {
-        char bar[31];
-        int fill = (int)(pct * 30 / 100);
-        for (int i = 0; i < 30; i++)
-            bar[i] = i < fill ? '#' : '.';
-        bar[30] = '\0';
-        fprintf(stderr, "\r%5.1f%% [%s] %.1f MB/s, %.0f msg/s, %llu messages, ETA %d:%02d ", pct,
-                bar, mbps, rate, (unsigned long long)msgs, (int)eta / 60, (int)eta % 60);
-        if (final)
-            fputc('\n', stderr);
-    } else {
-        log_info(IMPORT_TAG, "%.1f%% (%llu of %llu bytes), %llu messages, %.0f msg/s, ETA %.0f s",
-                 pct, (unsigned long long)done, (unsigned long long)imp->size,
-                 (unsigned long long)msgs, rate, eta);
-    }
+    import_progress_report(&imp->progress, imp->read_offset, imp->size, imp->read_messages, final);
 }
 
 static void tx_closed(pg_pool_t *pool)
@@ -159,7 +102,7 @@ static void tx_closed(pg_pool_t *pool)
     tg_import_t *imp = pg_pool_get_data(pool);
     imp->tx = NULL;
     imp->state = IMP_DONE;
-    imp->cb(imp, imp->status);
+    importer__finished(imp->owner, imp->status);
 }
 
 /* Ends the import once no reader step runs: closes the chat connection,
@@ -179,15 +122,15 @@ static void finish(tg_import_t *imp, int status)
     }
     if (status == 0)
         progress(imp, true);
-    else if (imp->tty)
-        fputc('\n', stderr);
+    else
+        import_progress_abort(&imp->progress);
     if (imp->tx) {
         imp->tx_closing = true;
         pg_pool_close(imp->tx, tx_closed);
         return;
     }
     imp->state = IMP_DONE;
-    imp->cb(imp, status);
+    importer__finished(imp->owner, status);
 }
 
 static void fail_later_cleanup(tg_import_t *imp, int status);
@@ -460,7 +403,7 @@ static void event_done(pg_query_t *q, int status)
         imp->stats.written += (uint64_t)json_integer_value(json_object_get(res, "written"));
         const char *name = json_string_value(json_object_get(e->json, "name"));
         json_array_append_new(imp->imported, json_string(name ? name : "(unnamed)"));
-        if (!imp->tty)
+        if (!imp->progress.tty)
             log_info(IMPORT_TAG, "chat %s (%lld): %lld messages, %lld new or changed",
                      name ? name : "(unnamed)",
                      (long long)json_integer_value(json_object_get(res, "chat_id")),
@@ -681,12 +624,20 @@ static void step_start(tg_import_t *imp)
 
 /* ---- public ------------------------------------------------------------------ */
 
-int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
-                    const char *path, const char *tz, const char *media_root, tg_import_cb cb,
-                    void *data, tg_import_t **out, char *err, size_t errcap)
+static void source_free(void *impl);
+
+/* Checks path (a result.json, or a folder holding one; a TZ offset such as
+ * "+03:00" for exports without date_unixtime), opens it and starts. pool
+ * runs the statements outside the chats' transactions; the transactions
+ * get a connection of their own to conninfo (the same database). The
+ * files of each chat found in the export folder are copied into the media
+ * store at media_root (see media_store.h) after the chat is imported. */
+static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
+                        const char *path, const char *tz, const char *media_root, importer_t *owner,
+                        tg_import_t **out, char *err, size_t errcap)
 {
     char tzn[16];
-    if (!tg_import_parse_tz(tz, tzn, sizeof tzn)) {
+    if (!tg_map_parse_tz(tz, tzn, sizeof tzn)) {
         snprintf(err, errcap, "--tz '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", tz);
         return UV_EINVAL;
     }
@@ -739,11 +690,9 @@ int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conni
         *slash = '\0';
     snprintf(imp->media_root, sizeof imp->media_root, "%s", media_root);
     snprintf(imp->tz, sizeof imp->tz, "%s", tzn);
-    imp->cb = cb;
-    imp->data = data;
+    imp->owner = owner;
     imp->imported = json_array();
-    imp->tty = isatty(2) == 1;
-    imp->started_ms = imp->last_progress_ms = uv_now(loop);
+    import_progress_init(&imp->progress, loop, IMPORT_TAG, "bytes", true);
     imp->state = IMP_RUNNING;
     imp->cur = 1; /* the first step fills buffer 0 */
     pg_pool_config_t pc = {
@@ -760,7 +709,7 @@ int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conni
     if (rc != 0) {
         if (imp->reader == NULL)
             snprintf(err, errcap, "out of memory");
-        tg_import_free(imp);
+        source_free(imp);
         return rc;
     }
     pg_pool_set_data(imp->tx, imp);
@@ -770,35 +719,66 @@ int tg_import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conni
     return 0;
 }
 
-void tg_import_stop(tg_import_t *imp)
+/* ---- the source (importer.h) --------------------------------------------- */
+
+static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                        size_t errcap)
 {
-    imp->stop = true;
+    char media_root[4096];
+    snprintf(media_root, sizeof media_root, "%s/media", env->data_dir);
+    tg_import_t *imp = NULL;
+    int rc = import_start(env->loop, env->pool, env->conninfo, env->path, env->tz, media_root,
+                          owner, &imp, err, errcap);
+    *impl = imp;
+    return rc;
 }
 
-bool tg_import_done(const tg_import_t *imp)
+static int source_check(const importer_env_t *env, char *err, size_t errcap)
 {
-    return imp->state == IMP_DONE;
+    char tzn[16];
+    if (tg_map_parse_tz(env->tz, tzn, sizeof tzn))
+        return 0;
+    snprintf(err, errcap, "tz: '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", env->tz);
+    return UV_EINVAL;
 }
 
-const char *tg_import_error(const tg_import_t *imp)
+/* Stops at the next step boundary (SIGINT): the open chat's transaction is
+ * rolled back, whole chats already imported stay; the import ends with
+ * UV_ECANCELED. */
+static void source_stop(void *impl)
 {
-    return imp->error;
+    ((tg_import_t *)impl)->stop = true;
 }
 
-void tg_import_get_stats(const tg_import_t *imp, tg_import_stats_t *out)
+static bool source_done(const void *impl)
 {
-    *out = imp->stats;
+    return ((const tg_import_t *)impl)->state == IMP_DONE;
 }
 
-void *tg_import_data(const tg_import_t *imp)
+static const char *source_error(const void *impl)
 {
-    return imp->data;
+    return ((const tg_import_t *)impl)->error;
 }
 
-void tg_import_free(tg_import_t *imp)
+static void source_summary(const void *impl, char *out, size_t cap, bool *changed)
 {
-    if (imp == NULL)
-        return;
+    const tg_import_t *imp = impl;
+    const tg_import_stats_t *st = &imp->stats;
+    *changed = st->written > 0 || st->files_stored > 0;
+    snprintf(out, cap,
+             "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts, %llu files "
+             "stored (%llu not in the export); %llu message%s left out (see the warnings)",
+             (unsigned long long)st->chats, st->chats == 1 ? "" : "s",
+             (unsigned long long)st->messages, (unsigned long long)st->written,
+             (unsigned long long)st->contacts, (unsigned long long)st->files_stored,
+             (unsigned long long)st->files_missing, (unsigned long long)st->skipped,
+             st->skipped == 1 ? "" : "s");
+}
+
+/* Frees an import that ended (or never started its steps). */
+static void source_free(void *impl)
+{
+    tg_import_t *imp = impl;
     tg_events_free(imp->events[0], imp->nevents[0]);
     tg_events_free(imp->events[1], imp->nevents[1]);
     tg_reader_free(imp->reader);
@@ -809,3 +789,24 @@ void tg_import_free(tg_import_t *imp)
         close(imp->fd);
     free(imp);
 }
+
+const importer_def_t tg_import_source = {
+    .name = "telegram-export",
+    .args = "PATH",
+    .min_args = 1,
+    .max_args = 1,
+    .what = "import a Telegram Desktop JSON export (result.json or its folder) into the store; "
+            "idempotent",
+    .help = "PATH is a Telegram Desktop export in JSON: its result.json, or the folder holding it "
+            "(a\nsingle chat or the whole account). Every chat, message, person and file record "
+            "is\nstored; importing the same export again changes nothing. Progress is logged;\n"
+            "SIGINT or SIGTERM stops at the next step: the partial chat is rolled back, the\n"
+            "chats imported completely stay, and running the import again completes it.\n",
+    .check = source_check,
+    .start = source_start,
+    .stop = source_stop,
+    .done = source_done,
+    .error = source_error,
+    .summary = source_summary,
+    .free = source_free,
+};

@@ -6,8 +6,8 @@
  * values, its integer and timestamp input rules, jsonb_strip_nulls, the
  * link test), so that the database only loads rows. Pure CPU work on the
  * caller's memory: it runs on the thread pool inside the reader. */
-#ifndef PARLEY_ARCHIVE_TG_MAP_H
-#define PARLEY_ARCHIVE_TG_MAP_H
+#ifndef PARLEY_IMPORT_TG_MAP_H
+#define PARLEY_IMPORT_TG_MAP_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -47,7 +47,11 @@ int tg_map_message(const json_t *m, const tg_map_opts_t *o, buf_t *rows, buf_t *
  * false when there is no usable id. */
 __attribute__((warn_unused_result)) bool tg_map_chat_id(const json_t *header, int64_t *out);
 
-/* Seconds of a "+HH:MM" offset (as tg_import_parse_tz writes it). */
+/* Seconds of a "+HH:MM" offset (as tg_map_parse_tz writes it). */
 int tg_map_tz_seconds(const char *tz);
+
+/* True when tz is a UTC offset this importer accepts ("+03:00", "-5",
+ * "+0530", "UTC", "Z"); normalises it to "+HH:MM" in out. */
+__attribute__((warn_unused_result)) bool tg_map_parse_tz(const char *tz, char *out, size_t cap);
 
 #endif

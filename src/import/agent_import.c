@@ -3,7 +3,7 @@
  * its offset (SQL) -> read a piece of complete lines from there and parse
  * them (thread pool) -> apply the piece with the new offset (SQL) -> the
  * next piece, or the next file. */
-#include "archive/agent_import.h"
+#include "import/agent_import.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import/agent_events.h"
+#include "import/progress.h"
 #include "util/log.h"
 
 #define AI_TAG "import"
@@ -40,18 +42,22 @@ struct agent_import_s {
     bool stop, done;
     int status;
     char error[1400];
+    import_progress_t prog; /* by files */
     agent_import_stats_t st;
-    agent_import_cb cb;
-    void *data;
+    importer_t *owner; /* told when the import ends */
 };
 
 static void next_file(agent_import_t *imp);
 
 static void finish(agent_import_t *imp, int status)
 {
+    if (status == 0)
+        import_progress_report(&imp->prog, imp->nfiles, imp->nfiles, imp->st.messages, true);
+    else
+        import_progress_abort(&imp->prog);
     imp->done = true;
     imp->status = status;
-    imp->cb(imp, status);
+    importer__finished(imp->owner, status);
 }
 
 /* ---- listing (thread pool) ---------------------------------------------------- */
@@ -256,134 +262,6 @@ static void list_work(uv_work_t *w)
 
 /* ---- a piece of a file (thread pool) -------------------------------------------- */
 
-static bool digits(const char *s, size_t n, size_t at, size_t count, int *out)
-{
-    if (at + count > n)
-        return false;
-    int v = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (s[at + i] < '0' || s[at + i] > '9')
-            return false;
-        v = v * 10 + (s[at + i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-bool agent_import_time_ok(const char *s, size_t n)
-{
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int y, mo, d, h, mi, sec, zh, zm;
-    if (!digits(s, n, 0, 4, &y) || n < 10 || s[4] != '-' || !digits(s, n, 5, 2, &mo) ||
-        s[7] != '-' || !digits(s, n, 8, 2, &d))
-        return false;
-    if (y < 1 || mo < 1 || mo > 12 || d < 1)
-        return false;
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (d > mdays[mo - 1] + (mo == 2 && leap))
-        return false;
-    size_t i = 10;
-    if (i == n)
-        return true;
-    if (s[i] != 'T' && s[i] != 't' && s[i] != ' ')
-        return false;
-    if (!digits(s, n, i + 1, 2, &h) || i + 3 >= n || s[i + 3] != ':' ||
-        !digits(s, n, i + 4, 2, &mi) || h > 23 || mi > 59)
-        return false;
-    i += 6;
-    if (i < n && s[i] == ':') {
-        if (!digits(s, n, i + 1, 2, &sec) || sec > 59)
-            return false;
-        i += 3;
-        if (i < n && s[i] == '.') {
-            size_t f = 0;
-            while (i + 1 + f < n && s[i + 1 + f] >= '0' && s[i + 1 + f] <= '9')
-                f++;
-            if (f < 1 || f > 9)
-                return false;
-            i += 1 + f;
-        }
-    }
-    if (i == n)
-        return true;
-    if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n)
-        return true;
-    if (s[i] != '+' && s[i] != '-')
-        return false;
-    if (!digits(s, n, i + 1, 2, &zh) || zh > 14)
-        return false;
-    i += 3;
-    if (i == n)
-        return true;
-    if (s[i] == ':')
-        i++;
-    return digits(s, n, i, 2, &zm) && zm <= 59 && i + 2 == n;
-}
-
-/* NULL when ev's timestamp is absent, null or a time; else what it is, for
- * the warning. */
-static const char *bad_time(json_t *ev, char *out, size_t cap)
-{
-    json_t *ts = json_object_get(ev, "timestamp");
-    if (ts == NULL || json_is_null(ts))
-        return NULL;
-    if (json_is_string(ts)) {
-        if (agent_import_time_ok(json_string_value(ts), json_string_length(ts)))
-            return NULL;
-        snprintf(out, cap, "\"%.60s\"%s", json_string_value(ts),
-                 json_string_length(ts) > 60 ? "..." : "");
-        return out;
-    }
-    char *text = json_dumps(ts, JSON_ENCODE_ANY | JSON_COMPACT);
-    snprintf(out, cap, "%.60s", text ? text : "a value");
-    free(text);
-    return out;
-}
-
-char *agent_import_events(const char *buf, size_t len, const char *path, uint64_t first_line,
-                          uint64_t *lines, uint64_t *malformed)
-{
-    json_t *events = json_array();
-    uint64_t line = first_line;
-    *lines = *malformed = 0;
-    for (const char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl == NULL)
-            nl = end;
-        size_t n = (size_t)(nl - p);
-        line++;
-        (*lines)++;
-        size_t blank = 0;
-        while (blank < n && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
-            blank++;
-        if (blank == n)
-            continue;
-        json_error_t je;
-        json_t *ev = json_loadb(p, n, 0, &je);
-        if (!json_is_object(ev)) {
-            json_decref(ev);
-            (*malformed)++;
-            log_warn(AI_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
-                     (unsigned long long)line, ev ? "a value that is not an object" : je.text);
-            continue;
-        }
-        char what[80];
-        if (bad_time(ev, what, sizeof what) != NULL) {
-            json_decref(ev);
-            (*malformed)++;
-            log_warn(AI_TAG, "%s:%llu: timestamp %s is not an ISO 8601 time; skipped", path,
-                     (unsigned long long)line, what);
-            continue;
-        }
-        json_array_append_new(events,
-                              json_pack("{s:I, s:o}", "line", (json_int_t)line, "event", ev));
-    }
-    char *text = events ? json_dumps(events, JSON_COMPACT) : NULL;
-    json_decref(events);
-    return text;
-}
-
-/* A file not read further (thread pool): warned, counted in read_after. */
 static void skip_file(agent_import_t *imp, const char *why)
 {
     log_warn(AI_TAG, "%s: %s; skipped", imp->files[imp->next], why);
@@ -527,7 +405,7 @@ static void read_work(uv_work_t *w)
     }
     uint64_t malformed = 0;
     imp->events =
-        agent_import_events(buf, end, path, imp->first_line, &imp->lines_in_piece, &malformed);
+        agent_events_parse(buf, end, path, imp->first_line, &imp->lines_in_piece, &malformed);
     imp->st.malformed += malformed;
     free(buf);
     imp->to = imp->from + end;
@@ -667,6 +545,7 @@ static void next_file(agent_import_t *imp)
         finish(imp, UV_ECANCELED);
         return;
     }
+    import_progress_report(&imp->prog, imp->next, imp->nfiles, imp->st.messages, false);
     if (imp->next >= imp->nfiles) {
         finish(imp, 0);
         return;
@@ -723,61 +602,53 @@ static void list_after(uv_work_t *w, int status)
     }
 }
 
-int agent_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *dir, const char *eras,
-                       agent_import_cb cb, void *data, agent_import_t **out, char *err,
-                       size_t errcap)
+/* ---- the source (importer.h) --------------------------------------------- */
+
+static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                        size_t errcap)
 {
     agent_import_t *imp = calloc(1, sizeof *imp);
     if (imp == NULL) {
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
-    imp->loop = loop;
-    imp->pool = pool;
-    snprintf(imp->dir, sizeof imp->dir, "%s", dir);
-    snprintf(imp->eras_path, sizeof imp->eras_path, "%s", eras ? eras : "");
-    imp->cb = cb;
-    imp->data = data;
+    imp->loop = env->loop;
+    imp->pool = env->pool;
+    snprintf(imp->dir, sizeof imp->dir, "%s", env->path);
+    snprintf(imp->eras_path, sizeof imp->eras_path, "%s", env->eras ? env->eras : "");
+    imp->owner = owner;
     imp->work.data = imp;
-    int rc = uv_queue_work(loop, &imp->work, list_work, list_after);
+    import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress);
+    int rc = uv_queue_work(env->loop, &imp->work, list_work, list_after);
     if (rc != 0) {
         snprintf(err, errcap, "%s", uv_strerror(rc));
         free(imp);
         return rc;
     }
-    *out = imp;
+    *impl = imp;
     return 0;
 }
 
-void *agent_import_data(const agent_import_t *imp)
+static const char *source_error(const void *impl)
 {
-    return imp->data;
+    return ((const agent_import_t *)impl)->error;
 }
 
-void agent_import_get_stats(const agent_import_t *imp, agent_import_stats_t *out)
+/* Stops after the piece in flight (the import ends with UV_ECANCELED). */
+static void source_stop(void *impl)
 {
-    *out = imp->st;
+    __atomic_store_n(&((agent_import_t *)impl)->stop, true, __ATOMIC_RELAXED);
 }
 
-const char *agent_import_error(const agent_import_t *imp)
+static bool source_done(const void *impl)
 {
-    return imp->error;
+    return ((const agent_import_t *)impl)->done;
 }
 
-void agent_import_stop(agent_import_t *imp)
+/* Only once the import ended (the thread-pool work is over). */
+static void source_free(void *impl)
 {
-    __atomic_store_n(&imp->stop, true, __ATOMIC_RELAXED);
-}
-
-bool agent_import_done(const agent_import_t *imp)
-{
-    return imp->done;
-}
-
-void agent_import_free(agent_import_t *imp)
-{
-    if (imp == NULL)
-        return;
+    agent_import_t *imp = impl;
     for (size_t i = 0; i < imp->nfiles; i++) {
         free(imp->files[i]);
         free(imp->projects[i]);
@@ -788,3 +659,45 @@ void agent_import_free(agent_import_t *imp)
     json_decref(imp->eras);
     free(imp);
 }
+
+static void source_summary(const void *impl, char *out, size_t cap, bool *changed)
+{
+    const agent_import_stats_t *st = &((const agent_import_t *)impl)->st;
+    *changed = st->files_changed > 0;
+    snprintf(out, cap,
+             "imported %llu transcript file%s (%llu with new lines): %llu lines, %llu new "
+             "session%s, %llu messages, %llu context heaps; %llu malformed line%s skipped, %llu "
+             "over %u MiB skipped, %llu not stored, %llu file%s skipped (not regular or "
+             "unreadable), %llu read again from the start",
+             (unsigned long long)st->files, st->files == 1 ? "" : "s",
+             (unsigned long long)st->files_changed, (unsigned long long)st->lines,
+             (unsigned long long)st->sessions, st->sessions == 1 ? "" : "s",
+             (unsigned long long)st->messages, (unsigned long long)st->heaps,
+             (unsigned long long)st->malformed, st->malformed == 1 ? "" : "s",
+             (unsigned long long)st->too_long, AGENT_IMPORT_MAX_LINE >> 20,
+             (unsigned long long)st->refused, (unsigned long long)st->files_skipped,
+             st->files_skipped == 1 ? "" : "s", (unsigned long long)st->reread);
+}
+
+const importer_def_t agent_import_source = {
+    .name = "claude-code",
+    .args = "[DIR]",
+    .min_args = 0,
+    .max_args = 1,
+    .default_arg = ".claude/projects",
+    .what = "import agents' session transcripts (DIR/PROJECT/*.jsonl; default ~/.claude/projects); "
+            "incremental and idempotent; --eras FILE names the eras",
+    .help = "DIR holds one folder per project with the sessions' JSON Lines transcripts (default\n"
+            "~/.claude/projects). Only what was appended since the last import is read; a\n"
+            "transcript that shrank or was rewritten is read again from its start (nothing is\n"
+            "stored twice). Entries that are not regular files, malformed lines, lines over the\n"
+            "limit and events the store refuses are skipped with a warning naming file and line;\n"
+            "the summary counts them. --eras FILE (a JSON object {\"KEY\": \"Era name\"}, KEY a\n"
+            "project folder or a working directory) names the eras.\n",
+    .start = source_start,
+    .stop = source_stop,
+    .done = source_done,
+    .error = source_error,
+    .summary = source_summary,
+    .free = source_free,
+};

@@ -17,8 +17,8 @@
  * message is then dated as its chat), a row PostgreSQL refuses is
  * skipped; each is warned with its table and row id (the first
  * CHATWISE_IMPORT_MAX_WARNINGS of each kind) and counted. */
-#ifndef PARLEY_ARCHIVE_CHATWISE_IMPORT_H
-#define PARLEY_ARCHIVE_CHATWISE_IMPORT_H
+#ifndef PARLEY_IMPORT_CHATWISE_IMPORT_H
+#define PARLEY_IMPORT_CHATWISE_IMPORT_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -26,10 +26,10 @@
 #include <uv.h>
 
 #include "db/pool.h"
+#include "import/importer.h"
 
 #define CHATWISE_IMPORT_BATCH        500         /* rows read and applied per step */
 #define CHATWISE_IMPORT_BUSY_MS      5000        /* wait for the app's write lock, per read */
-#define CHATWISE_IMPORT_PROGRESS_MS  5000        /* progress line interval when not a terminal */
 #define CHATWISE_IMPORT_MAX_VALUE    (8u << 20)  /* bytes of a text value; longer is cut */
 #define CHATWISE_IMPORT_BATCH_BYTES  (16u << 20) /* a batch ends past these bytes of values */
 #define CHATWISE_IMPORT_MAX_WARNINGS 20          /* rows named per kind and import */
@@ -48,7 +48,6 @@ json_t *chatwise_text_json(const unsigned char *s, size_t n);
 json_t *chatwise_meta_json(json_t *raw);
 
 typedef struct chatwise_import_s chatwise_import_t;
-typedef void (*chatwise_import_cb)(chatwise_import_t *imp, int status);
 
 typedef struct chatwise_import_stats_s {
     uint64_t chats, messages;        /* read from the file */
@@ -59,19 +58,9 @@ typedef struct chatwise_import_stats_s {
     uint64_t refused;                /* rows PostgreSQL refused, skipped */
 } chatwise_import_stats_t;
 
-/* Starts importing path (app.db or its folder); cb runs once at the end
- * (status 0, or a negative code with chatwise_import_error). progress:
- * report progress on stderr (the command), or not (serve's follower). */
-int chatwise_import_start(uv_loop_t *loop, pg_pool_t *pool, const char *path, bool progress,
-                          chatwise_import_cb cb, void *data, chatwise_import_t **out, char *err,
-                          size_t errcap);
-void *chatwise_import_data(const chatwise_import_t *imp);
-void chatwise_import_get_stats(const chatwise_import_t *imp, chatwise_import_stats_t *out);
-const char *chatwise_import_error(const chatwise_import_t *imp);
-/* Stops after the batch in flight (cb runs with UV_ECANCELED). */
-void chatwise_import_stop(chatwise_import_t *imp);
-__attribute__((warn_unused_result)) bool chatwise_import_done(const chatwise_import_t *imp);
-/* Frees; only once cb ran (the thread-pool work has ended). */
-void chatwise_import_free(chatwise_import_t *imp);
+/* The source "chatwise" (importer.h): env->path is app.db or its folder;
+ * progress on stderr when env->progress (the command), none for serve's
+ * follower (followable: follow_file app.db, companion -wal). */
+extern const importer_def_t chatwise_import_source;
 
 #endif

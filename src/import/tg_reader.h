@@ -9,8 +9,8 @@
  *
  * Runs on the libuv thread pool (one step at a time); it touches nothing
  * but its file and its own memory. */
-#ifndef PARLEY_ARCHIVE_TG_READER_H
-#define PARLEY_ARCHIVE_TG_READER_H
+#ifndef PARLEY_IMPORT_TG_READER_H
+#define PARLEY_IMPORT_TG_READER_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -62,6 +62,10 @@ typedef struct tg_reader_s tg_reader_t;
 /* A reader of fd (owned by the caller); local dates of the export are read
  * at tz_seconds east of UTC. NULL on ENOMEM. */
 tg_reader_t *tg_reader_new(int fd, int tz_seconds);
+/* The same, reading chunk bytes at a time (tg_reader_new: TG_READER_CHUNK;
+ * the fuzz target reads small chunks, which also puts chunk ends
+ * everywhere). NULL when chunk is 0 or out of memory. */
+tg_reader_t *tg_reader_new_chunk(int fd, int tz_seconds, size_t chunk);
 void tg_reader_free(tg_reader_t *r);
 
 /* Reads and parses the next chunk, filling events (*nevents of them;

@@ -1,0 +1,77 @@
+/* app_internal: the entry's state, shared by its files: app.c (signals,
+ * the state machine, the database, the drain and the stop), app_serve.c
+ * (what serve starts) and app_import.c (one import).
+ *
+ * Ownership: every part started is pushed on a->stack as it starts and is
+ * stopped, closed and freed through it, in reverse start order; the
+ * pointers kept here beside it are borrowed views for the parts started
+ * later (the pools for the archive, the fetch client for connectors).
+ * Nothing is freed before the loop has ended. */
+#ifndef PARLEY_APP_INTERNAL_H
+#define PARLEY_APP_INTERNAL_H
+
+#include <uv.h>
+
+#include "app.h"
+#include "app_stack.h"
+#include "db/conninfo.h"
+#include "db/embedded.h"
+#include "db/migrate.h"
+#include "db/pool.h"
+#include "mcp/server.h"
+#include "toolsets/toolset.h"
+
+#define APP_TAG "main"
+
+typedef enum {
+    APP_STARTING = 0,
+    APP_RUNNING,
+    APP_DRAINING,
+    APP_CLOSING,
+} app_state_t;
+
+typedef struct app_s {
+    uv_loop_t loop;
+    const config_t *cfg;
+    cli_command_t cmd;
+    app_state_t state;
+    int exit_code;
+    uv_signal_t sigint, sigterm;
+    uv_timer_t drain_timer;
+    uint64_t drain_deadline;
+    app_stack_t stack;
+    pg_embedded_t *emb; /* while the embedded cluster is there */
+    bool emb_running;   /* started (stop it before closing) */
+    pg_conninfo_t conninfo;
+    pg_pool_t *rw, *ro;
+    migrate_t mig;
+    mcp_server_t mcp; /* serve: once mcp_started */
+    bool mcp_started;
+    toolset_env_t env;          /* serve: what the toolsets' contexts are built from */
+    struct sync_runner_s *jobs; /* serve: the connectors' jobs, or NULL (for /metrics) */
+    struct net_client_s *fetch; /* serve: URLs tools give, under the address policy */
+    long long words_merged;     /* import: into the vocabulary */
+} app_t;
+
+/* Ends with exit_code (the first failure's code is kept): stop taking
+ * work, drain, close the stack. */
+void app_shutdown(app_t *a, int exit_code);
+/* Logs what failed ("what: detail", or what alone when detail is NULL)
+ * and shuts down with APP_EXIT_FAILURE. */
+void app_fatal(app_t *a, const char *what, const char *detail);
+/* Pushes a part on the stack; a full stack is a fatal error (returns its
+ * code). */
+int app_push(app_t *a, const app_part_ops_t *ops, void *obj);
+
+/* serve, after the migrations: everything serve runs (app_serve.c). */
+int app_serve_start(app_t *a);
+/* serve's connectors, jobs, pages, toolsets and endpoints (app_connect.c);
+ * 0, or a negative code with err naming the part. */
+int app_start_connectors(app_t *a, char *err, size_t errcap);
+int app_start_toolsets(app_t *a, char *err, size_t errcap);
+/* A pool part (its data pointer is the app): app.c. */
+extern const app_part_ops_t app_pool_part;
+/* import, after the migrations: the one import (app_import.c). */
+void app_import_start(app_t *a);
+
+#endif

@@ -1,0 +1,87 @@
+/* importer: an import source as the entry point sees it (the table of
+ * them is importers.c), and a running import of one.
+ *
+ * A source is a definition: its name on the command line, its arguments
+ * and help, and seven functions over the source's own state (start, stop,
+ * done, error, summary, free; follow_* when `serve` can follow it). The
+ * entry never names a source: `parleyd import NAME` finds NAME in the
+ * table, cli.c builds usage and help from it, and follow.c re-imports any
+ * followable source when its files change.
+ *
+ * Adding an import source: its file(s) in src/import/ defining an
+ * importer_def_t, its SQL, and one line in importers.c. */
+#ifndef PARLEY_IMPORT_IMPORTER_H
+#define PARLEY_IMPORT_IMPORTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "db/conninfo.h"
+#include "db/pool.h"
+
+/* What an import is started with (borrowed until it is freed). */
+typedef struct importer_env_s {
+    uv_loop_t *loop;
+    pg_pool_t *pool;               /* read-write */
+    const pg_conninfo_t *conninfo; /* for a source that needs its own connection */
+    const char *path;              /* the source's argument (or its default) */
+    const char *data_dir;          /* the daemon's data directory (DATA_DIR/media: files) */
+    const char *tz;                /* UTC offset of dates given without one */
+    const char *eras;              /* a file naming sessions' eras, or "" */
+    bool progress;                 /* report progress (an import command; not a follower) */
+} importer_env_t;
+
+typedef struct importer_s importer_t;
+/* status 0: imported (rows that could not be stored are counted, not
+ * failures); else the import failed (importer_error says why) or was
+ * stopped (UV_ECANCELED). Called once, never from importer_start. */
+typedef void (*importer_cb)(importer_t *imp, int status);
+
+typedef struct importer_def_s {
+    const char *name;        /* "telegram-export": parleyd import NAME */
+    const char *args;        /* "PATH", "[DIR]": the arguments after NAME */
+    int min_args, max_args;  /* how many of them */
+    const char *default_arg; /* the argument when none is given, under $HOME; or NULL */
+    const char *what;        /* one line for parleyd import --help */
+    const char *help;        /* parleyd import NAME --help */
+    /* Followable sources (serve follows a file and imports it again when
+     * it changes): the file a folder given as the path holds, and the
+     * suffix of a file beside it that changes with it (SQLite's "-wal");
+     * follow_file NULL: not followable. */
+    const char *follow_file;
+    const char *follow_companion;
+    /* Checks the source's settings in env (not the path) before any work:
+     * 0, or UV_EINVAL with err naming the setting ("tz: ..."). NULL: none. */
+    int (*check)(const importer_env_t *env, char *err, size_t errcap);
+    /* Starts reading env->path; done(impl-owner, status) once later. The
+     * functions below take the impl start gave. Returns 0, or a negative
+     * code with err saying why (then done is never called). */
+    int (*start)(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                 size_t errcap);
+    void (*stop)(void *impl);       /* stop after the current step */
+    bool (*done)(const void *impl); /* finished (done was called) */
+    const char *(*error)(const void *impl);
+    /* The closing line ("imported 3 chats, ..."); *changed: whether it
+     * wrote anything new (a follower logs only then). */
+    void (*summary)(const void *impl, char *out, size_t cap, bool *changed);
+    void (*free)(void *impl);
+} importer_def_t;
+
+/* Starts def over env; cb(imp, status) once when it ends. */
+int importer_start(const importer_def_t *def, const importer_env_t *env, importer_cb cb, void *data,
+                   importer_t **out, char *err, size_t errcap);
+void importer_stop(importer_t *imp);
+__attribute__((warn_unused_result)) bool importer_done(const importer_t *imp);
+const char *importer_error(const importer_t *imp);
+void importer_summary(const importer_t *imp, char *out, size_t cap, bool *changed);
+const importer_def_t *importer_def(const importer_t *imp);
+void *importer_data(const importer_t *imp);
+/* Frees a finished (or never started) import; NULL is a no-op. Never
+ * from inside its callback. */
+void importer_free(importer_t *imp);
+
+/* For a source's own file: its import ended (calls the owner's cb). */
+void importer__finished(importer_t *owner, int status);
+
+#endif
