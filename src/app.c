@@ -26,7 +26,10 @@
 
 void app_fatal(app_t *a, const char *what, const char *detail)
 {
-    log_error(APP_TAG, "%s: %s", what, detail);
+    if (detail)
+        log_error(APP_TAG, "%s: %s", what, detail);
+    else
+        log_error(APP_TAG, "%s", what);
     app_shutdown(a, APP_EXIT_FAILURE);
 }
 

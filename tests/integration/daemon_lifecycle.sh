@@ -2,7 +2,8 @@
 # it: first start creates cluster and schema; SIGTERM exits 0 within 10 s
 # leaving no postgres; restart reuses; SIGKILL leaves a cluster the next
 # start joins; a stale postmaster.pid; two daemons on one directory; migrate
-# beside a running daemon; signals during start-up; a second signal.
+# beside a running daemon; signals during start-up; a second signal; a
+# part failing to start after others did.
 source "$(dirname "$0")/lib.sh"
 D=$TMP/d
 
@@ -121,5 +122,17 @@ rc=0
 "$PARLEYD" --data-dir /proc/parley-nope serve 2>"$TMP/9.log" || rc=$?
 [ "$rc" = 1 ] || fail "bad data dir exit $rc"
 grep -q "/proc/parley-nope" "$TMP/9.log" || fail "error does not name the directory"
+
+# 10. A part that fails to start after others did (an endpoint that cannot
+# be bound): exit 1 with the part and its reason, every part started before
+# closed (the embedded cluster stopped), nothing printed as "(null)".
+rc=0
+"$PARLEYD" --data-dir "$D" serve --listen "unix:$TMP/no-such-dir/x.sock" 2>"$TMP/10.log" || rc=$?
+[ "$rc" = 1 ] || { cat "$TMP/10.log" >&2; fail "unbindable endpoint: exit $rc, expected 1"; }
+grep -q "ERROR \[main\] MCP endpoints: unix:$TMP/no-such-dir/x.sock: " "$TMP/10.log" ||
+  { cat "$TMP/10.log" >&2; fail "the error does not name the endpoint"; }
+grep -q "(null)" "$TMP/10.log" && fail "(null) in the log"
+grep -q "embedded cluster stopped" "$TMP/10.log" || fail "the cluster was not stopped"
+no_postgres_for "$D" || fail "postgres left after a failed start"
 
 echo "daemon_lifecycle: ok"
