@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 #define PATH_MAX_LEN 256
 
 static const char *type_name(const json_t *v)
@@ -52,7 +54,9 @@ static bool is_type(const json_t *v, const char *t)
     return false;
 }
 
-/* A short rendering of the offending value for messages. */
+/* A short rendering of the offending value for messages. A long one is
+ * cut at a character's start: half a UTF-8 sequence would make the tool's
+ * error text unencodable, and the session would be closed. */
 static void show(const json_t *v, char *out, size_t cap)
 {
     char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
@@ -60,10 +64,14 @@ static void show(const json_t *v, char *out, size_t cap)
         snprintf(out, cap, "?");
         return;
     }
-    if (strlen(s) > 60)
-        snprintf(out, cap, "%.57s...", s);
-    else
+    if (strlen(s) > 60) {
+        char head[58];
+        snprintf(head, sizeof head, "%s", s);
+        str_utf8_trim_end(head);
+        snprintf(out, cap, "%s...", head);
+    } else {
         snprintf(out, cap, "%s", s);
+    }
     free(s);
 }
 

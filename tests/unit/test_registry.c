@@ -116,12 +116,42 @@ static void test_schema_messages(void **state)
     json_decref(ok);
 }
 
+/* The offending value is quoted cut short; the cut never splits a UTF-8
+ * sequence, whatever byte it falls on (found by the session fuzzer: half
+ * an "ø" made the tool's error text unencodable and closed the session). */
+static void test_schema_message_utf8(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *schema = json_loads("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\","
+                                "\"maxLength\":8}}}",
+                                0, &je);
+    assert_non_null(schema);
+    for (int at = 40; at < 70; at++) {
+        char text[128];
+        memset(text, 'G', sizeof text);
+        memcpy(text + at, "\xc3\xb8", 2); /* ø */
+        text[100] = '\0';
+        json_t *value = json_pack("{s:s}", "s", text);
+        assert_non_null(value);
+        char err[512];
+        assert_false(schema_validate(schema, value, err, sizeof err));
+        json_t *msg = json_string(err); /* NULL when err is not UTF-8 */
+        if (msg == NULL)
+            fail_msg("not UTF-8 with the character at %d: %s", at, err);
+        json_decref(msg);
+        json_decref(value);
+    }
+    json_decref(schema);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_read_only),
         cmocka_unit_test(test_uri_templates),
         cmocka_unit_test(test_schema_messages),
+        cmocka_unit_test(test_schema_message_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
