@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/strutil.h"
 
 /* Envelopes are bounded only by what they carry: results are capped by the
  * tools that build them. */
@@ -56,7 +57,18 @@ char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
 char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
                     size_t *len)
 {
-    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    /* A message quoting a client's text cut by bytes may hold half a
+     * character: repaired, not refused (the session would be closed). */
+    json_t *msg = json_string(message);
+    if (msg == NULL && message != NULL) {
+        char *fixed = strdup(message);
+        if (fixed) {
+            str_utf8_repair(fixed);
+            msg = json_string(fixed);
+            free(fixed);
+        }
+    }
+    json_t *err = msg ? json_pack("{s:i, s:o}", "code", code, "message", msg) : NULL;
     if (err == NULL)
         return NULL;
     if (data)

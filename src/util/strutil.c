@@ -112,3 +112,16 @@ void str_utf8_trim_end(char *s)
     if (str_utf8_seq((const unsigned char *)s + k, n - k) != n - k)
         s[k] = '\0';
 }
+
+void str_utf8_repair(char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = str_utf8_seq((const unsigned char *)s + i, n - i);
+        if (k == 0) {
+            s[i++] = '?';
+            continue;
+        }
+        i += k;
+    }
+}

@@ -33,6 +33,11 @@ size_t str_utf8_seq(const unsigned char *s, size_t n);
  * such as snprintf's, may leave of valid text), so that s stays UTF-8. */
 void str_utf8_trim_end(char *s);
 
+/* Replaces, in place, every byte of s where no valid UTF-8 sequence starts
+ * with '?': text cut by bytes in the middle (a "%.100s" of a client's
+ * name) becomes valid UTF-8 to send. */
+void str_utf8_repair(char *s);
+
 /* true/false, yes/no, on/off, 1/0 (case-insensitive). */
 __attribute__((warn_unused_result)) bool str_parse_bool(const char *s, bool *out);
 

@@ -254,6 +254,26 @@ static void test_error_paths(void **state)
     expect_error(-32600, "\"s\"");
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"resources/list\"}");
     expect_error(-32601, "16"); /* no toolset offers resources */
+    /* A method or tool name quoted cut by bytes inside a character: the
+     * error still goes out (half a character repaired), the session lives. */
+    for (int pad = 96; pad < 102; pad++) {
+        char msg[512];
+        int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"", pad);
+        memset(msg + n, 'm', (size_t)pad);
+        snprintf(msg + n + pad, sizeof msg - (size_t)(n + pad), "\xc3\xa9x\"}");
+        send_msg(msg);
+        char id[8];
+        snprintf(id, sizeof id, "%d", pad);
+        expect_error(-32601, id);
+        n = snprintf(msg, sizeof msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+                     "\"name\":\"",
+                     pad);
+        memset(msg + n, 't', (size_t)pad);
+        snprintf(msg + n + pad, sizeof msg - (size_t)(n + pad), "\xe2\x82\xacx\"}}");
+        send_msg(msg);
+        expect_error(-32602, id);
+    }
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"logging/setLevel\",\"params\":{"
              "\"level\":\"loud\"}}");
     expect_error(-32602, "17");

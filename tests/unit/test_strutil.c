@@ -84,12 +84,30 @@ static void test_utf8_trim_end(void **state)
     assert_trimmed("ok", "ok");
 }
 
+static void test_utf8_repair(void **state)
+{
+    (void)state;
+    char a[] = "ab\xc3";                          /* cut at the end */
+    char b[] = "a\xe2\x82 (x)";                   /* cut in the middle */
+    char c[] = "\x80ok \xc3\xa9\xf0\x9f\x98\x80"; /* a stray continuation byte, then valid */
+    char d[] = "\xed\xa0\x80";                    /* an encoded surrogate */
+    str_utf8_repair(a);
+    str_utf8_repair(b);
+    str_utf8_repair(c);
+    str_utf8_repair(d);
+    assert_string_equal(a, "ab?");
+    assert_string_equal(b, "a?? (x)");
+    assert_string_equal(c, "?ok \xc3\xa9\xf0\x9f\x98\x80");
+    assert_string_equal(d, "???");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_copy),       cmocka_unit_test(test_utf8_seq),
-        cmocka_unit_test(test_trim),       cmocka_unit_test(test_parse_i64),
-        cmocka_unit_test(test_parse_bool), cmocka_unit_test(test_utf8_trim_end),
+        cmocka_unit_test(test_copy),        cmocka_unit_test(test_utf8_seq),
+        cmocka_unit_test(test_trim),        cmocka_unit_test(test_parse_i64),
+        cmocka_unit_test(test_parse_bool),  cmocka_unit_test(test_utf8_trim_end),
+        cmocka_unit_test(test_utf8_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
