@@ -255,7 +255,10 @@ void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    str_utf8_trim_end(text); /* a cut must not leave half a character */
+    /* A cut (the buffer's, or a "%.100s" of a client's text in the middle)
+     * must not leave half a character: the result could not be encoded. */
+    str_utf8_trim_end(text);
+    str_utf8_repair(text);
     if (c->kind != MCP_CALL_TOOL) {
         /* resources/read and prompts/get results have no isError. */
         mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, text, NULL);
