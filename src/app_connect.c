@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "endpoints.h"
 #include "metrics.h"
@@ -136,6 +137,10 @@ static unsigned caps_wanted(const app_t *a)
 
 /* Every wanted connector (the table's order), the job runner with their
  * job classes, and the password pages when a toolset logs accounts in. */
+/* Serve's parts: 14 of its own, a toolset context each, a connector each. */
+_Static_assert(16 + MCP_REGISTRY_MAX_TOOLSETS + TOOLSET_MAX_CONNECTORS <= APP_STACK_MAX,
+               "APP_STACK_MAX too small for serve's parts");
+
 int app_start_connectors(app_t *a, char *err, size_t errcap)
 {
     connector_env_t ce = {.loop = &a->loop,
@@ -148,6 +153,7 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
                           .caps_wanted = caps_wanted(a)};
     sync_class_t classes[SYNC_MAX_CLASSES];
     int nclasses = 0, rc;
+    int first = a->stack.n; /* the connectors' parts start here */
     for (int i = 0; connectors_table[i]; i++) {
         const connector_def_t *def = connectors_table[i];
         if (!def->wanted(&ce))
@@ -181,8 +187,22 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
             snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
             return rc;
         }
-        if ((rc = app_push(a, &jobs_part, jobs)) != 0)
+        /* The runner closes after the connectors whose close ends their
+         * jobs and before those whose jobs use what their close frees:
+         * those first (stable), then the runner above them. */
+        int at = first;
+        for (int i = first; i < a->stack.n; i++) {
+            const conn_part_t *cp = a->stack.parts[i].obj;
+            if (cp->def->closes_after_jobs) {
+                app_part_t p = a->stack.parts[i];
+                memmove(&a->stack.parts[at + 1], &a->stack.parts[at], (size_t)(i - at) * sizeof p);
+                a->stack.parts[at++] = p;
+            }
+        }
+        if ((rc = app_stack_insert(&a->stack, at, &jobs_part, jobs)) != 0) {
+            app_fatal(a, "sync jobs", "too many parts (APP_STACK_MAX)");
             return rc;
+        }
         a->jobs = jobs;
     }
     if (ce.caps_wanted & CONNECTOR_CAN_LOGIN) {

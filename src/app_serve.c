@@ -325,7 +325,8 @@ static int start_background(app_t *a, char *err, size_t errcap)
                          .tz = cfg->tz,
                          .eras = cfg->eras};
     import_follow_t *f = NULL;
-    rc = import_follow_start(importers_find("chatwise"), &ie, cfg->chatwise_interval_s, &f);
+    const importer_def_t *def = importers_find("chatwise");
+    rc = def ? import_follow_start(def, &ie, cfg->chatwise_interval_s, &f) : UV_ENOTSUP;
     if (rc != 0) {
         snprintf(err, errcap, "chatwise_db: %s", uv_strerror(rc));
         return rc;

@@ -2,6 +2,7 @@
  * app_stack.h). */
 #include "app_stack.h"
 
+#include <string.h>
 #include <uv.h>
 
 int app_stack_push(app_stack_t *s, const app_part_ops_t *ops, void *obj)
@@ -9,6 +10,16 @@ int app_stack_push(app_stack_t *s, const app_part_ops_t *ops, void *obj)
     if (s->n == APP_STACK_MAX)
         return UV_ENOSPC;
     s->parts[s->n++] = (app_part_t){.ops = ops, .obj = obj};
+    return 0;
+}
+
+int app_stack_insert(app_stack_t *s, int at, const app_part_ops_t *ops, void *obj)
+{
+    if (s->n == APP_STACK_MAX || at < 0 || at > s->n || s->started_closing)
+        return UV_ENOSPC;
+    memmove(&s->parts[at + 1], &s->parts[at], (size_t)(s->n - at) * sizeof s->parts[0]);
+    s->parts[at] = (app_part_t){.ops = ops, .obj = obj};
+    s->n++;
     return 0;
 }
 

@@ -16,7 +16,7 @@
 
 /* Parts at most: pools, listener, MCP server, archive, clients, memory,
  * connectors, pages, jobs, toolsets, endpoints, search, followers. */
-#define APP_STACK_MAX 48
+#define APP_STACK_MAX 64
 
 typedef struct app_stack_s app_stack_t;
 
@@ -46,6 +46,9 @@ struct app_stack_s {
 /* Pushes a started part. UV_ENOSPC when the stack is full (a bug: raise
  * APP_STACK_MAX); obj is then not owned. */
 int app_stack_push(app_stack_t *s, const app_part_ops_t *ops, void *obj);
+/* Inserts a started part at index at (0: the oldest), before the parts
+ * from at up, which then close before it; while nothing closes yet. */
+int app_stack_insert(app_stack_t *s, int at, const app_part_ops_t *ops, void *obj);
 /* Every part's stop, newest first. */
 void app_stack_stop(app_stack_t *s);
 /* True when every part is idle. */

@@ -96,7 +96,8 @@ static void stat_done(uv_fs_t *req)
         else
             snprintf(w->db_path, sizeof w->db_path, "%s", w->path);
         if (w->def->follow_companion)
-            snprintf(w->wal_path, sizeof w->wal_path, "%.*s%s", PATH_MAX - 80, w->db_path,
+            snprintf(w->wal_path, sizeof w->wal_path, "%.*s%s",
+                     (int)(sizeof w->wal_path - strlen(w->def->follow_companion) - 1), w->db_path,
                      w->def->follow_companion);
         w->stat_step = 1;
     } else {

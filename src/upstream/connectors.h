@@ -40,6 +40,11 @@ typedef struct connector_env_s {
 
 typedef struct connector_def_s {
     const char *name; /* "telegram" */
+    /* Its job executors use what its close frees (the Telegram bot): it is
+     * closed after the job runner has stopped. Else (Bluesky) it is closed
+     * before the runner, cancelling its requests, so that its running jobs
+     * end at once instead of holding the stop. */
+    bool closes_after_jobs;
     __attribute__((warn_unused_result)) bool (*wanted)(const connector_env_t *env);
     /* Starts the connector: *obj is its state (for close and free), *conn
      * its interface (valid until free). 0, or a negative code with err

@@ -29,16 +29,19 @@ struct tg_connector_s {
     sync_class_t classes[2];
 };
 
+/* Once the bot is closed (tc->bot NULL: a call that outlived the drain)
+ * the connector can do nothing, and every verb answers UV_ENOTSUP. */
 static unsigned tc_caps(void *impl)
 {
     tg_connector_t *tc = impl;
+    if (tc->bot == NULL)
+        return 0;
     return tg_bot_media(tc->bot) ? TG_CAPS : TG_CAPS & ~(unsigned)CONNECTOR_CAN_DOWNLOAD;
 }
 
 static const char *tc_why_not(void *impl, connector_cap_t cap)
 {
-    (void)impl;
-    switch (cap) {
+    switch (((tg_connector_t *)impl)->bot ? cap : 0) {
     case CONNECTOR_CAN_READ_HISTORY:
         return "A bot account cannot read chat history through the Bot API; messages the bot "
                "received are stored as they arrive.";
@@ -54,18 +57,21 @@ static const char *tc_why_not(void *impl, connector_cap_t cap)
     case CONNECTOR_CAN_DOWNLOAD:
         return "Media downloads are off for this bot.";
     default:
-        return "The Telegram bot account cannot do that.";
+        return ((tg_connector_t *)impl)->bot ? "The Telegram bot account cannot do that."
+                                             : "parley is stopping; the Telegram bot is closed.";
     }
 }
 
 static const char *tc_state(void *impl)
 {
-    return tg_bot_state(((tg_connector_t *)impl)->bot);
+    tg_connector_t *tc = impl;
+    return tc->bot ? tg_bot_state(tc->bot) : "closed";
 }
 
 static bool tc_realtime(void *impl)
 {
-    return tg_bot_realtime(((tg_connector_t *)impl)->bot);
+    tg_connector_t *tc = impl;
+    return tc->bot && tg_bot_realtime(tc->bot);
 }
 
 static void tc_set_realtime(void *impl, bool on)
@@ -409,6 +415,7 @@ static void def_free(void *obj)
 
 const connector_def_t tg_connector_def = {
     .name = "telegram",
+    .closes_after_jobs = true,
     .wanted = def_wanted,
     .open = def_open,
     .close = def_close,

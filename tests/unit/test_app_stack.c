@@ -1,7 +1,8 @@
 /* Tests for app_stack: parts stop newest first, the stack is idle only
  * when every part is, parts close one at a time newest first (the next
  * only once the previous called back, also from a timer later), then
- * dispose and free newest first; a full stack refuses a part. */
+ * dispose and free newest first; a part inserted below others closes
+ * after them; a full stack refuses a part. */
 #include <string.h>
 
 #include "app_stack.h"
@@ -98,23 +99,27 @@ static void test_order(void **state)
     assert_int_equal(app_stack_push(&s, &bare, NULL), 0);
     assert_int_equal(app_stack_push(&s, &ops, &b), 0);
     assert_int_equal(app_stack_push(&s, &ops, &c), 0);
+    /* d goes in below b: closed after b and c, before a. */
+    part_t d = {.name = 'd'};
+    assert_int_equal(app_stack_insert(&s, 2, &ops, &d), 0);
+    assert_int_equal(app_stack_insert(&s, 9, &ops, &d), UV_ENOSPC);
     app_stack_stop(&s);
-    assert_string_equal(trace, "sc sb sa ");
+    assert_string_equal(trace, "sc sb sd sa ");
     assert_false(app_stack_idle(&s));
     b.busy = false;
     assert_true(app_stack_idle(&s));
     trace[0] = '\0';
     app_stack_close(&s, on_done);
     /* c and b close at once; a from its timer, and done only then. */
-    assert_string_equal(trace, "cc cb ca ");
+    assert_string_equal(trace, "cc cb cd ca ");
     assert_false(done);
     app_stack_close(&s, on_done); /* once only */
     test_run_until(&loop, &done, 2000);
-    assert_string_equal(trace, "cc cb ca Ca done! ");
+    assert_string_equal(trace, "cc cb cd ca Ca done! ");
     trace[0] = '\0';
     assert_true(app_stack_dispose(&s)); /* b asks for another run */
     app_stack_free(&s);
-    assert_string_equal(trace, "dc db da fc fb fa ");
+    assert_string_equal(trace, "dc db dd da fc fb fd fa ");
     assert_int_equal(s.n, 0);
     test_loop_close(&loop);
 }
