@@ -66,7 +66,8 @@ static void show(const json_t *v, char *out, size_t cap)
     }
     if (strlen(s) > 60) {
         char head[58];
-        snprintf(head, sizeof head, "%s", s);
+        memcpy(head, s, sizeof head - 1); /* s is longer */
+        head[sizeof head - 1] = '\0';
         str_utf8_trim_end(head);
         snprintf(out, cap, "%s...", head);
     } else {
