@@ -164,6 +164,12 @@ int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams
 int pg_pool_call_limited(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                          const char *const *params, pg_call_cb cb, void *data, pg_call_t **out);
 
+/* pg_pool_call with its own time limit (timeout_ms; 0: the pool's), for
+ * work known to be long, such as an import's batch. */
+int pg_pool_call_timeout(pg_pool_t *pool, uint32_t timeout_ms, const char *name, const char *sql,
+                         int nparams, const char *const *params, pg_call_cb cb, void *data,
+                         pg_call_t **out);
+
 /* Stops the call as pg_query_cancel does; the callback still runs. */
 void pg_call_cancel(pg_call_t *c);
 

@@ -28,25 +28,32 @@ static void call_done(pg_query_t *q, int status)
     free(c);
 }
 
-static int call_submit(pg_pool_t *pool, bool limited, const char *name, const char *sql,
-                       int nparams, const char *const *params, pg_call_cb cb, void *data,
-                       pg_call_t **out);
+static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const char *name,
+                       const char *sql, int nparams, const char *const *params, pg_call_cb cb,
+                       void *data, pg_call_t **out);
 
 int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                  const char *const *params, pg_call_cb cb, void *data, pg_call_t **out)
 {
-    return call_submit(pool, false, name, sql, nparams, params, cb, data, out);
+    return call_submit(pool, false, 0, name, sql, nparams, params, cb, data, out);
 }
 
 int pg_pool_call_limited(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                          const char *const *params, pg_call_cb cb, void *data, pg_call_t **out)
 {
-    return call_submit(pool, true, name, sql, nparams, params, cb, data, out);
+    return call_submit(pool, true, 0, name, sql, nparams, params, cb, data, out);
 }
 
-static int call_submit(pg_pool_t *pool, bool limited, const char *name, const char *sql,
-                       int nparams, const char *const *params, pg_call_cb cb, void *data,
-                       pg_call_t **out)
+int pg_pool_call_timeout(pg_pool_t *pool, uint32_t timeout_ms, const char *name, const char *sql,
+                         int nparams, const char *const *params, pg_call_cb cb, void *data,
+                         pg_call_t **out)
+{
+    return call_submit(pool, false, timeout_ms, name, sql, nparams, params, cb, data, out);
+}
+
+static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const char *name,
+                       const char *sql, int nparams, const char *const *params, pg_call_cb cb,
+                       void *data, pg_call_t **out)
 {
     if (nparams < 0 || nparams > 65535)
         return UV_EINVAL;
@@ -86,6 +93,7 @@ static int call_submit(pg_pool_t *pool, bool limited, const char *name, const ch
     c->q.cb = call_done;
     c->q.data = c;
     c->q.limited = limited;
+    c->q.timeout_ms = timeout_ms;
     c->cb = cb;
     c->data = data;
     int rc = pg_pool_submit(pool, &c->q);

@@ -502,9 +502,9 @@ static void read_after(uv_work_t *w, int status)
         imp->counted_changed = true;
         imp->st.files_changed++;
     }
-    int rc = pg_pool_call(imp->pool, "parley_agent_ingest",
-                          "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2, params,
-                          applied, imp, NULL);
+    int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_agent_ingest",
+                                  "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2,
+                                  params, applied, imp, NULL);
     free(ftext);
     if (rc != 0) {
         free(imp->events);

@@ -338,8 +338,8 @@ static void read_work(uv_work_t *w)
     int rc;
     size_t bytes = 0;
     /* A batch ends early past CHATWISE_IMPORT_BATCH_BYTES, so that large
-     * rows are applied a few at a time (each statement within the pool's
-     * query timeout). */
+     * rows are applied a few at a time (each statement well within
+     * IMPORTER_QUERY_TIMEOUT_MS). */
     while (bytes < CHATWISE_IMPORT_BATCH_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         imp->after = sqlite3_column_int64(st, 0);
         json_t *row = json_object();
@@ -478,9 +478,9 @@ static void read_after(uv_work_t *w, int status)
     else
         imp->st.messages += imp->nrows;
     const char *params[3] = {imp->path, imp->phase == CW_CHATS ? "chats" : "messages", imp->rows};
-    int rc = pg_pool_call(imp->pool, "parley_chatwise_ingest",
-                          "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3, params,
-                          applied, imp, NULL);
+    int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_chatwise_ingest",
+                                  "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3,
+                                  params, applied, imp, NULL);
     if (rc != 0) {
         free(imp->rows);
         imp->rows = NULL;

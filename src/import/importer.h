@@ -20,6 +20,11 @@
 #include "db/conninfo.h"
 #include "db/pool.h"
 
+/* The time limit of one statement of an import (a batch of up to 16 MiB
+ * of rows, with their search vectors): an import is long work, not a
+ * tool's query (db_query_timeout_ms), and a slow machine must not fail it. */
+#define IMPORTER_QUERY_TIMEOUT_MS (10u * 60 * 1000)
+
 /* What an import is started with (borrowed until it is freed). */
 typedef struct importer_env_s {
     uv_loop_t *loop;
