@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp/envelope.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 #include "mcp/session.h"
@@ -110,7 +111,7 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
         rc = UV_ECANCELED;
     else if (c->wait_id != 0)
         rc = UV_EALREADY;
-    else if (!mcp_session__client_has(c->session, capability))
+    else if (c->modern || !mcp_session__client_has(c->session, capability))
         rc = UV_ENOTSUP;
     if (rc != 0) {
         json_decref(params);
@@ -152,7 +153,8 @@ void mcp_call_progress(mcp_call_t *c, double progress, double total, const char 
 
 void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json_t *data)
 {
-    if (!call_can_send(c) || (int)level < mcp_session__log_level(c->session)) {
+    int threshold = c->modern ? c->log_level : mcp_session__log_level(c->session);
+    if (!call_can_send(c) || (int)level < threshold) {
         json_decref(data);
         return;
     }
@@ -167,7 +169,8 @@ void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json
 
 bool mcp_call_client_has(const mcp_call_t *c, const char *cap, const char *mode)
 {
-    const json_t *v = mcp_session__client_cap(c->session, cap);
+    const json_t *v =
+        c->modern ? json_object_get(c->caps, cap) : mcp_session__client_cap(c->session, cap);
     if (v == NULL || mode == NULL)
         return v != NULL;
     if (json_object_get(v, mode) != NULL)
@@ -211,6 +214,7 @@ static void call_end(mcp_call_t *c, char *msg, size_t len)
     json_decref(c->id);
     json_decref(c->args);
     json_decref(c->progress_token);
+    json_decref(c->caps);
     mcp_session__call_done(s, c);
     free(c);
 }
@@ -220,17 +224,18 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
     buf_t b;
     buf_init(&b, (size_t)1 << 30);
     char *id = json_dumps(c->id, JSON_ENCODE_ANY | JSON_COMPACT);
+    const char *tail = c->modern ? mcp_server__complete_text(mcp_session__server(c->session)) : "";
     int rc = id == NULL || buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
              buf_append_str(&b, id) ||
              buf_append_str(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"") ||
              buf_append_json_escaped(&b, json, len) ||
              buf_append_str(&b, "\"}],\"structuredContent\":") || buf_append(&b, json, len) ||
-             buf_append_str(&b, "}}");
+             buf_append_str(&b, tail) || buf_append_str(&b, "}}");
     /* A raw line break in valid JSON text can only be whitespace between
      * tokens (strings escape theirs): blank it, so the message stays one
      * line for newline-delimited transports. */
     if (rc == 0)
-        for (size_t i = b.len - len - 2; i < b.len; i++)
+        for (size_t i = b.len - len - 2 - strlen(tail); i < b.len; i++)
             if (b.data[i] == '\n' || b.data[i] == '\r')
                 b.data[i] = ' ';
     free(id);
@@ -242,6 +247,17 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
 
 void mcp_call_finish_result(mcp_call_t *c, json_t *result)
 {
+    if (c->modern && result != NULL) {
+        mcp_server_t *srv = mcp_session__server(c->session);
+        /* A read answers with the store's data as it is now, for this
+         * caller: immediately stale, private. */
+        if (mcp_envelope_complete(result, srv->name, srv->version) != 0 ||
+            (c->kind == MCP_CALL_RESOURCE &&
+             mcp_envelope_cache(result, MCP_CACHE_READ_TTL_MS, true) != 0)) {
+            json_decref(result);
+            result = NULL; /* jsonrpc_result(NULL) fails: out of memory */
+        }
+    }
     size_t len = 0;
     char *msg = jsonrpc_result(c->id, result, &len);
     json_decref(result);
@@ -272,6 +288,9 @@ void mcp_call_finish_error(mcp_call_t *c, const char *fmt, ...)
 
 void mcp_call_finish_rpc_error(mcp_call_t *c, int code, const char *message, json_t *data)
 {
+    /* 2026-07-28: "-32002 — resource not found (replaced by -32602)". */
+    if (c->modern && code == MCP_ERROR_RESOURCE_NOT_FOUND)
+        code = JSONRPC_INVALID_PARAMS;
     size_t len = 0;
     char *msg = jsonrpc_error(c->id, code, message, data, &len);
     json_decref(data);

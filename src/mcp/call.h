@@ -65,6 +65,12 @@ typedef struct mcp_call_s {
     void (*on_cancel)(struct mcp_call_s *call); /* set by the handler */
     void *data;                                 /* the handler's */
     void *context;                              /* the toolset's (mcp_call_context) */
+    /* A request of 2026-07-28: what its envelope declared (capabilities,
+     * log level) holds for this call alone, and its result carries
+     * resultType and the server's identity. */
+    bool modern;
+    json_t *caps;  /* the client's capabilities when modern */
+    int log_level; /* when modern: mcp_log_level_t, or MCP_ENVELOPE_LOG_OFF */
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
@@ -95,13 +101,15 @@ void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json
 /* Sends a request to the client on behalf of the call (method, params
  * stolen) and suspends it until cb runs (exactly once). capability is the
  * client capability the request needs ("elicitation", "sampling").
- * Returns 0; UV_ENOTSUP when the client did not declare the capability (cb
- * is not called; tell the model what to do instead); UV_EALREADY when the
+ * Returns 0; UV_ENOTSUP when the client did not declare the capability,
+ * or the request is a 2026-07-28 one, which has no server-to-client
+ * requests (cb is not called; tell the model what to do instead); UV_EALREADY when the
  * call already waits; UV_ECANCELED when the call is cancelled. */
 int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, json_t *params,
                      mcp_reply_fn cb);
 
-/* True when the client declared capability cap at initialize and, when
+/* True when the client declared capability cap (at initialize, or in a
+ * 2026-07-28 request's envelope) and, when
  * mode is not NULL, that mode of it. For "elicitation" the 2025-11-25
  * revision says an empty object means form mode alone: "elicitation": {}
  * has "form" but not "url". */

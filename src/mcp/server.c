@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "mcp/call.h"
+#include "mcp/envelope.h"
 #include "mcp/session.h"
 #include "util/log.h"
 
@@ -23,6 +24,7 @@ const char *const mcp_method_names[MCP_M_COUNT] = {
     "prompts/get",
     "completion/complete",
     "logging/setLevel",
+    "server/discover",
     "other",
 };
 
@@ -181,6 +183,15 @@ void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registr
     srv->wait_ticker.data = srv;
     uv_timer_init(loop, &srv->init_ticker);
     srv->init_ticker.data = srv;
+}
+
+const char *mcp_server__complete_text(mcp_server_t *srv)
+{
+    if (srv->complete_text[0] == '\0' &&
+        mcp_envelope_complete_text(srv->name, srv->version, srv->complete_text,
+                                   sizeof srv->complete_text) < 0)
+        snprintf(srv->complete_text, sizeof srv->complete_text, ",\"resultType\":\"complete\"");
+    return srv->complete_text;
 }
 
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *node)

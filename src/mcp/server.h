@@ -61,6 +61,7 @@ typedef enum {
     MCP_M_PROMPTS_GET,
     MCP_M_COMPLETION_COMPLETE,
     MCP_M_LOGGING_SET_LEVEL,
+    MCP_M_SERVER_DISCOVER,
     MCP_M_OTHER,
     MCP_M_COUNT
 } mcp_method_t;
@@ -96,6 +97,9 @@ typedef struct mcp_server_s {
     uv_timer_t wait_ticker;
     uv_timer_t init_ticker; /* closes connections that never initialize */
     uint64_t next_session_id;
+    /* ,"resultType":"complete","_meta":{serverInfo} for 2026-07-28 results
+     * built as text; filled on first use (mcp_server__complete_text). */
+    char complete_text[256];
     bool closing;
     void (*close_cb)(struct mcp_server_s *);
 } mcp_server_t;
@@ -132,6 +136,9 @@ void mcp_server_observe_latency(mcp_server_t *srv, double seconds);
 void mcp_server__session_opened(mcp_server_t *srv);
 
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *session_node);
+/* Internal (call.c): the text a 2026-07-28 result built as text ends
+ * with (see mcp_envelope_complete_text). */
+const char *mcp_server__complete_text(mcp_server_t *srv);
 /* Internal (call.c): a call starts or stops waiting for a client answer. */
 struct mcp_call_s;
 void mcp_server__wait_start(mcp_server_t *srv, struct mcp_call_s *c);

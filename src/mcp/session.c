@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mcp/call.h"
+#include "mcp/envelope.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/schema.h"
 #include "mcp/session_internal.h"
@@ -84,6 +85,7 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
 void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
 {
     s->policy = *p;
+    s->policy_private = true;
 }
 
 bool mcp_protocol_supported(const char *version)
@@ -186,10 +188,25 @@ void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const
 
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result)
 {
+    if (s->env != NULL && result != NULL &&
+        mcp_envelope_complete(result, s->srv->name, s->srv->version) != 0) {
+        json_decref(result);
+        result = NULL; /* out of memory: the session closes */
+    }
     size_t len;
     char *m = jsonrpc_result(id, result, &len);
     json_decref(result);
     mcp_session__send(s, m, len, id, true);
+}
+
+void mcp_session__send_listing(mcp_session_t *s, const json_t *id, json_t *result)
+{
+    if (s->env != NULL && result != NULL &&
+        mcp_envelope_cache(result, MCP_CACHE_LIST_TTL_MS, s->policy_private) != 0) {
+        json_decref(result);
+        result = NULL;
+    }
+    mcp_session__send_result(s, id, result);
 }
 
 /* ---- backpressure ------------------------------------------------------------ */
@@ -222,6 +239,32 @@ void mcp_session_drained(mcp_session_t *s)
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
+json_t *mcp_session__capabilities(const mcp_session_t *s)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    json_t *caps =
+        json_pack("{s:{s:b}, s:{}, s:{}}", "tools", "listChanged", 0, "logging", "completions");
+    /* resources/subscribe is a 2025-11-25 method; 2026-07-28 has none. */
+    if (r->nresources > 0)
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", s->env == NULL, "listChanged", 0));
+    if (r->nprompts > 0)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+    return caps;
+}
+
+/* server/discover (2026-07-28, "Servers MUST implement it"): the
+ * revisions, capabilities and identity, cacheable like a list. */
+static void handle_discover(mcp_session_t *s, const json_t *id)
+{
+    json_t *versions = json_array();
+    for (int i = 0; mcp_envelope_all_versions[i]; i++)
+        json_array_append_new(versions, json_string(mcp_envelope_all_versions[i]));
+    json_t *result = json_pack("{s:o, s:o, s:s}", "supportedVersions", versions, "capabilities",
+                               mcp_session__capabilities(s), "instructions", s->srv->instructions);
+    mcp_session__send_listing(s, id, result);
+}
+
 static void handle_initialize(mcp_session_t *s, const json_t *id, const json_t *params)
 {
     if (s->state != MCP_SESSION_NEW) {
@@ -249,19 +292,12 @@ static void handle_initialize(mcp_session_t *s, const json_t *id, const json_t *
     log_info(s->tag, "initialized by %s (%s), protocol %s",
              json_is_string(cname) ? json_string_value(cname) : "unknown client", s->kind,
              s->protocol);
-    const mcp_registry_t *r = &s->srv->registry;
-    json_t *caps =
-        json_pack("{s:{s:b}, s:{}, s:{}}", "tools", "listChanged", 0, "logging", "completions");
-    if (r->nresources > 0)
-        json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 0));
-    if (r->nprompts > 0)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
-    json_t *result =
-        json_pack("{s:s, s:o, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", s->protocol,
-                  "capabilities", caps, "serverInfo", "name", s->srv->name, "title", "parley",
-                  "version", s->srv->version, "instructions", s->srv->instructions);
+    json_t *result = json_pack("{s:s, s:o, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", s->protocol,
+                               "capabilities", mcp_session__capabilities(s), "serverInfo", "name",
+                               s->srv->name, "title", "parley", "version", s->srv->version,
+                               "instructions", s->srv->instructions);
     s->state = MCP_SESSION_READY;
+    s->era = MCP_ERA_LEGACY;
     mcp_session__send_result(s, id, result);
 }
 
@@ -357,6 +393,104 @@ static mcp_method_t method_index(const char *name)
     return MCP_M_OTHER;
 }
 
+/* Answers one request under the session's revision (s->env set: a
+ * 2026-07-28 request). Methods a revision does not have, and those of
+ * features no toolset offers, are "Method not found". */
+static void dispatch(mcp_session_t *s, json_t *id, const char *name, mcp_method_t mi,
+                     json_t *params)
+{
+    bool modern = s->env != NULL;
+    bool has_resources = s->srv->registry.nresources > 0;
+    bool has_prompts = s->srv->registry.nprompts > 0;
+    bool served = true;
+    switch (mi) {
+    case MCP_M_INITIALIZE:
+        if ((served = !modern))
+            handle_initialize(s, id, params);
+        break;
+    case MCP_M_PING: /* removed in 2026-07-28 */
+        if ((served = !modern))
+            mcp_session__send_result(s, id, json_object());
+        break;
+    case MCP_M_SERVER_DISCOVER:
+        if ((served = modern))
+            handle_discover(s, id);
+        break;
+    case MCP_M_TOOLS_LIST:
+        mcp_session__handle_tools_list(s, id, params);
+        break;
+    case MCP_M_TOOLS_CALL:
+        mcp_session__handle_tools_call(s, id, params);
+        break;
+    case MCP_M_RESOURCES_LIST:
+    case MCP_M_RESOURCES_TEMPLATES_LIST:
+        if ((served = has_resources))
+            mcp_session__handle_resources_list(s, id, params, mi == MCP_M_RESOURCES_TEMPLATES_LIST);
+        break;
+    case MCP_M_RESOURCES_READ:
+        if ((served = has_resources))
+            mcp_session__handle_resources_read(s, id, params);
+        break;
+    case MCP_M_RESOURCES_SUBSCRIBE: /* 2026-07-28: subscriptions/listen */
+    case MCP_M_RESOURCES_UNSUBSCRIBE:
+        if ((served = has_resources && !modern))
+            mcp_session__handle_subscribe(s, id, params, mi == MCP_M_RESOURCES_SUBSCRIBE);
+        break;
+    case MCP_M_PROMPTS_LIST:
+        if ((served = has_prompts))
+            mcp_session__handle_prompts_list(s, id, params);
+        break;
+    case MCP_M_PROMPTS_GET:
+        if ((served = has_prompts))
+            mcp_session__handle_prompts_get(s, id, params);
+        break;
+    case MCP_M_COMPLETION_COMPLETE:
+        mcp_session__handle_complete(s, id, params);
+        break;
+    case MCP_M_LOGGING_SET_LEVEL: /* 2026-07-28: the level is per request */
+        if ((served = !modern))
+            handle_set_level(s, id, params);
+        break;
+    case MCP_M_OTHER:
+    case MCP_M_COUNT:
+        served = false;
+        break;
+    }
+    if (!served) {
+        char text[200];
+        snprintf(text, sizeof text, "Method not found: %.100s%s", name,
+                 modern ? " (not a method of MCP " MCP_MODERN_VERSION ")" : "");
+        mcp_session__send_error(s, id, JSONRPC_METHOD_NOT_FOUND, text, NULL);
+    }
+}
+
+/* A request that claims the 2026-07-28 envelope (or server/discover): it
+ * is answered from what it carries, never from the connection's past. */
+static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_method_t mi,
+                           json_t *params)
+{
+    mcp_envelope_t env;
+    char msg[320];
+    json_t *data = NULL;
+    int code = mcp_envelope_parse(params, &env, msg, sizeof msg, &data);
+    if (code != 0) {
+        mcp_session__send_error(s, id, code, msg, data);
+        json_decref(data);
+        return;
+    }
+    if (s->era == MCP_ERA_UNDECIDED) {
+        s->era = MCP_ERA_MODERN;
+        const char *cname = json_string_value(json_object_get(env.client_info, "name"));
+        log_debug(s->tag, "MCP %s requests from %s (%s)", MCP_MODERN_VERSION,
+                  cname ? cname : "an unnamed client", s->kind);
+    }
+    if (s->state == MCP_SESSION_NEW)
+        s->state = MCP_SESSION_READY; /* it needs no initialize */
+    s->env = &env;
+    dispatch(s, id, name, mi, params);
+    s->env = NULL;
+}
+
 bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
 {
     if (s->state >= MCP_SESSION_CLOSING)
@@ -421,62 +555,21 @@ bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
     s->srv->stats.requests++;
     mcp_method_t mi = method_index(name);
     s->srv->stats.by_method[mi]++;
-    bool has_resources = s->srv->registry.nresources > 0;
-    bool has_prompts = s->srv->registry.nprompts > 0;
-    switch (mi) {
-    case MCP_M_INITIALIZE:
-        handle_initialize(s, id, params);
-        break;
-    case MCP_M_PING:
-        mcp_session__send_result(s, id, json_object());
-        break;
-    case MCP_M_TOOLS_LIST:
-        mcp_session__handle_tools_list(s, id, params);
-        break;
-    case MCP_M_TOOLS_CALL:
-        mcp_session__handle_tools_call(s, id, params);
-        break;
-    case MCP_M_RESOURCES_LIST:
-    case MCP_M_RESOURCES_TEMPLATES_LIST:
-        if (has_resources)
-            mcp_session__handle_resources_list(s, id, params, mi == MCP_M_RESOURCES_TEMPLATES_LIST);
-        break;
-    case MCP_M_RESOURCES_READ:
-        if (has_resources)
-            mcp_session__handle_resources_read(s, id, params);
-        break;
-    case MCP_M_RESOURCES_SUBSCRIBE:
-    case MCP_M_RESOURCES_UNSUBSCRIBE:
-        if (has_resources)
-            mcp_session__handle_subscribe(s, id, params, mi == MCP_M_RESOURCES_SUBSCRIBE);
-        break;
-    case MCP_M_PROMPTS_LIST:
-        if (has_prompts)
-            mcp_session__handle_prompts_list(s, id, params);
-        break;
-    case MCP_M_PROMPTS_GET:
-        if (has_prompts)
-            mcp_session__handle_prompts_get(s, id, params);
-        break;
-    case MCP_M_COMPLETION_COMPLETE:
-        mcp_session__handle_complete(s, id, params);
-        break;
-    case MCP_M_LOGGING_SET_LEVEL:
-        handle_set_level(s, id, params);
-        break;
-    case MCP_M_OTHER:
-    case MCP_M_COUNT:
-        break;
-    }
-    bool unserved =
-        mi == MCP_M_OTHER ||
-        (!has_resources && mi >= MCP_M_RESOURCES_LIST && mi <= MCP_M_RESOURCES_UNSUBSCRIBE) ||
-        (!has_prompts && (mi == MCP_M_PROMPTS_LIST || mi == MCP_M_PROMPTS_GET));
-    if (unserved) {
-        char text[160];
-        snprintf(text, sizeof text, "Method not found: %.100s", name);
-        mcp_session__send_error(s, id, JSONRPC_METHOD_NOT_FOUND, text, NULL);
-    }
+    if (mcp_envelope_claimed(params) || mi == MCP_M_SERVER_DISCOVER)
+        receive_modern(s, id, name, mi, params);
+    else if (s->era == MCP_ERA_MODERN)
+        mcp_session__send_error(
+            s, id, JSONRPC_INVALID_PARAMS,
+            mi == MCP_M_INITIALIZE
+                ? "initialize: this connection speaks MCP " MCP_MODERN_VERSION
+                  " (its first request did); open a new connection to "
+                  "initialize a 2025-11-25 session"
+                : "Invalid params: params._meta[\"" MCP_META_PROTOCOL_VERSION
+                  "\"] is required on every request of this connection (MCP " MCP_MODERN_VERSION
+                  ")",
+            NULL);
+    else
+        dispatch(s, id, name, mi, params);
     json_decref(m);
     mcp_session__update_reading(s); /* a call may have reached the in-flight cap */
     return want_more(s);

@@ -6,7 +6,19 @@
 #define PARLEY_MCP_SESSION_INTERNAL_H
 
 #include "mcp/call.h"
+#include "mcp/envelope.h"
 #include "mcp/session.h"
+
+/* Which revision a connection speaks: decided by its first request
+ * ("A dual-era server selects its behavior from how the client opens":
+ * versioning, Backward Compatibility). A modern connection answers a
+ * request without the envelope with -32602; a legacy one (initialize)
+ * still serves an enveloped request statelessly. */
+typedef enum {
+    MCP_ERA_UNDECIDED = 0,
+    MCP_ERA_LEGACY, /* initialize came first: 2025-11-25 and older */
+    MCP_ERA_MODERN, /* an enveloped request came first: 2026-07-28 */
+} mcp_era_t;
 
 struct mcp_session_s {
     queue_node_t node; /* in server->sessions, then server->sweep */
@@ -24,6 +36,12 @@ struct mcp_session_s {
     int inflight;
     int64_t next_request_id;
     mcp_policy_t policy;
+    bool policy_private; /* a token's policy applies: answers are per token */
+    mcp_era_t era;
+    /* The 2026-07-28 request being dispatched (its handler runs inside
+     * mcp_session_receive_json), NULL for a 2025-11-25 one. Calls copy
+     * what they need from it (mcp_call_t.modern, caps, log_level). */
+    const mcp_envelope_t *env;
     char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
     int nsubs;
     bool reading; /* what we last asked of the transport */
@@ -38,7 +56,14 @@ struct mcp_session_s {
 const char *mcp_session__str(const json_t *v);
 void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const char *message,
                              const json_t *data);
+/* Sends result (stolen); for a 2026-07-28 request with resultType and
+ * the server's identity. */
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result);
+/* The same for a list result: for a 2026-07-28 request with the cache
+ * hint too (MCP_CACHE_LIST_TTL_MS; private under a token's policy). */
+void mcp_session__send_listing(mcp_session_t *s, const json_t *id, json_t *result);
+/* The server's capabilities, for initialize and server/discover. */
+json_t *mcp_session__capabilities(const mcp_session_t *s);
 void mcp_session__maybe_finish(mcp_session_t *s);
 void mcp_session__update_reading(mcp_session_t *s);
 /* What the session's policy (its token's toolsets and read-only flag)

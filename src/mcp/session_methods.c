@@ -46,7 +46,7 @@ static void list_page(mcp_session_t *s, const json_t *id, const json_t *params, 
         snprintf(next, sizeof next, "%ld", start + page);
         json_object_set_new(result, "nextCursor", json_string(next));
     }
-    mcp_session__send_result(s, id, result);
+    mcp_session__send_listing(s, id, result);
 }
 
 void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params)
@@ -81,6 +81,11 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
     if (c == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
         return NULL;
+    }
+    if (s->env != NULL) {
+        c->modern = true;
+        c->caps = json_incref((json_t *)s->env->caps);
+        c->log_level = s->env->log_level;
     }
     c->started_ns = uv_hrtime();
     queue_push_tail(&s->calls, &c->node);
@@ -156,13 +161,14 @@ void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, cons
     list_page(s, id, params, templates ? "resourceTemplates" : "resources", all);
 }
 
-/* "Resource not found" is -32002 in the MCP specification; a resource of
- * a toolset the session's token does not allow is not found either (its
- * existence is not told). */
+/* "Resource not found" is -32002 in 2025-11-25 and -32602 in 2026-07-28
+ * ("Implementations of this protocol version MUST NOT emit -32002"); a
+ * resource of a toolset the session's token does not allow is not found
+ * either (its existence is not told). */
 static void resource_not_found(mcp_session_t *s, const json_t *id, const char *uri)
 {
     json_t *data = json_pack("{s:s}", "uri", uri);
-    mcp_session__send_error(s, id, MCP_ERROR_RESOURCE_NOT_FOUND,
+    mcp_session__send_error(s, id, s->env ? JSONRPC_INVALID_PARAMS : MCP_ERROR_RESOURCE_NOT_FOUND,
                             "Resource not found (see resources/list and resources/templates/list)",
                             data);
     json_decref(data);

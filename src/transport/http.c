@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "mcp/envelope.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/session.h"
 #include "util/log.h"
@@ -40,8 +41,8 @@ void http__add_header(h2o_req_t *req, const char *name, const char *value, size_
                           v.len);
 }
 
-static void send_body(h2o_req_t *req, int status, const char *reason, const char *ctype,
-                      const char *body, size_t len)
+void http__send_body(h2o_req_t *req, int status, const char *reason, const char *ctype,
+                     const char *body, size_t len)
 {
     req->res.status = status;
     req->res.reason = reason;
@@ -59,7 +60,7 @@ void http__send_rpc_error(h2o_req_t *req, int status, const char *reason, int co
 {
     size_t len = 0;
     char *m = jsonrpc_error(NULL, code, message, NULL, &len);
-    send_body(req, status, reason, "application/json", m ? m : "", m ? len : 0);
+    http__send_body(req, status, reason, "application/json", m ? m : "", m ? len : 0);
     free(m);
 }
 
@@ -73,7 +74,7 @@ static void serve_metrics(http_server_t *hs, h2o_req_t *req)
         hs->opt.metrics(&b, hs->opt.metrics_data);
     else
         mcp_server_metrics(hs->srv, &b);
-    send_body(req, 200, "OK", "text/plain; version=0.0.4", b.data ? b.data : "", b.len);
+    http__send_body(req, 200, "OK", "text/plain; version=0.0.4", b.data ? b.data : "", b.len);
     buf_free(&b);
 }
 
@@ -259,6 +260,11 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         json_decref(m);
         return;
     }
+    if (http__is_modern(req, m)) {
+        http__post_modern(hs, req, tok, m);
+        json_decref(m);
+        return;
+    }
     hsess_t *h;
     if (is_init && http__header(req, H2O_STRLIT("mcp-session-id")).base == NULL) {
         if (!mcp_server_admit(hs->srv)) {
@@ -267,23 +273,14 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
             json_decref(m);
             return;
         }
-        h = http__hsess_new(hs);
+        h = http__hsess_new(hs, false);
         if (h == NULL) {
             http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,
                                  "out of memory");
             json_decref(m);
             return;
         }
-        h->token = tok;
-        if (tok) {
-            /* Checked at start; should it fail now, the session gets
-             * nothing rather than everything. */
-            mcp_policy_t pol = {.toolset_mask = 0, .read_only = true};
-            char err[160];
-            if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) != 0)
-                pol = (mcp_policy_t){.toolset_mask = 0, .read_only = true};
-            mcp_session_set_policy(h->session, &pol);
-        }
+        http__apply_token(hs, h, tok);
     } else if ((h = session_of(hs, req, tok)) == NULL) {
         json_decref(m);
         return;
@@ -298,13 +295,36 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         h2o_send_inline(req, "", 0);
         return;
     }
+    http__serve_request(hs, req, h, m);
+    if (is_init && h->state == HSESS_OPEN && mcp_session_state(h->session) < MCP_SESSION_READY)
+        mcp_session_close(h->session); /* initialize failed: no session */
+    json_decref(m);
+}
+
+void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok)
+{
+    h->token = tok;
+    if (tok == NULL)
+        return;
+    /* Checked at start; should it fail now, the session gets nothing
+     * rather than everything. */
+    mcp_policy_t pol = {.toolset_mask = 0, .read_only = true};
+    char err[160];
+    if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) != 0)
+        pol = (mcp_policy_t){.toolset_mask = 0, .read_only = true};
+    mcp_session_set_policy(h->session, &pol);
+}
+
+void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m)
+{
+    json_t *id = json_object_get(m, "id");
     if (!h->reading) {
         /* Backpressure: too much in flight or unread on this session. */
         http__add_header(req, "retry-after", "1", 1);
         char *e = jsonrpc_error(id, JSONRPC_SERVER_BUSY, "session busy, retry later", NULL, NULL);
-        send_body(req, 429, "Too Many Requests", "application/json", e ? e : "", e ? strlen(e) : 0);
+        http__send_body(req, 429, "Too Many Requests", "application/json", e ? e : "",
+                        e ? strlen(e) : 0);
         free(e);
-        json_decref(m);
         return;
     }
     resp_t *r = http__resp_new(hs, req);
@@ -314,37 +334,37 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
             http__resp_free(r);
         http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,
                              "out of memory");
-        json_decref(m);
         return;
     }
     json_array_append(ls->pending, id);
     ls->resp = r;
     r->ls = ls;
-    r->prime_seq = ++h->next_seq;
+    r->prime_seq = h->stateless ? 0 : ++h->next_seq;
     uint64_t stream_no = ls->no;
     mcp_session_receive_json(h->session, m);
-    json_decref(m);
     /* ls may be gone (answered); r is still ours (undecided). */
     if (r->finish && r->nmsgs == 1 && r->single_is_final) {
-        req->res.status = 200;
-        req->res.reason = "OK";
+        req->res.status = h->stateless ? http__modern_status(r->single, r->single_len) : 200;
+        req->res.reason = req->res.status == 200   ? "OK"
+                          : req->res.status == 404 ? "Not Found"
+                                                   : "Bad Request";
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
                        H2O_STRLIT("application/json"));
-        if (h->state == HSESS_OPEN && mcp_session_state(h->session) >= MCP_SESSION_READY)
+        if (!h->stateless && h->state == HSESS_OPEN &&
+            mcp_session_state(h->session) >= MCP_SESSION_READY)
             http__add_header(req, "mcp-session-id", h->id, strlen(h->id));
         req->res.content_length = r->single_len;
         h2o_iovec_t body = h2o_strdup(&req->pool, r->single, r->single_len);
         /* Answered as plain JSON: its event is not needed for resumption. */
-        http__ring_drop_newest(h, r->single_seq);
+        if (!h->stateless)
+            http__ring_drop_newest(h, r->single_seq);
         http__resp_detach(r);
         r->req = NULL;
         http__resp_free(r);
         h2o_send_inline(req, body.base, body.len);
     } else {
-        http__resp_start_sse(r, h->state == HSESS_OPEN ? h : NULL, stream_no);
+        http__resp_start_sse(r, h->stateless || h->state == HSESS_OPEN ? h : NULL, stream_no);
     }
-    if (is_init && h->state == HSESS_OPEN && mcp_session_state(h->session) < MCP_SESSION_READY)
-        mcp_session_close(h->session); /* initialize failed: no session */
 }
 
 static void handle_get(http_server_t *hs, h2o_req_t *req, const token_t *tok)
@@ -413,8 +433,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/healthz"))) {
         bool ok = hs->state == HTTP_ACTIVE;
         const char *body = ok ? "{\"status\":\"ok\"}" : "{\"status\":\"stopping\"}";
-        send_body(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "application/json", body,
-                  strlen(body));
+        http__send_body(req, ok ? 200 : 503, ok ? "OK" : "Service Unavailable", "application/json",
+                        body, strlen(body));
         return 0;
     }
     const token_t *tok;
@@ -432,7 +452,19 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                              "the server is shutting down");
         return 0;
     }
-    if (method_is(req, "POST")) {
+    bool get_or_delete = method_is(req, "GET") || method_is(req, "DELETE");
+    if (get_or_delete && (http__header(req, H2O_STRLIT("mcp-session-id")).base == NULL ||
+                          http__is_modern(req, NULL))) {
+        /* 2026-07-28 is POST only ("A server that supports only this
+         * revision ... HTTP GET or DELETE to the MCP endpoint: respond
+         * with 405"); a 2025-11-25 session names itself. */
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("POST"));
+        http__send_rpc_error(req, 405, "Method Not Allowed", JSONRPC_INVALID_REQUEST,
+                             "Method Not Allowed: MCP " MCP_MODERN_VERSION
+                             " sends every request as a POST (subscriptions/listen replaces the "
+                             "GET stream); GET and DELETE belong to a 2025-11-25 session "
+                             "(Mcp-Session-Id)");
+    } else if (method_is(req, "POST")) {
         handle_post(hs, req, tok);
     } else if (method_is(req, "GET")) {
         handle_get(hs, req, tok);
@@ -440,7 +472,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         hsess_t *h = session_of(hs, req, tok);
         if (h != NULL) {
             mcp_session_close(h->session);
-            send_body(req, 200, "OK", NULL, "", 0);
+            http__send_body(req, 200, "OK", NULL, "", 0);
         }
     } else {
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,

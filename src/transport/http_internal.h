@@ -94,6 +94,11 @@ struct hsess_s {
     bool reading;
     uint64_t last_active;
     const token_t *token;
+    /* One 2026-07-28 request (http_modern.c): no id, no ring, no event
+     * ids; closed once its response is sent, or when its client closes
+     * the stream ("Closing the SSE response stream MUST be treated by the
+     * server as cancellation of that request"). */
+    bool stateless;
 };
 
 typedef struct hconn_s {
@@ -140,6 +145,13 @@ struct http_server_s {
 };
 
 /* http.c */
+/* Answers request m (borrowed, an object with a valid id) on session h:
+ * feeds it to the MCP session and answers JSON when the response came at
+ * once, else an SSE stream. */
+void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m);
+/* A body sent as is with status (a copy of body is made). */
+void http__send_body(h2o_req_t *req, int status, const char *reason, const char *ctype,
+                     const char *body, size_t len);
 void http__add_header(h2o_req_t *req, const char *name, const char *value, size_t len);
 h2o_iovec_t http__header(h2o_req_t *req, const char *lcname, size_t len);
 void http__maybe_closed(http_server_t *hs);
@@ -148,7 +160,9 @@ void http__send_rpc_error(h2o_req_t *req, int status, const char *reason, int co
 
 /* http_stream.c */
 hsess_t *http__hsess_find(http_server_t *hs, h2o_iovec_t id);
-hsess_t *http__hsess_new(http_server_t *hs);
+/* A session for initialize (in hs->by_id under a fresh id), or, when
+ * stateless, for one 2026-07-28 request. NULL on ENOMEM. */
+hsess_t *http__hsess_new(http_server_t *hs, bool stateless);
 lstream_t *http__lstream_by_no(hsess_t *h, uint64_t no);
 /* True when stream no is open or has events kept for replay. */
 bool http__stream_known(hsess_t *h, uint64_t no);
@@ -160,6 +174,22 @@ resp_t *http__resp_new(http_server_t *hs, h2o_req_t *req);
 void http__resp_pump(resp_t *r);
 void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream);
 void http__ring_drop_newest(hsess_t *h, uint64_t seq);
+
+/* http_modern.c */
+/* True when POST message m (an object) is for the 2026-07-28 path: its
+ * params claim the envelope, it is server/discover, or the request's
+ * MCP-Protocol-Version header names a revision without initialize. */
+__attribute__((warn_unused_result)) bool http__is_modern(h2o_req_t *req, const json_t *m);
+/* Serves one 2026-07-28 POST (m borrowed): the validation ladder
+ * (envelope, standard headers), then the request on a stateless session. */
+void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, json_t *m);
+/* The HTTP status of a 2026-07-28 response answered as one JSON text:
+ * 404 for -32601 ("If the server does not implement the requested RPC
+ * method, it MUST respond with 404 Not Found"), 400 for -32021, 200 for
+ * the rest (errors of a method's handling are answered in band). */
+int http__modern_status(const char *msg, size_t len);
+/* Applies tok's policy to a new session (nothing allowed if it fails). */
+void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok);
 
 /* http_auth.c */
 /* The request's single-valued headers: a second Origin, Authorization,

@@ -20,6 +20,7 @@
 
 static const mcp_transport_ops_t hsess_ops;
 static void sweep_cb(uv_idle_t *idle);
+static void hsess_close(void *t);
 
 /* ---- the event ring ----------------------------------------------------- */
 
@@ -74,11 +75,15 @@ void http__ring_drop_newest(hsess_t *h, uint64_t seq)
     h->ring_count--;
 }
 
-/* Formats one SSE event ("id: S-N", event message, the JSON as data lines). */
-static int format_event(buf_t *b, uint64_t stream, uint64_t seq, const char *msg, size_t len)
+/* Formats one SSE event ("id: S-N" unless stateless, event message, the
+ * JSON as data lines). 2026-07-28: "Resumable SSE streams via
+ * Last-Event-ID are not supported": its events carry no id. */
+static int format_event(buf_t *b, bool with_id, uint64_t stream, uint64_t seq, const char *msg,
+                        size_t len)
 {
-    int rc = buf_printf(b, "id: %llu-%llu\nevent: message\n", (unsigned long long)stream,
-                        (unsigned long long)seq);
+    int rc = with_id ? buf_printf(b, "id: %llu-%llu\nevent: message\n", (unsigned long long)stream,
+                                  (unsigned long long)seq)
+                     : buf_append_str(b, "event: message\n");
     const char *p = msg, *end = msg + len;
     while (rc == 0) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -136,14 +141,20 @@ static void resp_proceed(h2o_generator_t *gen, h2o_req_t *req)
 }
 
 /* The client went away (or the connection failed): the stream's events
- * wait in the ring for a resumption. */
+ * wait in the ring for a resumption; a stateless request is cancelled
+ * (its session closes by flag and sweep: its calls are cancelled there). */
 static void resp_stop(h2o_generator_t *gen, h2o_req_t *req)
 {
     resp_t *r = H2O_STRUCT_FROM_MEMBER(resp_t, gen, gen);
     (void)req;
+    hsess_t *h = r->ls ? r->ls->hsess : NULL;
     http__resp_detach(r);
     r->req = NULL;
     http__resp_free(r);
+    if (h != NULL && h->stateless && h->state == HSESS_OPEN) {
+        log_debug(mcp_session_tag(h->session), "the client closed the stream: request cancelled");
+        hsess_close(h);
+    }
 }
 
 /* Hands pending bytes to h2o; ends the response when asked to and
@@ -186,9 +197,14 @@ void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream)
                    H2O_STRLIT("text/event-stream"));
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
                    H2O_STRLIT("no-cache"));
-    if (h)
+    http__add_header(req, "x-accel-buffering", "no", 2);
+    if (h && !h->stateless)
         http__add_header(req, "mcp-session-id", h->id, strlen(h->id));
     h2o_start_response(req, &r->gen);
+    if (h && h->stateless) {
+        http__resp_pump(r); /* no priming event: nothing to resume from */
+        return;
+    }
     buf_t pre;
     buf_init(&pre, r->out.limit);
     /* The priming event's id comes before the events already queued (it
@@ -310,13 +326,14 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
     uint64_t seq = ++h->next_seq;
     buf_t ev;
     buf_init(&ev, (size_t)1 << 30);
-    if (format_event(&ev, stream, seq, msg, len) != 0) {
+    if (format_event(&ev, !h->stateless, stream, seq, msg, len) != 0) {
         buf_free(&ev);
         free(msg);
         return UV_ENOMEM;
     }
     resp_t *r = ls ? ls->resp : NULL;
-    ring_add(h, stream, seq, ev.data, ev.len);
+    if (!h->stateless)
+        ring_add(h, stream, seq, ev.data, ev.len);
     if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs == 0)
         r->single_seq = seq;
     if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs++ == 0) {
@@ -340,6 +357,10 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
                 http__resp_end(r);
             else if (r)
                 r->finish = true; /* decided by the POST handler */
+            /* A stateless session served its one request: it ends (the
+             * session is told by the sweep, not from inside its send). */
+            if (h->stateless)
+                hsess_close(h);
             return 0;
         }
     }
@@ -402,7 +423,8 @@ static void hsess_close(void *t)
         if (r)
             http__resp_end(r);
     }
-    json_object_del(h->hs->by_id, h->id);
+    if (!h->stateless)
+        json_object_del(h->hs->by_id, h->id);
     queue_remove(&h->node);
     queue_push_tail(&h->hs->sweep, &h->node);
     uv_idle_start(&h->hs->sweeper, sweep_cb);
@@ -438,16 +460,17 @@ static void sweep_cb(uv_idle_t *idle)
     http__maybe_closed(hs);
 }
 
-hsess_t *http__hsess_new(http_server_t *hs)
+hsess_t *http__hsess_new(http_server_t *hs, bool stateless)
 {
     hsess_t *h = calloc(1, sizeof *h);
     unsigned char rnd[32];
-    if (h == NULL || uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0) {
+    if (h == NULL || (!stateless && uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0)) {
         free(h);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof rnd; i++)
+    for (size_t i = 0; !stateless && i < sizeof rnd; i++)
         snprintf(h->id + 2 * i, 3, "%02x", rnd[i]);
+    h->stateless = stateless;
     h->hs = hs;
     h->reading = true;
     h->last_active = uv_now(hs->loop);
@@ -458,7 +481,8 @@ hsess_t *http__hsess_new(http_server_t *hs)
         return NULL;
     }
     queue_push_tail(&hs->sessions, &h->node);
-    json_object_set_new(hs->by_id, h->id, json_integer((json_int_t)(intptr_t)h));
+    if (!stateless)
+        json_object_set_new(hs->by_id, h->id, json_integer((json_int_t)(intptr_t)h));
     return h;
 }
 

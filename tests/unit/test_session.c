@@ -552,6 +552,130 @@ static void test_policy_bounds_every_method(void **state)
     teardown_server();
 }
 
+#define ENV_META                                                                                   \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+/* The last output's result, which must be one. */
+static json_t *last_result(void)
+{
+    expect_result();
+    return json_object_get(mem.out[mem.n - 1], "result");
+}
+
+/* 2026-07-28 requests: the envelope decides, results carry resultType,
+ * the server's identity and cache hints, the revision's error codes, and
+ * a connection that began modern refuses requests without the envelope. */
+static void test_modern_requests(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" ENV_META
+             "}}");
+    json_t *r = last_result();
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(r, "supportedVersions"), 0)),
+        "2026-07-28");
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
+            "name")),
+        "parley");
+    assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "public");
+    assert_false(json_is_true(json_object_get(
+        json_object_get(json_object_get(r, "capabilities"), "resources"), "subscribe")));
+
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" ENV_META "}}");
+    r = last_result();
+    assert_int_equal(json_integer_value(json_object_get(r, "ttlMs")), 300000);
+    assert_int_equal((int)json_array_size(json_object_get(r, "tools")), 4);
+
+    /* A result built as text gets the same fields, and stays valid JSON. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"lines\"," ENV_META "}}");
+    r = last_result();
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_non_null(json_object_get(r, "structuredContent"));
+
+    /* Reads: private, immediately stale; not found is -32602. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"v://fixed\"," ENV_META "}}");
+    expect_result();
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"v://nope\"," ENV_META "}}");
+    expect_error(-32602, "5");
+
+    /* Methods 2026-07-28 does not have. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params\":{" ENV_META "}}");
+    expect_error(-32601, "6");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/subscribe\",\"params\":{"
+             "\"uri\":\"v://fixed\"," ENV_META "}}");
+    expect_error(-32601, "7");
+
+    /* Envelope faults. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+    expect_error(-32602, "8");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2031-01-01\","
+             "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    expect_error(-32022, "9");
+    json_t *data = json_object_get(json_object_get(mem.out[mem.n - 1], "error"), "data");
+    assert_string_equal(json_string_value(json_object_get(data, "requested")), "2031-01-01");
+    assert_true(json_array_size(json_object_get(data, "supported")) >= 2);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"server/discover\"}");
+    expect_error(-32602, "10");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+             "\"io.modelcontextprotocol/clientCapabilities\":{},"
+             "\"io.modelcontextprotocol/logLevel\":\"loud\"}}}");
+    expect_error(-32602, "11");
+
+    /* This connection began modern: no envelope, no answer but -32602. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/list\"}");
+    expect_error(-32602, "12");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+    expect_error(-32602, "13");
+
+    /* Under a token's policy, lists are private. */
+    mcp_policy_t only_t = {.toolset_mask = 1u, .read_only = false};
+    mcp_session_set_policy(mem.s, &only_t);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"tools/list\",\"params\":{" ENV_META "}}");
+    r = last_result();
+    assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "private");
+    assert_int_equal((int)json_array_size(json_object_get(r, "tools")), 2);
+    teardown_server();
+}
+
+/* A 2025-11-25 session serves an enveloped request statelessly beside its
+ * own, and keeps -32002 for its own reads. */
+static void test_legacy_then_modern(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+    expect_result();
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"v://nope\"}}");
+    expect_error(-32002, "2");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"v://nope\"," ENV_META "}}");
+    expect_error(-32602, "3");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+    json_t *r = last_result();
+    assert_null(json_object_get(r, "resultType"));
+    assert_null(json_object_get(r, "ttlMs"));
+    expect_ping_ok();
+    teardown_server();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -561,6 +685,8 @@ int main(void)
         cmocka_unit_test(test_inflight_cap),
         cmocka_unit_test(test_policy),
         cmocka_unit_test(test_policy_bounds_every_method),
+        cmocka_unit_test(test_modern_requests),
+        cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_strict_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,243 @@
+/* http_modern: MCP 2026-07-28 on the Streamable HTTP endpoint (see
+ * http_internal.h). One POST is one request, answered by a stateless
+ * session made for it: no Mcp-Session-Id is read or sent, no event ids,
+ * no GET stream. Before the request reaches the session it passes the
+ * revision's checks, each answered with a JSON-RPC error of that revision
+ * and HTTP 400, in the order the official SDK applies them: the
+ * MCP-Protocol-Version header against the body's envelope (-32020), the
+ * envelope itself (-32602, -32022), then the standard headers Mcp-Method
+ * and Mcp-Name against the body (-32020). A POST that claims the
+ * envelope is always answered here, an unsupported version or bad header
+ * included, so a client that speaks both revisions never falls back to
+ * initialize wrongly (transports/streamable-http, Backward
+ * Compatibility). */
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/envelope.h"
+#include "mcp/jsonrpc.h"
+#include "util/log.h"
+
+#include "transport/http_internal.h"
+
+/* Longest Mcp-Name compared (a tool name, prompt name or resource URI). */
+#define HTTP_MCP_NAME_MAX 4096
+
+/* v without the optional whitespace around it (RFC 9110 5.5: "a field
+ * value does not include leading or trailing whitespace"). */
+static h2o_iovec_t trimmed(h2o_iovec_t v)
+{
+    while (v.len > 0 && (v.base[0] == ' ' || v.base[0] == '\t'))
+        v.base++, v.len--;
+    while (v.len > 0 && (v.base[v.len - 1] == ' ' || v.base[v.len - 1] == '\t'))
+        v.len--;
+    return v;
+}
+
+static bool iovec_is(h2o_iovec_t v, const char *s)
+{
+    return v.base != NULL && strlen(s) == v.len && memcmp(v.base, s, v.len) == 0;
+}
+
+bool http__is_modern(h2o_req_t *req, const json_t *m)
+{
+    const json_t *params = json_object_get(m, "params");
+    const char *method = json_string_value(json_object_get(m, "method"));
+    if (mcp_envelope_claimed(params) || (method && strcmp(method, "server/discover") == 0))
+        return true;
+    /* "A request whose protocol-version header names a modern revision
+     * but whose body carries no _meta envelope" is refused by this path
+     * (-32602), not served as a 2025-11-25 one. */
+    return iovec_is(trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version"))),
+                    MCP_MODERN_VERSION);
+}
+
+/* Answers status with a JSON-RPC error for request id (may be NULL). */
+static void reject(h2o_req_t *req, int status, const json_t *id, int code, const char *message,
+                   const json_t *data)
+{
+    size_t len = 0;
+    char *e = jsonrpc_error(id, code, message, data, &len);
+    http__send_body(req, status, status == 404 ? "Not Found" : "Bad Request", "application/json",
+                    e ? e : "", e ? len : 0);
+    free(e);
+}
+
+/* Decodes an Mcp-Name value into out (NUL-terminated): as is, or the
+ * "=?base64?...?=" sentinel form ("servers MUST decode an encoded
+ * Mcp-Name ... before comparing it"). Returns its length, or -1 when the
+ * value is malformed or too long. */
+static int header_value(h2o_iovec_t v, char *out, size_t cap)
+{
+    static const char pre[] = "=?base64?", post[] = "?=";
+    size_t np = sizeof pre - 1, nq = sizeof post - 1;
+    if (v.len >= np + nq && memcmp(v.base, pre, np) == 0 &&
+        memcmp(v.base + v.len - nq, post, nq) == 0) {
+        size_t n = v.len - np - nq;
+        const unsigned char *b64 = (const unsigned char *)v.base + np;
+        if (n % 4 != 0 || n / 4 * 3 + 1 > cap)
+            return -1;
+        int got = EVP_DecodeBlock((unsigned char *)out, b64, (int)n);
+        if (got < 0)
+            return -1;
+        /* EVP_DecodeBlock counts the padding's zero bytes. */
+        for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
+            got--;
+        if (got < 0)
+            return -1;
+        out[got] = '\0';
+        return memchr(out, '\0', (size_t)got) ? -1 : got;
+    }
+    if (v.len + 1 > cap)
+        return -1;
+    memcpy(out, v.base, v.len);
+    out[v.len] = '\0';
+    return (int)v.len;
+}
+
+/* The standard headers against the body: "A required standard header
+ * (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing", "A header
+ * value does not match the corresponding request body value". Returns
+ * true when they agree; else answers 400 -32020. */
+static bool headers_agree(h2o_req_t *req, const json_t *id, const char *method,
+                          const json_t *params)
+{
+    char msg[300];
+    h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
+    h2o_iovec_t mm = trimmed(http__header(req, H2O_STRLIT("mcp-method")));
+    if (pv.base == NULL) {
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
+               "Header mismatch: the MCP-Protocol-Version header is required (" MCP_MODERN_VERSION
+               ", as in params._meta)",
+               NULL);
+        return false;
+    }
+    if (mm.base == NULL || !iovec_is(mm, method)) {
+        snprintf(msg, sizeof msg,
+                 mm.base == NULL ? "Header mismatch: the Mcp-Method header is required (%.100s)"
+                                 : "Header mismatch: the Mcp-Method header does not match the "
+                                   "body's method %.100s",
+                 method);
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+        return false;
+    }
+    const char *field = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
+                            ? "name"
+                        : strcmp(method, "resources/read") == 0 ? "uri"
+                                                                : NULL;
+    if (field == NULL)
+        return true;
+    h2o_iovec_t nm = trimmed(http__header(req, H2O_STRLIT("mcp-name")));
+    const json_t *body = json_object_get(params, field);
+    static char name[HTTP_MCP_NAME_MAX + 1]; /* one request at a time: the loop's */
+    int n = nm.base ? header_value(nm, name, sizeof name) : -1;
+    if (nm.base == NULL || n < 0 || !json_is_string(body) ||
+        json_string_length(body) != (size_t)n || memcmp(json_string_value(body), name, n) != 0) {
+        snprintf(msg, sizeof msg,
+                 nm.base == NULL ? "Header mismatch: the Mcp-Name header is required for %.60s "
+                                   "(params.%s)"
+                 : n < 0         ? "Header mismatch: the Mcp-Name header of %.60s is malformed "
+                                   "(params.%s as is, or =?base64?...?=)"
+                                 : "Header mismatch: the Mcp-Name header does not match the body "
+                                   "of %.60s (params.%s)",
+                 method, field);
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+        return false;
+    }
+    return true;
+}
+
+void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, json_t *m)
+{
+    const json_t *id = json_object_get(m, "id");
+    const char *method = json_string_value(json_object_get(m, "method"));
+    const json_t *params = json_object_get(m, "params");
+    if (method == NULL) {
+        /* "The client MUST NOT send JSON-RPC responses." */
+        reject(req, 400, NULL, JSONRPC_INVALID_REQUEST,
+               "Invalid Request: a POST carries one JSON-RPC request or notification "
+               "(MCP " MCP_MODERN_VERSION " has no server-to-client requests to answer)",
+               NULL);
+        return;
+    }
+    if (params != NULL && !json_is_object(params)) {
+        reject(req, 400, id, JSONRPC_INVALID_PARAMS, "Invalid params: \"params\" must be an object",
+               NULL);
+        return;
+    }
+    /* Era classification: the header cross-checks the body's claim. */
+    h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
+    const char *claim = json_string_value(
+        json_object_get(json_object_get(params, "_meta"), MCP_META_PROTOCOL_VERSION));
+    if (pv.base != NULL && claim != NULL && !iovec_is(pv, claim)) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "Header mismatch: the MCP-Protocol-Version header (%.*s) does not match "
+                 "params._meta (%.40s)",
+                 (int)(pv.len < 40 ? pv.len : 40), pv.base, claim);
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+        return;
+    }
+    mcp_envelope_t env;
+    char msg[320];
+    json_t *data = NULL;
+    int code = mcp_envelope_parse(params, &env, msg, sizeof msg, &data);
+    if (code != 0) {
+        reject(req, 400, id, code, msg, data);
+        json_decref(data);
+        return;
+    }
+    if (id == NULL) {
+        /* A notification: this revision defines none over HTTP
+         * (cancellation is closing the stream); accepted and dropped. */
+        req->res.status = 202;
+        req->res.reason = "Accepted";
+        req->res.content_length = 0;
+        h2o_send_inline(req, "", 0);
+        return;
+    }
+    if (!headers_agree(req, id, method, params))
+        return;
+    if (!mcp_server_admit(hs->srv)) {
+        http__add_header(req, "retry-after", "1", 1);
+        reject(req, 503, id, JSONRPC_SERVER_BUSY, "too many requests in flight; retry later", NULL);
+        return;
+    }
+    hsess_t *h = http__hsess_new(hs, true);
+    if (h == NULL) {
+        http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,
+                             "out of memory");
+        return;
+    }
+    http__apply_token(hs, h, tok);
+    http__serve_request(hs, req, h, m);
+}
+
+int http__modern_status(const char *msg, size_t len)
+{
+    /* The text is jsonrpc_error's or a result's: {"jsonrpc":"2.0","id":ID,
+     * then "error" or "result". ID is a number or a string, in which a
+     * quote is escaped. */
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", err[] = ",\"error\":{\"code\":";
+    const char *p = msg, *end = msg + len;
+    if (len < sizeof head || memcmp(p, head, sizeof head - 1) != 0)
+        return 200;
+    p += sizeof head - 1;
+    if (p < end && *p == '"') {
+        for (p++; p < end && *p != '"'; p++)
+            if (*p == '\\')
+                p++;
+        p++;
+    } else {
+        while (p < end && *p != ',')
+            p++;
+    }
+    if (p >= end || (size_t)(end - p) <= sizeof err || memcmp(p, err, sizeof err - 1) != 0)
+        return 200;
+    long code = strtol(p + sizeof err - 1, NULL, 10);
+    return code == JSONRPC_METHOD_NOT_FOUND       ? 404
+           : code == MCP_ERROR_MISSING_CAPABILITY ? 400
+                                                  : 200;
+}
