@@ -8,6 +8,7 @@
 
 #include "mcp/envelope.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "mcp/session.h"
 #include "util/buf.h"
@@ -180,6 +181,103 @@ bool mcp_call_client_has(const mcp_call_t *c, const char *cap, const char *mode)
            json_object_get(v, "url") == NULL;
 }
 
+static void call_end(mcp_call_t *c, char *msg, size_t len);
+
+bool mcp_call_can_ask(const mcp_call_t *c)
+{
+    return c->modern;
+}
+
+const json_t *mcp_call_input_response(const mcp_call_t *c, const char *key)
+{
+    return json_object_get(c->input_responses, key);
+}
+
+const json_t *mcp_call_request_state(const mcp_call_t *c)
+{
+    return c->request_state;
+}
+
+/* The client capability input request r needs ("elicitation" in url mode
+ * needs elicitation.url), or NULL when it has it. */
+static const char *missing_capability(const mcp_call_t *c, const json_t *r, const char **mode)
+{
+    const char *method = json_string_value(json_object_get(r, "method"));
+    const char *m = json_string_value(json_object_get(json_object_get(r, "params"), "mode"));
+    *mode = NULL;
+    if (method && strcmp(method, "elicitation/create") == 0) {
+        *mode = m && strcmp(m, "url") == 0 ? "url" : "form";
+        return mcp_call_client_has(c, "elicitation", *mode) ? NULL : "elicitation";
+    }
+    if (method && strcmp(method, "sampling/createMessage") == 0)
+        return mcp_call_client_has(c, "sampling", NULL) ? NULL : "sampling";
+    if (method && strcmp(method, "roots/list") == 0)
+        return mcp_call_client_has(c, "roots", NULL) ? NULL : "roots";
+    return "an input request method of elicitation/create, sampling/createMessage or roots/list";
+}
+
+void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_t *state)
+{
+    mcp_server_t *srv = mcp_session__server(c->session);
+    if (!c->modern || !srv->state_key_ok) {
+        json_decref(input_requests);
+        json_decref(state);
+        mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR,
+                                  "this call cannot ask the client for input", NULL);
+        return;
+    }
+    const char *key;
+    json_t *r;
+    json_object_foreach(input_requests, key, r)
+    {
+        const char *mode, *cap = missing_capability(c, r, &mode);
+        if (cap != NULL) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "Missing required client capability: %s%s (declare it in "
+                     "_meta[\"io.modelcontextprotocol/clientCapabilities\"])",
+                     cap, mode && strcmp(mode, "url") == 0 ? " (url mode)" : "");
+            json_t *req = json_object();
+            json_object_set_new(req, cap,
+                                mode && strcmp(mode, "url") == 0 ? json_pack("{s:{}}", "url")
+                                                                 : json_object());
+            json_decref(input_requests);
+            json_decref(state);
+            mcp_call_finish_rpc_error(c, MCP_ERROR_MISSING_CAPABILITY, msg,
+                                      json_pack("{s:o}", "requiredCapabilities", req));
+            return;
+        }
+    }
+    json_t *result = json_pack("{s:o}", "inputRequests", input_requests);
+    if (state != NULL) {
+        char ctx[320], *text = NULL;
+        uv_timeval64_t tv;
+        uv_gettimeofday(&tv);
+        mcp_session__state_context(c->session, (int)c->kind, c->name, ctx, sizeof ctx);
+        int rc =
+            mcp_request_state_seal(&srv->state_key, ctx, state,
+                                   (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000, &text);
+        json_decref(state);
+        if (rc != 0) {
+            json_decref(result);
+            mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, "cannot seal the request state",
+                                      NULL);
+            return;
+        }
+        json_object_set_new(result, "requestState", json_string(text));
+        free(text);
+    }
+    if (mcp_envelope_complete(result, srv->name, srv->version) != 0 ||
+        json_object_set_new(result, "resultType", json_string("input_required")) != 0) {
+        json_decref(result);
+        result = NULL;
+    }
+    size_t len = 0;
+    char *msg = jsonrpc_result(c->id, result, &len);
+    json_decref(result);
+    call_end(c, msg, len);
+}
+
 void mcp_call_notify(mcp_call_t *c, const char *method, json_t *params)
 {
     if (!call_can_send(c)) {
@@ -215,6 +313,8 @@ static void call_end(mcp_call_t *c, char *msg, size_t len)
     json_decref(c->args);
     json_decref(c->progress_token);
     json_decref(c->caps);
+    json_decref(c->input_responses);
+    json_decref(c->request_state);
     mcp_session__call_done(s, c);
     free(c);
 }

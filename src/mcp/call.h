@@ -71,6 +71,12 @@ typedef struct mcp_call_s {
     bool modern;
     json_t *caps;  /* the client's capabilities when modern */
     int log_level; /* when modern: mcp_log_level_t, or MCP_ENVELOPE_LOG_OFF */
+    /* Multi round-trip requests (2026-07-28): the client's answers to an
+     * earlier input_required round (params.inputResponses, an object of
+     * objects) and the state that round returned, opened and checked by
+     * the session (mcp_call_request_state). NULL when absent. */
+    json_t *input_responses;
+    json_t *request_state;
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
@@ -115,6 +121,39 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
  * has "form" but not "url". */
 __attribute__((warn_unused_result)) bool mcp_call_client_has(const mcp_call_t *c, const char *cap,
                                                              const char *mode);
+
+/* ---- multi round-trip requests (2026-07-28) -------------------------------
+ * A 2026-07-28 server asks the client nothing by a request of its own:
+ * tools/call, prompts/get and resources/read answer "input_required"
+ * with what they need (inputRequests: key -> {method, params}, the
+ * methods elicitation/create, sampling/createMessage, roots/list) and a
+ * requestState; the client calls again, same params, with inputResponses
+ * (key -> its answer) and that requestState. The handler runs afresh for
+ * each round: what it needs from the last one is in the state. */
+
+/* True when the call may finish with mcp_call_finish_input_required (a
+ * 2026-07-28 request). */
+__attribute__((warn_unused_result)) bool mcp_call_can_ask(const mcp_call_t *c);
+
+/* The answer to input request key of the last round (an object: an
+ * ElicitResult, CreateMessageResult or ListRootsResult), or NULL. */
+const json_t *mcp_call_input_response(const mcp_call_t *c, const char *key);
+
+/* The state the last round returned, or NULL. The session opened it: it
+ * was sealed by a server with this server's state key, for this tool,
+ * prompt or resource and this bearer token, within MCP_REQUEST_STATE_TTL_MS
+ * (a changed, foreign or stale one is refused with -32602 before the
+ * handler runs). */
+const json_t *mcp_call_request_state(const mcp_call_t *c);
+
+/* Finishes with resultType "input_required": input_requests (stolen,
+ * key -> {method, params}) and state (stolen, any JSON or NULL; sealed
+ * into requestState). A request the client's capabilities do not allow
+ * (elicitation, its url mode, sampling, roots) finishes the call with
+ * -32021 and data.requiredCapabilities instead: check with
+ * mcp_call_client_has first. Only for mcp_call_can_ask calls (others get
+ * an internal error). */
+void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_t *state);
 
 /* Sends a notification (method, params stolen) related to the call, unless
  * it is finished or cancelled: e.g. notifications/elicitation/complete. */

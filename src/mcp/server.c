@@ -158,6 +158,7 @@ static void sweep_cb(uv_idle_t *h)
         uv_close((uv_handle_t *)&srv->wait_ticker, NULL);
         uv_close((uv_handle_t *)&srv->init_ticker, NULL);
         mcp_registry_free(&srv->registry);
+        sealed_key_wipe(&srv->state_key);
         if (cb)
             cb(srv);
     }
@@ -183,6 +184,18 @@ void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registr
     srv->wait_ticker.data = srv;
     uv_timer_init(loop, &srv->init_ticker);
     srv->init_ticker.data = srv;
+    /* A key of this process alone until the entry sets a shared one. */
+    srv->state_key_ok =
+        uv_random(NULL, NULL, srv->state_key.key, sizeof srv->state_key.key, 0, NULL) == 0;
+    if (!srv->state_key_ok)
+        log_error("mcp", "no random bytes for the requestState key: multi round-trip requests "
+                         "are refused");
+}
+
+void mcp_server_set_state_key(mcp_server_t *srv, const sealed_key_t *key)
+{
+    srv->state_key = *key;
+    srv->state_key_ok = true;
 }
 
 const char *mcp_server__complete_text(mcp_server_t *srv)

@@ -12,6 +12,7 @@
 
 #include "mcp/registry.h"
 #include "util/buf.h"
+#include "util/sealed.h"
 #include "util/queue.h"
 
 /* Defaults of the limits (config keys of the same name in lower case). */
@@ -100,6 +101,11 @@ typedef struct mcp_server_s {
     /* ,"resultType":"complete","_meta":{serverInfo} for 2026-07-28 results
      * built as text; filled on first use (mcp_server__complete_text). */
     char complete_text[256];
+    /* Seals 2026-07-28 requestState (mcp/request_state.h): random per
+     * process unless the entry sets a shared one (mcp_server_set_state_key),
+     * which several daemons behind one balancer need. */
+    sealed_key_t state_key;
+    bool state_key_ok;
     bool closing;
     void (*close_cb)(struct mcp_server_s *);
 } mcp_server_t;
@@ -108,6 +114,9 @@ typedef struct mcp_server_s {
  * (ownership passes). */
 void mcp_server_init(mcp_server_t *srv, uv_loop_t *loop, mcp_registry_t *registry,
                      const mcp_limits_t *limits);
+
+/* Sets the key that seals requestState (copied). */
+void mcp_server_set_state_key(mcp_server_t *srv, const sealed_key_t *key);
 
 /* Default limits. */
 void mcp_limits_default(mcp_limits_t *l);

@@ -88,6 +88,17 @@ void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
     s->policy_private = true;
 }
 
+void mcp_session_set_principal(mcp_session_t *s, const char *principal)
+{
+    snprintf(s->principal, sizeof s->principal, "%s", principal);
+}
+
+void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name, char *out,
+                                size_t cap)
+{
+    snprintf(out, cap, "parley-mcp-state|%d|%.200s|%s", kind, name, s->principal);
+}
+
 bool mcp_protocol_supported(const char *version)
 {
     for (int i = 0; mcp_protocol_versions[i]; i++)

@@ -72,6 +72,10 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
 /* Restricts what the session offers (before initialize). */
 void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p);
 
+/* Names who is asking (a digest of the bearer token; at most 64
+ * characters): a 2026-07-28 requestState is bound to it. */
+void mcp_session_set_principal(mcp_session_t *s, const char *principal);
+
 /* True when version is a revision this server speaks. */
 __attribute__((warn_unused_result)) bool mcp_protocol_supported(const char *version);
 
@@ -117,6 +121,10 @@ __attribute__((warn_unused_result)) bool mcp_session__client_has(const mcp_sessi
                                                                  const char *cap);
 /* Internal (call.c): the client's declaration of capability cap, or NULL. */
 const json_t *mcp_session__client_cap(const mcp_session_t *s, const char *cap);
+/* Internal (call.c): the context a requestState of call kind/name is
+ * sealed under for this session's principal (mcp/request_state.h). */
+void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name, char *out,
+                                size_t cap);
 /* Internal (call.c): a fresh id for a server-to-client request. */
 int64_t mcp_session__next_request_id(mcp_session_t *s);
 /* Internal (server.c): notifies the session if it subscribed to uri. */

@@ -37,6 +37,7 @@ struct mcp_session_s {
     int64_t next_request_id;
     mcp_policy_t policy;
     bool policy_private; /* a token's policy applies: answers are per token */
+    char principal[65];  /* mcp_session_set_principal; "" without a token */
     mcp_era_t era;
     /* The 2026-07-28 request being dispatched (its handler runs inside
      * mcp_session_receive_json), NULL for a 2025-11-25 one. Calls copy

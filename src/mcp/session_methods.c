@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/request_state.h"
 #include "mcp/schema.h"
 #include "mcp/session_internal.h"
 #include "util/log.h"
@@ -59,6 +60,68 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
     list_page(s, id, params, "tools", all);
 }
 
+/* The multi round-trip fields of a 2026-07-28 request of kind/name:
+ * params.inputResponses (an object of objects) and params.requestState
+ * (opened and checked). Returns false when it answered an error. */
+static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kind, const char *name,
+                         const json_t *params, json_t **responses, json_t **state)
+{
+    char msg[300];
+    *responses = *state = NULL;
+    const json_t *ir = json_object_get(params, "inputResponses");
+    if (ir != NULL && !json_is_null(ir)) {
+        const char *key;
+        const json_t *v;
+        if (!json_is_object(ir)) {
+            mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
+                                    "Invalid params: inputResponses must be an object (the key of "
+                                    "each input request -> the client's answer to it)",
+                                    NULL);
+            return false;
+        }
+        json_object_foreach((json_t *)ir, key, v)
+        {
+            if (!json_is_object(v)) {
+                snprintf(msg, sizeof msg,
+                         "Invalid params: inputResponses[\"%.80s\"] must be an object (an "
+                         "ElicitResult, CreateMessageResult or ListRootsResult)",
+                         key);
+                mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+                return false;
+            }
+        }
+        *responses = json_incref((json_t *)ir);
+    }
+    const json_t *rs = json_object_get(params, "requestState");
+    if (rs == NULL || json_is_null(rs))
+        return true;
+    const char *text = mcp_session__str(rs);
+    int rc = UV_EINVAL;
+    if (text != NULL && s->srv->state_key_ok) {
+        char ctx[320];
+        uv_timeval64_t tv;
+        uv_gettimeofday(&tv);
+        mcp_session__state_context(s, kind, name, ctx, sizeof ctx);
+        rc =
+            mcp_request_state_open(&s->srv->state_key, ctx, text,
+                                   (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000, state);
+    }
+    if (rc == 0)
+        return true;
+    json_decref(*responses);
+    *responses = NULL;
+    mcp_session__send_error(
+        s, id, JSONRPC_INVALID_PARAMS,
+        rc == UV_ETIMEDOUT
+            ? "Invalid params: requestState expired (a round trip must end within 15 minutes); "
+              "call again without inputResponses and requestState"
+            : "Invalid params: requestState integrity check failed (changed, or sealed for "
+              "another tool, token or server key); call again without inputResponses and "
+              "requestState",
+        NULL);
+    return false;
+}
+
 /* Admits a request that a handler answers: checks the global cap on work
  * in flight (a busy error with retryAfterMs past it), and registers the
  * call. NULL when it was answered already. */
@@ -73,12 +136,17 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         json_decref(data);
         return NULL;
     }
+    json_t *responses = NULL, *state = NULL;
+    if (s->env != NULL && !modern_round(s, id, kind, name, params, &responses, &state))
+        return NULL;
     const json_t *meta = json_object_get(params, "_meta");
     json_t *token = json_object_get(meta, "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
         token = NULL;
     mcp_call_t *c = mcp_call__new(s, kind, name, id, args, token);
     if (c == NULL) {
+        json_decref(responses);
+        json_decref(state);
         mcp_session__send_error(s, id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
         return NULL;
     }
@@ -86,6 +154,8 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         c->modern = true;
         c->caps = json_incref((json_t *)s->env->caps);
         c->log_level = s->env->log_level;
+        c->input_responses = responses;
+        c->request_state = state;
     }
     c->started_ns = uv_hrtime();
     queue_push_tail(&s->calls, &c->node);

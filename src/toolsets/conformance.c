@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "mcp/call.h"
+#include "toolsets/conformance_modern.h"
 
 #define PNG_1X1                                                                                    \
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJg" \
@@ -438,10 +439,56 @@ static const mcp_tool_def_t tools[] = {
      NULL, RO, reconnection, NULL},
     {"json_schema_2020_12_tool", "JSON Schema 2020-12", "Tool with JSON Schema 2020-12 features",
      "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-     "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
-     "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
-     "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+     "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
+     "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{"
+     "\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+     "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},\"phone\":{"
+     "\"type\":\"string\"},\"email\":{\"type\":\"string\"}},\"allOf\":[{\"anyOf\":[{"
+     "\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],\"if\":{\"properties\":{"
+     "\"contactMethod\":{\"const\":\"phone\"}},\"required\":[\"contactMethod\"]},\"then\":{"
+     "\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
+     "\"additionalProperties\":false}",
      NULL, RO, schema_2020_12, NULL},
+    /* 2026-07-28 (conformance_modern.c). */
+    {"test_missing_capability", "Missing capability",
+     "Needs the client's sampling capability: without it, error -32021.", NO_ARGS, NULL, RO,
+     conformance_missing_capability, NULL},
+    {"test_streaming_elicitation", "Streaming elicitation",
+     "Asks for a confirmation by a multi round-trip request, never by a request on the stream.",
+     NO_ARGS, NULL, RO, conformance_streaming_elicitation, NULL},
+    {"test_logging_tool", "Logging on request",
+     "Logs a message only when the request asks for a log level.", NO_ARGS, NULL, RO,
+     conformance_logging_tool, NULL},
+    {"test_custom_header", "Custom header",
+     "Echoes its region, which HTTP clients mirror into the Mcp-Param-Region header.",
+     "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\",\"description\":"
+     "\"Region, mirrored into Mcp-Param-Region\",\"x-mcp-header\":\"Region\"}},\"required\":["
+     "\"region\"]}",
+     NULL, RO, conformance_custom_header, NULL},
+    {"test_input_required_result_elicitation", "MRTR elicitation",
+     "Asks the user's name by a multi round-trip request (key user_name).", NO_ARGS, NULL, RO,
+     conformance_ir_elicitation, NULL},
+    {"test_input_required_result_sampling", "MRTR sampling",
+     "Asks the client's model a question by a multi round-trip request.", NO_ARGS, NULL, RO,
+     conformance_ir_sampling, NULL},
+    {"test_input_required_result_list_roots", "MRTR roots",
+     "Asks the client's roots by a multi round-trip request.", NO_ARGS, NULL, RO,
+     conformance_ir_list_roots, NULL},
+    {"test_input_required_result_request_state", "MRTR request state",
+     "Asks a confirmation and checks the requestState it sealed.", NO_ARGS, NULL, RO,
+     conformance_ir_request_state, NULL},
+    {"test_input_required_result_multiple_inputs", "MRTR several inputs",
+     "Asks a name, a model's greeting and the roots in one round.", NO_ARGS, NULL, RO,
+     conformance_ir_multiple_inputs, NULL},
+    {"test_input_required_result_multi_round", "MRTR two rounds",
+     "Asks a name, then a colour, carrying the name in requestState.", NO_ARGS, NULL, RO,
+     conformance_ir_multi_round, NULL},
+    {"test_input_required_result_tampered_state", "MRTR sealed state",
+     "Refuses a requestState that was changed.", NO_ARGS, NULL, RO, conformance_ir_tampered_state,
+     NULL},
+    {"test_input_required_result_capabilities", "MRTR capabilities",
+     "Asks only what the request's capabilities allow.", NO_ARGS, NULL, RO,
+     conformance_ir_capabilities, NULL},
 };
 
 static const mcp_resource_def_t resources[] = {
@@ -468,6 +515,8 @@ static const mcp_prompt_def_t prompts[] = {
      prompt_embedded},
     {"test_prompt_with_image", "Prompt with an image", "A prompt that includes an image.", NULL,
      prompt_image},
+    {"test_input_required_result_prompt", "MRTR prompt",
+     "MRTR: prompt that requires elicitation input", NULL, conformance_ir_prompt},
 };
 
 const mcp_toolset_t toolset_conformance = {

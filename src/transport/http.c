@@ -8,6 +8,7 @@
 
 #include <h2o.h>
 #include <h2o/http2.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,15 @@ void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok)
     h->token = tok;
     if (tok == NULL)
         return;
+    /* The principal a 2026-07-28 requestState is bound to: a digest of
+     * the token, never the token. */
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char principal[65] = "";
+    if (EVP_Digest(tok->secret, tok->len, md, &mdlen, EVP_sha256(), NULL) == 1)
+        for (unsigned int i = 0; i < mdlen && i < 32; i++)
+            snprintf(principal + 2 * i, 3, "%02x", md[i]);
+    mcp_session_set_principal(h->session, principal);
     /* Checked at start; should it fail now, the session gets nothing
      * rather than everything. */
     mcp_policy_t pol = {.toolset_mask = 0, .read_only = true};

@@ -11,6 +11,7 @@
  * included, so a client that speaks both revisions never falls back to
  * initialize wrongly (transports/streamable-http, Backward
  * Compatibility). */
+#include <ctype.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,11 +98,64 @@ static int header_value(h2o_iovec_t v, char *out, size_t cap)
     return (int)v.len;
 }
 
+/* The Mcp-Param-{Name} headers of tool arguments marked x-mcp-header
+ * (transports/streamable-http, Custom Headers from Tool Parameters):
+ * "Servers MUST reject requests with a 400 Bad Request HTTP status and
+ * JSON-RPC error code -32020 (HeaderMismatch) if any validation fails";
+ * a value in the arguments needs its header, decoded equal to it. Walks
+ * the schema's properties (nested ones by properties alone, as the rule
+ * says). Returns true when all agree; else answers 400 -32020. */
+static bool params_agree(h2o_req_t *req, const json_t *id, const json_t *schema, const json_t *args,
+                         int depth)
+{
+    const char *key;
+    json_t *prop;
+    json_object_foreach(json_object_get(schema, "properties"), key, prop)
+    {
+        const json_t *value = json_object_get(args, key);
+        if (value == NULL || json_is_null(value))
+            continue;
+        if (json_is_object(value) && depth < 8 && !params_agree(req, id, prop, value, depth + 1))
+            return false;
+        const char *hname = json_string_value(json_object_get(prop, "x-mcp-header"));
+        if (hname == NULL)
+            continue;
+        char lc[128], want[64], got[HTTP_MCP_NAME_MAX + 1], msg[300];
+        int n = snprintf(lc, sizeof lc, "mcp-param-%s", hname);
+        for (int i = 0; i < n && i < (int)sizeof lc; i++)
+            lc[i] = (char)tolower((unsigned char)lc[i]);
+        const char *text = json_string_value(value);
+        if (json_is_integer(value)) {
+            snprintf(want, sizeof want, "%lld", (long long)json_integer_value(value));
+            text = want;
+        } else if (json_is_boolean(value)) {
+            text = json_is_true(value) ? "true" : "false";
+        }
+        h2o_iovec_t hv = n > 0 && (size_t)n < sizeof lc ? trimmed(http__header(req, lc, (size_t)n))
+                                                        : h2o_iovec_init(NULL, 0);
+        int got_len = hv.base ? header_value(hv, got, sizeof got) : -1;
+        if (text == NULL || hv.base == NULL || got_len < 0 || strlen(text) != (size_t)got_len ||
+            memcmp(text, got, (size_t)got_len) != 0) {
+            snprintf(msg, sizeof msg,
+                     hv.base == NULL ? "Header mismatch: the Mcp-Param-%.60s header is required "
+                                       "(argument %.60s is marked x-mcp-header)"
+                     : got_len < 0   ? "Header mismatch: the Mcp-Param-%.60s header is malformed "
+                                       "(argument %.60s: as is, or =?base64?...?=)"
+                                     : "Header mismatch: the Mcp-Param-%.60s header does not "
+                                       "match argument %.60s",
+                     hname, key);
+            reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The standard headers against the body: "A required standard header
  * (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing", "A header
  * value does not match the corresponding request body value". Returns
  * true when they agree; else answers 400 -32020. */
-static bool headers_agree(h2o_req_t *req, const json_t *id, const char *method,
+static bool headers_agree(http_server_t *hs, h2o_req_t *req, const json_t *id, const char *method,
                           const json_t *params)
 {
     char msg[300];
@@ -145,6 +199,12 @@ static bool headers_agree(h2o_req_t *req, const json_t *id, const char *method,
                  method, field);
         reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
         return false;
+    }
+    if (strcmp(method, "tools/call") == 0) {
+        const mcp_tool_t *tool = mcp_registry_find(&hs->srv->registry, name);
+        if (tool != NULL &&
+            !params_agree(req, id, tool->input_schema, json_object_get(params, "arguments"), 0))
+            return false;
     }
     return true;
 }
@@ -198,7 +258,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         h2o_send_inline(req, "", 0);
         return;
     }
-    if (!headers_agree(req, id, method, params))
+    if (!headers_agree(hs, req, id, method, params))
         return;
     if (!mcp_server_admit(hs->srv)) {
         http__add_header(req, "retry-after", "1", 1);

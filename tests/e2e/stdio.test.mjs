@@ -230,7 +230,7 @@ test("resources and prompts", async () => {
     assert.deepEqual(await client.subscribeResource({ uri: "test://watched-resource" }), {});
     assert.deepEqual(await client.unsubscribeResource({ uri: "test://watched-resource" }), {});
     const prompts = await client.listPrompts();
-    assert.equal(prompts.prompts.length, 4);
+    assert.equal(prompts.prompts.length, 5);
     const p = await client.getPrompt({
       name: "test_prompt_with_arguments",
       arguments: { arg1: "A1", arg2: "B2" },
@@ -292,7 +292,7 @@ test("stdio: stdin and stdout may be regular files", async () => {
   const progress = lines.filter((l) => l.method === "notifications/progress");
   assert.deepEqual(progress.map((p) => p.params.progress), [0, 50, 100]);
   assert.ok(lines.some((l) => l.id === 2 && l.result));
-  assert.equal(lines.find((l) => l.id === 3).result.tools.length, 14);
+  assert.equal(lines.find((l) => l.id === 3).result.tools.length, 26);
 });
 
 test("a database that does not exist fails start-up at once with the server's message", () => {
