@@ -15,6 +15,8 @@
 
 /* Name of the NOTIFY channel the daemon listens on. */
 #define APP_NOTIFY_CHANNEL "parley_events"
+/* The requestState key's file in the data directory (state_key_file). */
+#define APP_STATE_KEY_FILE "mcp-state.key"
 
 /* Runs cmd (CLI_CMD_SERVE or CLI_CMD_MIGRATE) on a fresh loop until it
  * ends; returns the process exit status. */

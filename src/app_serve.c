@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "archive/archive.h"
 #include "archive/memory_django.h"
@@ -28,6 +29,7 @@
 #include "upstream/connectors.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/sealed.h"
 
 /* ---- the parts' stages ------------------------------------------------------ */
 
@@ -134,10 +136,21 @@ static const app_part_ops_t follow_part = {
 
 /* ---- start ------------------------------------------------------------------ */
 
+static void resource_changed(const char *uri, void *data)
+{
+    app_t *a = data;
+    mcp_server_resource_updated(&a->mcp, uri);
+}
+
+/* The store changed (a write of any daemon on it, this one included):
+ * its toolsets name the resources it touched, and the sessions that
+ * watch them are told. */
 static void on_notify(pg_listen_t *l, const char *channel, const char *payload)
 {
-    (void)l;
+    app_t *a = pg_listen_data(l);
     log_debug("listen", "notification on %s: %.200s", channel, payload);
+    if (a->mcp_started)
+        toolsets_store_changed(payload, resource_changed, a);
 }
 
 /* The daemon's own figures for serverStatus (malloc'd JSON). */
@@ -197,6 +210,32 @@ static int start_reads(app_t *a, char *err, size_t errcap)
     return rc != 0 ? rc : app_push(a, &listen_part, listen);
 }
 
+/* The key that seals 2026-07-28 requestState: state_key_file, else
+ * DATA_DIR/mcp-state.key when the data directory exists (daemons on one
+ * data directory share it), else the server's own per-process key. A
+ * small file read once at start. */
+static int load_state_key(app_t *a, char *err, size_t errcap)
+{
+    const config_t *cfg = a->cfg;
+    char path[CONFIG_PATH_MAX + 32];
+    struct stat st;
+    if (cfg->state_key_file[0] != '\0')
+        snprintf(path, sizeof path, "%s", cfg->state_key_file);
+    else if (stat(cfg->data_dir, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(path, sizeof path, "%s/%s", cfg->data_dir, APP_STATE_KEY_FILE);
+    else {
+        log_debug(APP_TAG, "no data directory: requestState is sealed with this process's key");
+        return 0;
+    }
+    sealed_key_t key;
+    int rc = sealed_key_load(path, &key, err, errcap);
+    if (rc != 0)
+        return rc;
+    mcp_server_set_state_key(&a->mcp, &key);
+    sealed_key_wipe(&key);
+    return 0;
+}
+
 /* The MCP server over the selected toolsets. */
 static int start_mcp(app_t *a, char *err, size_t errcap)
 {
@@ -228,7 +267,9 @@ static int start_mcp(app_t *a, char *err, size_t errcap)
         "chats and agents' past sessions, kept in PostgreSQL. Use the tools to list, search "
         "and read conversations; list tools to see what this server offers.";
     a->mcp_started = true;
-    return app_push(a, &mcp_part, &a->mcp);
+    if ((rc = app_push(a, &mcp_part, &a->mcp)) != 0)
+        return rc;
+    return load_state_key(a, err, errcap);
 }
 
 /* The store as the toolsets see it, the client for URLs tools give (under

@@ -122,6 +122,11 @@ static const opt_t opts[] = {
      "PEM private key matching tls_cert.", "FILE", 0},
     {"token_file", "PARLEY_TOKEN_FILE", OPT_STR, OFF(token_file), SZ(token_file), 0, 0, "(none)",
      "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE", 0},
+    {"state_key_file", "PARLEY_STATE_KEY_FILE", OPT_STR, OFF(state_key_file), SZ(state_key_file), 0,
+     0, "(DATA_DIR/mcp-state.key)",
+     "Key that seals MCP 2026-07-28 requestState (created, mode 0600, when missing); daemons "
+     "behind one balancer share it.",
+     "FILE", 0},
     {"allowed_origins", "PARLEY_ALLOWED_ORIGINS", OPT_STR, OFF(allowed_origins),
      SZ(allowed_origins), 0, 0, "(loopback origins)",
      "Comma-separated Origin values HTTP requests may carry besides loopback ones.", "LIST", 0},

@@ -230,7 +230,7 @@ void endpoints_close(endpoints_t *e, void (*cb)(void *data), void *data)
     }
     if (e->stdio) {
         e->parts++;
-        conn_close(e->stdio);
+        conn_end(e->stdio);
     }
     part_closed(e);
 }

@@ -183,6 +183,11 @@ bool mcp_call_client_has(const mcp_call_t *c, const char *cap, const char *mode)
 
 static void call_end(mcp_call_t *c, char *msg, size_t len);
 
+void mcp_call_list_changed(mcp_call_t *c, const char *list)
+{
+    mcp_server_list_changed(mcp_session__server(c->session), list);
+}
+
 bool mcp_call_can_ask(const mcp_call_t *c)
 {
     return c->modern;

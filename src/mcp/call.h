@@ -155,6 +155,10 @@ const json_t *mcp_call_request_state(const mcp_call_t *c);
  * an internal error). */
 void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_t *state);
 
+/* Tells 2026-07-28 listeners that list ("tools", "prompts", "resources")
+ * changed (for toolsets whose lists change: mcp_toolset_t.lists_change). */
+void mcp_call_list_changed(mcp_call_t *c, const char *list);
+
 /* Sends a notification (method, params stolen) related to the call, unless
  * it is finished or cancelled: e.g. notifications/elicitation/complete. */
 void mcp_call_notify(mcp_call_t *c, const char *method, json_t *params);

@@ -355,3 +355,11 @@ const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name)
             return &r->tools[i];
     return NULL;
 }
+
+bool mcp_registry_lists_change(const mcp_registry_t *r)
+{
+    for (int i = 0; i < r->ntoolsets; i++)
+        if (r->toolsets[i]->lists_change)
+            return true;
+    return false;
+}

@@ -79,6 +79,10 @@ typedef struct mcp_toolset_s {
     const mcp_prompt_def_t *prompts;
     int nprompts;
     bool on_request_only; /* not part of "all" (e.g. a test fixture toolset) */
+    /* Its tools or prompts can change while the daemon runs (it calls
+     * mcp_server_list_changed): 2026-07-28 listeners may ask for
+     * list_changed. Only the conformance fixtures do. */
+    bool lists_change;
 } mcp_toolset_t;
 
 typedef struct mcp_tool_s {
@@ -123,6 +127,9 @@ typedef struct mcp_registry_s {
  * naming an unknown toolset or a bad definition. */
 int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
                        const char *toolsets, bool read_only, char *err, size_t errcap);
+
+/* True when a selected toolset's lists can change (lists_change). */
+__attribute__((warn_unused_result)) bool mcp_registry_lists_change(const mcp_registry_t *r);
 
 /* True when ts was selected. */
 __attribute__((warn_unused_result)) bool mcp_registry_has_toolset(const mcp_registry_t *r,

@@ -25,6 +25,7 @@ const char *const mcp_method_names[MCP_M_COUNT] = {
     "completion/complete",
     "logging/setLevel",
     "server/discover",
+    "subscriptions/listen",
     "other",
 };
 
@@ -59,6 +60,12 @@ void mcp_server_observe_latency(mcp_server_t *srv, double seconds)
         i++;
     srv->stats.latency_count[i]++;
     srv->stats.latency_sum += seconds;
+}
+
+void mcp_server_list_changed(mcp_server_t *srv, const char *list)
+{
+    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions; n = n->next)
+        mcp_session__list_changed(mcp_session__from_node(n), list);
 }
 
 void mcp_server_resource_updated(mcp_server_t *srv, const char *uri)

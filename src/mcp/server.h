@@ -29,8 +29,10 @@
 /* How often waiting server-to-client requests are checked for timeouts. */
 #define MCP_WAIT_TICK_MS 100
 #define MCP_INIT_TICK_MS 1000
-/* Resource subscriptions one session may hold. */
+/* Resource subscriptions one session (or one listen) may hold. */
 #define MCP_SESSION_MAX_SUBSCRIPTIONS 256
+/* 2026-07-28 subscriptions/listen open on one connection at once. */
+#define MCP_SESSION_MAX_LISTENS 16
 /* retryAfterMs suggested with a "server busy" error. */
 #define MCP_BUSY_RETRY_AFTER_MS 200
 
@@ -63,6 +65,7 @@ typedef enum {
     MCP_M_COMPLETION_COMPLETE,
     MCP_M_LOGGING_SET_LEVEL,
     MCP_M_SERVER_DISCOVER,
+    MCP_M_SUBSCRIPTIONS_LISTEN,
     MCP_M_OTHER,
     MCP_M_COUNT
 } mcp_method_t;
@@ -131,6 +134,10 @@ __attribute__((warn_unused_result)) bool mcp_server_admit(mcp_server_t *srv);
 /* Sends notifications/resources/updated to every session subscribed to
  * uri. */
 void mcp_server_resource_updated(mcp_server_t *srv, const char *uri);
+
+/* Sends notifications/LIST/list_changed (list: "tools", "prompts",
+ * "resources") to the 2026-07-28 listens that asked for it. */
+void mcp_server_list_changed(mcp_server_t *srv, const char *list);
 
 /* Appends the engine's Prometheus figures (sessions by transport, requests
  * by method, errors, calls, the call-duration histogram) to out. */

@@ -72,6 +72,7 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     s->policy.toolset_mask = MCP_REGISTRY_ALL_TOOLSETS;
     s->reading = true;
     queue_init(&s->calls);
+    queue_init(&s->listens);
     snprintf(s->tag, sizeof s->tag, "s:%llu", (unsigned long long)++srv->next_session_id);
     s->opened_at = uv_now(srv->loop);
     queue_push_tail(&srv->sessions, &s->node);
@@ -149,6 +150,7 @@ int64_t mcp_session__next_request_id(mcp_session_t *s)
 
 void mcp_session__free(mcp_session_t *s)
 {
+    mcp_session__end_listens(s, false);
     for (int i = 0; i < s->nsubs; i++)
         free(s->subs[i]);
     json_decref(s->client_info);
@@ -255,12 +257,16 @@ json_t *mcp_session__capabilities(const mcp_session_t *s)
     const mcp_registry_t *r = &s->srv->registry;
     json_t *caps =
         json_pack("{s:{s:b}, s:{}, s:{}}", "tools", "listChanged", 0, "logging", "completions");
-    /* resources/subscribe is a 2025-11-25 method; 2026-07-28 has none. */
+    /* 2026-07-28: list changes and resource updates reach listeners
+     * (subscriptions/listen); lists change only with a toolset that says
+     * they can. 2025-11-25: resources/subscribe. */
+    bool change = s->env != NULL && mcp_registry_lists_change(r);
+    json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_boolean(change));
     if (r->nresources > 0)
         json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "subscribe", s->env == NULL, "listChanged", 0));
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", change));
     if (r->nprompts > 0)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 0));
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", change));
     return caps;
 }
 
@@ -351,7 +357,7 @@ static void handle_response(mcp_session_t *s, const json_t *m)
 static void handle_cancelled(mcp_session_t *s, const json_t *params)
 {
     const json_t *rid = json_object_get(params, "requestId");
-    if (rid == NULL)
+    if (rid == NULL || mcp_session__cancel_listen(s, rid))
         return;
     for (queue_node_t *n = s->calls.next; n != &s->calls; n = n->next) {
         mcp_call_t *c = queue_entry(n, mcp_call_t, node);
@@ -426,6 +432,10 @@ static void dispatch(mcp_session_t *s, json_t *id, const char *name, mcp_method_
     case MCP_M_SERVER_DISCOVER:
         if ((served = modern))
             handle_discover(s, id);
+        break;
+    case MCP_M_SUBSCRIPTIONS_LISTEN:
+        if ((served = modern))
+            mcp_session__handle_listen(s, id, params);
         break;
     case MCP_M_TOOLS_LIST:
         mcp_session__handle_tools_list(s, id, params);
@@ -633,6 +643,12 @@ void mcp_session_close(mcp_session_t *s)
 {
     if (s->transport_gone || s->state == MCP_SESSION_CLOSING || s->state == MCP_SESSION_CLOSED)
         return;
+    /* "When the server ends a subscription on its own initiative ... it
+     * SHOULD respond to the original subscriptions/listen request with a
+     * completion result before closing the stream." */
+    mcp_session__end_listens(s, true);
+    if (s->transport_gone || s->state == MCP_SESSION_CLOSING)
+        return; /* a send failed and closed it */
     s->state = MCP_SESSION_CLOSING;
     s->ops->close(s->t);
 }
@@ -644,6 +660,7 @@ void mcp_session_transport_closed(mcp_session_t *s)
     s->srv->stats.sessions_open--;
     s->srv->stats.sessions_closed++;
     log_debug(s->tag, "session closed");
+    mcp_session__end_listens(s, false);
     /* Calls still running are cancelled; they free themselves when their
      * handlers finish them. */
     for (queue_node_t *n = s->calls.next; n != &s->calls;) {

@@ -127,6 +127,8 @@ void mcp_session__state_context(const mcp_session_t *s, int kind, const char *na
                                 size_t cap);
 /* Internal (call.c): a fresh id for a server-to-client request. */
 int64_t mcp_session__next_request_id(mcp_session_t *s);
+/* Internal (server.c): notifies the listens that asked for list changes. */
+void mcp_session__list_changed(mcp_session_t *s, const char *list);
 /* Internal (server.c): notifies the session if it subscribed to uri. */
 void mcp_session__resource_updated(mcp_session_t *s, const char *uri);
 /* Internal (call.c): a call finished; remove it and resume input. */

@@ -45,6 +45,8 @@ struct mcp_session_s {
     const mcp_envelope_t *env;
     char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
     int nsubs;
+    queue_node_t listens; /* open 2026-07-28 subscriptions/listen (session_listen.c) */
+    int nlistens;
     bool reading; /* what we last asked of the transport */
     bool transport_gone;
     bool swept;         /* handed to the server's sweep */
@@ -86,5 +88,17 @@ void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const jso
                                    bool on);
 void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params);
 void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const json_t *params);
+
+/* session_listen.c */
+void mcp_session__handle_listen(mcp_session_t *s, json_t *id, const json_t *params);
+/* Ends the listen of request id (cancelled): true when there was one. */
+bool mcp_session__cancel_listen(mcp_session_t *s, const json_t *id);
+/* Tells the listens that watch uri. */
+void mcp_session__listen_updated(mcp_session_t *s, const char *uri);
+/* Tells the listens that asked for list ("tools", "prompts", "resources"). */
+void mcp_session__list_changed(mcp_session_t *s, const char *list);
+/* Ends every listen: with a "complete" result when graceful (shutdown),
+ * silently when the connection is gone. */
+void mcp_session__end_listens(mcp_session_t *s, bool graceful);
 
 #endif

@@ -309,6 +309,7 @@ void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const jso
 
 void mcp_session__resource_updated(mcp_session_t *s, const char *uri)
 {
+    mcp_session__listen_updated(s, uri);
     for (int i = 0; i < s->nsubs; i++) {
         if (strcmp(s->subs[i], uri) == 0) {
             json_t *p = json_pack("{s:s}", "uri", uri);

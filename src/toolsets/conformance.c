@@ -465,6 +465,12 @@ static const mcp_tool_def_t tools[] = {
      "\"Region, mirrored into Mcp-Param-Region\",\"x-mcp-header\":\"Region\"}},\"required\":["
      "\"region\"]}",
      NULL, RO, conformance_custom_header, NULL},
+    {"test_trigger_tool_change", "Tool list change",
+     "Tells subscriptions/listen listeners that the tool list changed.", NO_ARGS, NULL, RO,
+     conformance_trigger_tool_change, NULL},
+    {"test_trigger_prompt_change", "Prompt list change",
+     "Tells subscriptions/listen listeners that the prompt list changed.", NO_ARGS, NULL, RO,
+     conformance_trigger_prompt_change, NULL},
     {"test_input_required_result_elicitation", "MRTR elicitation",
      "Asks the user's name by a multi round-trip request (key user_name).", NO_ARGS, NULL, RO,
      conformance_ir_elicitation, NULL},
@@ -529,4 +535,5 @@ const mcp_toolset_t toolset_conformance = {
     .prompts = prompts,
     .nprompts = (int)(sizeof prompts / sizeof prompts[0]),
     .on_request_only = true,
+    .lists_change = true,
 };

@@ -109,6 +109,18 @@ void conformance_custom_header(mcp_call_t *c)
     finish_text(c, text);
 }
 
+void conformance_trigger_tool_change(mcp_call_t *c)
+{
+    mcp_call_list_changed(c, "tools");
+    finish_text(c, "tools/list_changed sent");
+}
+
+void conformance_trigger_prompt_change(mcp_call_t *c)
+{
+    mcp_call_list_changed(c, "prompts");
+    finish_text(c, "prompts/list_changed sent");
+}
+
 /* ---- multi round-trip requests -------------------------------------------- */
 
 void conformance_ir_elicitation(mcp_call_t *c)

@@ -14,6 +14,8 @@ void conformance_missing_capability(mcp_call_t *c);
 void conformance_streaming_elicitation(mcp_call_t *c);
 void conformance_logging_tool(mcp_call_t *c);
 void conformance_custom_header(mcp_call_t *c);
+void conformance_trigger_tool_change(mcp_call_t *c);
+void conformance_trigger_prompt_change(mcp_call_t *c);
 void conformance_ir_elicitation(mcp_call_t *c);
 void conformance_ir_sampling(mcp_call_t *c);
 void conformance_ir_list_roots(mcp_call_t *c);

@@ -50,6 +50,9 @@ typedef struct toolset_env_s {
     void *status_data;
 } toolset_env_t;
 
+/* Receives one URI a change of the store touched. */
+typedef void (*toolset_uri_cb)(const char *uri, void *data);
+
 typedef struct toolset_s {
     const mcp_toolset_t *mcp;
     /* The connector capabilities its tools use (CONNECTOR_CAN_*): the
@@ -61,6 +64,11 @@ typedef struct toolset_s {
      * negative code with err saying what is wrong. */
     int (*open)(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
     void (*close)(void *ctx);
+    /* The toolset's resources a change of the store touched: event is
+     * what the store said (src/db/sql/events.sql: {"chats": [ids],
+     * "messages": [[chat, id], ...]}); calls updated for each URI. NULL:
+     * its resources do not follow the store. */
+    void (*store_changed)(const json_t *event, toolset_uri_cb updated, void *data);
 } toolset_t;
 
 /* Every toolset compiled in, ending with an entry whose mcp is NULL. */
@@ -69,6 +77,10 @@ extern const toolset_t toolsets_table[];
 /* The MCP tables of toolsets_table into out, NULL-terminated (at most
  * cap - 1 of them), as mcp_registry_build takes them. */
 void toolsets_mcp_list(const mcp_toolset_t **out, int cap);
+
+/* A notification of the store (its JSON payload) to every toolset's
+ * store_changed. A payload that is not a JSON object is ignored. */
+void toolsets_store_changed(const char *payload, toolset_uri_cb updated, void *data);
 
 /* The first connector that declares any of caps (CONNECTOR_CAPS_CHAT: a
  * message service), or NULL. */

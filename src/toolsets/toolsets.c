@@ -19,7 +19,8 @@ const toolset_t toolsets_table[] = {
     {.mcp = &toolset_inline_mcp,
      .caps = CONNECTOR_CAN_SEND | CONNECTOR_CAN_REALTIME,
      .open = inline_open,
-     .close = inline_close},
+     .close = inline_close,
+     .store_changed = inline_store_changed},
     {.mcp = &toolset_memory_mcp, .open = memory_open, .close = memory_close},
     {.mcp = &toolset_chatwise_mcp, .open = chatwise_open, .close = chatwise_close},
     {.mcp = &toolset_bluesky_mcp,
@@ -29,6 +30,17 @@ const toolset_t toolsets_table[] = {
     {.mcp = &toolset_conformance},
     {.mcp = NULL},
 };
+
+void toolsets_store_changed(const char *payload, toolset_uri_cb updated, void *data)
+{
+    json_error_t je;
+    json_t *event = json_loads(payload, 0, &je);
+    if (json_is_object(event))
+        for (const toolset_t *t = toolsets_table; t->mcp != NULL; t++)
+            if (t->store_changed != NULL)
+                t->store_changed(event, updated, data);
+    json_decref(event);
+}
 
 void toolsets_mcp_list(const mcp_toolset_t **out, int cap)
 {

@@ -505,6 +505,13 @@ void conn_close(conn_t *c)
     conn_maybe_closed(c);
 }
 
+void conn_end(conn_t *c)
+{
+    if (c->session != NULL && c->state == CONN_OPEN)
+        mcp_session_close(c->session); /* ends listens, then conn_close */
+    conn_close(c);
+}
+
 static void conn_close_op(void *t)
 {
     conn_close(t);

@@ -100,6 +100,11 @@ int conn_start(conn_t *c);
 /* Closes (idempotent); on_close runs later. */
 void conn_close(conn_t *c);
 
+/* The server ends the connection (shutdown): its session first answers
+ * what it must (an open 2026-07-28 listen gets its closing result, sent
+ * now when the socket takes it), then the connection closes. */
+void conn_end(conn_t *c);
+
 /* Frees the buffers (from on_close). */
 void conn_free(conn_t *c);
 

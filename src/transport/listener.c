@@ -212,7 +212,7 @@ void listener_close(listener_t *l, listener_close_cb cb)
     for (queue_node_t *n = l->conns.next; n != &l->conns;) {
         queue_node_t *next = n->next;
         l->pending++;
-        conn_close(queue_entry(n, conn_t, node));
+        conn_end(queue_entry(n, conn_t, node));
         n = next;
     }
 }

@@ -460,3 +460,145 @@ test("no daemon of this file reported a memory error", async () => {
     assert.doesNotMatch(s.log.join(""), /ERROR: AddressSanitizer|runtime error:|LeakSanitizer/);
   }
 });
+
+// MCP 2026-07-28: the same login by multi round-trip requests, with the
+// official SDK v2 client pinned to the revision (it answers each round
+// through its elicitation handler and calls again with the requestState).
+async function openModern(extra = {}) {
+  const { Client } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+  const { PARLEYD } = await import("./lib.mjs");
+  const log = [];
+  const t = new StdioClientTransport({
+    command: PARLEYD,
+    args: ["serve", "--stdio", "--db", url, "--toolsets", "bluesky", "--data-dir", dataDir, "--bluesky-service", base],
+    stderr: "pipe",
+  });
+  t.stderr?.on("data", (d) => log.push(d.toString()));
+  const client = new Client(
+    { name: "v2-pinned", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: { form: {}, url: {} } }, ...extra },
+  );
+  await client.connect(t);
+  sessions.push({ client, log });
+  return { client, log };
+}
+
+async function typePassword(pageUrl, secret = PASSWORD) {
+  const post = await fetch(pageUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `secret=${encodeURIComponent(secret)}`,
+  });
+  assert.equal(post.status, 200);
+}
+
+test("2026-07-28: login by multi round-trip requests (handle by form, password on the page)", async () => {
+  const { client, log } = await openModern();
+  assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+  const asked = [];
+  client.setRequestHandler("elicitation/create", async (req) => {
+    asked.push(req.params);
+    if ((req.params.mode ?? "form") === "form") return { action: "accept", content: { handle: "bob.test" } };
+    await typePassword(req.params.url);
+    return { action: "accept" };
+  });
+  const r = await client.callTool({ name: "login", arguments: {} });
+  assert.equal(r.isError ?? false, false, textOf(r));
+  assert.match(textOf(r), /Logged in to Bluesky as @bob\.test/);
+  assert.equal(asked.length, 2);
+  assert.deepEqual(Object.keys(asked[0].requestedSchema.properties), ["handle"]);
+  assert.equal(asked[1].mode, "url");
+  assert.match(asked[1].url, /^http:\/\/127\.0\.0\.1:\d+\/p\/[A-Za-z0-9_-]{43}$/);
+  assert.doesNotMatch(JSON.stringify(asked), new RegExp(PASSWORD));
+  assert.doesNotMatch(log.join(""), new RegExp(PASSWORD));
+  assert.equal(psql("SELECT count(*) FROM accounts WHERE handle = 'bob.test' AND enabled"), "1");
+
+  // A wrong password typed on the page: the outcome says so, by name.
+  client.setRequestHandler("elicitation/create", async (req) => {
+    await typePassword(req.params.url, "wrong-pass-word-xxxx");
+    return { action: "accept" };
+  });
+  const bad = await client.callTool({ name: "login", arguments: { handle: "bob.test" } });
+  assert.equal(bad.isError, true);
+  assert.match(textOf(bad), /refused the login|app password/);
+
+  // Declined: an outcome, nothing stored, the page withdrawn.
+  let pageUrl;
+  client.setRequestHandler("elicitation/create", async (req) => {
+    pageUrl = req.params.url;
+    return { action: "decline" };
+  });
+  const d = await client.callTool({ name: "login", arguments: { handle: "frank.test" } });
+  assert.equal(d.structuredContent.status, "declined");
+  const p = await fetch(pageUrl).catch(() => ({ status: 0 }));
+  assert.notEqual(p.status, 200);
+  assert.equal(psql("SELECT count(*) FROM accounts WHERE handle = 'frank.test'"), "0");
+});
+
+test("2026-07-28: a client without URL-mode elicitation gets the guidance, nothing is asked", async () => {
+  const { client } = await openModern({ capabilities: { elicitation: { form: {} } } });
+  let asked = 0;
+  client.setRequestHandler("elicitation/create", async () => {
+    asked++;
+    return { action: "cancel" };
+  });
+  const r = await client.callTool({ name: "login", arguments: { handle: "bob.test" } });
+  assert.equal(r.isError, true);
+  assert.match(textOf(r), /URL mode/);
+  assert.equal(asked, 0);
+});
+
+test("2026-07-28: the last round answered by another daemon learns the outcome from the store", async () => {
+  // Two daemons on one database and data directory; the raw rounds go to
+  // A, then B, as a round-robin balancer would send them.
+  const { startDaemon } = await import("./lib.mjs");
+  const args = ["--db", url, "--toolsets", "bluesky", "--data-dir", dataDir, "--bluesky-service", base, "--listen", "http://127.0.0.1:0/mcp"];
+  const a = await startDaemon(args), b = await startDaemon(args);
+  try {
+    const at = (d) => `http://127.0.0.1:${/\(port (\d+)\)/.exec(d.log())[1]}/mcp`;
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {}, url: {} } },
+    };
+    let id = 0;
+    const rpc = async (u, params) => {
+      const r = await fetch(u, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json", accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "login",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "login", ...params, _meta: meta } }),
+      });
+      const text = await r.text();
+      const line = text.startsWith("{") ? text : text.split("\n").filter((l) => l.startsWith("data: ")).at(-1).slice(6);
+      return JSON.parse(line);
+    };
+    const r1 = await rpc(at(a), { arguments: { handle: "carol.test" } });
+    assert.equal(r1.result.resultType, "input_required", JSON.stringify(r1));
+    const page = r1.result.inputRequests.password_page;
+    assert.equal(page.method, "elicitation/create");
+    assert.equal(page.params.mode, "url");
+    assert.ok(r1.result.requestState);
+    assert.doesNotMatch(r1.result.requestState, /carol/, "the state is sealed");
+    await typePassword(page.params.url);
+    // Round 3 on B, which does not hold the page: it asks the store.
+    const r2 = await rpc(at(b), {
+      arguments: { handle: "carol.test" },
+      inputResponses: { password_page: { action: "accept" } },
+      requestState: r1.result.requestState,
+    });
+    assert.equal(r2.result.resultType, "complete", JSON.stringify(r2));
+    assert.match(r2.result.content[0].text, /Logged in to Bluesky as @carol\.test/);
+    // A changed state is refused before the tool runs.
+    const forged = r1.result.requestState.replace(/.$/, (ch) => (ch === "A" ? "B" : "A"));
+    const r3 = await rpc(at(b), { arguments: { handle: "carol.test" }, inputResponses: { password_page: { action: "accept" } }, requestState: forged });
+    assert.equal(r3.error.code, -32602);
+    assert.match(r3.error.message, /requestState/);
+  } finally {
+    const ca = await a.stop(), cb = await b.stop();
+    assert.equal(ca, 0, a.log().slice(-3000));
+    assert.equal(cb, 0, b.log().slice(-3000));
+  }
+});

@@ -66,7 +66,7 @@ test("session, pagination, calls, progress and logging over HTTP", async () => {
       names.push(...page.tools.map((t) => t.name));
       cursor = page.nextCursor;
     } while (cursor);
-    assert.equal(names.length, 26);
+    assert.equal(names.length, 28);
     await assert.rejects(client.listTools({ cursor: "bogus" }), (e) => e.code === -32602);
     assert.equal(textOf(await client.callTool({ name: "test_simple_text", arguments: {} })),
       "This is a simple text response for testing.");
@@ -295,7 +295,7 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
     });
     const c = new Client({ name: "tok", version: "1" });
     await c.connect(t);
-    assert.equal((await c.listTools()).tools.length, 26);
+    assert.equal((await c.listTools()).tools.length, 28);
     await c.close();
     assert.doesNotMatch(d.log(), /full-access-token/, "tokens are never logged");
   } finally {

@@ -46,7 +46,7 @@ test("inspector CLI over Streamable HTTP", async () => {
     const port = /\(port (\d+)\)/.exec(d.log())[1];
     const url = `http://127.0.0.1:${port}/mcp`;
     const list = await inspector([url, "--transport", "http", "--method", "tools/list"]);
-    assert.equal(list.tools.length, 26);
+    assert.equal(list.tools.length, 28);
     const call = await inspector([url, "--transport", "http", "--method", "tools/call", "--tool-name", "test_audio_content"]);
     assert.equal(call.content[0].mimeType, "audio/wav");
   } finally {

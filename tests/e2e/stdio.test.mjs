@@ -292,7 +292,7 @@ test("stdio: stdin and stdout may be regular files", async () => {
   const progress = lines.filter((l) => l.method === "notifications/progress");
   assert.deepEqual(progress.map((p) => p.params.progress), [0, 50, 100]);
   assert.ok(lines.some((l) => l.id === 2 && l.result));
-  assert.equal(lines.find((l) => l.id === 3).result.tools.length, 26);
+  assert.equal(lines.find((l) => l.id === 3).result.tools.length, 28);
 });
 
 test("a database that does not exist fails start-up at once with the server's message", () => {

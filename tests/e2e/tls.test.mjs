@@ -57,7 +57,7 @@ test("tcp+TLS and https", async () => {
     assert.equal(call.result.content[0].text, "This is a simple text response for testing.");
     // A large answer crosses many TLS records.
     const list = await rpc(3, "tools/list", {});
-    assert.equal(list.result.tools.length, 26);
+    assert.equal(list.result.tools.length, 28);
     sock.destroy();
     // Plaintext on the TLS port: the connection is closed, the daemon goes on.
     const plain = net.connect(tcpPort, "127.0.0.1");

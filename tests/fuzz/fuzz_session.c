@@ -28,7 +28,7 @@ static const mcp_tool_def_t tools[] = {
      "\"type\":\"string\"}}},\"additionalProperties\":false}",
      NULL, MCP_TOOL_READ_ONLY, tool_echo, NULL},
 };
-static const mcp_toolset_t set = {"f", "F", tools, 1, NULL, 0, NULL, 0, false};
+static const mcp_toolset_t set = {"f", "F", tools, 1, NULL, 0, NULL, 0, false, false};
 static const mcp_toolset_t *const available[] = {&set, NULL};
 
 typedef struct {

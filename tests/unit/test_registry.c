@@ -18,11 +18,11 @@ static const mcp_tool_def_t tools_a[] = {
     {"conversations.send", "Send", "Sends.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
      fn, NULL},
 };
-static const mcp_toolset_t set_a = {"alpha", "A", tools_a, 2, NULL, 0, NULL, 0, false};
+static const mcp_toolset_t set_a = {"alpha", "A", tools_a, 2, NULL, 0, NULL, 0, false, false};
 static const mcp_tool_def_t tools_b[] = {
     {"bad name!", "Bad", "Bad.", "{\"type\":\"object\"}", NULL, 0, fn, NULL},
 };
-static const mcp_toolset_t set_b = {"broken", "B", tools_b, 1, NULL, 0, NULL, 0, true};
+static const mcp_toolset_t set_b = {"broken", "B", tools_b, 1, NULL, 0, NULL, 0, true, false};
 
 static const mcp_toolset_t *const available[] = {&set_a, &set_b, NULL};
 

@@ -72,11 +72,12 @@ static const mcp_prompt_def_t more_prompts[] = {
     {"v_prompt", "V prompt", "A prompt of v.",
      "[{\"name\":\"a\",\"description\":\"A\",\"required\":false}]", prompt_any},
 };
-static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false};
-static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, false};
+static const mcp_toolset_t set = {"t", "T", tools, 2, NULL, 0, NULL, 0, false, false};
+static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, false, false};
 /* Resources and prompts, selected by name only (test_error_paths needs a
  * server that offers none). */
-static const mcp_toolset_t set3 = {"v", "V", NULL, 0, more_resources, 2, more_prompts, 1, true};
+static const mcp_toolset_t set3 = {"v", "V",          NULL, 0,    more_resources,
+                                   2,   more_prompts, 1,    true, false};
 static const mcp_toolset_t *const available[] = {&set, &set2, &set3, NULL};
 static const char *selected = "all"; /* the toolsets setup_server serves */
 
@@ -585,7 +586,8 @@ static void test_modern_requests(void **state)
             "name")),
         "parley");
     assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "public");
-    assert_false(json_is_true(json_object_get(
+    /* Resource updates reach subscriptions/listen. */
+    assert_true(json_is_true(json_object_get(
         json_object_get(json_object_get(r, "capabilities"), "resources"), "subscribe")));
 
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" ENV_META "}}");
@@ -651,6 +653,70 @@ static void test_modern_requests(void **state)
     teardown_server();
 }
 
+/* subscriptions/listen: the acknowledgement with the honoured filter,
+ * resources/updated tagged with the subscription id for what it watches
+ * alone, nothing after notifications/cancelled, a complete result when
+ * the server ends it. */
+static void test_listen(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"L1\",\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"toolsListChanged\":true,\"resourceSubscriptions\":["
+             "\"v://fixed\",\"v://nope\"]}," ENV_META "}}");
+    json_t *ack = mem.out[mem.n - 1];
+    assert_string_equal(json_string_value(json_object_get(ack, "method")),
+                        "notifications/subscriptions/acknowledged");
+    json_t *p = json_object_get(ack, "params");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(p, "_meta"), "io.modelcontextprotocol/subscriptionId")),
+                        "L1");
+    /* The lists of t, u, v never change; v://nope is no resource. */
+    char *f = json_dumps(json_object_get(p, "notifications"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(f, "{\"resourceSubscriptions\":[\"v://fixed\"]}");
+    free(f);
+    int n = mem.n;
+    mcp_server_resource_updated(&srv, "v://other");
+    assert_int_equal(mem.n, n);
+    mcp_server_resource_updated(&srv, "v://fixed");
+    assert_int_equal(mem.n, n + 1);
+    json_t *u = mem.out[mem.n - 1];
+    assert_string_equal(json_string_value(json_object_get(u, "method")),
+                        "notifications/resources/updated");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(json_object_get(u, "params"), "_meta"),
+                                          "io.modelcontextprotocol/subscriptionId")),
+        "L1");
+    /* A second listen; the first cancelled hears nothing more. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"resourceSubscriptions\":[\"v://chat/9\"]}," ENV_META "}}");
+    send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+             "\"requestId\":\"L1\"}}");
+    n = mem.n;
+    mcp_server_resource_updated(&srv, "v://fixed");
+    assert_int_equal(mem.n, n);
+    /* Bad filters. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"toolsListChanged\":\"yes\"}," ENV_META "}}");
+    expect_error(-32602, "8");
+    send_msg(
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"subscriptions/listen\",\"params\":{" ENV_META
+        "}}");
+    expect_error(-32600, "7");
+    /* The server ends the open one with a complete result. */
+    n = mem.n;
+    mcp_session_close(mem.s);
+    assert_int_equal(mem.n, n + 1);
+    json_t *end = mem.out[mem.n - 1];
+    assert_int_equal(json_integer_value(json_object_get(end, "id")), 7);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(end, "result"), "resultType")),
+        "complete");
+    teardown_server();
+}
+
 /* A 2025-11-25 session serves an enveloped request statelessly beside its
  * own, and keeps -32002 for its own reads. */
 static void test_legacy_then_modern(void **state)
@@ -687,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_policy_bounds_every_method),
         cmocka_unit_test(test_modern_requests),
         cmocka_unit_test(test_legacy_then_modern),
+        cmocka_unit_test(test_listen),
         cmocka_unit_test(test_strict_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

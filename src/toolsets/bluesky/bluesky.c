@@ -577,5 +577,7 @@ int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 
 void bluesky_close(void *ctx)
 {
+    if (ctx != NULL)
+        bs_login_rounds_close(ctx);
     free(ctx);
 }

@@ -12,10 +12,24 @@
 /* Where the password page is, for the model and the user. */
 #define BSKY_APP_PASSWORDS_URL "https://bsky.app/settings/app-passwords"
 
+/* Password pages of 2026-07-28 logins open at once on this daemon. */
+#define BS_PENDING_MAX 32
+/* How long a round of the login waits for the page before asking again. */
+#define BS_LOGIN_WAIT_MS 60000
+/* How long a page's outcome is kept for a round three on this daemon (the
+ * page's own life and then some). */
+#define BS_PENDING_TTL_MS (15 * 60 * 1000)
+/* How often a daemon that does not hold the page asks the store. */
+#define BS_LOGIN_POLL_MS 1000
+
+struct bs_pending_s;
+
 typedef struct bs_ctx_s {
     archive_t *archive;
-    connector_t *conn;           /* "bluesky" */
-    secret_page_server_t *pages; /* URL-mode elicitation pages, or NULL */
+    connector_t *conn;                            /* "bluesky" */
+    secret_page_server_t *pages;                  /* URL-mode elicitation pages, or NULL */
+    struct bs_pending_s *pending[BS_PENDING_MAX]; /* login_rounds.c */
+    int npending;
 } bs_ctx_t;
 
 /* Finishes c with markdown as the text and structured (stolen) as
@@ -30,5 +44,17 @@ const char *bs_arg(const mcp_call_t *c, const char *key);
 
 /* The login tool. */
 void bs_login(mcp_call_t *c);
+
+/* True when h is an AT Protocol handle or a DID (login.c). */
+__attribute__((warn_unused_result)) bool bs_handle_valid(const char *h);
+
+/* login_rounds.c: the login without a password under 2026-07-28, by
+ * multi round-trip requests (handle: the argument, or NULL to ask it). */
+void bs_login_rounds(mcp_call_t *c, const char *handle);
+/* Finishes a login with its account (the connector's JSON): "Logged in
+ * to Bluesky as @handle ...". */
+void bs_finish_logged_in(mcp_call_t *c, const char *account_json);
+/* Ends the pending logins (the toolset closes). */
+void bs_login_rounds_close(bs_ctx_t *ctx);
 
 #endif

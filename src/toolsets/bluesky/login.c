@@ -9,7 +9,8 @@
  * The call ends when the page receives the password (then the login runs),
  * when the user declines or cancels, when the page expires, or when the
  * call is cancelled. A client that cannot elicit (or has no URL mode) gets
- * isError guidance and nothing is asked.
+ * isError guidance and nothing is asked. Under 2026-07-28 the same login
+ * runs by multi round-trip requests (login_rounds.c).
  *
  * Lifetime: a login_t lives until its call is finished, its page is gone
  * and its connector login has called back. */
@@ -119,20 +120,7 @@ static void logged_in(void *data, int status, const char *json, const char *erro
     if (lg->url_mode) /* "the server MAY send notifications/elicitation/complete" */
         mcp_call_notify(lg->c, "notifications/elicitation/complete",
                         json_pack("{s:s}", "elicitationId", lg->elicitation_id));
-    json_t *acct = json_loads(json, 0, NULL);
-    const char *h = json_string_value(json_object_get(acct, "handle"));
-    const char *did = json_string_value(json_object_get(acct, "did"));
-    const char *svc = json_string_value(json_object_get(acct, "service"));
-    bool def = json_is_true(json_object_get(acct, "default"));
-    char md[1200];
-    snprintf(md, sizeof md,
-             "Logged in to Bluesky as @%s (%s) at %s%s. The session is kept and refreshed by "
-             "parley: later calls (profile, search) need no login, also after a restart.",
-             h ? h : "?", did ? did : "?", svc ? svc : "?",
-             def ? "; it is the default account" : "");
-    bs_finish(
-        lg->c, md,
-        json_pack("{s:s, s:o}", "status", "logged_in", "account", acct ? acct : json_object()));
+    bs_finish_logged_in(lg->c, json);
     login_end(lg);
 }
 
@@ -279,7 +267,7 @@ static void ask_password(login_t *lg)
  * last not starting with a digit) or a DID ("did:method:id"). Anything
  * else (a newline, spaces, markup) never reaches a log line, the password
  * page or the service. */
-static bool handle_valid(const char *h)
+bool bs_handle_valid(const char *h)
 {
     size_t n = strlen(h);
     if (strncmp(h, "did:", 4) == 0) {
@@ -349,7 +337,7 @@ static void handle_answered(mcp_call_t *c, int status, const json_t *result, con
         json_string_value(json_object_get(json_object_get(result, "content"), "handle"));
     while (h && (*h == ' ' || *h == '@'))
         h++;
-    if (h == NULL || !handle_valid(h)) {
+    if (h == NULL || !bs_handle_valid(h)) {
         login_end_error(lg, "The handle given is not a handle (e.g. alice.bsky.social); call "
                             "login again.");
         return;
@@ -415,7 +403,7 @@ void bs_login(mcp_call_t *c)
                *pw = bs_arg(c, "password");
     while (handle && *handle == '@')
         handle++;
-    if (handle && !handle_valid(handle)) {
+    if (handle && !bs_handle_valid(handle)) {
         mcp_call_finish_error(c, HANDLE_INVALID);
         return;
     }
@@ -435,6 +423,13 @@ void bs_login(mcp_call_t *c)
     if (pw && handle == NULL) {
         mcp_call_finish_error(c, "password without handle: give the handle too "
                                  "(alice.bsky.social).");
+        return;
+    }
+    /* 2026-07-28: round trips instead of requests to the client. */
+    if (pw == NULL && mcp_call_can_ask(c) && ctx->pages != NULL &&
+        mcp_call_client_has(c, "elicitation", "url") &&
+        (handle != NULL || mcp_call_client_has(c, "elicitation", "form"))) {
+        bs_login_rounds(c, handle);
         return;
     }
     if (pw == NULL && (!mcp_call_client_has(c, "elicitation", "url") || ctx->pages == NULL ||

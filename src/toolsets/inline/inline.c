@@ -105,3 +105,26 @@ void inline_close(void *ctx)
 {
     free(ctx);
 }
+
+void inline_store_changed(const json_t *event, toolset_uri_cb updated, void *data)
+{
+    char uri[96];
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(event, "chats"), i, v)
+    {
+        if (json_is_integer(v)) {
+            snprintf(uri, sizeof uri, "inline://chat/%lld", (long long)json_integer_value(v));
+            updated(uri, data);
+        }
+    }
+    json_array_foreach(json_object_get(event, "messages"), i, v)
+    {
+        json_t *c = json_array_get(v, 0), *m = json_array_get(v, 1);
+        if (json_is_integer(c) && json_is_integer(m)) {
+            snprintf(uri, sizeof uri, "inline://chat/%lld/message/%lld",
+                     (long long)json_integer_value(c), (long long)json_integer_value(m));
+            updated(uri, data);
+        }
+    }
+}
