@@ -24,6 +24,7 @@ PKGS=(
   postgresql-client-15                    # psql, used by integration tests
   procps util-linux passwd                # pgrep, runuser, useradd
   openssl                                 # test certificates
+  haproxy                                 # the round-robin balancer of the many-daemons test
 )
 
 installed() {

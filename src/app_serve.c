@@ -11,7 +11,6 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "archive/archive.h"
 #include "archive/memory_django.h"
@@ -28,6 +27,7 @@
 #include "transport/secret_page.h"
 #include "upstream/connectors.h"
 #include "util/buf.h"
+#include "util/dirs.h"
 #include "util/log.h"
 #include "util/sealed.h"
 
@@ -211,24 +211,22 @@ static int start_reads(app_t *a, char *err, size_t errcap)
 }
 
 /* The key that seals 2026-07-28 requestState: state_key_file, else
- * DATA_DIR/mcp-state.key when the data directory exists (daemons on one
- * data directory share it), else the server's own per-process key. A
- * small file read once at start. */
+ * DATA_DIR/mcp-state.key (made with the data directory when missing), so
+ * daemons on one data directory share it. A small file read once at
+ * start. */
 static int load_state_key(app_t *a, char *err, size_t errcap)
 {
     const config_t *cfg = a->cfg;
     char path[CONFIG_PATH_MAX + 32];
-    struct stat st;
+    int rc = 0;
     if (cfg->state_key_file[0] != '\0')
         snprintf(path, sizeof path, "%s", cfg->state_key_file);
-    else if (stat(cfg->data_dir, &st) == 0 && S_ISDIR(st.st_mode))
+    else if ((rc = dirs_make(cfg->data_dir, err, errcap)) == 0)
         snprintf(path, sizeof path, "%s/%s", cfg->data_dir, APP_STATE_KEY_FILE);
-    else {
-        log_debug(APP_TAG, "no data directory: requestState is sealed with this process's key");
-        return 0;
-    }
+    if (rc != 0)
+        return rc;
     sealed_key_t key;
-    int rc = sealed_key_load(path, &key, err, errcap);
+    rc = sealed_key_load(path, &key, err, errcap);
     if (rc != 0)
         return rc;
     mcp_server_set_state_key(&a->mcp, &key);

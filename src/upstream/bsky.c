@@ -17,6 +17,7 @@
 #include "sync/jobs.h"
 #include "upstream/connectors.h"
 #include "upstream/bsky_internal.h"
+#include "util/dirs.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/queue.h"
@@ -378,27 +379,6 @@ static bool def_wanted(const connector_env_t *env)
     return (env->caps_wanted & CONNECTOR_CAPS_ACCOUNTS) != 0;
 }
 
-/* Creates dir and its parents (0700) when missing: the data directory
- * holds the key file also when the database is external. */
-static int mkdir_parents(const char *dir, char *err, size_t errcap)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-            int e = errno;
-            snprintf(err, errcap, "%.200s: %s", p, strerror(e));
-            return -e;
-        }
-        if ((*s = c) == '\0')
-            return 0;
-    }
-}
-
 static int def_open(const connector_env_t *env, void **obj, connector_t **conn, char *err,
                     size_t errcap)
 {
@@ -407,7 +387,9 @@ static int def_open(const connector_env_t *env, void **obj, connector_t **conn, 
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
-    int rc = mkdir_parents(env->data_dir, err, errcap);
+    /* The data directory holds the key file also when the database is
+     * external. */
+    int rc = dirs_make(env->data_dir, err, errcap);
     net_config_t nc = {0};
     if (rc == 0)
         rc = net_client_new(env->loop, &nc, NULL, &run->net, err, errcap);
