@@ -11,8 +11,12 @@
  *
  *   parley-loadgen --url unix:/path | tcp://127.0.0.1:P | http://127.0.0.1:P/mcp
  *                  [--sessions N] [--seconds S] [--tool NAME | --calls FILE]
- *                  [--idle] [--label TEXT]
+ *                  [--idle] [--label TEXT] [--protocol 2025-11-25|2026-07-28]
  *
+ * --protocol 2026-07-28: no initialize; every request carries the
+ * revision's _meta envelope (and over HTTP its headers: MCP-Protocol-
+ * Version, Mcp-Method, Mcp-Name), with no session id; without --tool or
+ * --calls the request is server/discover (the revision has no ping).
  * --calls FILE: one {"name": ..., "arguments": {...}} per line; session k
  * starts at line k * 7919 and goes on in order, wrapping around.
  *
@@ -45,9 +49,11 @@ static struct {
     const char *calls_file;
     bool idle;
     const char *label;
+    bool modern; /* --protocol 2026-07-28 */
 } opt = {.sessions = 10, .seconds = 5, .label = "-"};
 
 static char **calls; /* --calls: the lines */
+static char **call_names; /* their tools' names (Mcp-Name) */
 static size_t ncalls;
 static int started, ready, init_failed; /* sessions started, initialized, failed to */
 static bool hold_done;
@@ -84,21 +90,45 @@ static void record(uint64_t t0)
         samples[nsamples++] = (double)(now - t0) / 1e6;
 }
 
-/* The next request of a session; cursor: its place in --calls. */
-static int request_text(char *buf, size_t cap, long id, size_t *cursor)
+/* The 2026-07-28 envelope every request of that revision carries. */
+#define MODERN_META                                                                                \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                      \
+    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                          \
+    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"parley-loadgen\",\"version\":\"1\"}}"
+
+/* The next request of a session; cursor: its place in --calls. *name is
+ * the tool it calls (NULL for ping or server/discover). */
+static int request_text(char *buf, size_t cap, long id, size_t *cursor, const char **name)
 {
+    *name = NULL;
     if (ncalls > 0) {
-        const char *call = calls[(*cursor)++ % ncalls];
+        size_t k = (*cursor)++ % ncalls;
+        const char *call = calls[k];
+        *name = call_names[k];
+        if (!opt.modern)
+            return snprintf(buf, cap,
+                            "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\","
+                            "\"params\":%s}",
+                            id, call);
+        /* The call's params object, with the envelope before its brace. */
+        int inner = (int)(strrchr(call, '}') - call);
         return snprintf(buf, cap,
                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\","
-                        "\"params\":%s}",
-                        id, call);
+                        "\"params\":%.*s," MODERN_META "}}",
+                        id, inner, call);
     }
-    if (opt.tool)
+    if (opt.tool) {
+        *name = opt.tool;
         return snprintf(buf, cap,
                         "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{"
-                        "\"name\":\"%s\",\"arguments\":{}}}",
-                        id, opt.tool);
+                        "\"name\":\"%s\",\"arguments\":{}%s}}",
+                        id, opt.tool, opt.modern ? "," MODERN_META : "");
+    }
+    if (opt.modern)
+        return snprintf(buf, cap,
+                        "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"server/discover\","
+                        "\"params\":{" MODERN_META "}}",
+                        id);
     return snprintf(buf, cap, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"ping\"}", id);
 }
 
@@ -166,7 +196,8 @@ static void s_next(ssess_t *s)
         return;
     }
     char req[REQ_MAX];
-    int n = request_text(req, sizeof req, ++s->next_id, &s->cursor);
+    const char *name;
+    int n = request_text(req, sizeof req, ++s->next_id, &s->cursor, &name);
     s->t0 = uv_hrtime();
     s_send(s, req, (size_t)n);
 }
@@ -202,7 +233,7 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
         bool is_error = is_failure(s->rbuf, len);
         if (is_error)
             show_error("an error answer", s->rbuf, len);
-        bool is_init = s->next_id == 0;
+        bool is_init = !opt.modern && s->next_id == 0;
         memmove(s->rbuf, s->rbuf + len, s->rlen - len);
         s->rlen -= len;
         if (is_error)
@@ -240,7 +271,19 @@ static void s_connected(uv_connect_t *c, int status)
         return;
     }
     uv_read_start((uv_stream_t *)&s->h, s_alloc, s_read);
-    s_send(s, INIT, sizeof INIT - 1);
+    if (!opt.modern) {
+        s_send(s, INIT, sizeof INIT - 1);
+        return;
+    }
+    /* 2026-07-28: nothing to set up; the connection is ready. */
+    ready++;
+    start_more();
+    if (opt.idle) {
+        s->idle = true;
+        s->next_id = 1;
+        return;
+    }
+    s_next(s);
 }
 
 static void s_start(void)
@@ -315,13 +358,25 @@ static size_t h_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
-static void h_post(hsess_t *h, const char *body)
+/* Posts body; name: the tool a 2026-07-28 tools/call names (its Mcp-Name;
+ * NULL for server/discover). */
+static void h_post(hsess_t *h, const char *body, const char *name)
 {
     snprintf(h->body, sizeof h->body, "%s", body);
     h->resp_len = 0;
     curl_slist_free_all(h->headers);
     h->headers = curl_slist_append(NULL, "Content-Type: application/json");
     h->headers = curl_slist_append(h->headers, "Accept: application/json, text/event-stream");
+    if (opt.modern) {
+        char hdr[200];
+        h->headers = curl_slist_append(h->headers, "MCP-Protocol-Version: 2026-07-28");
+        h->headers = curl_slist_append(h->headers, name ? "Mcp-Method: tools/call"
+                                                        : "Mcp-Method: server/discover");
+        if (name) {
+            snprintf(hdr, sizeof hdr, "Mcp-Name: %s", name);
+            h->headers = curl_slist_append(h->headers, hdr);
+        }
+    }
     if (h->session_id[0]) {
         char hdr[160];
         snprintf(hdr, sizeof hdr, "Mcp-Session-Id: %s", h->session_id);
@@ -370,10 +425,10 @@ static void h_done(hsess_t *h, CURLcode res)
     if (h->phase < 2)
         h->phase++;
     if (h->phase == 1) {
-        h_post(h, INITIALIZED);
+        h_post(h, INITIALIZED, NULL);
         return;
     }
-    if (h->next_id == 0) {
+    if (h->next_id == 0 && !opt.modern) {
         ready++;
         start_more();
     }
@@ -388,8 +443,9 @@ static void h_done(hsess_t *h, CURLcode res)
         return;
     }
     char req[REQ_MAX];
-    request_text(req, sizeof req, ++h->next_id, &h->cursor);
-    h_post(h, req);
+    const char *name;
+    request_text(req, sizeof req, ++h->next_id, &h->cursor, &name);
+    h_post(h, req, name);
 }
 
 static void check_multi(void)
@@ -483,7 +539,22 @@ static void h_start(void)
     h->resp = malloc(READ_CHUNK);
     h->cursor = (size_t)started * 7919;
     live_sessions++;
-    h_post(h, INIT);
+    if (!opt.modern) {
+        h_post(h, INIT, NULL);
+        return;
+    }
+    /* 2026-07-28: the first request is a request (start_more, our
+     * caller, goes on with the next session). */
+    h->phase = 2;
+    ready++;
+    if (opt.idle) {
+        h_free(h);
+        return;
+    }
+    char req[REQ_MAX];
+    const char *name;
+    request_text(req, sizeof req, ++h->next_id, &h->cursor, &name);
+    h_post(h, req, name);
 }
 
 /* ---- main ----------------------------------------------------------------- */
@@ -564,7 +635,10 @@ static void load_calls(void)
         if (ncalls == cap) {
             cap = cap ? cap * 2 : 1024;
             calls = realloc(calls, cap * sizeof *calls);
+            call_names = realloc(call_names, cap * sizeof *call_names);
         }
+        const char *n = strstr(line, "\"name\":\"");
+        call_names[ncalls] = n ? strndup(n + 8, strcspn(n + 8, "\"")) : strdup("");
         calls[ncalls++] = strdup(line);
     }
     fclose(f);
@@ -578,7 +652,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: parley-loadgen --url unix:PATH|tcp://IP:PORT|http://IP:PORT/mcp "
                     "[--sessions N] [--seconds S] [--tool NAME | --calls FILE] [--idle] "
-                    "[--label TEXT]\n");
+                    "[--label TEXT] [--protocol 2025-11-25|2026-07-28]\n");
     exit(2);
 }
 
@@ -603,6 +677,13 @@ int main(int argc, char **argv)
             opt.calls_file = argv[++i];
         else if (strcmp(argv[i], "--label") == 0)
             opt.label = argv[++i];
+        else if (strcmp(argv[i], "--protocol") == 0) {
+            const char *v = argv[++i];
+            if (strcmp(v, "2026-07-28") == 0)
+                opt.modern = true;
+            else if (strcmp(v, "2025-11-25") != 0)
+                usage();
+        }
         else
             usage();
     }
@@ -663,9 +744,10 @@ int main(int argc, char **argv)
         return ready == opt.sessions ? 0 : 1;
     }
     qsort(samples, nsamples, sizeof *samples, cmp);
-    printf("label=%s transport=%s sessions=%d requests=%zu errors=%llu seconds=%.2f rps=%.0f "
-           "p50_ms=%.3f p90_ms=%.3f p95_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
-           opt.label, names[opt.transport], opt.sessions, nsamples, (unsigned long long)errors,
+    printf("label=%s transport=%s protocol=%s sessions=%d requests=%zu errors=%llu seconds=%.2f "
+           "rps=%.0f p50_ms=%.3f p90_ms=%.3f p95_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
+           opt.label, names[opt.transport], opt.modern ? "2026-07-28" : "2025-11-25", opt.sessions,
+           nsamples, (unsigned long long)errors,
            secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
            nsamples ? samples[nsamples - 1] : 0.0);
     free(samples);
