@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "endpoints.h"
 #include "metrics.h"
@@ -143,6 +144,13 @@ _Static_assert(16 + MCP_REGISTRY_MAX_TOOLSETS + TOOLSET_MAX_CONNECTORS <= APP_ST
 
 int app_start_connectors(app_t *a, char *err, size_t errcap)
 {
+    /* This daemon's name for its claims: unique on the database. */
+    uint8_t rnd[4] = {0};
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    (void)uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL);
+    snprintf(a->owner, sizeof a->owner, "%.64s:%d:%02x%02x%02x%02x", host, (int)getpid(), rnd[0],
+             rnd[1], rnd[2], rnd[3]);
     connector_env_t ce = {.loop = &a->loop,
                           .rw = a->rw,
                           .conninfo = &a->conninfo,
@@ -150,7 +158,8 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
                           .data_dir = a->cfg->data_dir,
                           .setting = app_setting,
                           .setting_data = a,
-                          .caps_wanted = caps_wanted(a)};
+                          .caps_wanted = caps_wanted(a),
+                          .owner = a->owner};
     sync_class_t classes[SYNC_MAX_CLASSES];
     int nclasses = 0, rc;
     int first = a->stack.n; /* the connectors' parts start here */
@@ -183,7 +192,10 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
     }
     if (nclasses > 0) {
         sync_runner_t *jobs = NULL;
-        if ((rc = sync_runner_start(&a->loop, a->rw, classes, nclasses, &jobs)) != 0) {
+        sync_presence_t presence = {.owner = a->owner,
+                                    .conninfo = &a->conninfo,
+                                    .connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms};
+        if ((rc = sync_runner_start(&a->loop, a->rw, classes, nclasses, &presence, &jobs)) != 0) {
             snprintf(err, errcap, "sync jobs: %s", uv_strerror(rc));
             return rc;
         }

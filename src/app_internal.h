@@ -32,6 +32,7 @@ typedef enum {
 
 typedef struct app_s {
     uv_loop_t loop;
+    char owner[160]; /* this daemon's claims: host:pid:random (app_start_connectors) */
     const config_t *cfg;
     cli_command_t cmd;
     app_state_t state;

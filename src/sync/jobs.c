@@ -25,7 +25,9 @@ struct sync_runner_s {
     int running[SYNC_MAX_CLASSES];
     bool claiming[SYNC_MAX_CLASSES];
     claim_t claims[SYNC_MAX_CLASSES];
-    char owner[128];
+    char owner[160];
+    pg_lock_t *presence; /* NULL: none (tests) */
+    bool presence_open;  /* closing waits for it */
     long pending[SYNC_MAX_CLASSES];
     long in_progress[SYNC_MAX_CLASSES];
     bool counting;
@@ -129,9 +131,28 @@ static void count_depth(sync_runner_t *r)
 static void tick(uv_timer_t *t)
 {
     sync_runner_t *r = t->data;
-    for (int i = 0; i < r->nclasses; i++)
+    /* Without the presence lock another daemon may take what we claim. */
+    bool present = r->presence == NULL || pg_lock_held(r->presence);
+    for (int i = 0; present && i < r->nclasses; i++)
         claim(r, i);
     count_depth(r);
+}
+
+static void presence_changed(pg_lock_t *l, bool held)
+{
+    sync_runner_t *r = pg_lock_data(l);
+    if (held && !r->closing)
+        tick(&r->timer); /* claim now, not at the next poll */
+    else
+        log_warn("jobs", "the presence lock is not held (database connection lost?): no new "
+                         "claims until it is");
+}
+
+static void presence_closed(void *data)
+{
+    sync_runner_t *r = data;
+    r->presence_open = false;
+    maybe_closed(r);
 }
 
 void sync_runner_kick(sync_runner_t *r)
@@ -205,7 +226,7 @@ void sync_runner_stats(const sync_runner_t *r, sync_stats_t *out)
 }
 
 int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classes, int nclasses,
-                      sync_runner_t **out)
+                      const sync_presence_t *presence, sync_runner_t **out)
 {
     if (nclasses > SYNC_MAX_CLASSES)
         return UV_EINVAL;
@@ -216,9 +237,23 @@ int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classe
     r->rw = rw;
     memcpy(r->classes, classes, (size_t)nclasses * sizeof *classes);
     r->nclasses = nclasses;
-    char host[64] = "host";
-    gethostname(host, sizeof host - 1);
-    snprintf(r->owner, sizeof r->owner, "%s:%d", host, (int)getpid());
+    if (presence != NULL) {
+        snprintf(r->owner, sizeof r->owner, "%s", presence->owner);
+        char key[200], err[160];
+        snprintf(key, sizeof key, "parley_daemon:%s", r->owner);
+        int rc = pg_lock_start(loop, presence->conninfo, key, presence->connect_timeout_ms,
+                               presence_changed, r, &r->presence, err, sizeof err);
+        if (rc != 0) {
+            log_error("jobs", "presence lock: %s", err);
+            free(r);
+            return rc;
+        }
+        r->presence_open = true;
+    } else {
+        char host[64] = "host";
+        gethostname(host, sizeof host - 1);
+        snprintf(r->owner, sizeof r->owner, "%s:%d", host, (int)getpid());
+    }
     uv_timer_init(loop, &r->timer);
     r->timer.data = r;
     r->timer_open = true;
@@ -241,6 +276,15 @@ static void maybe_closed(sync_runner_t *r)
     for (int i = 0; i < r->nclasses; i++)
         if (r->running[i] > 0 || r->claiming[i])
             return;
+    /* The presence lock goes last: our jobs are finished. */
+    if (r->presence != NULL) {
+        pg_lock_t *l = r->presence;
+        r->presence = NULL;
+        pg_lock_close(l, presence_closed, r);
+        return;
+    }
+    if (r->presence_open)
+        return;
     if (r->timer_open) {
         if (!uv_is_closing((uv_handle_t *)&r->timer))
             uv_close((uv_handle_t *)&r->timer, timer_closed);

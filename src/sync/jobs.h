@@ -1,10 +1,16 @@
 /* jobs: runs the sync_jobs queue. Every SYNC_POLL_MS (and when kicked)
  * the runner claims due jobs of each class it has room for
  * (parley_jobs_claim: FOR UPDATE SKIP LOCKED, under a lease, so several
- * daemons on one database share the work and a killed daemon's jobs are
- * taken over when their lease expires), hands each to its class's executor,
+ * daemons on one database share the work), hands each to its class's executor,
  * and records the outcome (parley_jobs_finish: idle, error, or back to
- * pending with exponential backoff and jitter up to SYNC_MAX_ATTEMPTS). */
+ * pending with exponential backoff and jitter up to SYNC_MAX_ATTEMPTS).
+ *
+ * Presence: the runner holds the daemon's presence lock, the advisory
+ * lock "parley_daemon:<owner>" on a connection of its own (db/lock.h), and
+ * claims only while it holds it. A killed daemon's connection closes, the
+ * lock goes, and the others take its jobs over at their next claim
+ * (parley_daemon_alive, src/db/sql/presence.sql), not when the lease
+ * expires. */
 #ifndef PARLEY_SYNC_JOBS_H
 #define PARLEY_SYNC_JOBS_H
 
@@ -12,6 +18,8 @@
 #include <stdbool.h>
 #include <uv.h>
 
+#include "db/conninfo.h"
+#include "db/lock.h"
 #include "db/pool.h"
 
 #define SYNC_POLL_MS      1000
@@ -45,8 +53,17 @@ struct sync_job_s {
     json_t *row; /* id, class, channel, chat_id, depth, attempts, params */
 };
 
+/* Who claims, and the connection that says it is alive. */
+typedef struct sync_presence_s {
+    const char *owner;             /* unique per daemon: host:pid:random */
+    const pg_conninfo_t *conninfo; /* for the presence lock's connection */
+    uint32_t connect_timeout_ms;
+} sync_presence_t;
+
+/* presence NULL: an owner of host:pid and no presence lock (claims at
+ * once; tests). */
 int sync_runner_start(uv_loop_t *loop, pg_pool_t *rw, const sync_class_t *classes, int nclasses,
-                      sync_runner_t **out);
+                      const sync_presence_t *presence, sync_runner_t **out);
 
 /* Looks for work now (e.g. after syncJobsAdd). */
 void sync_runner_kick(sync_runner_t *r);

@@ -36,6 +36,9 @@ typedef struct connector_env_s {
     int (*setting)(void *data, const char *key, char *out, size_t cap);
     void *setting_data;
     unsigned caps_wanted; /* the CONNECTOR_CAN_* the selected toolsets use */
+    /* This daemon among those on the database (host:pid:random): what its
+     * claims are recorded under (see sync/jobs.h, presence). */
+    const char *owner;
 } connector_env_t;
 
 typedef struct connector_def_s {

@@ -448,7 +448,8 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
                                 .media_root = cfg->media_root,
                                 .max_bytes = cfg->file_limit,
                                 .stall_ms = cfg->media_stall_ms,
-                                .retry_max_ms = cfg->media_retry_max_ms};
+                                .retry_max_ms = cfg->media_retry_max_ms,
+                                .owner = cfg->owner};
         if (tg_media_new(loop, net, rw, &mc, &b->media) == 0)
             b->media_open = true;
     }

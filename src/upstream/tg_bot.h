@@ -45,6 +45,7 @@ typedef struct tg_bot_config_s {
     uint64_t file_limit;         /* largest file to download (0: the public Bot API's 20 MB) */
     uint32_t media_stall_ms;     /* 0: TG_MEDIA_STALL_MS */
     uint32_t media_retry_max_ms; /* 0: TG_MEDIA_RETRY_MAX_MS */
+    const char *owner;           /* this daemon's media claims */
     /* The database, for the poller's lock connection (db/lock.h). */
     const pg_conninfo_t *conninfo;
     uint32_t connect_timeout_ms;

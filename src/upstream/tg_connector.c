@@ -363,6 +363,7 @@ static int def_open(const connector_env_t *env, void **obj, connector_t **conn, 
         .media_stall_ms = (uint32_t)connector_env_int(env, "telegram_media_stall_s") * 1000,
         .media_retry_max_ms = (uint32_t)connector_env_int(env, "telegram_media_retry_max_s") * 1000,
         .conninfo = env->conninfo,
+        .owner = env->owner,
         .connect_timeout_ms = (uint32_t)connector_env_int(env, "db_connect_timeout_ms")};
     tg_connector_t *tc = NULL;
     if ((rc = tg_connector_new(NULL, env->rw, &tc)) != 0) {

@@ -60,6 +60,7 @@ struct tg_media_s {
     char api_url[512];
     char token[256];
     char media_root[1024];
+    char owner[160]; /* what its claims are recorded under */
     uint64_t max_bytes;
     uint32_t stall_ms, retry_max_ms;
     int64_t account;
@@ -469,10 +470,10 @@ static void claim(tg_media_t *m)
     char account[24], nwant[24];
     snprintf(account, sizeof account, "%lld", (long long)m->account);
     snprintf(nwant, sizeof nwant, "%d", want);
-    const char *params[2] = {account, nwant};
+    const char *params[3] = {account, nwant, m->owner[0] ? m->owner : NULL};
     if (pg_pool_call(m->rw, "parley_bot_media_claim",
-                     "SELECT parley_bot_media_claim($1::bigint, $2::integer)::text", 2, params,
-                     claimed, m, NULL) == 0)
+                     "SELECT parley_bot_media_claim($1::bigint, $2::integer, $3::text)::text", 3,
+                     params, claimed, m, NULL) == 0)
         m->claiming = true;
 }
 
@@ -488,6 +489,7 @@ int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_med
     snprintf(m->api_url, sizeof m->api_url, "%s", cfg->api_url);
     snprintf(m->token, sizeof m->token, "%s", cfg->token);
     snprintf(m->media_root, sizeof m->media_root, "%s", cfg->media_root);
+    snprintf(m->owner, sizeof m->owner, "%s", cfg->owner ? cfg->owner : "");
     m->max_bytes = cfg->max_bytes ? cfg->max_bytes : TG_MEDIA_DEFAULT_LIMIT;
     m->stall_ms = cfg->stall_ms ? cfg->stall_ms : TG_MEDIA_STALL_MS;
     m->retry_max_ms = cfg->retry_max_ms ? cfg->retry_max_ms : TG_MEDIA_RETRY_MAX_MS;
@@ -638,10 +640,11 @@ int tg_media_fetch(tg_media_t *m, int64_t chat, int64_t message, tg_media_progre
     char chat_s[24], message_s[24];
     snprintf(chat_s, sizeof chat_s, "%lld", (long long)chat);
     snprintf(message_s, sizeof message_s, "%lld", (long long)message);
-    const char *params[2] = {chat_s, message_s};
-    int rc = pg_pool_call(m->rw, "parley_bot_media_claim_one",
-                          "SELECT parley_bot_media_claim_one($1::bigint, $2::bigint)::text", 2,
-                          params, fetch_claimed, w, NULL);
+    const char *params[3] = {chat_s, message_s, m->owner[0] ? m->owner : NULL};
+    int rc =
+        pg_pool_call(m->rw, "parley_bot_media_claim_one",
+                     "SELECT parley_bot_media_claim_one($1::bigint, $2::bigint, $3::text)::text", 3,
+                     params, fetch_claimed, w, NULL);
     if (rc != 0) {
         free(w);
         return rc;

@@ -44,6 +44,7 @@ typedef struct tg_media_config_s {
     uint64_t max_bytes;    /* 0: TG_MEDIA_DEFAULT_LIMIT */
     uint32_t stall_ms;     /* 0: TG_MEDIA_STALL_MS */
     uint32_t retry_max_ms; /* 0: TG_MEDIA_RETRY_MAX_MS */
+    const char *owner;     /* this daemon's claims (connector_env_t.owner) */
 } tg_media_config_t;
 
 int tg_media_new(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_media_config_t *cfg,

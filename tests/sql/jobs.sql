@@ -3,6 +3,13 @@
 -- holds, takes over expired leases; finishing retries with backoff until
 -- the attempts run out, and leaves a job cancelled while it ran cancelled.
 
+-- The daemons d1..d4 are alive: each holds its presence lock (here, in
+-- this session; a daemon holds it on a connection of its own).
+SELECT pg_advisory_lock(hashtextextended('parley_daemon:' || o, 0))
+FROM unnest(ARRAY['d1', 'd2', 'd3', 'd4']) o;
+SELECT pg_temp.expect('alive', parley_daemon_alive('d1'), true);
+SELECT pg_temp.expect('not alive', parley_daemon_alive('gone'), false);
+
 INSERT INTO sync_jobs (class, channel) VALUES
     ('telegram.sync', 'a'), ('telegram.sync', 'b'), ('telegram.sync', 'c'),
     ('bluesky.sync', 'd');
@@ -47,3 +54,13 @@ UPDATE sync_jobs SET status = 'idle', error = 'canceled' WHERE channel = 'd';
 SELECT parley_jobs_finish(jsonb_build_object('id', id, 'owner', 'd4', 'status', 'retry'))
 FROM sync_jobs WHERE channel = 'd';
 SELECT pg_temp.expect('cancel stays', (SELECT status || ':' || error FROM sync_jobs WHERE channel = 'd'), 'idle:canceled');
+
+-- A job held by a daemon that died (its presence lock is gone) is taken
+-- over at once, before its lease runs out; one of a live daemon is not.
+INSERT INTO sync_jobs (class, channel, status, lease_owner, lease_expires_at) VALUES
+    ('telegram.sync', 'dead', 'in_progress', 'gone', now() + interval '100 seconds'),
+    ('telegram.sync', 'live', 'in_progress', 'd1', now() + interval '100 seconds');
+SELECT pg_temp.expect('a dead daemon''s job is taken over', pg_temp.claim('d2', 'telegram.sync', 5), 'dead');
+SELECT pg_temp.expect('by d2', (SELECT lease_owner FROM sync_jobs WHERE channel = 'dead'), 'd2');
+SELECT pg_advisory_unlock(hashtextextended('parley_daemon:d1', 0));
+SELECT pg_temp.expect('d1 died: its job too', pg_temp.claim('d3', 'telegram.sync', 5), 'live');

@@ -102,14 +102,23 @@ SELECT pg_temp.expect('offset unchanged by a send', parley_bot_offset(7), 23::bi
 -- Media retries: a passing failure (retry_ms given) is claimed again once
 -- its wait is over, however many attempts it took; a refusal (no retry_ms)
 -- at most five times.
-SELECT pg_temp.expect('claimed with its attempts', (parley_bot_media_claim(7, 10) -> 0 ->> 'attempts')::int, 1);
+SELECT pg_temp.expect('claimed with its attempts', (parley_bot_media_claim(7, 10, 'd1') -> 0 ->> 'attempts')::int, 1);
 UPDATE media SET attempts = 9;
 SELECT parley_bot_media_done(jsonb_build_object('chat_id', chat_id, 'message_id', message_id, 'ordinal', ordinal,
                                                 'state', 'error', 'error', 'no answer', 'retry_ms', 60000)) FROM media;
-SELECT pg_temp.expect('waits for its next attempt', jsonb_array_length(parley_bot_media_claim(7, 10)), 0);
+SELECT pg_temp.expect('waits for its next attempt', jsonb_array_length(parley_bot_media_claim(7, 10, 'd1')), 0);
 UPDATE media SET next_attempt_at = now() - interval '1 second';
-SELECT pg_temp.expect('claimed after the wait, at any attempt', (parley_bot_media_claim(7, 10) -> 0 ->> 'attempts')::int, 10);
+SELECT pg_temp.expect('claimed after the wait, at any attempt', (parley_bot_media_claim(7, 10, 'd1') -> 0 ->> 'attempts')::int, 10);
 SELECT parley_bot_media_done(jsonb_build_object('chat_id', chat_id, 'message_id', message_id, 'ordinal', ordinal,
                                                 'state', 'error', 'error', 'refused')) FROM media;
 UPDATE media SET updated_at = now() - interval '1 day';
-SELECT pg_temp.expect('a refusal is not retried past five attempts', jsonb_array_length(parley_bot_media_claim(7, 10)), 0);
+SELECT pg_temp.expect('a refusal is not retried past five attempts', jsonb_array_length(parley_bot_media_claim(7, 10, 'd1')), 0);
+
+-- A download claimed by a daemon that died is claimed again at once; one
+-- of a live daemon waits for its 10 minutes.
+SELECT pg_advisory_lock(hashtextextended('parley_daemon:d1', 0));
+UPDATE media SET state = 'downloading', claimed_by = 'd1', updated_at = now(), attempts = 1;
+SELECT pg_temp.expect('a live daemon''s download is left to it', jsonb_array_length(parley_bot_media_claim(7, 10, 'd2')), 0);
+SELECT pg_advisory_unlock(hashtextextended('parley_daemon:d1', 0));
+SELECT pg_temp.expect('a dead daemon''s download is taken over', jsonb_array_length(parley_bot_media_claim(7, 10, 'd2')) > 0, true);
+SELECT pg_temp.expect('now d2''s', (SELECT string_agg(DISTINCT claimed_by, ',') FROM media WHERE state = 'downloading'), 'd2');

@@ -134,7 +134,7 @@ static void start_runner(void)
         {.name = "test.hold", .concurrency = 2, .exec = exec_hold},
         {.name = "test.fail", .concurrency = 1, .exec = exec_fail},
     };
-    assert_int_equal(sync_runner_start(&loop, pool, classes, 2, &runner), 0);
+    assert_int_equal(sync_runner_start(&loop, pool, classes, 2, NULL, &runner), 0);
 }
 
 static void test_concurrency_and_idle(void **state)

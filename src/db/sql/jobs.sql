@@ -5,6 +5,9 @@
 -- records idle or error, or puts the job back to pending with exponential
 -- backoff and jitter.
 
+-- Due jobs of class p_class for daemon p_owner: pending ones, and ones
+-- in progress under a lease that expired or held by a daemon that died
+-- (its presence lock is gone: src/db/sql/presence.sql).
 CREATE OR REPLACE FUNCTION parley_jobs_claim(p_owner text, p_class text, p_limit integer,
                                   p_lease_s integer) RETURNS jsonb
     LANGUAGE sql AS $$
@@ -12,7 +15,10 @@ CREATE OR REPLACE FUNCTION parley_jobs_claim(p_owner text, p_class text, p_limit
         SELECT id FROM sync_jobs
         WHERE class = p_class
           AND ((status = 'pending' AND next_attempt_at <= now())
-               OR (status = 'in_progress' AND lease_expires_at < now()))
+               OR (status = 'in_progress'
+                   AND (lease_expires_at < now()
+                        OR (lease_owner IS DISTINCT FROM p_owner
+                            AND NOT parley_daemon_alive(lease_owner)))))
         ORDER BY next_attempt_at, id
         LIMIT p_limit
         FOR UPDATE SKIP LOCKED

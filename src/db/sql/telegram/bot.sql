@@ -310,7 +310,11 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit integer) RETURNS jsonb
+-- Files to download for account p_account, claimed by daemon p_owner:
+-- new ones, failed ones due again, and ones a dead daemon was downloading
+-- (its presence lock is gone) or one stuck for 10 minutes.
+CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit integer,
+                                                  p_owner text) RETURNS jsonb
     LANGUAGE sql AS $$
     WITH c AS (
         SELECT f.chat_id, f.message_id, f.ordinal
@@ -321,12 +325,16 @@ CREATE OR REPLACE FUNCTION parley_bot_media_claim(p_account bigint, p_limit inte
                    AND f.next_attempt_at <= now())
                OR (f.state = 'error' AND f.next_attempt_at IS NULL AND f.attempts < 5
                    AND f.updated_at < now() - interval '2 seconds' * power(2, f.attempts))
-               OR (f.state = 'downloading' AND f.updated_at < now() - interval '10 minutes'))
+               OR (f.state = 'downloading'
+                   AND (f.updated_at < now() - interval '10 minutes'
+                        OR (f.claimed_by IS NOT NULL AND f.claimed_by IS DISTINCT FROM p_owner
+                            AND NOT parley_daemon_alive(f.claimed_by)))))
         ORDER BY f.chat_id, f.message_id, f.ordinal
         LIMIT p_limit
         FOR UPDATE OF f SKIP LOCKED
     ), u AS (
-        UPDATE media f SET state = 'downloading', attempts = f.attempts + 1, updated_at = now()
+        UPDATE media f SET state = 'downloading', attempts = f.attempts + 1, updated_at = now(),
+                           claimed_by = p_owner
         FROM c
         WHERE f.chat_id = c.chat_id AND f.message_id = c.message_id AND f.ordinal = c.ordinal
         RETURNING f.*
@@ -365,7 +373,8 @@ $$;
 -- second download of the same file is harmless, the store is
 -- content-addressed); otherwise the row's state, so the caller can say why
 -- there is nothing to download ("done" already, "unavailable", no file_id).
-CREATE OR REPLACE FUNCTION parley_bot_media_claim_one(p_chat bigint, p_message bigint) RETURNS jsonb
+CREATE OR REPLACE FUNCTION parley_bot_media_claim_one(p_chat bigint, p_message bigint,
+                                                      p_owner text) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
     f media;
@@ -385,7 +394,8 @@ BEGIN
                 'the upstream gave no file handle for it' END),
             'sha256', f.sha256, 'local_path', f.local_path, 'size', f.file_size));
     END IF;
-    UPDATE media SET state = 'downloading', attempts = attempts + 1, updated_at = now()
+    UPDATE media SET state = 'downloading', attempts = attempts + 1, updated_at = now(),
+                     claimed_by = p_owner
     WHERE chat_id = f.chat_id AND message_id = f.message_id AND ordinal = f.ordinal
     RETURNING * INTO f;
     RETURN jsonb_strip_nulls(jsonb_build_object(
