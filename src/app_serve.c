@@ -278,7 +278,7 @@ static int start_stores(app_t *a, char *err, size_t errcap)
 {
     const config_t *cfg = a->cfg;
     archive_t *ar = NULL;
-    int rc = archive_new(a->rw, a->ro, &ar);
+    int rc = archive_new(a->rw, a->ro, a->cfg->db_ro_url[0] != '\0', &ar);
     if (rc != 0 || (rc = app_push(a, &archive_part, ar)) != 0)
         return rc;
     a->env.archive = ar;

@@ -10,6 +10,7 @@
 struct archive_s {
     pg_pool_t *rw;
     pg_pool_t *ro;
+    bool ro_may_lag; /* reads tell a replica's lag */
 };
 
 struct archive_call_s {
@@ -18,13 +19,14 @@ struct archive_call_s {
     void *data;
 };
 
-int archive_new(pg_pool_t *rw, pg_pool_t *ro, archive_t **out)
+int archive_new(pg_pool_t *rw, pg_pool_t *ro, bool ro_may_lag, archive_t **out)
 {
     archive_t *ar = calloc(1, sizeof *ar);
     if (ar == NULL)
         return UV_ENOMEM;
     ar->rw = rw;
     ar->ro = ro ? ro : rw;
+    ar->ro_may_lag = ro_may_lag && ro != NULL;
     *out = ar;
     return 0;
 }
@@ -85,8 +87,17 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
     op->data = data;
     /* fn is an identifier from a static table (checked above): the only
      * text that is not a bind parameter. */
-    char sql[ARCHIVE_FN_MAX + 64];
-    snprintf(sql, sizeof sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
+    char sql[ARCHIVE_FN_MAX + 512];
+    if (mode != ARCHIVE_WRITE && ar->ro_may_lag)
+        snprintf(sql, sizeof sql,
+                 "SELECT (CASE WHEN jsonb_typeof(r) = 'object' AND pg_is_in_recovery() THEN r || "
+                 "jsonb_build_object('replica', jsonb_build_object('lagMs', (extract(epoch FROM "
+                 "now() - pg_last_xact_replay_timestamp()) * 1000)::bigint, 'replayedAt', "
+                 "pg_last_xact_replay_timestamp())) ELSE r END)::text "
+                 "FROM (SELECT %s($1::jsonb, $2::jsonb) AS r) s",
+                 fn);
+    else
+        snprintf(sql, sizeof sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
     const char *params[2] = {args_json ? args_json : "{}", ctx_json ? ctx_json : "{}"};
     int rc = mode == ARCHIVE_SEARCH
                  ? pg_pool_call_limited(ar->ro, fn, sql, 2, params, call_done, op, &op->pc)

@@ -42,8 +42,13 @@ typedef void (*archive_call_cb)(void *data, int status, const char *json, archiv
                                 const char *message);
 
 /* Creates the handle over the two pools (borrowed; they outlive it).
- * Returns 0 or UV_ENOMEM. */
-int archive_new(struct pg_pool_s *rw, struct pg_pool_s *ro, archive_t **out);
+ * ro_may_lag: the read-only pool is another server (--db-ro), possibly a
+ * streaming replica: then every read's answer (a JSON object) says how far
+ * behind the primary it is, when it is in recovery: "replica": {"lagMs":
+ * now() - pg_last_xact_replay_timestamp(), "replayedAt"} ("the time of the
+ * last transaction replayed": on an idle primary the lag grows though
+ * nothing is missing). Returns 0 or UV_ENOMEM. */
+int archive_new(struct pg_pool_s *rw, struct pg_pool_s *ro, bool ro_may_lag, archive_t **out);
 void archive_free(archive_t *ar);
 
 /* True when fn can name an SQL function here: ^[a-z_][a-z0-9_]*$, at most

@@ -6,12 +6,16 @@
 // rounds land on different daemons, a listen that hears a write, then one
 // daemon killed with SIGKILL and the next requests answered by the others.
 // A 2025-11-25 client goes through a second HAProxy frontend that sticks
-// each Mcp-Session-Id to its daemon, as docs/deployment.md shows.
+// each Mcp-Session-Id to its daemon, as docs/deployment.md shows. The
+// third daemon reads through a streaming replica of the test's primary
+// (pg_basebackup -R, --db-ro): a write made elsewhere is found there once
+// replayed, and its answers say how far behind the replica is.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -32,6 +36,9 @@ const psql = (sql, dbname = db) =>
 const work = tmpdir("parley-cluster-");
 const daemons = [];
 let emu, haproxy, lb, lbSticky;
+// Its own directory under the system's temporary one: as root, the
+// replica runs as postgres, who cannot enter the test's private work dir.
+const replicaDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-replica-"));
 
 async function freePort() {
   const s = net.createServer();
@@ -60,10 +67,14 @@ before(async () => {
   const line = await new Promise((resolve) => readline.createInterface({ input: emu.stdout }).once("line", resolve));
   const xrpc = `http://127.0.0.1:${JSON.parse(line).port}`;
   const dataDir = path.join(work, "data");
+  // The third daemon reads through a streaming replica of the primary.
+  execFileSync(path.join(here, "..", "harness", "pg_replica.sh"), ["start", pgDir, replicaDir], { stdio: ["ignore", "ignore", "inherit"] });
+  const replica = `host=${replicaDir} port=5432 user=parley dbname=${db}`;
   // One after another: the first creates the schema and the key files.
   for (let i = 0; i < 3; i++)
     daemons.push(await startDaemon(["--db", conn, "--data-dir", dataDir, "--bluesky-service", xrpc,
-      "--toolsets", "conformance,inline,bluesky", "--listen", "http://127.0.0.1:0/mcp"]));
+      "--toolsets", "conformance,inline,bluesky", "--listen", "http://127.0.0.1:0/mcp",
+      ...(i === 2 ? ["--db-ro", replica] : [])]));
   const [p1, p2] = [await freePort(), await freePort()];
   const servers = daemons.map((d, i) => `  server d${i} 127.0.0.1:${portOf(d)} check inter 300ms fall 1 rise 2`).join("\n");
   const cfg = `global
@@ -110,6 +121,7 @@ after(async () => {
   haproxy?.kill();
   for (const d of daemons) if (d.child.exitCode === null && d.child.signalCode === null) assert.equal(await d.stop(), 0);
   emu?.kill();
+  execFileSync(path.join(here, "..", "harness", "pg_replica.sh"), ["destroy", replicaDir]);
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
 });
 
@@ -185,6 +197,33 @@ test("a 2025-11-25 session behind the sticky frontend stays on its daemon", asyn
     for (let i = 0; i < 6; i++)
       assert.equal(textOf(await client.callTool({ name: "test_simple_text", arguments: {} })), "This is a simple text response for testing.");
     assert.ok((await client.listTools()).tools.length > 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test("through a streaming replica: another writer's message is found once replayed, with the lag", async () => {
+  const viaReplica = daemons[2];
+  const client = new Client({ name: "v2-replica-reader", version: "1.0.0" }, PIN);
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${portOf(viaReplica)}/mcp`)));
+  try {
+    psql("INSERT INTO messages (chat_id, id, date, text) VALUES (5151, 77, now(), 'read through the replica')");
+    let r;
+    for (let i = 0; i < 200; i++) {
+      r = await client.callTool({ name: "messages_list", arguments: { chatId: 5151, limit: 5 } });
+      if (JSON.stringify(r.structuredContent).includes("read through the replica")) break;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.match(JSON.stringify(r.structuredContent), /read through the replica/);
+    const lag = r.structuredContent.replica;
+    assert.ok(lag && Number.isInteger(lag.lagMs) && lag.replayedAt, JSON.stringify(r.structuredContent).slice(0, 400));
+    assert.match(textOf(r), /"replica"/, "the model reads it too");
+    // A daemon on the primary says nothing of a replica.
+    const direct = new Client({ name: "v2-primary-reader", version: "1.0.0" }, PIN);
+    await direct.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${portOf(daemons[0])}/mcp`)));
+    const p = await direct.callTool({ name: "messages_list", arguments: { chatId: 5151, limit: 5 } });
+    assert.equal(p.structuredContent.replica, undefined);
+    await direct.close();
   } finally {
     await client.close();
   }
