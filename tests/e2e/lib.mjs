@@ -37,17 +37,29 @@ export function baseArgs(extra = []) {
   return ["serve", "--db", PG, "--log-level", "debug", ...extra];
 }
 
+// The revision the tests' clients speak: PARLEY_TEST_PROTOCOL=2026-07-28
+// (ctest's *_2026 variants) makes stdioClient the official SDK v2 client
+// pinned to it; else the v1 client and 2025-11-25.
+export const PROTOCOL = process.env.PARLEY_TEST_PROTOCOL || "2025-11-25";
+
 // A connected SDK client over stdio; stderr is kept for diagnostics.
 export async function stdioClient(extra = [], clientCaps = {}, name = "e2e") {
-  const transport = new StdioClientTransport({
+  const modern = PROTOCOL === "2026-07-28";
+  const v2 = modern ? await import("@modelcontextprotocol/client") : null;
+  const Transport = modern ? (await import("@modelcontextprotocol/client/stdio")).StdioClientTransport : StdioClientTransport;
+  const transport = new Transport({
     command: PARLEYD,
     args: baseArgs(["--stdio", ...extra]),
     stderr: "pipe",
   });
   const log = [];
   transport.stderr?.on("data", (d) => log.push(d.toString()));
-  const client = new Client({ name, version: "1.0.0" }, { capabilities: clientCaps });
+  const client = modern
+    ? new v2.Client({ name, version: "1.0.0" }, { capabilities: clientCaps, versionNegotiation: { mode: { pin: PROTOCOL } } })
+    : new Client({ name, version: "1.0.0" }, { capabilities: clientCaps });
   await client.connect(transport);
+  if (modern && client.getNegotiatedProtocolVersion() !== PROTOCOL)
+    throw new Error(`the client speaks ${client.getNegotiatedProtocolVersion()}, not ${PROTOCOL}`);
   return { client, transport, log };
 }
 
