@@ -210,23 +210,32 @@ static int start_reads(app_t *a, char *err, size_t errcap)
     return rc != 0 ? rc : app_push(a, &listen_part, listen);
 }
 
-/* The key that seals 2026-07-28 requestState: state_key_file, else
- * DATA_DIR/mcp-state.key (made with the data directory when missing), so
- * daemons on one data directory share it. A small file read once at
- * start. */
+/* The key that seals 2026-07-28 requestState: state_key_file (it must
+ * load), else DATA_DIR/mcp-state.key (made with the data directory when
+ * missing), so daemons on one data directory share it; a data directory
+ * that cannot hold it leaves the server's per-process key, with a
+ * warning. A small file read once at start. */
 static int load_state_key(app_t *a, char *err, size_t errcap)
 {
     const config_t *cfg = a->cfg;
     char path[CONFIG_PATH_MAX + 32];
+    bool named = cfg->state_key_file[0] != '\0';
     int rc = 0;
-    if (cfg->state_key_file[0] != '\0')
+    if (named)
         snprintf(path, sizeof path, "%s", cfg->state_key_file);
     else if ((rc = dirs_make(cfg->data_dir, err, errcap)) == 0)
         snprintf(path, sizeof path, "%s/%s", cfg->data_dir, APP_STATE_KEY_FILE);
-    if (rc != 0)
-        return rc;
     sealed_key_t key;
-    rc = sealed_key_load(path, &key, err, errcap);
+    if (rc == 0)
+        rc = sealed_key_load(path, &key, err, errcap);
+    if (rc != 0 && !named) {
+        log_warn(APP_TAG,
+                 "requestState key: %s; this daemon seals with a key of its own (a round trip "
+                 "must come back to it: set state_key_file to share one)",
+                 err);
+        err[0] = '\0';
+        return 0;
+    }
     if (rc != 0)
         return rc;
     mcp_server_set_state_key(&a->mcp, &key);

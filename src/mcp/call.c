@@ -258,7 +258,8 @@ void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_
         char ctx[320], *text = NULL;
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);
-        mcp_session__state_context(c->session, (int)c->kind, c->name, ctx, sizeof ctx);
+        mcp_session__state_context(c->session, (int)c->kind, c->name, c->state_digest, ctx,
+                                   sizeof ctx);
         int rc =
             mcp_request_state_seal(&srv->state_key, ctx, state,
                                    (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000, &text);

@@ -77,6 +77,7 @@ typedef struct mcp_call_s {
      * the session (mcp_call_request_state). NULL when absent. */
     json_t *input_responses;
     json_t *request_state;
+    char state_digest[65]; /* the request's digest its requestState is bound to */
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */

@@ -62,16 +62,22 @@ void mcp_server_observe_latency(mcp_server_t *srv, double seconds)
     srv->stats.latency_sum += seconds;
 }
 
+/* A send may close a session, which may then move to the sweep list at
+ * once: the walks take the next node first. */
 void mcp_server_list_changed(mcp_server_t *srv, const char *list)
 {
-    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions; n = n->next)
+    for (queue_node_t *n = srv->sessions.next, *next; n != &srv->sessions; n = next) {
+        next = n->next;
         mcp_session__list_changed(mcp_session__from_node(n), list);
+    }
 }
 
 void mcp_server_resource_updated(mcp_server_t *srv, const char *uri)
 {
-    for (queue_node_t *n = srv->sessions.next; n != &srv->sessions; n = n->next)
+    for (queue_node_t *n = srv->sessions.next, *next; n != &srv->sessions; n = next) {
+        next = n->next;
         mcp_session__resource_updated(mcp_session__from_node(n), uri);
+    }
 }
 
 static void wait_tick(uv_timer_t *t)

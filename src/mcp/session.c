@@ -4,6 +4,7 @@
  * feature methods are session_methods.c's. */
 #include "mcp/session.h"
 
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +95,22 @@ void mcp_session_set_principal(mcp_session_t *s, const char *principal)
     snprintf(s->principal, sizeof s->principal, "%s", principal);
 }
 
-void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name, char *out,
-                                size_t cap)
+void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name,
+                                const char *digest, char *out, size_t cap)
 {
-    snprintf(out, cap, "parley-mcp-state|%d|%.200s|%s", kind, name, s->principal);
+    snprintf(out, cap, "parley-mcp-state|%d|%.200s|%s|%s", kind, name, s->principal, digest);
+}
+
+void mcp_session__request_digest(const json_t *args, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    out[0] = '\0';
+    if (text != NULL && EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) == 1)
+        for (unsigned int i = 0; i < n && i < 32; i++)
+            snprintf(out + 2 * i, 3, "%02x", md[i]);
+    free(text);
 }
 
 bool mcp_protocol_supported(const char *version)
@@ -645,9 +658,14 @@ void mcp_session_close(mcp_session_t *s)
         return;
     /* "When the server ends a subscription on its own initiative ... it
      * SHOULD respond to the original subscriptions/listen request with a
-     * completion result before closing the stream." */
-    mcp_session__end_listens(s, true);
-    if (s->transport_gone || s->state == MCP_SESSION_CLOSING)
+     * completion result before closing the stream." Once: a send that
+     * fails (or passes the output limit) closes the session again from
+     * inside, and then it closes without them. */
+    if (!s->ending) {
+        s->ending = true;
+        mcp_session__end_listens(s, true);
+    }
+    if (s->transport_gone || s->state == MCP_SESSION_CLOSING || s->state == MCP_SESSION_CLOSED)
         return; /* a send failed and closed it */
     s->state = MCP_SESSION_CLOSING;
     s->ops->close(s->t);

@@ -122,9 +122,14 @@ __attribute__((warn_unused_result)) bool mcp_session__client_has(const mcp_sessi
 /* Internal (call.c): the client's declaration of capability cap, or NULL. */
 const json_t *mcp_session__client_cap(const mcp_session_t *s, const char *cap);
 /* Internal (call.c): the context a requestState of call kind/name is
- * sealed under for this session's principal (mcp/request_state.h). */
-void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name, char *out,
-                                size_t cap);
+ * sealed under for this session's principal and the request's digest
+ * (its arguments, or its URI: mcp_session__request_digest), so that a
+ * state opens only for the request it was made for (mcp/request_state.h). */
+void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name,
+                                const char *digest, char *out, size_t cap);
+/* Internal: the SHA-256 (hex, 64 characters) of a request's arguments as
+ * canonical JSON (keys sorted) into out[65]. */
+void mcp_session__request_digest(const json_t *args, char out[65]);
 /* Internal (call.c): a fresh id for a server-to-client request. */
 int64_t mcp_session__next_request_id(mcp_session_t *s);
 /* Internal (server.c): notifies the listens that asked for list changes. */

@@ -47,6 +47,7 @@ struct mcp_session_s {
     int nsubs;
     queue_node_t listens; /* open 2026-07-28 subscriptions/listen (session_listen.c) */
     int nlistens;
+    bool ending;  /* mcp_session_close is ending the listens */
     bool reading; /* what we last asked of the transport */
     bool transport_gone;
     bool swept;         /* handed to the server's sweep */

@@ -157,6 +157,9 @@ void mcp_session__listen_updated(mcp_session_t *s, const char *uri)
                 break;
             }
         }
+        /* A failed send closes the session (its listens may be gone). */
+        if (s->transport_gone || s->state >= MCP_SESSION_CLOSING)
+            return;
     }
 }
 
@@ -171,14 +174,21 @@ void mcp_session__list_changed(mcp_session_t *s, const char *list)
                                                    : l->resources;
         if (want)
             listen_send(s, l, method, json_object());
+        if (s->transport_gone || s->state >= MCP_SESSION_CLOSING)
+            return;
     }
 }
 
 void mcp_session__end_listens(mcp_session_t *s, bool graceful)
 {
     while (!queue_empty(&s->listens)) {
+        /* Off the list before the send: a failing send may close the
+         * session and end the others from inside. */
         mcp_listen_t *l = queue_entry(queue_head(&s->listens), mcp_listen_t, node);
-        if (graceful) {
+        queue_remove(&l->node);
+        queue_init(&l->node);
+        s->nlistens--;
+        if (graceful && !s->transport_gone && s->state < MCP_SESSION_CLOSING) {
             json_t *r = json_pack("{s:s, s:{s:O, s:{s:s, s:s}}}", "resultType", "complete", "_meta",
                                   MCP_META_SUBSCRIPTION_ID, l->id, MCP_META_SERVER_INFO, "name",
                                   s->srv->name, "version", s->srv->version);
@@ -188,6 +198,5 @@ void mcp_session__end_listens(mcp_session_t *s, bool graceful)
             mcp_session__send(s, m, len, l->id, true);
         }
         listen_free(l);
-        s->nlistens--;
     }
 }

@@ -64,7 +64,8 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
  * params.inputResponses (an object of objects) and params.requestState
  * (opened and checked). Returns false when it answered an error. */
 static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kind, const char *name,
-                         const json_t *params, json_t **responses, json_t **state)
+                         const char *digest, const json_t *params, json_t **responses,
+                         json_t **state)
 {
     char msg[300];
     *responses = *state = NULL;
@@ -101,7 +102,7 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
         char ctx[320];
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);
-        mcp_session__state_context(s, kind, name, ctx, sizeof ctx);
+        mcp_session__state_context(s, kind, name, digest, ctx, sizeof ctx);
         rc =
             mcp_request_state_open(&s->srv->state_key, ctx, text,
                                    (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000, state);
@@ -116,8 +117,8 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
             ? "Invalid params: requestState expired (a round trip must end within 15 minutes); "
               "call again without inputResponses and requestState"
             : "Invalid params: requestState integrity check failed (changed, or sealed for "
-              "another tool, token or server key); call again without inputResponses and "
-              "requestState",
+              "another tool, other arguments, another token or another server key); call again "
+              "without inputResponses and requestState",
         NULL);
     return false;
 }
@@ -137,8 +138,14 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         return NULL;
     }
     json_t *responses = NULL, *state = NULL;
-    if (s->env != NULL && !modern_round(s, id, kind, name, params, &responses, &state))
-        return NULL;
+    char digest[65] = "";
+    if (s->env != NULL) {
+        /* The request's own arguments (before any normalisation), or for
+         * a read its URI: what its requestState is bound to. */
+        mcp_session__request_digest(args, digest);
+        if (!modern_round(s, id, kind, name, digest, params, &responses, &state))
+            return NULL;
+    }
     const json_t *meta = json_object_get(params, "_meta");
     json_t *token = json_object_get(meta, "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
@@ -156,6 +163,7 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         c->log_level = s->env->log_level;
         c->input_responses = responses;
         c->request_state = state;
+        memcpy(c->state_digest, digest, sizeof c->state_digest);
     }
     c->started_ns = uv_hrtime();
     queue_push_tail(&s->calls, &c->node);

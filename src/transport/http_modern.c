@@ -37,6 +37,31 @@ static h2o_iovec_t trimmed(h2o_iovec_t v)
     return v;
 }
 
+/* Header lcname's value, trimmed, into *v (base NULL when absent).
+ * False when it is given twice or holds a character a field value may not
+ * (RFC 9110 5.5: visible ASCII, space and tab; "A header value contains
+ * invalid characters" is a validation failure): a balancer that routes on
+ * another occurrence than the one checked here would see another request. */
+static bool header_once(h2o_req_t *req, const char *lcname, size_t len, h2o_iovec_t *v)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, lcname, len, -1);
+    *v = h2o_iovec_init(NULL, 0);
+    if (i < 0)
+        return true;
+    if (h2o_find_header_by_str(&req->headers, lcname, len, i) >= 0)
+        return false;
+    h2o_iovec_t raw = req->headers.entries[i].value;
+    for (size_t k = 0; k < raw.len; k++) {
+        unsigned char ch = (unsigned char)raw.base[k];
+        if ((ch < 0x20 && ch != '\t') || ch > 0x7e)
+            return false;
+    }
+    *v = trimmed(raw);
+    if (v->base == NULL)
+        v->base = raw.base; /* present and empty */
+    return true;
+}
+
 static bool iovec_is(h2o_iovec_t v, const char *s)
 {
     return v.base != NULL && strlen(s) == v.len && memcmp(v.base, s, v.len) == 0;
@@ -131,18 +156,19 @@ static bool params_agree(h2o_req_t *req, const json_t *id, const json_t *schema,
         } else if (json_is_boolean(value)) {
             text = json_is_true(value) ? "true" : "false";
         }
-        h2o_iovec_t hv = n > 0 && (size_t)n < sizeof lc ? trimmed(http__header(req, lc, (size_t)n))
-                                                        : h2o_iovec_init(NULL, 0);
-        int got_len = hv.base ? header_value(hv, got, sizeof got) : -1;
+        h2o_iovec_t hv = h2o_iovec_init(NULL, 0);
+        bool once = n > 0 && (size_t)n < sizeof lc && header_once(req, lc, (size_t)n, &hv);
+        int got_len = once && hv.base ? header_value(hv, got, sizeof got) : -1;
         if (text == NULL || hv.base == NULL || got_len < 0 || strlen(text) != (size_t)got_len ||
             memcmp(text, got, (size_t)got_len) != 0) {
             snprintf(msg, sizeof msg,
-                     hv.base == NULL ? "Header mismatch: the Mcp-Param-%.60s header is required "
-                                       "(argument %.60s is marked x-mcp-header)"
-                     : got_len < 0   ? "Header mismatch: the Mcp-Param-%.60s header is malformed "
-                                       "(argument %.60s: as is, or =?base64?...?=)"
-                                     : "Header mismatch: the Mcp-Param-%.60s header does not "
-                                       "match argument %.60s",
+                     hv.base == NULL && once
+                         ? "Header mismatch: the Mcp-Param-%.60s header is required "
+                           "(argument %.60s is marked x-mcp-header)"
+                     : got_len < 0 ? "Header mismatch: the Mcp-Param-%.60s header is malformed "
+                                     "(argument %.60s: as is, or =?base64?...?=)"
+                                   : "Header mismatch: the Mcp-Param-%.60s header does not "
+                                     "match argument %.60s",
                      hname, key);
             reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
             return false;
@@ -151,16 +177,37 @@ static bool params_agree(h2o_req_t *req, const json_t *id, const json_t *schema,
     return true;
 }
 
+/* True when the token (NULL: none) may see tool t, as its session will
+ * judge: a hidden tool's argument names are not told by a header error. */
+static bool tool_visible(http_server_t *hs, const token_t *tok, const mcp_tool_t *t)
+{
+    if (tok == NULL)
+        return true;
+    mcp_policy_t pol;
+    char err[160];
+    if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) != 0)
+        return false;
+    if (pol.read_only && !(t->def->annotations & MCP_TOOL_READ_ONLY))
+        return false;
+    return mcp_registry_toolset_in(&hs->srv->registry, t->toolset, pol.toolset_mask);
+}
+
 /* The standard headers against the body: "A required standard header
  * (MCP-Protocol-Version, Mcp-Method, Mcp-Name) is missing", "A header
  * value does not match the corresponding request body value". Returns
  * true when they agree; else answers 400 -32020. */
-static bool headers_agree(http_server_t *hs, h2o_req_t *req, const json_t *id, const char *method,
-                          const json_t *params)
+static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok, const json_t *id,
+                          const char *method, const json_t *params)
 {
     char msg[300];
     h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
-    h2o_iovec_t mm = trimmed(http__header(req, H2O_STRLIT("mcp-method")));
+    h2o_iovec_t mm;
+    if (!header_once(req, H2O_STRLIT("mcp-method"), &mm)) {
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
+               "Header mismatch: Mcp-Method given twice or with characters a header may not hold",
+               NULL);
+        return false;
+    }
     if (pv.base == NULL) {
         reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
                "Header mismatch: the MCP-Protocol-Version header is required (" MCP_MODERN_VERSION
@@ -183,7 +230,14 @@ static bool headers_agree(http_server_t *hs, h2o_req_t *req, const json_t *id, c
                                                                 : NULL;
     if (field == NULL)
         return true;
-    h2o_iovec_t nm = trimmed(http__header(req, H2O_STRLIT("mcp-name")));
+    h2o_iovec_t nm;
+    if (!header_once(req, H2O_STRLIT("mcp-name"), &nm)) {
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
+               "Header mismatch: Mcp-Name given twice or with characters a header may not hold "
+               "(encode such a name as =?base64?...?=)",
+               NULL);
+        return false;
+    }
     const json_t *body = json_object_get(params, field);
     static char name[HTTP_MCP_NAME_MAX + 1]; /* one request at a time: the loop's */
     int n = nm.base ? header_value(nm, name, sizeof name) : -1;
@@ -202,7 +256,7 @@ static bool headers_agree(http_server_t *hs, h2o_req_t *req, const json_t *id, c
     }
     if (strcmp(method, "tools/call") == 0) {
         const mcp_tool_t *tool = mcp_registry_find(&hs->srv->registry, name);
-        if (tool != NULL &&
+        if (tool != NULL && tool_visible(hs, tok, tool) &&
             !params_agree(req, id, tool->input_schema, json_object_get(params, "arguments"), 0))
             return false;
     }
@@ -258,7 +312,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         h2o_send_inline(req, "", 0);
         return;
     }
-    if (!headers_agree(hs, req, id, method, params))
+    if (!headers_agree(hs, req, tok, id, method, params))
         return;
     if (!mcp_server_admit(hs->srv)) {
         http__add_header(req, "retry-after", "1", 1);

@@ -591,6 +591,20 @@ test("2026-07-28: the last round answered by another daemon learns the outcome f
     });
     assert.equal(r2.result.resultType, "complete", JSON.stringify(r2));
     assert.match(r2.result.content[0].text, /Logged in to Bluesky as @carol\.test/);
+    // Two round threes on one page: one waits (accept), the other
+    // declines; both learn the decline, the page is withdrawn.
+    const r4 = await rpc(at(a), { arguments: { handle: "bob.test" } });
+    const st4 = r4.result.requestState;
+    const waiting = rpc(at(a), { arguments: { handle: "bob.test" }, inputResponses: { password_page: { action: "accept" } }, requestState: st4 });
+    await new Promise((res) => setTimeout(res, 300));
+    const declined = await rpc(at(a), { arguments: { handle: "bob.test" }, inputResponses: { password_page: { action: "decline" } }, requestState: st4 });
+    assert.equal(declined.result.structuredContent.status, "declined");
+    assert.equal((await waiting).result.structuredContent.status, "declined");
+    const gone = await fetch(r4.result.inputRequests.password_page.params.url).catch(() => ({ status: 0 }));
+    assert.notEqual(gone.status, 200);
+    // A state for other arguments does not open.
+    const other = await rpc(at(b), { arguments: { handle: "alice.test" }, inputResponses: { password_page: { action: "accept" } }, requestState: st4 });
+    assert.equal(other.error.code, -32602);
     // A changed state is refused before the tool runs.
     const forged = r1.result.requestState.replace(/.$/, (ch) => (ch === "A" ? "B" : "A"));
     const r3 = await rpc(at(b), { arguments: { handle: "carol.test" }, inputResponses: { password_page: { action: "accept" } }, requestState: forged });

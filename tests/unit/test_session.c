@@ -717,6 +717,30 @@ static void test_listen(void **state)
     teardown_server();
 }
 
+/* A notification to a listener that pushes the output past the hard
+ * limit closes the session once, without looping over the graceful ends
+ * of its listens (each of which would pass the limit again). */
+static void test_listen_close_past_limit(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    for (int i = 0; i < 3; i++) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"subscriptions/listen\",\"params\":{"
+                 "\"notifications\":{\"resourceSubscriptions\":[\"v://fixed\"]}," ENV_META "}}",
+                 i);
+        send_msg(msg);
+    }
+    mem.queued = 100000; /* past output_hard_limit (5000) */
+    mcp_server_resource_updated(&srv, "v://fixed");
+    assert_int_equal(mem.closes, 1);
+    assert_int_equal(mcp_session_state(mem.s), MCP_SESSION_CLOSED);
+    teardown_server();
+}
+
 /* A 2025-11-25 session serves an enveloped request statelessly beside its
  * own, and keeps -32002 for its own reads. */
 static void test_legacy_then_modern(void **state)
@@ -754,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_modern_requests),
         cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_listen_close_past_limit),
         cmocka_unit_test(test_strict_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,15 +6,24 @@
 -- serve (toolset_t.store_changed).
 
 -- The trigger of messages: per statement for inserts (transition table
--- new_rows), per row for edits.
+-- new_rows), per row for edits (a statement trigger with transition tables
+-- would copy every row of every update, the search fills' included).
 CREATE OR REPLACE FUNCTION parley_messages_notify() RETURNS trigger
     LANGUAGE plpgsql AS $$
 DECLARE
     payload jsonb;
+    n integer;
 BEGIN
     IF TG_LEVEL = 'ROW' THEN
-        payload := jsonb_build_object('chats', jsonb_build_array(NEW.chat_id),
-                                      'messages', jsonb_build_array(jsonb_build_array(NEW.chat_id, NEW.id)));
+        -- An edit names its message; past 50 edits in one transaction (a
+        -- re-import that rewrites texts) only its chat, and NOTIFY sends
+        -- one of identical payloads per transaction: bounded by the chats.
+        n := coalesce(nullif(current_setting('parley.notify_edits', true), ''), '0')::integer + 1;
+        PERFORM set_config('parley.notify_edits', n::text, true);
+        payload := CASE WHEN n <= 50
+            THEN jsonb_build_object('chats', jsonb_build_array(NEW.chat_id),
+                                    'messages', jsonb_build_array(jsonb_build_array(NEW.chat_id, NEW.id)))
+            ELSE jsonb_build_object('chats', jsonb_build_array(NEW.chat_id)) END;
     ELSE
         SELECT jsonb_build_object(
                    'chats', (SELECT coalesce(jsonb_agg(c), '[]')

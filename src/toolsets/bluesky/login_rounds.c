@@ -305,16 +305,36 @@ static void round_outcome(mcp_call_t *c, bs_ctx_t *ctx, const json_t *state)
     const char *action = json_string_value(json_object_get(answer, "action"));
     bs_pending_t *p = pending_find(ctx, json_string_value(json_object_get(state, "page")));
     if (action != NULL && strcmp(action, "accept") != 0) {
-        if (p != NULL && p->page != NULL)
-            secret_page_cancel(p->page); /* withdrawn (its callback runs now) */
-        if (p != NULL)
-            pending_release(p);
         bool declined = strcmp(action, "decline") == 0;
-        bs_finish(c,
-                  declined ? "The user declined to open the password page; nothing was stored. "
-                             "Ask before calling login again."
-                           : "The user dismissed the password request; nothing was stored.",
-                  json_pack("{s:s}", "status", declined ? "declined" : "cancelled"));
+        const char *text = declined
+                               ? "The user declined to open the password page; nothing was "
+                                 "stored. Ask before calling login again."
+                               : "The user dismissed the password request; nothing was stored.";
+        if (p != NULL) {
+            /* An earlier round that waits for this page gets the same
+             * answer; then the page is withdrawn. p stays allocated while
+             * its page is open; the page's callback (it runs inside the
+             * cancel) frees it: p is not touched after. */
+            if (p->waiter != NULL)
+                bs_finish(wait_end(p->waiter), text,
+                          json_pack("{s:s}", "status", declined ? "declined" : "cancelled"));
+            secret_page_t *page = p->page;
+            pending_release(p);
+            if (page != NULL)
+                secret_page_cancel(page);
+        }
+        bs_finish(c, text, json_pack("{s:s}", "status", declined ? "declined" : "cancelled"));
+        return;
+    }
+    /* The page lives SECRET_PAGE_TTL_MS from round two: past that, nothing
+     * can come any more, on any daemon. */
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    json_int_t now_ms = (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    const json_t *expires = json_object_get(state, "expiresAt");
+    if (p == NULL && json_is_integer(expires) && json_integer_value(expires) < now_ms) {
+        mcp_call_finish_error(c, "The password page expired before a password was typed; nothing "
+                                 "was stored. Call login again for a new page.");
         return;
     }
     if (p != NULL && p->done) {
@@ -324,7 +344,9 @@ static void round_outcome(mcp_call_t *c, bs_ctx_t *ctx, const json_t *state)
     }
     if (p != NULL) { /* this daemon's page: wait for it */
         if (p->waiter != NULL) {
-            mcp_call_finish_error(c, "another call already waits for this login");
+            mcp_call_finish_error(c, "Another call of login already waits for this password page: "
+                                     "wait for it to return (at most a minute), or call login "
+                                     "again without requestState to start over.");
             return;
         }
         bs_wait_t *w = calloc(1, sizeof *w);
@@ -451,8 +473,11 @@ static void open_page(void *data, int status, const char *json, const char *erro
                               uv_strerror(rc));
         return;
     }
-    json_t *state = json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "page", p->id, "handle", handle, "url",
-                              url, "service", svc, "before", before);
+    uv_timeval64_t tv;
+    uv_gettimeofday(&tv);
+    json_int_t expires = (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + SECRET_PAGE_TTL_MS;
+    json_t *state = json_pack("{s:s, s:s, s:s, s:I, s:s?, s:s?}", "page", p->id, "handle", handle,
+                              "url", url, "expiresAt", expires, "service", svc, "before", before);
     json_decref(list);
     mcp_call_finish_input_required(
         c, json_pack("{s:o}", "password_page", page_request(handle, svc, url)), state);
