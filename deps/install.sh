@@ -59,8 +59,8 @@ if [ ! -d tests/node_modules ] || [ tests/package-lock.json -nt tests/node_modul
   echo "deps/install.sh: npm ci in tests/" >&2
   (cd tests && npm ci --no-audit --no-fund --loglevel=error)
 fi
-# The benchmark's peer (bench/peers: the TypeScript SDK and pg), run by the
-# smoke benchmark in the test suite.
+# The benchmark's peers (bench/peers: the TypeScript SDK v1 and v2, and pg),
+# run by the smoke benchmark in the test suite.
 if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt bench/peers/node_modules/.package-lock.json ]; then
   echo "deps/install.sh: npm ci in bench/peers/" >&2
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
