@@ -5,12 +5,16 @@
 //      `parleyd import telegram-export` (the real import path);
 //   2. builds a fixed mix of tool calls from it (channelsList, messagesList,
 //      messagesSearch with full text, messagesContext, in turn);
-//   3. checks that parley and the peer answer those calls alike;
+//   3. checks that parley and the peers answer those calls alike, in both
+//      revisions;
 //   4. drives N concurrent MCP sessions (parley-loadgen) at parley and at the
 //      peer (peers/ts-sdk-peer.mjs: the official TypeScript SDK and pg) over
 //      each transport, and pgbench through the same SQL at the same
 //      concurrency, recording throughput, latency percentiles, errors, and
-//      each server's CPU time and peak RSS;
+//      each server's CPU time and peak RSS; then the trivial and the
+//      database mix again in MCP 2026-07-28 (loadgen --protocol 2026-07-28,
+//      Unix socket and HTTP) at parley and at the SDK v2 peer
+//      (peers/ts-sdk-v2-peer.mjs), each beside its 2025-11-25 run;
 //   5. opens idle sessions (Unix socket, HTTP) and measures parleyd's RSS
 //      per session;
 //   6. writes results/<date>.json and results/<date>.md, and with
@@ -20,9 +24,12 @@
 //   node harness.mjs --parleyd BIN --loadgen BIN [--smoke] [--out DIR]
 //        [--messages N] [--chats N] [--sessions 1,16,...] [--transports unix,tcp,http]
 //        [--seconds S] [--idle N,...] [--update-readme]
+//        [--modern-sessions 1,16,...] [--modern-trivial-sessions 1,16,...]
+//        [--modern-transports unix,http]
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +57,11 @@ const cfg = {
   // The transport-bound mix: a trivial tool (test_simple_text) on each server.
   trivialSessions: opt("trivial-sessions", smoke ? "4" : "1,16,64,256").split(",").map(Number),
   trivialTransports: opt("trivial-transports", "unix,http").split(","),
+  // MCP 2026-07-28 (parley beside the SDK v2 peer): the same mixes at the
+  // same session counts unless told otherwise, over these transports.
+  modernSessions: opt("modern-sessions", opt("sessions", smoke ? "4" : "1,16,64,256,1024")).split(",").map(Number),
+  modernTrivialSessions: opt("modern-trivial-sessions", opt("trivial-sessions", smoke ? "4" : "1,16,64,256")).split(",").map(Number),
+  modernTransports: opt("modern-transports", "unix,http").split(","),
   pgbenchMaxClients: 250, // the test cluster's max_connections is 300
 };
 if (!cfg.parleyd || !cfg.loadgen) {
@@ -140,6 +152,57 @@ async function mcpHttp(url) {
   return { call: (name, args) => post({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }) };
 }
 
+// The same in MCP 2026-07-28: no initialize, the envelope on every request,
+// over HTTP the revision's headers.
+const MODERN = "2026-07-28";
+const modernMeta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} };
+function mcpHttpModern(url) {
+  let id = 0;
+  return {
+    async call(name, args) {
+      const r = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": name },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args, _meta: modernMeta } }),
+      });
+      const text = await r.text();
+      if ((r.headers.get("content-type") ?? "").includes("text/event-stream"))
+        return JSON.parse(text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join(""));
+      return JSON.parse(text);
+    },
+    close() {},
+  };
+}
+// ... and over a Unix socket (newline-delimited JSON-RPC, one request at a time).
+async function mcpSocketModern(file) {
+  const sock = net.createConnection(file);
+  await once(sock, "connect");
+  let buf = "";
+  let waiting;
+  sock.setEncoding("utf8");
+  sock.on("data", (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      const m = JSON.parse(line);
+      if (m.id !== undefined && waiting) waiting(m);
+    }
+  });
+  let id = 0;
+  return {
+    call(name, args) {
+      return new Promise((resolve) => {
+        waiting = resolve;
+        sock.write(JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args, _meta: modernMeta } }) + "\n");
+      });
+    },
+    close: () => sock.destroy(),
+  };
+}
+
 function loadgen(url, sessions, label, extra = []) {
   const out = execFileSync(cfg.loadgen, ["--url", url, "--sessions", String(sessions), "--seconds", String(cfg.seconds), "--label", label, ...extra], { encoding: "utf8" });
   return kv(out.trim().split("\n").pop());
@@ -158,9 +221,11 @@ const results = {
   dataset: {},
   runs: [],
   trivial: [],
+  trivial_2026: [],
   search: [],
   notes: [],
   comparisons: [],
+  comparisons_2026: [],
   idle: [],
   problems: [],
 };
@@ -217,15 +282,17 @@ fs.writeFileSync(pgbenchScript, `\\set i random(0, ${calls.length - 1})\nSELECT 
 // ---- 3. servers ----
 const sock = path.join(work, "parley.sock");
 const peerSock = path.join(work, "peer.sock");
-// Four TCP ports below Linux's ephemeral range (32768-60999), so that no
+const peerV2Sock = path.join(work, "peer-v2.sock");
+// Five TCP ports below Linux's ephemeral range (32768-60999), so that no
 // client socket of a test running beside this one holds them; taken again
 // at another place if one is in use all the same.
-let port, urls, parley, peer;
+let port, urls, parley, peer, peerV2;
 for (let attempt = 1; ; attempt++) {
   port = 20000 + Math.floor(Math.random() * 12000);
   urls = {
     parley: { unix: `unix:${sock}`, tcp: `tcp://127.0.0.1:${port}`, http: `http://127.0.0.1:${port + 1}/mcp` },
     "ts-sdk-peer": { unix: `unix:${peerSock}`, tcp: `tcp://127.0.0.1:${port + 2}`, http: `http://127.0.0.1:${port + 3}/mcp` },
+    "ts-sdk-v2-peer": { unix: `unix:${peerV2Sock}`, http: `http://127.0.0.1:${port + 4}/mcp` },
   };
   try {
     parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
@@ -233,61 +300,90 @@ for (let attempt = 1; ; attempt++) {
       "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
     peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
       "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
+    peerV2 = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-v2-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
+      "--pool", "4", "--unix", peerV2Sock, "--http", String(port + 4)], (out) => /"ready":true/.test(out));
     break;
   } catch (e) {
     if (attempt >= 5 || !/address already in use|EADDRINUSE/.test(String(e.message))) throw e;
-    say(`port ${port}..${port + 3} in use: trying others`);
-    if (parley) await stop(parley);
-    parley = undefined;
-    fs.rmSync(sock, { force: true });
-    fs.rmSync(peerSock, { force: true });
+    say(`port ${port}..${port + 4} in use: trying others`);
+    for (const p of [parley, peer]) if (p) await stop(p);
+    parley = peer = undefined;
+    for (const f of [sock, peerSock, peerV2Sock]) fs.rmSync(f, { force: true });
   }
 }
-const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid };
+const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid, "ts-sdk-v2-peer": peerV2.child.pid };
 
-// The answers agree.
+// The answers agree: the peer in 2025-11-25 over HTTP, and parley and the
+// SDK v2 peer in 2026-07-28 over HTTP and the Unix socket, each with parley's
+// 2025-11-25 answer.
 {
   const a = await mcpHttp(urls.parley.http);
-  const b = await mcpHttp(urls["ts-sdk-peer"].http);
+  const others = {
+    "ts-sdk-peer (2025-11-25, http)": await mcpHttp(urls["ts-sdk-peer"].http),
+    "parley (2026-07-28, http)": mcpHttpModern(urls.parley.http),
+    "parley (2026-07-28, unix)": await mcpSocketModern(sock),
+    "ts-sdk-v2-peer (2026-07-28, http)": mcpHttpModern(urls["ts-sdk-v2-peer"].http),
+    "ts-sdk-v2-peer (2026-07-28, unix)": await mcpSocketModern(peerV2Sock),
+  };
   for (const c of calls.slice(0, 12)) {
     const x = await a.call(c.name, c.arguments);
-    const y = await b.call(c.name, c.arguments);
     const sx = JSON.stringify(x?.result?.structuredContent);
-    const sy = JSON.stringify(y?.result?.structuredContent);
-    if (!x?.result || x.result.isError) results.problems.push(`parley: ${c.name} failed: ${JSON.stringify(x).slice(0, 300)}`);
-    else if (sx !== sy) results.problems.push(`${c.name} ${JSON.stringify(c.arguments)}: parley and the peer answer differently`);
+    if (!x?.result || x.result.isError || sx === undefined) {
+      results.problems.push(`parley: ${c.name} failed or gave no structuredContent: ${JSON.stringify(x).slice(0, 300)}`);
+      continue;
+    }
+    for (const [who, b] of Object.entries(others)) {
+      const y = await b.call(c.name, c.arguments);
+      if (JSON.stringify(y?.result?.structuredContent) !== sx)
+        results.problems.push(`${c.name} ${JSON.stringify(c.arguments)}: parley (2025-11-25, http) and ${who} answer differently: ${JSON.stringify(y).slice(0, 300)}`);
+    }
   }
+  for (const b of Object.values(others)) b.close?.();
   say(`answers checked: ${results.problems.length ? "DIFFER" : "alike"}`);
 }
 
 // ---- 4. workload ----
 // One loadgen run against one server; CPU per call is the server's user +
 // system time over the calls answered.
-function measure(mix, server, transport, n, extra) {
+// protocol: the revision the load generator speaks.
+function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
   const pid = pids[server];
   resetPeak(pid);
   const cpu0 = cpuSeconds(pid);
   let r;
   try {
-    r = loadgen(urls[server][transport], n, server, extra);
+    r = loadgen(urls[server][transport], n, server, [...extra, ...(protocol === MODERN ? ["--protocol", MODERN] : [])]);
   } catch (e) {
     r = kv((e.stdout ?? "").toString().trim().split("\n").pop() || "errors=1 requests=0");
   }
   const cpu = cpuSeconds(pid) - cpu0;
-  const run = { mix, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
+  const run = { mix, protocol, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
     p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
     cpu_us_per_call: r.requests ? +((cpu * 1e6) / r.requests).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM") };
   results.runs.push(run);
-  say(`${mix} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
-  if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
+  say(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
+  if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
   return run;
 }
+const findRun = (mix, protocol, server, transport, n) =>
+  results.runs.find((r) => r.mix === mix && r.protocol === protocol && r.server === server && r.transport === transport && r.sessions === n);
+const ratio = (x, y, digits = 2) => (x && y ? +(x / y).toFixed(digits) : null);
 for (const n of cfg.trivialSessions)
   for (const transport of cfg.trivialTransports) {
     const p = measure("trivial", "parley", transport, n, ["--tool", "test_simple_text"]);
     const q = measure("trivial", "ts-sdk-peer", transport, n, ["--tool", "test_simple_text"]);
     results.trivial.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
       peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms });
+  }
+// The same in MCP 2026-07-28: parley beside the SDK v2 peer.
+for (const n of cfg.modernTrivialSessions)
+  for (const transport of cfg.modernTransports) {
+    const p = measure("trivial", "parley", transport, n, ["--tool", "test_simple_text"], MODERN);
+    const q = measure("trivial", "ts-sdk-v2-peer", transport, n, ["--tool", "test_simple_text"], MODERN);
+    const old = findRun("trivial", "2025-11-25", "parley", transport, n);
+    results.trivial_2026.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
+      peer_vs_parley_cpu: ratio(q.cpu_us_per_call, p.cpu_us_per_call, 1), parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms,
+      parley_rps_vs_2025: ratio(p.rps, old?.rps) });
   }
 // Search latency per query class, one session (Unix socket): each class's
 // queries alone, newest first and by relevance.
@@ -333,13 +429,25 @@ for (const n of cfg.sessions) {
   say(`pgbench x${clients}: ${run.rps} tps, p99 ${run.p99_ms} ms`);
   if (run.errors > 0 || run.requests === 0) results.problems.push(`pgbench x${clients}: ${run.errors} errors`);
   for (const transport of cfg.transports) {
-    const p = results.runs.find((r) => r.mix === "database" && r.server === "parley" && r.transport === transport && r.sessions === n);
-    const q = results.runs.find((r) => r.mix === "database" && r.server === "ts-sdk-peer" && r.transport === transport && r.sessions === n);
+    const p = findRun("database", "2025-11-25", "parley", transport, n);
+    const q = findRun("database", "2025-11-25", "ts-sdk-peer", transport, n);
     results.comparisons.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, pgbench_tps: run.rps,
       parley_vs_peer: q.rps ? +(p.rps / q.rps).toFixed(2) : null, parley_vs_pgbench: run.rps ? +(p.rps / run.rps).toFixed(2) : null,
       parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms, pgbench_p99_ms: run.p99_ms });
   }
 }
+// The database mix in MCP 2026-07-28: parley beside the SDK v2 peer (pgbench
+// as measured above at the same concurrency, where it was).
+for (const n of cfg.modernSessions)
+  for (const transport of cfg.modernTransports) {
+    const p = measure("database", "parley", transport, n, ["--calls", callsFile], MODERN);
+    const q = measure("database", "ts-sdk-v2-peer", transport, n, ["--calls", callsFile], MODERN);
+    const pgb = results.runs.find((r) => r.server === "pgbench" && r.sessions === n);
+    const old = findRun("database", "2025-11-25", "parley", transport, n);
+    results.comparisons_2026.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, pgbench_tps: pgb?.rps ?? null,
+      parley_vs_peer: ratio(p.rps, q.rps), parley_vs_pgbench: ratio(p.rps, pgb?.rps), parley_rps_vs_2025: ratio(p.rps, old?.rps),
+      parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms, pgbench_p99_ms: pgb?.p99_ms ?? null });
+  }
 
 // ---- 5. idle sessions ----
 async function idle(transport, n) {
@@ -373,6 +481,7 @@ for (const spec of cfg.idleMax.split(",").filter(Boolean)) {
 results.parleyd_peak_rss_kib = status(pids.parley, "VmHWM");
 await stop(parley);
 await stop(peer);
+await stop(peerV2);
 
 // ---- 6. report ----
 const fmt = (x) => (x === null || x === undefined ? "–" : typeof x === "number" ? x.toLocaleString("en-US") : x);
@@ -380,6 +489,7 @@ const md = [];
 md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cores} cores (${results.machine.cpu}), ${results.machine.memGiB} GiB; ` +
   `${fmt(results.dataset.storedMessages)} messages in ${fmt(cfg.chats)} chats, imported at ${fmt(results.dataset.importMsgsPerSec)} msg/s; ` +
   `${cfg.seconds} s per run; pgbench clients capped at ${cfg.pgbenchMaxClients}.`, "");
+md.push("MCP 2025-11-25 (each session `initialize`s first; the peer: TypeScript SDK v1).", "");
 md.push("Transport-bound mix (`test_simple_text`, no database):", "");
 md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -393,10 +503,26 @@ md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, mes
 md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const c of results.comparisons) {
-  const p = results.runs.find((r) => r.mix === "database" && r.server === "parley" && r.transport === c.transport && r.sessions === c.sessions);
-  const q = results.runs.find((r) => r.mix === "database" && r.server === "ts-sdk-peer" && r.transport === c.transport && r.sessions === c.sessions);
+  const p = findRun("database", "2025-11-25", "parley", c.transport, c.sessions);
+  const q = findRun("database", "2025-11-25", "ts-sdk-peer", c.transport, c.sessions);
   md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${fmt(p.cpu_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
     `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
+}
+md.push("", "MCP 2026-07-28 (no `initialize`; the envelope in every request's `_meta`, over HTTP its headers and no session; the peer: TypeScript SDK v2, " +
+  "`@modelcontextprotocol/server`; \"2026/2025\": parley's req/s over its 2025-11-25 run above, same transport and sessions).", "");
+md.push("Transport-bound mix (`test_simple_text`, no database):", "");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | parley 2026/2025 req/s |");
+md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const t of results.trivial_2026)
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.parley_rps_vs_2025)} |`);
+md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext; pgbench from the table above):", "");
+md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | parley/peer | parley/pgbench | parley 2026/2025 req/s |");
+md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const c of results.comparisons_2026) {
+  const p = findRun("database", MODERN, "parley", c.transport, c.sessions);
+  const q = findRun("database", MODERN, "ts-sdk-v2-peer", c.transport, c.sessions);
+  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${fmt(p.cpu_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
+    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} | ${fmt(c.parley_rps_vs_2025)} |`);
 }
 md.push("", "| idle sessions | transport | held | parleyd RSS before → during (MiB) | KiB per session |", "|---:|---|---:|---:|---:|");
 for (const r of results.idle)
