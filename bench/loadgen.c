@@ -6,8 +6,10 @@
  * error or a tool result with isError counts as an error. With --idle the
  * sessions only initialize and then stay open, idle, for the time given.
  * Sessions start at most LOADGEN_RAMP at a time (a listen backlog is
- * finite). One libuv loop; HTTP goes through libcurl's multi interface
- * driven by that loop.
+ * finite, and parleyd shuts down connections past its count of those
+ * without a complete request): a session has started once its initialize
+ * is answered, or in 2026-07-28 its first request. One libuv loop; HTTP
+ * goes through libcurl's multi interface driven by that loop.
  *
  *   parley-loadgen --url unix:/path | tcp://127.0.0.1:P | http://127.0.0.1:P/mcp
  *                  [--sessions N] [--seconds S] [--tool NAME | --calls FILE]
@@ -33,7 +35,7 @@
 
 #define MAX_SAMPLES  (20u * 1000 * 1000)
 #define READ_CHUNK   (1u << 20) /* the largest response line */
-#define LOADGEN_RAMP 256        /* sessions initializing at once */
+#define LOADGEN_RAMP 256        /* sessions starting at once */
 #define REQ_MAX      8192
 
 typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
@@ -152,6 +154,7 @@ typedef struct {
     size_t cursor;
     uint64_t t0;
     bool done;
+    bool up;   /* started: counted in ready */
     bool idle; /* initialized, holding (--idle) */
 } ssess_t;
 
@@ -219,7 +222,7 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
             errors++;
             s->done = true;
             uv_close((uv_handle_t *)&s->h, s_closed);
-            if (s->next_id == 0) {
+            if (!s->up) {
                 init_failed++;
                 start_more();
             }
@@ -238,8 +241,15 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
         s->rlen -= len;
         if (is_error)
             errors++;
+        if (opt.modern && !s->up) {
+            /* The first answer in 2026-07-28: the session has started. */
+            s->up = true;
+            ready++;
+            start_more();
+        }
         if (is_init) {
             s_send(s, INITIALIZED, sizeof INITIALIZED - 1);
+            s->up = true;
             ready++;
             start_more();
             if (opt.idle) {
@@ -275,10 +285,12 @@ static void s_connected(uv_connect_t *c, int status)
         s_send(s, INIT, sizeof INIT - 1);
         return;
     }
-    /* 2026-07-28: nothing to set up; the connection is ready. */
-    ready++;
-    start_more();
+    /* 2026-07-28: nothing to set up. An idle session is up once
+     * connected; any other once its first request is answered (s_read). */
     if (opt.idle) {
+        s->up = true;
+        ready++;
+        start_more();
         s->idle = true;
         s->next_id = 1;
         return;
@@ -317,6 +329,7 @@ typedef struct {
     char *resp; /* READ_CHUNK */
     size_t resp_len;
     int phase; /* 0 initialize, 1 initialized, 2 requests */
+    bool up;   /* 2026-07-28: the first request answered (counted in ready) */
     long next_id;
     size_t cursor;
     uint64_t t0;
@@ -416,6 +429,13 @@ static void h_done(hsess_t *h, CURLcode res)
     }
     if (h->phase == 2 && ok)
         record(h->t0);
+    if (opt.modern && !h->up) {
+        /* The first answer in 2026-07-28: the session has started (the
+         * next ones start in check_multi, once this one has asked again,
+         * so that it takes its connection back before they look for one). */
+        h->up = true;
+        ready++;
+    }
     if (!ok && h->phase < 2) {
         h_free(h);
         init_failed++;
@@ -459,6 +479,7 @@ static void check_multi(void)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
         h_done(h, m->data.result);
     }
+    start_more();
 }
 
 static void on_poll(uv_poll_t *p, int status, int events)
@@ -543,11 +564,12 @@ static void h_start(void)
         h_post(h, INIT, NULL);
         return;
     }
-    /* 2026-07-28: the first request is a request (start_more, our
-     * caller, goes on with the next session). */
+    /* 2026-07-28: the first request is a request; the session has
+     * started once it is answered (h_done). */
     h->phase = 2;
-    ready++;
     if (opt.idle) {
+        h->up = true;
+        ready++;
         h_free(h);
         return;
     }
