@@ -429,17 +429,19 @@ static void h_done(hsess_t *h, CURLcode res)
     }
     if (h->phase == 2 && ok)
         record(h->t0);
+    /* A session that has started (its initialize answered, or in
+     * 2026-07-28 its first request) lets the next one start; that happens
+     * in check_multi, once this one has asked again, so that it takes its
+     * connection back before they look for one (else it opens another,
+     * and a burst of new connections goes past parleyd's count of those
+     * without a complete request, which it shuts down). */
     if (opt.modern && !h->up) {
-        /* The first answer in 2026-07-28: the session has started (the
-         * next ones start in check_multi, once this one has asked again,
-         * so that it takes its connection back before they look for one). */
         h->up = true;
         ready++;
     }
     if (!ok && h->phase < 2) {
         h_free(h);
         init_failed++;
-        start_more();
         return;
     }
     if (h->phase < 2)
@@ -448,10 +450,8 @@ static void h_done(hsess_t *h, CURLcode res)
         h_post(h, INITIALIZED, NULL);
         return;
     }
-    if (h->next_id == 0 && !opt.modern) {
+    if (h->next_id == 0 && !opt.modern)
         ready++;
-        start_more();
-    }
     if (opt.idle) {
         /* The session lives on in the server; the connection goes back to
          * the pool for the next one. */
@@ -479,7 +479,7 @@ static void check_multi(void)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&h);
         h_done(h, m->data.result);
     }
-    start_more();
+    start_more(); /* the sessions that started above let others start */
 }
 
 static void on_poll(uv_poll_t *p, int status, int events)
