@@ -33,9 +33,12 @@
 #include <string.h>
 #include <uv.h>
 
+/* LOADGEN_RAMP: sessions starting at once; half parleyd's default
+ * http_max_pending_conns (256), as over HTTP a session answered meanwhile
+ * may need a new connection too. */
 #define MAX_SAMPLES  (20u * 1000 * 1000)
 #define READ_CHUNK   (1u << 20) /* the largest response line */
-#define LOADGEN_RAMP 256        /* sessions starting at once */
+#define LOADGEN_RAMP 128
 #define REQ_MAX      8192
 
 typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
