@@ -1,0 +1,36 @@
+-- sources: which surface a chat belongs to, by its kind (migration 001's
+-- chats.kind). Every toolset chooses its rows with these, and recall
+-- names its hits' sources with them, so that a surface never shows
+-- another surface's rows (docs/toolsets.md, "Sources and surfaces"):
+--   telegram  private, group, supergroup, channel, forum: a message
+--             service's chats (export, bot or account); the telegram and
+--             inline toolsets
+--   chatwise  ai_chat: AI-assistant chats; the chatwise toolset
+--   agents    agent_session: imported agent transcripts; the memory
+--             toolset
+--   bluesky   feed: Bluesky authors' posts; the bluesky toolset
+-- ("memory", a memory-lane database, is not in the store.)
+
+-- The source of a chat of kind p_kind; NULL for a kind no source owns.
+CREATE OR REPLACE FUNCTION parley_source_of(p_kind text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE
+        WHEN p_kind IN ('private', 'group', 'supergroup', 'channel', 'forum') THEN 'telegram'
+        WHEN p_kind = 'ai_chat' THEN 'chatwise'
+        WHEN p_kind = 'agent_session' THEN 'agents'
+        WHEN p_kind = 'feed' THEN 'bluesky'
+    END
+$$;
+
+-- The chat kinds of source p_source ('{}' for a source with none in the
+-- store): the inverse of parley_source_of.
+CREATE OR REPLACE FUNCTION parley_source_kinds(p_source text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE p_source
+        WHEN 'telegram' THEN ARRAY['private', 'group', 'supergroup', 'channel', 'forum']
+        WHEN 'chatwise' THEN ARRAY['ai_chat']
+        WHEN 'agents' THEN ARRAY['agent_session']
+        WHEN 'bluesky' THEN ARRAY['feed']
+        ELSE '{}'::text[]
+    END
+$$;
