@@ -39,6 +39,11 @@ void *mcp_call_context(const mcp_call_t *c)
     return c->context;
 }
 
+bool mcp_call_serves_tool(const mcp_call_t *c, const char *name)
+{
+    return mcp_session__serves_tool(c->session, name);
+}
+
 uv_loop_t *mcp_call_loop(const mcp_call_t *c)
 {
     return mcp_session__server(c->session)->loop;

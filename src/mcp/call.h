@@ -123,6 +123,12 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
 __attribute__((warn_unused_result)) bool mcp_call_client_has(const mcp_call_t *c, const char *cap,
                                                              const char *mode);
 
+/* True when the caller may call the tool named name (as tools/list names
+ * it): the server has it and the session's policy (its token's toolsets,
+ * read-only) lets it see it. For answers that name a tool to call next. */
+__attribute__((warn_unused_result)) bool mcp_call_serves_tool(const mcp_call_t *c,
+                                                              const char *name);
+
 /* ---- multi round-trip requests (2026-07-28) -------------------------------
  * A 2026-07-28 server asks the client nothing by a request of its own:
  * tools/call, prompts/get and resources/read answer "input_required"

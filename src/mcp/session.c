@@ -129,6 +129,12 @@ bool mcp_session__tool_allowed(const mcp_session_t *s, const mcp_tool_t *t)
     return mcp_registry_toolset_in(&s->srv->registry, t->toolset, s->policy.toolset_mask);
 }
 
+bool mcp_session__serves_tool(const mcp_session_t *s, const char *name)
+{
+    const mcp_tool_t *t = mcp_registry_find(&s->srv->registry, name);
+    return t != NULL && mcp_session__tool_allowed(s, t);
+}
+
 int mcp_session_inflight(const mcp_session_t *s)
 {
     return s->inflight;

@@ -141,6 +141,10 @@ void mcp_session__call_done(mcp_session_t *s, struct mcp_call_s *call);
 /* Internal (call.c): the session's log level threshold (syslog order). */
 int mcp_session__log_level(const mcp_session_t *s);
 mcp_server_t *mcp_session__server(const mcp_session_t *s);
+/* Internal (call.c): true when the session serves the tool named name
+ * (the registry has it and the session's policy lets it see it). */
+__attribute__((warn_unused_result)) bool mcp_session__serves_tool(const mcp_session_t *s,
+                                                                  const char *name);
 /* Internal (server.c): frees a swept session. */
 void mcp_session__free(mcp_session_t *s);
 /* Loop time the session opened at. */

@@ -57,6 +57,28 @@ void sqltool_done(void *data, int status, const char *json, archive_err_t err, c
         mcp_call_finish_json(c, json, strlen(json));
 }
 
+void sqltool_done_text(void *data, int status, const char *json, archive_err_t err,
+                       const char *message)
+{
+    mcp_call_t *c = data;
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status != 0) {
+        sqltool_fail(c, err, message);
+        return;
+    }
+    json_t *v = json_loads(json, 0, NULL);
+    json_t *text = json_object_get(v, "text");
+    if (!json_is_string(text)) {
+        json_decref(v);
+        mcp_call_finish_json(c, json, strlen(json));
+        return;
+    }
+    json_t *content = json_pack("[{s:s, s:O}]", "type", "text", "text", text);
+    json_object_del(v, "text");
+    mcp_call_finish_result(c, json_pack("{s:o, s:o}", "content", content, "structuredContent", v));
+}
+
 archive_mode_t sqltool_mode(const mcp_call_t *c)
 {
     unsigned a = c->tool->def->annotations;

@@ -25,6 +25,12 @@ void sqltool_fail(mcp_call_t *c, archive_err_t err, const char *message);
  * the failure. */
 void sqltool_done(void *data, int status, const char *json, archive_err_t err, const char *message);
 
+/* As sqltool_done, for a SQL function that adds "text" (a string: the
+ * answer to read) to its JSON: the text becomes the content, the rest the
+ * structured content. JSON without a string "text" is answered as is. */
+void sqltool_done_text(void *data, int status, const char *json, archive_err_t err,
+                       const char *message);
+
 /* Checks at start that every tool of ts names a valid SQL function (the
  * static table cannot). 0, or UV_EINVAL with err naming the tool. */
 int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap);

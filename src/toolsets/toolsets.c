@@ -8,6 +8,7 @@
 #include "toolsets/conformance.h"
 #include "toolsets/inline/inline.h"
 #include "toolsets/memory/memory.h"
+#include "toolsets/recall/recall.h"
 #include "toolsets/telegram/telegram.h"
 #include "toolsets/toolset.h"
 
@@ -27,6 +28,7 @@ const toolset_t toolsets_table[] = {
      .caps = CONNECTOR_CAPS_ACCOUNTS,
      .open = bluesky_open,
      .close = bluesky_close},
+    {.mcp = &toolset_recall_mcp, .open = recall_open, .close = recall_close},
     {.mcp = &toolset_conformance},
     {.mcp = NULL},
 };

@@ -14,30 +14,7 @@ typedef struct chatwise_ctx_s {
 } chatwise_ctx_t;
 
 /* search_conversations: with response_mode "text" the SQL function adds
- * "text", the answer to read, which becomes the content; the rest is the
- * structured content either way. */
-static void search_done(void *data, int status, const char *json, archive_err_t err,
-                        const char *message)
-{
-    mcp_call_t *c = data;
-    c->data = NULL;
-    c->on_cancel = NULL;
-    if (status != 0) {
-        sqltool_fail(c, err, message);
-        return;
-    }
-    json_t *v = json_loads(json, 0, NULL);
-    json_t *text = json_object_get(v, "text");
-    if (!json_is_string(text)) {
-        json_decref(v);
-        mcp_call_finish_json(c, json, strlen(json));
-        return;
-    }
-    json_t *content = json_pack("[{s:s, s:O}]", "type", "text", "text", text);
-    json_object_del(v, "text");
-    mcp_call_finish_result(c, json_pack("{s:o, s:o}", "content", content, "structuredContent", v));
-}
-
+ * "text", the answer to read (sqltool_done_text). */
 static void chatwise_search(mcp_call_t *c)
 {
     chatwise_ctx_t *cc = mcp_call_context(c);
@@ -46,8 +23,8 @@ static void chatwise_search(mcp_call_t *c)
     if (!sqltool_query_bounded(c, "intent_query", mode && strcmp(mode, "fuzzy") == 0,
                                expand && strcmp(expand, "auto") == 0))
         return;
-    sqltool_run(c, cc->archive, ARCHIVE_SEARCH, c->tool->def->sql_function, NULL, NULL, search_done,
-                c);
+    sqltool_run(c, cc->archive, ARCHIVE_SEARCH, c->tool->def->sql_function, NULL, NULL,
+                sqltool_done_text, c);
 }
 
 static void chatwise_tool(mcp_call_t *c)
