@@ -185,7 +185,7 @@ static void migrate_done(migrate_t *m, int status)
     } else if (a->cmd == CLI_CMD_IMPORT) {
         app_import_start(a);
     } else {
-        (void)app_serve_start(a);
+        app_serve_start(a);
     }
 }
 

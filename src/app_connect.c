@@ -253,6 +253,12 @@ int app_start_toolsets(app_t *a, char *err, size_t errcap)
             return rc;
         mcp_registry_set_context(&a->mcp.registry, ts->mcp, tp->ctx);
     }
+    return 0;
+}
+
+/* The MCP endpoints, once the toolsets serve. */
+int app_start_endpoints(app_t *a, char *err, size_t errcap)
+{
     log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
              a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
              a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");

@@ -52,7 +52,14 @@ typedef struct app_s {
     struct sync_runner_s *jobs; /* serve: the connectors' jobs, or NULL (for /metrics) */
     struct net_client_s *fetch; /* serve: URLs tools give, under the address policy */
     long long words_merged;     /* import: into the vocabulary */
+    size_t serve_step;          /* serve: the next step of app_serve_start's sequence */
+    /* serve, default selection (app_auto.c): a check of the store's
+     * sources in flight, and another wanted once it ends. */
+    bool auto_busy, auto_again;
 } app_t;
+
+/* A serve step that goes on later (app_serve_continue) instead of now. */
+#define APP_STEP_PENDING 1
 
 /* Ends with exit_code (the first failure's code is kept): stop taking
  * work, drain, close the stack. */
@@ -65,11 +72,22 @@ void app_fatal(app_t *a, const char *what, const char *detail);
 int app_push(app_t *a, const app_part_ops_t *ops, void *obj);
 
 /* serve, after the migrations: everything serve runs (app_serve.c). */
-int app_serve_start(app_t *a);
+void app_serve_start(app_t *a);
 /* serve's connectors, jobs, pages, toolsets and endpoints (app_connect.c);
  * 0, or a negative code with err naming the part. */
 int app_start_connectors(app_t *a, char *err, size_t errcap);
 int app_start_toolsets(app_t *a, char *err, size_t errcap);
+int app_start_endpoints(app_t *a, char *err, size_t errcap);
+/* Runs serve's steps from a->serve_step on (after a pending one). */
+void app_serve_continue(app_t *a);
+/* The default selection ("auto", app_auto.c): which selected toolsets
+ * have something to serve. app_auto_first checks the store before the
+ * endpoints open (APP_STEP_PENDING, then app_serve_continue; 0 when the
+ * selection is not auto); app_auto_refresh checks again after the store
+ * changed, while a toolset is held back, and tells the sessions when
+ * one is served. */
+int app_auto_first(app_t *a, char *err, size_t errcap);
+void app_auto_refresh(app_t *a);
 /* A pool part (its data pointer is the app): app.c. */
 extern const app_part_ops_t app_pool_part;
 /* import, after the migrations: the one import (app_import.c). */

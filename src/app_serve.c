@@ -149,8 +149,11 @@ static void on_notify(pg_listen_t *l, const char *channel, const char *payload)
 {
     app_t *a = pg_listen_data(l);
     log_debug("listen", "notification on %s: %.200s", channel, payload);
-    if (a->mcp_started)
-        toolsets_store_changed(payload, resource_changed, a);
+    if (!a->mcp_started)
+        return;
+    toolsets_store_changed(payload, resource_changed, a);
+    if (a->mcp.registry.hidden != 0)
+        app_auto_refresh(a);
 }
 
 /* The daemon's own figures for serverStatus (malloc'd JSON). */
@@ -382,15 +385,40 @@ static int start_background(app_t *a, char *err, size_t errcap)
     return app_push(a, &follow_part, f);
 }
 
-int app_serve_start(app_t *a)
+/* serve's steps, in order; one may return APP_STEP_PENDING and go on with
+ * app_serve_continue. A step without a name names the part in err. */
+static const struct {
+    const char *what;
+    int (*start)(app_t *a, char *err, size_t errcap);
+} serve_steps[] = {
+    {"read-only database", start_reads}, {"toolsets", start_mcp},    {"stores", start_stores},
+    {NULL, app_start_connectors},        {NULL, app_start_toolsets}, {"toolsets", app_auto_first},
+    {NULL, app_start_endpoints},         {NULL, start_background},
+};
+
+void app_serve_continue(app_t *a)
 {
-    static const struct {
-        const char *what;
-        int (*start)(app_t *a, char *err, size_t errcap);
-    } steps[] = {
-        {"read-only database", start_reads}, {"toolsets", start_mcp},    {"stores", start_stores},
-        {NULL, app_start_connectors},        {NULL, app_start_toolsets}, {NULL, start_background},
-    };
+    while (a->serve_step < sizeof serve_steps / sizeof serve_steps[0]) {
+        char err[CONFIG_ERR_MAX] = "";
+        size_t i = a->serve_step++;
+        int rc = serve_steps[i].start(a, err, sizeof err);
+        if (rc == APP_STEP_PENDING)
+            return;
+        if (rc != 0) {
+            if (serve_steps[i].what)
+                app_fatal(a, serve_steps[i].what, err[0] ? err : uv_strerror(rc));
+            else
+                app_fatal(a, err[0] ? err : uv_strerror(rc), NULL);
+            return;
+        }
+    }
+    a->state = APP_RUNNING;
+    log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
+             a->mig.schema_version);
+}
+
+void app_serve_start(app_t *a)
+{
     a->env.loop = &a->loop;
     a->env.data_dir = a->cfg->data_dir;
     a->env.export_root = a->cfg->export_root;
@@ -398,20 +426,6 @@ int app_serve_start(app_t *a)
     a->env.timezone = a->cfg->timezone;
     a->env.status_json = app_status_json;
     a->env.status_data = a;
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        char err[CONFIG_ERR_MAX] = "";
-        int rc = steps[i].start(a, err, sizeof err);
-        if (rc != 0) {
-            /* A step without a name names the part in err. */
-            if (steps[i].what)
-                app_fatal(a, steps[i].what, err[0] ? err : uv_strerror(rc));
-            else
-                app_fatal(a, err[0] ? err : uv_strerror(rc), NULL);
-            return rc;
-        }
-    }
-    a->state = APP_RUNNING;
-    log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
-             a->mig.schema_version);
-    return 0;
+    a->serve_step = 0;
+    app_serve_continue(a);
 }

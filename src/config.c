@@ -103,9 +103,10 @@ static const opt_t opts[] = {
     {"shutdown_timeout_ms", "PARLEY_SHUTDOWN_TIMEOUT_MS", OPT_INT, OFF(shutdown_timeout_ms), 0, 100,
      600000, NULL, "Time the first SIGTERM/SIGINT gives in-flight work to drain.", "MS",
      CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS},
-    {"toolsets", "PARLEY_TOOLSETS", OPT_STR, OFF(toolsets), SZ(toolsets), 0, 0, "all",
-     "Comma-separated toolsets to serve, or 'all' (every toolset except 'conformance', "
-     "which is served only when named).",
+    {"toolsets", "PARLEY_TOOLSETS", OPT_STR, OFF(toolsets), SZ(toolsets), 0, 0, "auto",
+     "Comma-separated toolsets to serve; 'all': every toolset except 'conformance' (served "
+     "only when named); 'auto': those of 'all' that have data or settings to serve (recall "
+     "always; the others once their data arrives).",
      "LIST", 0},
     {"read_only", "PARLEY_READ_ONLY", OPT_BOOL, OFF(read_only), 0, 0, 0, "false",
      "Serve only tools that are read-only (readOnlyHint).", "[BOOL]", 0},

@@ -67,7 +67,7 @@ typedef struct config_s {
     int db_connect_timeout_ms;
     int shutdown_timeout_ms;
     /* MCP serving (defaults of the limits in mcp/server.h). */
-    char toolsets[CONFIG_LIST_MAX]; /* comma-separated, or "all" */
+    char toolsets[CONFIG_LIST_MAX]; /* comma-separated names, "all" or "auto" */
     bool read_only;
     bool stdio;
     char listen[CONFIG_LIST_MAX]; /* comma-separated endpoints */

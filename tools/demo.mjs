@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // demo.mjs: the part of tools/demo that talks to parleyd once it serves.
 // Through the official MCP TypeScript SDK (tests/node_modules) it starts a
-// second parleyd on stdio over the same store, imports the demo archive
-// (tools/demo_archive.mjs) when the store holds no messages, then prints
-// the client configuration snippets and the answers to a few example calls.
+// second parleyd on stdio over the same store (every toolset), imports the
+// demo archive (tools/demo_archive.mjs: a Telegram export, ChatWise chats,
+// agent transcripts) when the store holds no messages, then prints the
+// client configuration snippets and a few example calls, each with its
+// answer under it (recall across the three sources among them).
 //
 //   node tools/demo.mjs PARLEYD URL [parleyd options...]
 import { execFileSync } from "node:child_process";
@@ -33,7 +35,8 @@ for (let i = 0; i < opts.length; i++) {
 async function connect() {
   const client = new Client({ name: "parley-demo", version: "1" });
   await client.connect(new StdioClientTransport({
-    command: parleyd, args: ["serve", "--stdio", "--log-level", "warn", ...storeOpts], stderr: "inherit",
+    command: parleyd, args: ["serve", "--stdio", "--log-level", "warn", "--toolsets", "all", ...storeOpts],
+    stderr: "inherit",
   }));
   return client;
 }
@@ -50,7 +53,8 @@ if (!status.messages) {
   await client.close();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"));
   execFileSync(process.execPath, [path.join(root, "tools", "demo_archive.mjs"), dir], { stdio: "inherit" });
-  execFileSync(parleyd, ["import", "telegram-export", dir, "--log-level", "warn", ...storeOpts], { stdio: "inherit" });
+  for (const [kind, what] of [["telegram-export", "result.json"], ["chatwise", "chatwise/app.db"], ["claude-code", "agents"]])
+    execFileSync(parleyd, ["import", kind, path.join(dir, what), "--log-level", "warn", ...storeOpts], { stdio: "inherit" });
   fs.rmSync(dir, { recursive: true, force: true });
   console.log("demo archive imported");
   client = await connect();
@@ -59,7 +63,18 @@ if (!status.messages) {
 const chats = await call(client, "channelsList", { limit: 20 });
 const search = await call(client, "messagesSearch", { query: "deploy", limit: 3 });
 const cjk = await call(client, "messagesSearch", { query: "検索", limit: 2 });
+const first = search.messages[0];
+const contextArgs = { channelId: first?.channelId, messageId: first?.messageId, before: 1, after: 1 };
+const context = await call(client, "messagesContext", contextArgs);
+const recallArgs = { query: "Lisbon offsite", limit: 5 };
+const recall = await call(client, "recall", recallArgs);
+const opened = recall.hits.find((h) => h.source === "chatwise")?.next;
+const openedAnswer = opened ? await call(client, opened.tool, opened.arguments) : null;
 await client.close();
+const line = (m) => `    ${m.channelId}/${m.messageId} ${m.date.slice(0, 16)}: ${m.snippet ?? m.text}`;
+const ctxLines = [...context.before, context.target, ...context.after].map(
+  (m) => `    ${m.messageId} ${m.senderName ?? ""}: ${typeof m.text === "string" ? m.text : JSON.stringify(m.text)}`);
+const cwLines = openedAnswer?.messages?.map((m) => `    ${m.role}: ${m.content}`) ?? [];
 
 const desktop = {
   mcpServers: { parley: { command: path.resolve(parleyd), args: ["serve", "--stdio", ...storeOpts] } },
@@ -80,10 +95,15 @@ A few calls (tools/call name and arguments):
   channelsList {"limit": 20}
 ${chats.channels.map((c) => `    ${String(c.channelId).padEnd(15)} ${c.type.padEnd(11)} ${c.title}`).join("\n")}
   messagesSearch {"query": "deploy", "limit": 3}          ${search.total}${search.totalCapped ? "+" : ""} hits
-${search.messages.map((m) => `    ${m.channelId}/${m.messageId}: ${m.snippet ?? m.text}`).join("\n")}
+${search.messages.map(line).join("\n")}
   messagesSearch {"query": "検索", "limit": 2}
-${cjk.messages.map((m) => `    ${m.channelId}/${m.messageId}: ${m.snippet ?? m.text}`).join("\n")}
-  messagesContext {"channelId": ${search.messages[0]?.channelId}, "messageId": ${search.messages[0]?.messageId}, "before": 3, "after": 3}
-
+${cjk.messages.map(line).join("\n")}
+  messagesContext ${JSON.stringify(contextArgs)}
+${ctxLines.join("\n")}
+  recall ${JSON.stringify(recallArgs)}          one search over every source
+${recall.hits.map((h) => `    [${h.source}] ${h.title}, ${h.date}: ${h.snippet}`).join("\n")}
+${opened ? `  ${opened.tool} ${JSON.stringify(opened.arguments)}          the ChatWise hit, opened where it lives
+${cwLines.join("\n")}
+` : ""}
 parleyd keeps serving; Ctrl-C stops it.
 `);

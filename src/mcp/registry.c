@@ -230,7 +230,9 @@ int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
         }
         while (len > 0 && p[len - 1] == ' ')
             len--;
-        if (len == 3 && strncmp(p, "all", 3) == 0) {
+        /* "auto" selects what "all" does; the entry point hides what
+         * has nothing to serve yet. */
+        if ((len == 3 && strncmp(p, "all", 3) == 0) || (len == 4 && strncmp(p, "auto", 4) == 0)) {
             for (int i = 0; rc == 0 && available[i]; i++)
                 if (!available[i]->on_request_only)
                     rc = add_toolset(r, available[i], read_only, err, errcap);
@@ -241,7 +243,8 @@ int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
                 size_t n = 0;
                 for (int i = 0; available[i]; i++)
                     n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", available[i]->name);
-                snprintf(err, errcap, "unknown toolset '%.*s' (known: %sall)", (int)len, p, known);
+                snprintf(err, errcap, "unknown toolset '%.*s' (known: %sall, auto)", (int)len, p,
+                         known);
                 rc = UV_EINVAL;
                 break;
             }
@@ -316,7 +319,19 @@ bool mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, u
 {
     for (int i = 0; i < r->ntoolsets && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
         if (r->toolsets[i] == ts)
-            return (mask >> i) & 1u;
+            return ((mask & ~r->hidden) >> i) & 1u;
+    return false;
+}
+
+bool mcp_registry_set_hidden(mcp_registry_t *r, const mcp_toolset_t *ts, bool hidden)
+{
+    for (int i = 0; i < r->ntoolsets && i < MCP_REGISTRY_MAX_TOOLSETS; i++) {
+        if (r->toolsets[i] != ts)
+            continue;
+        unsigned was = r->hidden;
+        r->hidden = hidden ? r->hidden | (1u << i) : r->hidden & ~(1u << i);
+        return was != r->hidden;
+    }
     return false;
 }
 
@@ -358,6 +373,8 @@ const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name)
 
 bool mcp_registry_lists_change(const mcp_registry_t *r)
 {
+    if (r->hidden != 0)
+        return true;
     for (int i = 0; i < r->ntoolsets; i++)
         if (r->toolsets[i]->lists_change)
             return true;

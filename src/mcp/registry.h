@@ -119,17 +119,29 @@ typedef struct mcp_registry_s {
     int nresources;
     mcp_prompt_t *prompts;
     int nprompts;
+    /* Toolsets selected but not served now (bit i: toolsets[i]): the
+     * default selection ("auto") holds back a toolset whose source has
+     * no data yet. No mask includes them (mcp_registry_toolset_in). */
+    unsigned hidden;
 } mcp_registry_t;
 
 /* Builds a registry of the toolsets a comma-separated list selects from
- * available (NULL-terminated, borrowed for the registry's life; "all" =
+ * available (NULL-terminated, borrowed for the registry's life; "all" and
+ * "auto" =
  * every toolset not on_request_only). Returns 0, or UV_EINVAL with err
  * naming an unknown toolset or a bad definition. */
 int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
                        const char *toolsets, bool read_only, char *err, size_t errcap);
 
-/* True when a selected toolset's lists can change (lists_change). */
+/* True when a selected toolset's lists can change (lists_change), or a
+ * hidden toolset may be served later. */
 __attribute__((warn_unused_result)) bool mcp_registry_lists_change(const mcp_registry_t *r);
+
+/* Hides ts (hidden: true) or serves it again. Returns true when that
+ * changed what the registry serves (the caller tells the sessions:
+ * mcp_server_list_changed). */
+__attribute__((warn_unused_result)) bool
+mcp_registry_set_hidden(mcp_registry_t *r, const mcp_toolset_t *ts, bool hidden);
 
 /* True when ts was selected. */
 __attribute__((warn_unused_result)) bool mcp_registry_has_toolset(const mcp_registry_t *r,
@@ -148,7 +160,8 @@ const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name);
  * (MCP_REGISTRY_ALL_TOOLSETS: every one). A session's policy holds one. */
 #define MCP_REGISTRY_ALL_TOOLSETS (~0u)
 
-/* True when ts is in the set mask (a toolset not selected never is). */
+/* True when ts is in the set mask (a toolset not selected never is, nor
+ * one hidden). */
 __attribute__((warn_unused_result)) bool
 mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, unsigned mask);
 

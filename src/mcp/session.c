@@ -271,7 +271,7 @@ void mcp_session_drained(mcp_session_t *s)
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
-json_t *mcp_session__capabilities(const mcp_session_t *s)
+json_t *mcp_session__capabilities(mcp_session_t *s)
 {
     const mcp_registry_t *r = &s->srv->registry;
     json_t *caps =
@@ -280,6 +280,12 @@ json_t *mcp_session__capabilities(const mcp_session_t *s)
      * (subscriptions/listen); lists change only with a toolset that says
      * they can. 2025-11-25: resources/subscribe. */
     bool change = s->env != NULL && mcp_registry_lists_change(r);
+    /* Either revision: a toolset held back until its data arrives
+     * (mcp_registry_t.hidden) is listed then. */
+    if (r->hidden != 0) {
+        change = true;
+        s->told_lists_change = true;
+    }
     json_object_set_new(json_object_get(caps, "tools"), "listChanged", json_boolean(change));
     if (r->nresources > 0)
         json_object_set_new(caps, "resources",

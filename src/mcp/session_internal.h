@@ -47,7 +47,10 @@ struct mcp_session_s {
     int nsubs;
     queue_node_t listens; /* open 2026-07-28 subscriptions/listen (session_listen.c) */
     int nlistens;
-    bool ending;  /* mcp_session_close is ending the listens */
+    bool ending; /* mcp_session_close is ending the listens */
+    /* initialize said the lists may change (a toolset was held back):
+     * list changes are notified to this 2025-11-25 session. */
+    bool told_lists_change;
     bool reading; /* what we last asked of the transport */
     bool transport_gone;
     bool swept;         /* handed to the server's sweep */
@@ -67,7 +70,7 @@ void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result
  * hint too (MCP_CACHE_LIST_TTL_MS; private under a token's policy). */
 void mcp_session__send_listing(mcp_session_t *s, const json_t *id, json_t *result);
 /* The server's capabilities, for initialize and server/discover. */
-json_t *mcp_session__capabilities(const mcp_session_t *s);
+json_t *mcp_session__capabilities(mcp_session_t *s);
 void mcp_session__maybe_finish(mcp_session_t *s);
 void mcp_session__update_reading(mcp_session_t *s);
 /* What the session's policy (its token's toolsets and read-only flag)

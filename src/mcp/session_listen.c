@@ -177,6 +177,14 @@ void mcp_session__list_changed(mcp_session_t *s, const char *list)
         if (s->transport_gone || s->state >= MCP_SESSION_CLOSING)
             return;
     }
+    /* 2025-11-25: "notifications/tools/list_changed" (and prompts',
+     * resources') to a session told at initialize that lists change. */
+    if (s->told_lists_change && s->era == MCP_ERA_LEGACY && s->state == MCP_SESSION_READY &&
+        !s->transport_gone) {
+        size_t len = 0;
+        char *m = jsonrpc_notification(method, NULL, &len);
+        mcp_session__send(s, m, len, NULL, false);
+    }
 }
 
 void mcp_session__end_listens(mcp_session_t *s, bool graceful)

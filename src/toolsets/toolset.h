@@ -69,6 +69,13 @@ typedef struct toolset_s {
      * "messages": [[chat, id], ...]}); calls updated for each URI. NULL:
      * its resources do not follow the store. */
     void (*store_changed)(const json_t *event, toolset_uri_cb updated, void *data);
+    /* When the default selection ("auto") serves the toolset: when the
+     * store holds data of one of auto_sources (comma-separated names of
+     * src/db/sql/sources.sql, as parley_sources_present answers them), or
+     * when one of auto_settings (comma-separated setting keys) is set
+     * other than by its default. Both NULL: always. */
+    const char *auto_sources;
+    const char *auto_settings;
 } toolset_t;
 
 /* Every toolset compiled in, ending with an entry whose mcp is NULL. */

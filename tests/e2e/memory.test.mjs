@@ -201,6 +201,17 @@ test("agents' transcripts: imported incrementally, then the same tools over parl
     const boot = await call("bootstrap_memory", { era_name: "parley" }, c);
     assert.match(boot.continuation.content, /^This session is being continued/);
     assert.equal(boot.era.name, "parley");
+    // Without era_name: the earliest era of the project worked on last,
+    // and the whole answer within the budget (4 characters a token).
+    for (const token_budget of [1000, 2000, 30000]) {
+      const r = await c.callTool({ name: "bootstrap_memory", arguments: { token_budget } });
+      assert.equal(r.isError, undefined, textOf(r));
+      const found = r.structuredContent;
+      assert.equal(found.era?.name, "parley", JSON.stringify(found.left_out));
+      assert.ok(textOf(r).length <= token_budget * 4, `${textOf(r).length} characters for ${token_budget} tokens`);
+      assert.equal(found.approx_tokens, Math.ceil(textOf(r).length / 4));
+      if (token_budget === 30000) assert.ok(found.era_messages.length > 0);
+    }
   } finally {
     await c.close();
   }

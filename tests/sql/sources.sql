@@ -21,3 +21,13 @@ SELECT pg_temp.expect('the constraint allows no other kind',
     (SELECT count(*) FROM regexp_matches(pg_get_constraintdef(oid), '''([a-z_]+)''', 'g') m
      WHERE parley_source_of(m[1]) IS NULL)::integer, 0)
 FROM pg_constraint WHERE conname = 'chats_kind_check';
+
+-- parley_sources_present: what the default toolset selection serves.
+SELECT pg_temp.expect('an empty store', parley_sources_present('{}', '{}'),
+    '{"telegram": false, "chatwise": false, "agents": false, "bluesky": false}'::jsonb);
+INSERT INTO chats (kind, title) VALUES ('ai_chat', 'a'), ('agent_session', 'b');
+INSERT INTO accounts (kind, handle) VALUES ('bluesky', 'ann.bsky.social');
+SELECT pg_temp.expect('chats and a login', parley_sources_present('{}', '{}'),
+    '{"telegram": false, "chatwise": true, "agents": true, "bluesky": true}'::jsonb);
+INSERT INTO accounts (kind, handle) VALUES ('telegram_bot', 'demo_bot');
+SELECT pg_temp.expect('a bot counts', parley_sources_present('{}', '{}') -> 'telegram', 'true'::jsonb);

@@ -34,3 +34,19 @@ CREATE OR REPLACE FUNCTION parley_source_kinds(p_source text) RETURNS text[]
         ELSE '{}'::text[]
     END
 $$;
+
+-- Which sources the store holds data of (the default toolset selection,
+-- src/app_auto.c): {"telegram", "chatwise", "agents", "bluesky": bool}.
+-- An account counts as data: a bot's or a user's Telegram account, a
+-- Bluesky login.
+CREATE OR REPLACE FUNCTION parley_sources_present(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object(
+        'telegram', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('telegram')))
+                    OR EXISTS (SELECT 1 FROM accounts
+                               WHERE kind IN ('telegram_bot', 'telegram_user')),
+        'chatwise', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('chatwise'))),
+        'agents', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('agents'))),
+        'bluesky', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('bluesky')))
+                   OR EXISTS (SELECT 1 FROM accounts WHERE kind = 'bluesky'))
+$$;

@@ -2,6 +2,7 @@
  * memory.h). */
 #include "toolsets/memory/memory.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,15 +98,27 @@ static void memory_tool(mcp_call_t *c)
 /* The sequence: the latest continuation, the messages before it, the
  * foundational era; kept within token_budget (continuation first, then the
  * newest work, then the era from its start), with what was left out and how
- * to page for it. */
+ * to page for it. The budget counts the whole answer (its JSON text, about
+ * MEMORY_CHARS_PER_TOKEN characters a token), not only the messages'
+ * contents. */
 typedef struct boot_s {
     mcp_call_t *call;
     json_t *out;
     long budget; /* characters left */
+    long limit;  /* characters in all */
     int step;
 } boot_t;
 
 static void boot_step(boot_t *b);
+
+/* The characters v takes in the answer (compact JSON), or LONG_MAX. */
+static long json_chars(const json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    long n = s ? (long)strlen(s) : LONG_MAX;
+    free(s);
+    return n;
+}
 
 /* Keeps items of arr (in order) while they fit; returns how many. */
 static size_t keep_fitting(boot_t *b, json_t *arr, json_t *kept)
@@ -114,8 +127,7 @@ static size_t keep_fitting(boot_t *b, json_t *arr, json_t *kept)
     json_t *m;
     json_array_foreach(arr, i, m)
     {
-        const char *text = json_string_value(json_object_get(m, "content"));
-        long len = (long)(text ? strlen(text) : 0) + 80; /* and its fields */
+        long len = json_chars(m) + 1; /* and its comma */
         if (len > b->budget)
             break;
         b->budget -= len;
@@ -123,6 +135,38 @@ static size_t keep_fitting(boot_t *b, json_t *arr, json_t *kept)
         n++;
     }
     return n;
+}
+
+/* The continuation, its content cut to what the budget leaves when all of
+ * it does not fit (left_out says how to read the rest). */
+static void keep_continuation(boot_t *b, json_t *v, json_t *left)
+{
+    long len = json_chars(v);
+    if (len <= b->budget) {
+        b->budget -= len;
+        json_object_set(b->out, "continuation", v);
+        return;
+    }
+    const char *text = json_string_value(json_object_get(v, "content"));
+    json_t *cut = json_deep_copy(v);
+    long room = b->budget - (len - (long)(text ? strlen(text) : 0)) - 8;
+    if (cut == NULL || text == NULL || room <= 0) {
+        json_decref(cut);
+        json_object_set_new(b->out, "continuation", json_null());
+        json_object_set_new(left, "continuation",
+                            json_pack("{s:s}", "how", "get_latest_continuation"));
+        return;
+    }
+    /* Cut at a character boundary (UTF-8), and leave room for escapes. */
+    size_t n = (size_t)room / 2;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+        n--;
+    json_object_set_new(cut, "content", json_stringn(text, n));
+    json_object_set_new(cut, "content_cut", json_true());
+    b->budget -= json_chars(cut);
+    json_object_set_new(b->out, "continuation", cut);
+    json_object_set_new(left, "continuation",
+                        json_pack("{s:s}", "how", "get_latest_continuation for all of it"));
 }
 
 static void boot_got(void *data, int status, const char *json, archive_err_t err,
@@ -142,14 +186,10 @@ static void boot_got(void *data, int status, const char *json, archive_err_t err
     json_t *v = json_loads(json, JSON_DECODE_ANY, &je);
     json_t *left = json_object_get(b->out, "left_out");
     if (b->step == 0) { /* the continuation */
-        if (json_is_object(v)) {
-            const char *text = json_string_value(json_object_get(v, "content"));
-            long len = text ? (long)strlen(text) : 0;
-            json_object_set(b->out, "continuation", v);
-            b->budget -= len;
-        } else {
+        if (json_is_object(v))
+            keep_continuation(b, v, left);
+        else
             json_object_set_new(b->out, "continuation", json_null());
-        }
     } else if (b->step == 1) { /* the work before it, newest first */
         json_t *all = json_object_get(v, "messages");
         json_t *kept = json_array();
@@ -172,6 +212,7 @@ static void boot_got(void *data, int status, const char *json, archive_err_t err
             json_object_set(left, "era", json_object_get(v, "error"));
         } else {
             json_object_set(b->out, "era", json_object_get(v, "era"));
+            b->budget -= json_chars(json_object_get(v, "era"));
             json_t *all = json_object_get(v, "messages");
             json_t *kept = json_array();
             size_t n = keep_fitting(b, all, kept);
@@ -190,22 +231,55 @@ static void boot_got(void *data, int status, const char *json, archive_err_t err
     boot_step(b);
 }
 
+/* The answer as text, within the budget: the wrapper (reserved for at
+ * the start) is measured now; should it not fit after all, messages go
+ * from the end (the era's last, then the oldest work) until it does. */
+static char *boot_text(boot_t *b)
+{
+    json_t *kinds[] = {json_object_get(b->out, "era_messages"),
+                       json_object_get(b->out, "messages_before")};
+    for (;;) {
+        char *text = json_dumps(b->out, JSON_COMPACT);
+        if (text == NULL)
+            return NULL;
+        long len = (long)strlen(text);
+        json_int_t approx =
+            (json_int_t)((len + MEMORY_CHARS_PER_TOKEN - 1) / MEMORY_CHARS_PER_TOKEN);
+        if (json_integer_value(json_object_get(b->out, "approx_tokens")) != approx) {
+            /* approx_tokens is part of the text: once more with its value. */
+            json_object_set_new(b->out, "approx_tokens", json_integer(approx));
+            free(text);
+            continue;
+        }
+        if (len <= b->limit)
+            return text;
+        free(text);
+        size_t k = 0;
+        while (k < 2 && json_array_size(kinds[k]) == 0)
+            k++;
+        if (k == 2) /* nothing left to drop: the wrapper alone is over */
+            return json_dumps(b->out, JSON_COMPACT);
+        json_array_remove(kinds[k], json_array_size(kinds[k]) - 1);
+        json_object_set_new(json_object_get(b->out, "left_out"),
+                            k == 0 ? "era_messages_cut" : "messages_before_cut",
+                            json_string("shortened to fit the budget; page as above"));
+    }
+}
+
 static void boot_step(boot_t *b)
 {
     mcp_call_t *c = b->call;
     memory_source_t *src = ((memory_ctx_t *)mcp_call_context(c))->src;
     if (b->step == 3 || c->cancelled) {
-        json_int_t budget = json_integer_value(json_object_get(b->out, "token_budget"));
-        json_object_set_new(b->out, "approx_tokens",
-                            json_integer(budget - (json_int_t)(b->budget / 4)));
         json_object_set_new(
             b->out, "note",
             json_string(json_object_size(json_object_get(b->out, "left_out")) > 0
-                            ? "Kept within the token budget: the continuation, then the newest "
-                              "work, then the foundational era from its start; left_out says "
-                              "what was not included and how to page for it."
+                            ? "Kept within the token budget (the whole answer): the "
+                              "continuation, then the newest work, then the foundational era "
+                              "from its start; left_out says what was not included and how to "
+                              "page for it."
                             : "Everything fit within the token budget."));
-        char *text = json_dumps(b->out, JSON_COMPACT);
+        char *text = boot_text(b);
         json_decref(b->out);
         free(b);
         if (text == NULL) {
@@ -234,8 +308,14 @@ static void boot_step(boot_t *b)
     } else {
         what = "era_summary";
         const char *era = json_string_value(json_object_get(c->args, "era_name"));
-        args = json_pack("{s:s, s:i}", "era_name", era ? era : MEMORY_FOUNDATION_ERA, "limit",
-                         MEMORY_BOOT_FETCH);
+        /* The foundational era: the one named; else memory-lane's by its
+         * name, and in parley's store the earliest era of the project
+         * worked on last (imported transcripts have one era a project). */
+        if (era != NULL || strcmp(src->name, "store") != 0)
+            args = json_pack("{s:s, s:i}", "era_name", era ? era : MEMORY_FOUNDATION_ERA, "limit",
+                             MEMORY_BOOT_FETCH);
+        else
+            args = json_pack("{s:b, s:i}", "foundational", 1, "limit", MEMORY_BOOT_FETCH);
     }
     char *text = args ? json_dumps(args, JSON_COMPACT) : NULL;
     json_decref(args);
@@ -266,8 +346,10 @@ static void bootstrap_memory(mcp_call_t *c)
         return;
     }
     b->call = c;
-    b->budget = (long)budget * 4;
-    b->out = json_pack("{s:I, s:{}}", "token_budget", budget, "left_out");
+    b->limit = (long)budget * MEMORY_CHARS_PER_TOKEN;
+    b->budget = b->limit - MEMORY_BOOT_WRAPPER;
+    b->out = json_pack("{s:I, s:I, s:{}}", "token_budget", budget, "approx_tokens", (json_int_t)0,
+                       "left_out");
     boot_step(b);
 }
 
@@ -282,8 +364,9 @@ static void bootstrap_prompt(mcp_call_t *c)
         "was compacted), the work right before it (newest first), and the foundational era's "
         "messages, and says in left_out what did not fit and how to page for it.\n"
         "2. Or step by step: get_latest_continuation; get_messages_before with reference_id = "
-        "its message_id (limit 300); get_era_summary with era_name = \"" MEMORY_FOUNDATION_ERA
-        "\".\n"
+        "its message_id (limit 300); get_era_summary with the foundational era: era_name = "
+        "\"" MEMORY_FOUNDATION_ERA "\" in a memory-lane database, the project's name for "
+        "imported transcripts (bootstrap_memory finds it by itself).\n"
         "3. For what you need later: get_recent_work (the very latest messages), search_messages "
         "(full text), get_context_heap (one session's messages in order), get_timeline (a time "
         "range), get_compacting_actions (every compaction with its summary), get_message_by_id.\n"
@@ -367,9 +450,10 @@ static const mcp_tool_def_t tools[] = {
      "{\"type\":\"object\",\"required\":[\"id\",\"content\"]}", RO, memory_tool, "message_by_id"},
     {"bootstrap_memory", "Bootstrap memory",
      "Recovers context in one call: the latest continuation, the work before it (newest "
-     "first) and the foundational era (era_name, default \"" MEMORY_FOUNDATION_ERA "\"), kept "
-     "within token_budget (default 30000; about 4 characters a token); left_out says what did "
-     "not fit and how to page for it.",
+     "first) and the foundational era (era_name; default: memory-lane's \"" MEMORY_FOUNDATION_ERA
+     "\", or the earliest era of the project worked on last in imported transcripts), the "
+     "whole answer kept within token_budget (default 30000; about 4 characters a token); "
+     "left_out says what did not fit and how to page for it.",
      OBJ("\"token_budget\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":1000000},"
          "\"era_name\":{\"type\":\"string\"}",
          ""),

@@ -109,6 +109,19 @@ DECLARE
 BEGIN
     SELECT * INTO era FROM eras
     WHERE id::text = a ->> 'era_id' OR name = a ->> 'era_name' ORDER BY id LIMIT 1;
+    -- "foundational" (bootstrap_memory without era_name): the earliest era
+    -- of the project worked on last (an import makes one era a project
+    -- folder, claude-code:FOLDER; --eras may name more).
+    IF era.id IS NULL AND (a ->> 'foundational')::boolean THEN
+        SELECT e.* INTO era FROM eras e
+        WHERE e.external_id = (SELECT le.external_id FROM parley_memory_messages() x
+                               JOIN eras le ON le.id = (x.e).id
+                               ORDER BY x.at DESC LIMIT 1)
+           OR e.id = (SELECT min((x.e).id) FROM parley_memory_messages() x
+                      WHERE (x.m).chat_id IN (SELECT (y.m).chat_id FROM parley_memory_messages() y
+                                              ORDER BY y.at DESC LIMIT 1))
+        ORDER BY e.id LIMIT 1;
+    END IF;
     IF era.id IS NULL THEN
         RETURN jsonb_build_object('error', 'no era ' || coalesce(a ->> 'era_name', a ->> 'era_id',
             '(give era_id or era_name)') || '; eras: '
