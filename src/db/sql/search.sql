@@ -111,11 +111,15 @@ CREATE OR REPLACE FUNCTION parley_search_headline_config(langs text) RETURNS reg
                         cardinality(string_to_array(nullif(langs, ''), ','))], 'simple')::regconfig
 $$;
 
+-- The search of every surface: a page of the messages matching p_q (and
+-- the other filters), as JSON. p_source names the source whose chats are
+-- searched (src/db/sql/sources.sql; NULL: every chat).
 CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_chat_ids bigint[], p_topic bigint, p_sender bigint,
                                          p_from_date timestamptz, p_to_date timestamptz,
                                          p_kind text, p_order_by text, p_lim integer,
-                                         p_off integer) RETURNS jsonb
+                                         p_off integer, p_source text DEFAULT NULL)
+    RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET pg_trgm.word_similarity_threshold = 0.5
     -- The count reads hits from the indexes: a sequential scan that stops
@@ -150,6 +154,7 @@ DECLARE
     count_may_scan boolean := false;
     hit_chats bigint[];
     hit_ids bigint[];
+    scope bigint[];
     src text := 'messages m WHERE %s';
     langs text;
     qx tsquery;
@@ -245,6 +250,18 @@ BEGIN
             cond := cond || ' AND m.text IS NOT NULL';
         END IF;
         rank_expr := 'parley_fuzzy_score(m.text, $3)';
+    END IF;
+    -- A surface's search (p_source: src/db/sql/sources.sql) keeps to its
+    -- source's chats: the chats asked for that are of it, else all of its
+    -- chats, as one more chat_id filter. In a store of one source there is
+    -- nothing to keep out, and the statement is the one without p_source.
+    IF p_source IS NOT NULL THEN
+        scope := parley_source_chats(p_source);
+        IF scope IS NOT NULL THEN
+            p_chat_ids := CASE WHEN p_chat_ids IS NULL THEN scope
+                               ELSE ARRAY(SELECT x FROM unnest(p_chat_ids) AS x
+                                          WHERE x = ANY (scope)) END;
+        END IF;
     END IF;
     IF p_chat_ids IS NOT NULL THEN cond := cond || ' AND m.chat_id = ANY ($5)'; END IF;
     IF p_topic IS NOT NULL THEN cond := cond || ' AND m.topic_id = $6'; END IF;

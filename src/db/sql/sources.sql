@@ -1,7 +1,7 @@
 -- sources: which surface a chat belongs to, by its kind (migration 001's
 -- chats.kind). Every toolset chooses its rows with these, and recall
 -- names its hits' sources with them, so that a surface never shows
--- another surface's rows (docs/toolsets.md, "Sources and surfaces"):
+-- another surface's rows (docs/architecture.md, "Sources and surfaces"):
 --   telegram  private, group, supergroup, channel, forum: a message
 --             service's chats (export, bot or account); the telegram and
 --             inline toolsets
@@ -49,4 +49,26 @@ CREATE OR REPLACE FUNCTION parley_sources_present(a jsonb, ctx jsonb) RETURNS js
         'agents', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('agents'))),
         'bluesky', EXISTS (SELECT 1 FROM chats WHERE kind = ANY (parley_source_kinds('bluesky')))
                    OR EXISTS (SELECT 1 FROM accounts WHERE kind = 'bluesky'))
+$$;
+
+-- Every source of the store, in the order above.
+CREATE OR REPLACE FUNCTION parley_sources() RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ARRAY['telegram', 'chatwise', 'agents', 'bluesky']
+$$;
+
+-- The ids of source p_source's chats when the store also holds chats of
+-- another source; NULL when it holds none (then there is nothing to keep
+-- out, and a store of one source is read as before). Both questions go
+-- through chats_kind_idx (migration 028), not through every chat.
+CREATE OR REPLACE FUNCTION parley_source_chats(p_source text) RETURNS bigint[]
+    LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN EXISTS (
+                    SELECT 1 FROM chats c
+                    WHERE c.kind = ANY (ARRAY(SELECT k FROM unnest(parley_sources()) AS s,
+                                                   unnest(parley_source_kinds(s)) AS k
+                                              WHERE s <> p_source)))
+                THEN ARRAY(SELECT c.id FROM chats c
+                           WHERE c.kind = ANY (parley_source_kinds(p_source)) ORDER BY c.id)
+           END
 $$;

@@ -128,7 +128,7 @@ BEGIN
                    'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                    'displayName', u.first_name)) || coalesce(m.extra - 'cid', '{}') AS post
         FROM messages m
-        JOIN chats c ON c.id = m.chat_id AND c.kind = 'feed'
+        JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('bluesky'))
         LEFT JOIN users u ON u.id = m.sender_id
         WHERE (langs = '' AND m.tsv @@ q)
            OR (langs <> '' AND (setweight(m.tsv, 'A') || m.forms) @@ q)

@@ -131,7 +131,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_cw_chats() RETURNS SETOF chats
     LANGUAGE sql STABLE AS $$
     SELECT DISTINCT ON (external_id) *
-    FROM chats WHERE kind = 'ai_chat' AND external_id IS NOT NULL
+    FROM chats WHERE kind = ANY (parley_source_kinds('chatwise')) AND external_id IS NOT NULL
     ORDER BY external_id, updated_at DESC, id DESC
 $$;
 
@@ -348,7 +348,8 @@ BEGIN
         spread AS (
             SELECT q, word, n_hit,
                    (SELECT count(DISTINCT m.chat_id)
-                    FROM messages m JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+                    FROM messages m JOIN chats c ON c.id = m.chat_id
+                                                  AND c.kind = ANY (parley_source_kinds('chatwise'))
                     WHERE m.tsv @@ to_tsquery('simple', quote_literal(word))
                       AND m.date >= w_from AND m.date <= w_to) AS n_all
             FROM co WHERE r <= 20),
@@ -362,7 +363,8 @@ BEGIN
                 FROM (SELECT DISTINCT q, w AS word
                       FROM unnest(terms) q,
                            LATERAL (SELECT m.tsv FROM messages m
-                                    JOIN chats c ON c.id = m.chat_id AND c.kind = 'ai_chat'
+                                    JOIN chats c ON c.id = m.chat_id
+                                                  AND c.kind = ANY (parley_source_kinds('chatwise'))
                                     WHERE lower(q) <% m.text AND m.date >= w_from
                                       AND m.date <= w_to
                                     LIMIT 200) s,

@@ -110,21 +110,25 @@ CREATE OR REPLACE FUNCTION parley_inline_user_json(u users) RETURNS jsonb
 $$;
 
 -- The chat a chatId or userId argument names (userId: the DM with that
--- user); PT400 when neither or an unknown one.
+-- user); PT400 when neither or an unknown one, or a chat of another source
+-- than Telegram (parley_tg_other_source).
 CREATE OR REPLACE FUNCTION parley_inline_chat(a jsonb) RETURNS bigint
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
     id bigint;
+    k text;
 BEGIN
     IF a ? 'chatId' THEN
         IF (a ->> 'chatId') !~ '^-?\d+$' THEN
             PERFORM parley_tg_bad(format('chatId: %s is not a chat id; find chats with '
                                          'conversations_list', (a -> 'chatId')::text));
         END IF;
-        SELECT c.id INTO id FROM chats c WHERE c.id = (a ->> 'chatId')::bigint;
+        SELECT c.id, c.kind INTO id, k FROM chats c WHERE c.id = (a ->> 'chatId')::bigint;
         IF id IS NULL THEN
             PERFORM parley_tg_bad(format('chatId: no chat %s; find chats with conversations_list',
                                          a ->> 'chatId'));
+        ELSIF NOT k = ANY (parley_source_kinds('telegram')) THEN
+            PERFORM parley_tg_other_source('chatId', a ->> 'chatId', k, 'conversations_list');
         END IF;
         RETURN id;
     END IF;

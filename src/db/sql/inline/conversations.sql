@@ -102,7 +102,7 @@ BEGIN
                parley_inline_unread(c, me) AS unread
         FROM chats c
         LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
-        WHERE c.kind <> 'feed'
+        WHERE c.kind = ANY (parley_source_kinds('telegram'))
     ), ranked AS (
         SELECT *, coalesce((mt ->> 'score')::numeric, 0) AS score FROM cand
         WHERE (q IS NULL OR (mt ->> 'score')::numeric > 0) AND (NOT unread_only OR unread > 0)
@@ -150,7 +150,8 @@ $$;
 
 -- inline://chat/{chatId}, inline://chat/{chatId}/message/{messageId} and
 -- inline://file/{fileId} (resources/read): a = {"uri", "vars"}; the ReadResourceResult, or JSON
--- null when there is no such chat or message.
+-- null when there is no such chat or message (or it is another source's
+-- than Telegram).
 CREATE OR REPLACE FUNCTION parley_inline_resource(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -168,10 +169,12 @@ BEGIN
     ELSIF msg IS NULL THEN
         body := (SELECT parley_inline_chat_json(c, p, me, NULL) FROM chats c
                  LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
-                 WHERE c.id = chat::bigint);
+                 WHERE c.id = chat::bigint AND c.kind = ANY (parley_source_kinds('telegram')));
     ELSE
         body := (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
-                 WHERE m.chat_id = chat::bigint AND m.id = msg::bigint);
+                 JOIN chats c ON c.id = m.chat_id
+                 WHERE m.chat_id = chat::bigint AND m.id = msg::bigint
+                   AND c.kind = ANY (parley_source_kinds('telegram')));
     END IF;
     IF body IS NULL THEN
         RETURN 'null';

@@ -88,7 +88,8 @@ END
 $$;
 
 -- messages_unread: messages others sent above each chat's read marker,
--- newest first, across chats.
+-- newest first, across the Telegram chats (an AI-assistant chat's or an
+-- agent session's messages are never unread mail).
 CREATE OR REPLACE FUNCTION parley_inline_messages_unread(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -102,7 +103,8 @@ DECLARE
     items jsonb;
 BEGIN
     SELECT count(*) INTO scanned FROM chats c
-    WHERE c.active AND EXISTS (SELECT 1 FROM messages m
+    WHERE c.active AND c.kind = ANY (parley_source_kinds('telegram'))
+      AND EXISTS (SELECT 1 FROM messages m
                                WHERE m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0));
     SELECT coalesce(jsonb_agg(parley_inline_message_json(x.m, me, NULL) || jsonb_build_object(
                                   'chatTitle', x.title)
@@ -110,7 +112,8 @@ BEGIN
     INTO items
     FROM (SELECT m, c.title FROM chats c
           JOIN messages m ON m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0)
-          WHERE c.active AND m.kind = 'message' AND NOT m.outgoing
+          WHERE c.active AND c.kind = ANY (parley_source_kinds('telegram'))
+            AND m.kind = 'message' AND NOT m.outgoing
             AND NOT coalesce(m.sender_id = ANY (me), false)
             AND (since IS NULL OR m.date >= since) AND (until IS NULL OR m.date < until)
             AND parley_inline_content(m, content)

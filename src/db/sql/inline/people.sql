@@ -23,7 +23,8 @@ BEGIN
                                               AND regexp_replace(u.phone, '\D', '', 'g')
                                                   LIKE '%' || regexp_replace(q, '\D', '', 'g') || '%'
                                          THEN 70 ELSE 0 END) AS score
-              FROM users u) x
+              FROM users u
+              WHERE u.external_id IS NULL) x -- Telegram's people (parley_tg_user)
         JOIN users u ON u.id = x.id
         WHERE x.score > 0
         LIMIT lim), '[]'), 'limit', lim);

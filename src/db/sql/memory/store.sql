@@ -32,7 +32,7 @@ CREATE OR REPLACE FUNCTION parley_memory_messages()
     LANGUAGE sql STABLE AS $$
     SELECT m, h, e, m.date AS at, m.external_id AS mid
     FROM messages m
-    JOIN chats c ON c.id = m.chat_id AND c.kind = 'agent_session'
+    JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('agents'))
     LEFT JOIN context_heaps h ON h.chat_id = m.chat_id AND h.id = m.heap_id
     LEFT JOIN eras e ON e.id = h.era_id
     WHERE m.kind <> 'service'
@@ -232,7 +232,7 @@ CREATE OR REPLACE FUNCTION parley_memory_compacting_actions(a jsonb, ctx jsonb) 
                                     'summary', m.text) AS r,
                  coalesce(m.date, h.started_at) AS at
           FROM context_heaps h
-          JOIN chats c ON c.id = h.chat_id AND c.kind = 'agent_session'
+          JOIN chats c ON c.id = h.chat_id AND c.kind = ANY (parley_source_kinds('agents'))
           LEFT JOIN LATERAL (SELECT * FROM messages m WHERE m.chat_id = h.chat_id
                              AND m.heap_id = h.id AND m.continuation ORDER BY m.id LIMIT 1) m ON true
           WHERE h.type = 'POST_COMPACTING'

@@ -10,7 +10,8 @@ BEGIN
     RETURN parley_tg_page(a, 50, 500) || jsonb_build_object('channels', coalesce((
         SELECT jsonb_agg(parley_tg_chat_json(c) ORDER BY c.last_message_date DESC NULLS LAST, c.id)
         FROM (SELECT * FROM chats c
-              WHERE coalesce((a ->> 'includeInactive')::boolean, false) OR c.active
+              WHERE (coalesce((a ->> 'includeInactive')::boolean, false) OR c.active)
+                AND c.kind = ANY (parley_source_kinds('telegram'))
               ORDER BY c.last_message_date DESC NULLS LAST, c.id LIMIT lim) c), '[]'));
 END
 $$;
@@ -118,6 +119,8 @@ BEGIN
               FROM chat_tags t
               WHERE t.tag = lower(a ->> 'tag')
                 AND (a ->> 'source' IS NULL OR t.source = a ->> 'source')
+                AND t.chat_id IN (SELECT c.id FROM chats c
+                                  WHERE c.kind = ANY (parley_source_kinds('telegram')))
               ORDER BY t.chat_id, t.confidence DESC NULLS FIRST LIMIT lim) x
         JOIN chats c ON c.id = x.chat_id), '[]'));
 END
@@ -125,7 +128,8 @@ $$;
 
 -- channelsTagsAuto: a chat's most distinctive words against the whole
 -- archive (ts_stat document frequencies: share of the chat's messages with
--- the word, divided by the share of all messages with it), words of three
+-- the word, divided by the share of all Telegram messages with it: the
+-- other sources' messages count in neither), words of three
 -- letters or more that are not English or Russian stop words, at least
 -- three occurrences; the top five become tags
 -- with source "auto" and a confidence in 0..1 (the score over the best
@@ -140,12 +144,15 @@ DECLARE
     out jsonb := '[]';
     chat_n bigint;
 BEGIN
-    SELECT count(*) INTO total FROM messages WHERE text IS NOT NULL;
+    SELECT count(*) INTO total FROM messages m
+    WHERE m.text IS NOT NULL
+      AND m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (parley_source_kinds('telegram')));
     IF jsonb_typeof(a -> 'channelIds') = 'array' AND jsonb_array_length(a -> 'channelIds') > 0 THEN
         SELECT array_agg(parley_tg_chat(jsonb_build_object('channelIds', e), 'channelIds'))
         INTO ids FROM jsonb_array_elements(a -> 'channelIds') AS e;
     ELSE
-        SELECT array_agg(id) INTO ids FROM (SELECT id FROM chats WHERE active
+        SELECT array_agg(id) INTO ids FROM (SELECT id FROM chats
+                                            WHERE active AND kind = ANY (parley_source_kinds('telegram'))
                                             ORDER BY last_message_date DESC NULLS LAST
                                             LIMIT lim) s;
     END IF;
@@ -153,7 +160,9 @@ BEGIN
         SELECT count(*) INTO chat_n FROM messages WHERE chat_id = c AND text IS NOT NULL;
         CONTINUE WHEN chat_n = 0;
         DELETE FROM chat_tags WHERE chat_id = c AND source = 'auto';
-        WITH g AS (SELECT word, ndoc FROM ts_stat('SELECT tsv FROM messages')),
+        WITH g AS (SELECT word, ndoc FROM ts_stat(
+                       'SELECT m.tsv FROM messages m JOIN chats c ON c.id = m.chat_id '
+                       'WHERE c.kind = ANY (parley_source_kinds(''telegram''))')),
              l AS (SELECT word, ndoc FROM ts_stat(format(
                        'SELECT tsv FROM messages WHERE chat_id = %s', c))),
              s AS (SELECT l.word, (l.ndoc::float8 / chat_n) / (g.ndoc::float8 / greatest(total, 1))

@@ -14,33 +14,66 @@ BEGIN
 END
 $$;
 
--- A chat by numeric id or @username; NULL when the argument is absent.
+-- The telegram and inline toolsets read the message services' chats only
+-- (source "telegram", src/db/sql/sources.sql): a chat of another source
+-- asked for by id is refused like an unknown one, saying which tools read
+-- it. key: the argument; chat: as given; kind: the chat's; finder: the
+-- tool that lists this surface's chats.
+CREATE OR REPLACE FUNCTION parley_tg_other_source(key text, chat text, kind text, finder text)
+    RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM parley_tg_bad(format('%s: chat %s is %s, not a chat of a message service; %s. '
+                                 'Find Telegram chats with %s', key, chat,
+        CASE parley_source_of(kind)
+            WHEN 'chatwise' THEN 'an AI-assistant chat (ChatWise)'
+            WHEN 'agents' THEN 'an agent session (an imported transcript)'
+            WHEN 'bluesky' THEN 'a Bluesky feed'
+            ELSE 'of another source' END,
+        CASE parley_source_of(kind)
+            WHEN 'chatwise' THEN 'use the chatwise tools (search_conversations, gather_chats)'
+            WHEN 'agents' THEN 'use the memory tools (search_messages, get_recent_work)'
+            WHEN 'bluesky' THEN 'use the bluesky tools (search)'
+            ELSE 'no tool of this toolset reads it' END,
+        finder));
+END
+$$;
+
+-- A chat by numeric id or @username; NULL when the argument is absent. A
+-- chat of another source than Telegram is refused (parley_tg_other_source).
 CREATE OR REPLACE FUNCTION parley_tg_chat(args jsonb, key text) RETURNS bigint
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v jsonb := args -> key;
     s text;
     id bigint;
+    k text;
 BEGIN
     IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
         RETURN NULL;
     END IF;
     s := btrim(v #>> '{}');
     IF s ~ '^-?[0-9]+$' THEN
-        SELECT c.id INTO id FROM chats c WHERE c.id = s::bigint;
+        SELECT c.id, c.kind INTO id, k FROM chats c WHERE c.id = s::bigint;
     ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
-        SELECT c.id INTO id FROM chats c WHERE lower(c.username) = lower(ltrim(s, '@'))
-        ORDER BY c.active DESC, c.id LIMIT 1;
+        SELECT c.id, c.kind INTO id, k FROM chats c WHERE lower(c.username) = lower(ltrim(s, '@'))
+        ORDER BY c.kind = ANY (parley_source_kinds('telegram')) DESC, c.active DESC, c.id LIMIT 1;
     END IF;
     IF id IS NULL THEN
         PERFORM parley_tg_bad(format('%s: no chat %s in the archive; find chats with channelsList '
                                      '(or channelsSearch once a Telegram account is connected)',
                                      key, v::text));
+    ELSIF NOT k = ANY (parley_source_kinds('telegram')) THEN
+        PERFORM parley_tg_other_source(key, v::text, k, 'channelsList');
     END IF;
     RETURN id;
 END
 $$;
 
+-- A person by numeric id or @username; NULL when the argument is absent.
+-- Telegram's people are the users under their Telegram ids: a user with an
+-- external_id is another source's (a Bluesky author under its DID) and is
+-- unknown here, as in every people tool of the telegram and inline
+-- toolsets.
 CREATE OR REPLACE FUNCTION parley_tg_user(args jsonb, key text) RETURNS bigint
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -53,9 +86,10 @@ BEGIN
     END IF;
     s := btrim(v #>> '{}');
     IF s ~ '^-?[0-9]+$' THEN
-        SELECT u.id INTO id FROM users u WHERE u.id = s::bigint;
+        SELECT u.id INTO id FROM users u WHERE u.id = s::bigint AND u.external_id IS NULL;
     ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
         SELECT u.id INTO id FROM users u WHERE lower(u.username) = lower(ltrim(s, '@'))
+                                             AND u.external_id IS NULL
         ORDER BY u.id LIMIT 1;
     END IF;
     IF id IS NULL THEN

@@ -16,7 +16,8 @@ BEGIN
                                             regexp_replace(u.phone, '\D', '', 'g') LIKE
                                             '%' || nullif(regexp_replace(a ->> 'query', '\D', '', 'g'), '') || '%'
                                        THEN 1 ELSE 0 END) AS score
-            FROM users u) x
+            FROM users u
+            WHERE u.external_id IS NULL) x -- Telegram's people (parley_tg_user)
         JOIN users u ON u.id = x.id
         WHERE x.score >= 0.3
         LIMIT lim), '[]'));

@@ -6,14 +6,19 @@ CREATE OR REPLACE FUNCTION parley_tg_messages_list(a jsonb, ctx jsonb) RETURNS j
 DECLARE
     chat bigint;
     lim integer;
+    scope bigint[];
 BEGIN
     PERFORM parley_tg_archive_only(a, 'messagesList');
     chat := parley_tg_chat(a, 'channelId');
     lim := parley_tg_limit(a, 50, 500);
+    IF chat IS NULL THEN
+        scope := parley_source_chats('telegram'); -- NULL: no other source's chat to keep out
+    END IF;
     RETURN parley_tg_page(a, 50, 500) || jsonb_build_object('messages', coalesce((
         SELECT jsonb_agg(parley_tg_message_json(m) ORDER BY m.date DESC, m.id DESC)
         FROM (SELECT * FROM messages m
               WHERE (chat IS NULL OR m.chat_id = chat)
+                AND (scope IS NULL OR m.chat_id = ANY (scope))
                 AND (a ->> 'topicId' IS NULL OR m.topic_id = (a ->> 'topicId')::bigint)
                 AND (a ->> 'fromDate' IS NULL OR m.date >= parley_tg_time(a, 'fromDate'))
                 AND (a ->> 'toDate' IS NULL OR m.date <= parley_tg_time(a, 'toDate'))
@@ -79,7 +84,8 @@ END
 $$;
 
 -- messagesSearch: parley_search over the chats, tags, topic and dates the
--- arguments name; "total" says when it is capped.
+-- arguments name, in Telegram's chats only; "total" says when it is
+-- capped.
 CREATE OR REPLACE FUNCTION parley_tg_messages_search(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -106,7 +112,7 @@ BEGIN
         r := parley_search(a ->> 'query', rx, coalesce((a ->> 'fuzzy')::boolean, false), chats,
                            (a ->> 'topicId')::bigint, NULL, parley_tg_time(a, 'fromDate'),
                            parley_tg_time(a, 'toDate'), a ->> 'kind',
-                           coalesce(a ->> 'orderBy', 'time'), lim, 0);
+                           coalesce(a ->> 'orderBy', 'time'), lim, 0, 'telegram');
     EXCEPTION WHEN invalid_regular_expression THEN
         PERFORM parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',
                                      to_jsonb(a ->> 'regex')::text, SQLERRM));

@@ -13,17 +13,24 @@ BEGIN
 END
 $$;
 
+-- Telegram's figures: its chats, messages and jobs (the other sources'
+-- are the other toolsets').
 CREATE OR REPLACE FUNCTION parley_tg_server_status(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
+DECLARE
+    scope bigint[] := parley_source_chats('telegram');
 BEGIN
     RETURN jsonb_strip_nulls(jsonb_build_object(
         'realtimeActive', coalesce((ctx ->> 'realtimeActive')::boolean, false),
-        'queueSize', (SELECT count(*) FROM sync_jobs WHERE status = 'pending'),
-        'jobsInProgress', (SELECT count(*) FROM sync_jobs WHERE status = 'in_progress'),
+        'queueSize', (SELECT count(*) FROM sync_jobs
+                      WHERE status = 'pending' AND class LIKE 'telegram.%'),
+        'jobsInProgress', (SELECT count(*) FROM sync_jobs
+                           WHERE status = 'in_progress' AND class LIKE 'telegram.%'),
         'ftsEnabled', true,
-        'lastSyncAt', (SELECT max(last_run_at) FROM sync_jobs),
-        'chats', (SELECT count(*) FROM chats),
-        'messages', (SELECT count(*) FROM messages),
+        'lastSyncAt', (SELECT max(last_run_at) FROM sync_jobs WHERE class LIKE 'telegram.%'),
+        'chats', (SELECT count(*) FROM chats WHERE kind = ANY (parley_source_kinds('telegram'))),
+        'messages', (SELECT count(*) FROM messages m
+                     WHERE scope IS NULL OR m.chat_id = ANY (scope)),
         'daemon', ctx -> 'daemon'));
 END
 $$;
@@ -40,7 +47,7 @@ BEGIN
         SELECT jsonb_agg(parley_tg_job_json(j) ORDER BY j.id) FROM (
             SELECT * FROM sync_jobs j
             WHERE (a ->> 'status' IS NULL OR j.status = a ->> 'status')
-              AND (chat IS NULL OR j.chat_id = chat)
+              AND (chat IS NULL OR j.chat_id = chat) AND j.class LIKE 'telegram.%'
             ORDER BY j.id LIMIT lim) j), '[]'));
 END
 $$;
@@ -80,7 +87,7 @@ BEGIN
         WHERE (a ->> 'jobId' IS NULL OR id = (a ->> 'jobId')::bigint)
           AND (chat IS NULL OR chat_id = chat)
           AND (NOT coalesce((a ->> 'allErrors')::boolean, false) OR status = 'error')
-          AND status <> 'in_progress'
+          AND status <> 'in_progress' AND class LIKE 'telegram.%'
         RETURNING id)
     SELECT jsonb_build_object('updated', count(*), 'jobIds', coalesce(jsonb_agg(id ORDER BY id), '[]'))
     INTO res FROM u;
@@ -102,7 +109,7 @@ BEGIN
         UPDATE sync_jobs SET status = 'idle', realtime = false, updated_at = now(),
                              error = 'canceled'
         WHERE (a ->> 'jobId' IS NULL OR id = (a ->> 'jobId')::bigint)
-          AND (chat IS NULL OR chat_id = chat) AND status <> 'idle'
+          AND (chat IS NULL OR chat_id = chat) AND status <> 'idle' AND class LIKE 'telegram.%'
         RETURNING id)
     SELECT jsonb_build_object('canceled', count(*), 'jobIds', coalesce(jsonb_agg(id ORDER BY id), '[]'))
     INTO res FROM d;
