@@ -39,31 +39,51 @@ SELECT pg_temp.expect('chatwise chats', parley_source_chats('chatwise'), '{9101}
 SELECT pg_temp.expect('a source without chats keeps to none', parley_source_chats('memory'),
                       '{}'::bigint[]);
 
+SELECT pg_temp.expect('the others of telegram', parley_source_others('telegram'),
+                      '{9101,9102,9103}'::bigint[]);
+SELECT pg_temp.expect('the others of bluesky', parley_source_others('bluesky'),
+                      '{-100,7001,9101,9102}'::bigint[]);
+
 -- parley_search: every chat without a source; the source's chats with one,
--- and of the chats asked for, only those.
-SELECT pg_temp.expect('search: every source without p_source',
+-- and of the chats asked for, only those. Run twice: with fewer chats of
+-- the source than of the others (it keeps to its own) and with more (it
+-- keeps the others out).
+CREATE FUNCTION pg_temp.search_checks() RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+PERFORM pg_temp.expect('search: every source without p_source',
     pg_temp.chats_of(parley_search('marmalade', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL,
                                    'time', 50, 0), 'results', 'chat_id'),
     '-100,7001,9101,9102,9103');
-SELECT pg_temp.expect('search: telegram',
+PERFORM pg_temp.expect('search: telegram',
     pg_temp.chats_of(parley_search('marmalade', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL,
                                    'rank', 50, 0, 'telegram'), 'results', 'chat_id'),
     '-100,7001');
-SELECT pg_temp.expect('search: telegram, fuzzy',
+PERFORM pg_temp.expect('search: telegram, fuzzy',
     pg_temp.chats_of(parley_search('marmelade', NULL, true, NULL, NULL, NULL, NULL, NULL, NULL,
                                    'time', 50, 0, 'telegram'), 'results', 'chat_id'),
     '-100,7001');
-SELECT pg_temp.expect('search: telegram, no query (filter)',
+PERFORM pg_temp.expect('search: telegram, no query (filter)',
     pg_temp.chats_of(parley_search(NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL,
                                    'time', 50, 0, 'telegram'), 'results', 'chat_id'),
     '-100,7001');
-SELECT pg_temp.expect('search: telegram, count',
+PERFORM pg_temp.expect('search: telegram, count',
     parley_search('marmalade', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'time', 50, 0,
                   'telegram') ->> 'count', '2');
-SELECT pg_temp.expect('search: chats asked for of another source find nothing',
+PERFORM pg_temp.expect('search: chats asked for of another source find nothing',
     pg_temp.chats_of(parley_search('marmalade', NULL, false, '{9101,-100}', NULL, NULL, NULL,
                                    NULL, NULL, 'time', 50, 0, 'telegram'), 'results', 'chat_id'),
     '-100');
+PERFORM pg_temp.expect('search: chatwise',
+    pg_temp.chats_of(parley_search('marmalade', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL,
+                                   'time', 50, 0, 'chatwise'), 'results', 'chat_id'), '9101');
+PERFORM pg_temp.expect('messagesList without a chat',
+    pg_temp.chats_of(parley_tg_messages_list('{}', '{}'), 'messages', 'channelId'), '-100,7001');
+END
+$f$;
+SELECT pg_temp.search_checks();
+INSERT INTO chats (id, kind, title) SELECT -200 - g, 'channel', 'empty ' || g FROM generate_series(1, 5) g;
+SELECT pg_temp.search_checks();
+DELETE FROM chats WHERE id < -200;
 
 -- telegram: lists, search, history, figures, contacts, tags and jobs.
 SELECT pg_temp.expect('channelsList',

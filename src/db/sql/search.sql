@@ -154,7 +154,7 @@ DECLARE
     count_may_scan boolean := false;
     hit_chats bigint[];
     hit_ids bigint[];
-    scope bigint[];
+    others bigint[];
     src text := 'messages m WHERE %s';
     langs text;
     qx tsquery;
@@ -252,15 +252,23 @@ BEGIN
         rank_expr := 'parley_fuzzy_score(m.text, $3)';
     END IF;
     -- A surface's search (p_source: src/db/sql/sources.sql) keeps to its
-    -- source's chats: the chats asked for that are of it, else all of its
-    -- chats, as one more chat_id filter. In a store of one source there is
-    -- nothing to keep out, and the statement is the one without p_source.
+    -- source's chats: of the chats asked for, those of it; else one more
+    -- filter: not the other sources' chats ("<> ALL", a hashed test of
+    -- each row that changes no plan: the store's other sources are
+    -- usually few chats), or, when they are more than the source's own
+    -- chats, one of its own. In a store of one source there is nothing to
+    -- keep out, and the statement is the one without p_source.
     IF p_source IS NOT NULL THEN
-        scope := parley_source_chats(p_source);
-        IF scope IS NOT NULL THEN
-            p_chat_ids := CASE WHEN p_chat_ids IS NULL THEN scope
-                               ELSE ARRAY(SELECT x FROM unnest(p_chat_ids) AS x
-                                          WHERE x = ANY (scope)) END;
+        others := parley_source_others(p_source);
+        IF cardinality(others) > 0 AND p_chat_ids IS NOT NULL THEN
+            p_chat_ids := ARRAY(SELECT x FROM unnest(p_chat_ids) AS x WHERE x <> ALL (others));
+        ELSIF cardinality(others) > 0
+              AND cardinality(others) > (SELECT count(*) FROM chats c
+                                         WHERE c.kind = ANY (parley_source_kinds(p_source))) THEN
+            p_chat_ids := ARRAY(SELECT c.id FROM chats c
+                                WHERE c.kind = ANY (parley_source_kinds(p_source)));
+        ELSIF cardinality(others) > 0 THEN
+            cond := cond || ' AND m.chat_id <> ALL ($21)';
         END IF;
     END IF;
     IF p_chat_ids IS NOT NULL THEN cond := cond || ' AND m.chat_id = ANY ($5)'; END IF;
@@ -299,7 +307,8 @@ BEGIN
                    'FROM (SELECT m.chat_id, m.id FROM messages m WHERE %s LIMIT $13) x', cond)
         INTO n, hit_chats, hit_ids
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr;
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr,
+              hit_chats, hit_ids, others;
     PERFORM set_config('enable_seqscan', 'off', true);
     IF n <= count_max AND mode <> 'filter' THEN
         src := '(SELECT m.* FROM unnest($19::bigint[], $20::bigint[]) AS k(chat_id, id) '
@@ -340,7 +349,7 @@ BEGIN
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr,
-              hit_chats, hit_ids;
+              hit_chats, hit_ids, others;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
         'limit', p_lim, 'offset', p_off,

@@ -57,18 +57,30 @@ CREATE OR REPLACE FUNCTION parley_sources() RETURNS text[]
     SELECT ARRAY['telegram', 'chatwise', 'agents', 'bluesky']
 $$;
 
+-- The chat kinds of every source but p_source.
+CREATE OR REPLACE FUNCTION parley_source_other_kinds(p_source text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(k), '{}')
+    FROM unnest(parley_sources()) AS s, unnest(parley_source_kinds(s)) AS k
+    WHERE s <> p_source
+$$;
+
 -- The ids of source p_source's chats when the store also holds chats of
 -- another source; NULL when it holds none (then there is nothing to keep
 -- out, and a store of one source is read as before). Both questions go
 -- through chats_kind_idx (migration 028), not through every chat.
 CREATE OR REPLACE FUNCTION parley_source_chats(p_source text) RETURNS bigint[]
     LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN EXISTS (
-                    SELECT 1 FROM chats c
-                    WHERE c.kind = ANY (ARRAY(SELECT k FROM unnest(parley_sources()) AS s,
-                                                   unnest(parley_source_kinds(s)) AS k
-                                              WHERE s <> p_source)))
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM chats c
+                             WHERE c.kind = ANY (parley_source_other_kinds(p_source)))
                 THEN ARRAY(SELECT c.id FROM chats c
                            WHERE c.kind = ANY (parley_source_kinds(p_source)) ORDER BY c.id)
            END
+$$;
+
+-- The ids of the other sources' chats ('{}' when the store holds none).
+CREATE OR REPLACE FUNCTION parley_source_others(p_source text) RETURNS bigint[]
+    LANGUAGE sql STABLE AS $$
+    SELECT ARRAY(SELECT c.id FROM chats c
+                 WHERE c.kind = ANY (parley_source_other_kinds(p_source)) ORDER BY c.id)
 $$;

@@ -6,19 +6,19 @@ CREATE OR REPLACE FUNCTION parley_tg_messages_list(a jsonb, ctx jsonb) RETURNS j
 DECLARE
     chat bigint;
     lim integer;
-    scope bigint[];
+    others bigint[];
 BEGIN
     PERFORM parley_tg_archive_only(a, 'messagesList');
     chat := parley_tg_chat(a, 'channelId');
     lim := parley_tg_limit(a, 50, 500);
     IF chat IS NULL THEN
-        scope := parley_source_chats('telegram'); -- NULL: no other source's chat to keep out
+        others := parley_source_others('telegram'); -- the chats to keep out (as parley_search)
     END IF;
     RETURN parley_tg_page(a, 50, 500) || jsonb_build_object('messages', coalesce((
         SELECT jsonb_agg(parley_tg_message_json(m) ORDER BY m.date DESC, m.id DESC)
         FROM (SELECT * FROM messages m
               WHERE (chat IS NULL OR m.chat_id = chat)
-                AND (scope IS NULL OR m.chat_id = ANY (scope))
+                AND (others IS NULL OR m.chat_id <> ALL (others))
                 AND (a ->> 'topicId' IS NULL OR m.topic_id = (a ->> 'topicId')::bigint)
                 AND (a ->> 'fromDate' IS NULL OR m.date >= parley_tg_time(a, 'fromDate'))
                 AND (a ->> 'toDate' IS NULL OR m.date <= parley_tg_time(a, 'toDate'))
