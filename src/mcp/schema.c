@@ -321,7 +321,11 @@ static bool validate(const json_t *schema, const json_t *v, const char *path, ch
     if (json_is_array(any)) {
         size_t i;
         const json_t *alt;
-        char first[512] = "";
+        /* The error told is that of the first alternative whose type
+         * admits the value ("q: expected a string of at most 3 characters");
+         * when none does, the types the alternatives admit. */
+        char first[512] = "", typed[512] = "", types[128] = "one of the types";
+        bool all_typed = true;
         json_array_foreach(any, i, alt)
         {
             char e2[512];
@@ -329,8 +333,22 @@ static bool validate(const json_t *schema, const json_t *v, const char *path, ch
                 goto any_ok;
             if (i == 0)
                 snprintf(first, sizeof first, "%s", e2);
+            const json_t *t = json_object_get(alt, "type");
+            if (!json_is_string(t)) {
+                all_typed = false;
+                continue;
+            }
+            if (typed[0] == '\0' && is_type(v, json_string_value(t)))
+                snprintf(typed, sizeof typed, "%s", e2);
+            size_t n = strlen(types);
+            snprintf(types + n, sizeof types - n, "%s %s", i ? "," : "", json_string_value(t));
         }
-        snprintf(err, cap, "%s", first);
+        if (typed[0])
+            snprintf(err, cap, "%s", typed);
+        else if (all_typed)
+            return fail(err, cap, path, types, v);
+        else
+            snprintf(err, cap, "%s", first);
         return false;
     }
 any_ok:

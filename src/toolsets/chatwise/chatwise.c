@@ -38,6 +38,12 @@ static void chatwise_tool(mcp_call_t *c)
 #define OBJ(props, req)                                                                            \
     "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req                           \
     "],\"additionalProperties\":false}"
+/* A time argument: a date word (today, yesterday, last week, 3 days ago), a
+ * date, an ISO date-time, or epoch seconds or milliseconds. */
+#define WHEN                                                                                       \
+    "{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"description\":\"today, "          \
+    "yesterday, last week, 3 days ago, 2026-01-31, 2026-01-31T18:00:00Z, or epoch seconds or "     \
+    "milliseconds\"}"
 #define STR_ARRAY "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
 
 static const mcp_tool_def_t tools[] = {
@@ -48,12 +54,14 @@ static const mcp_tool_def_t tools[] = {
      "arguments (retry fuzzy or with expand auto when nothing stands out; gather_chats on "
      "topChatIds when it does). intent_query is a phrase, several separated by / or , , or an "
      "array; every word of a phrase must occur in a message. Chinese and mixed queries work.",
-     OBJ("\"intent_query\":{\"type\":[\"string\",\"array\"],\"maxLength\":" TOOL_QUERY_MAX
-         ",\"maxItems\":20,\"items\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "},"
+     OBJ("\"intent_query\":{\"anyOf\":[{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
+         "},{\"type\":\"array\",\"maxItems\":20,\"items\":{\"type\":\"string\","
+         "\"maxLength\":" TOOL_QUERY_MAX "}}],"
          "\"description\":\"Words or phrases: \\\"rust\\\", \\\"虚拟列表滚动很卡\\\", "
          "[\\\"idea\\\",\\\"想法\\\"]\"},"
-         "\"time_window\":{\"type\":[\"string\",\"object\"],\"description\":\"7d, 30d, 60d, "
-         "90d, all (default), or {start, end} in epoch seconds or milliseconds\"},"
+         "\"time_window\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"object\","
+         "\"properties\":{\"start\":" WHEN ",\"end\":" WHEN "}}],"
+         "\"description\":\"7d, 30d, 60d, 90d, all (default), or {start, end}\"},"
          "\"precision_mode\":{\"type\":\"string\",\"enum\":[\"basic\",\"fuzzy\"],"
          "\"description\":\"basic (default): words at word starts, CJK as substrings; fuzzy: "
          "close spellings too\"},"

@@ -23,7 +23,7 @@
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" #cap                              \
     ",\"description\":\"Default " #d "\"}"
 #define TIME(n, d)                                                                                 \
-    "\"" n "\":{\"type\":[\"string\",\"integer\"],\"description\":\"" d                            \
+    "\"" n "\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"description\":\"" d     \
     ": today, yesterday, 3d ago, 12h ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds; "     \
     "days are local to the configured timezone\"}"
 #define SINCE TIME("since", "From (inclusive)")
@@ -48,8 +48,9 @@ static const mcp_tool_def_t tools[] = {
          "\"type\":\"string\",\"enum\":[\"relevance\",\"recent\",\"unread\"],\"description\":"
          "\"Default: relevance with a query, else recent\"}," LIMIT(20, 100),
          ""),
-     "{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\"},\"bestMatch\":{\"type\":["
-     "\"integer\",\"null\"]}},\"required\":[\"items\",\"bestMatch\"]}",
+     "{\"type\":\"object\",\"properties\":{\"items\":{\"type\":\"array\"},\"bestMatch\":{\"anyOf\":"
+     "[{"
+     "\"type\":\"integer\"},{\"type\":\"null\"}]}},\"required\":[\"items\",\"bestMatch\"]}",
      RO, inline_tool, "parley_inline_conversations_list"},
     {"conversations.get", "Get a conversation",
      "One chat: kind, title, the person of a direct chat, last message, unread count, message "

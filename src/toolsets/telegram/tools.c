@@ -14,11 +14,13 @@
     "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req                           \
     "],\"additionalProperties\":false}"
 #define NOARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
+/* A chat or person named by numeric id or @username: one schema per type
+ * (a list-valued "type" is refused by several clients). */
+#define ID_TYPES "\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\"}]"
 #define CHAN(desc)                                                                                 \
-    "\"channelId\":{\"type\":[\"string\",\"integer\"],\"description\":\"" desc                     \
-    " (numeric id or @username)\"}"
+    "\"channelId\":{" ID_TYPES ",\"description\":\"" desc " (numeric id or @username)\"}"
 #define USER                                                                                       \
-    "\"userId\":{\"type\":[\"string\",\"integer\"],\"description\":\"User (numeric id or "         \
+    "\"userId\":{" ID_TYPES ",\"description\":\"User (numeric id or "                              \
     "@username)\"}"
 #define LIMIT(d)                                                                                   \
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" MCP_SCHEMA_INT32_MAX              \
@@ -109,8 +111,8 @@ static const mcp_tool_def_t tools[] = {
      "least recently refreshed first. Chats refreshed within the hour are skipped unless force; "
      "onlyMissing keeps chats never refreshed. Answers the refreshed records, the chats that "
      "failed and why, and how many were skipped.",
-     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}}," LIMIT(
-             20) ",\"force\":{\"type\":\"boolean\"},\"onlyMissing\":{\"type\":\"boolean\"}",
+     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{" ID_TYPES
+         "}}," LIMIT(20) ",\"force\":{\"type\":\"boolean\"},\"onlyMissing\":{\"type\":\"boolean\"}",
          ""),
      OUT_LIST("channels"), WRITE | MCP_TOOL_OPEN_WORLD, tg_ts_metadata_refresh,
      "parley_tg_channels_metadata_refresh"},
@@ -126,7 +128,7 @@ static const mcp_tool_def_t tools[] = {
     {"channelsTagsAuto", "Auto-tag chats",
      "Derives tags from each chat's most distinctive words against the whole archive (ts_stat "
      "document frequencies), stored with source auto and a confidence.",
-     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}}," LIMIT(
+     OBJ("\"channelIds\":{\"type\":\"array\",\"items\":{" ID_TYPES "}}," LIMIT(
              50) ",\"source\":{\"type\":\"string\",\"enum\":[\"auto\"]},\"refreshMetadata\":{"
                  "\"type\":"
                  "\"boolean\"}",
@@ -162,7 +164,7 @@ static const mcp_tool_def_t tools[] = {
      "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          "},\"regex\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "}," SOURCE
-         ",\"channelIds\":{\"type\":\"array\",\"items\":{\"type\":[\"string\",\"integer\"]}},"
+         ",\"channelIds\":{\"type\":\"array\",\"items\":{" ID_TYPES "}},"
          "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}," TOPIC
          "," DATE("fromDate", "From") "," DATE("toDate", "To") "," LIMIT(
              100) ",\"caseInsensitive\":{\"type\":\"boolean\"},"
@@ -228,13 +230,11 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Group") ",\"name\":{\"type\":\"string\",\"minLength\":1}", "\"channelId\",\"name\""),
      OUT_KEYS("name"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_rename"},
     {"groupsMembersAdd", "Add members", "Adds members (needs a connector).",
-     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
-                       "\"string\",\"integer\"]}}",
+     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{" ID_TYPES "}}",
          "\"channelId\",\"userIds\""),
      OUT_KEYS("failed"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_add"},
     {"groupsMembersRemove", "Remove members", "Removes members (needs a connector).",
-     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":["
-                       "\"string\",\"integer\"]}}",
+     OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{" ID_TYPES "}}",
          "\"channelId\",\"userIds\""),
      OUT_KEYS("removed"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_remove"},
     {"groupsInviteLinkGet", "Invite link",
