@@ -18,7 +18,8 @@ static void cell(FILE *out, const char *s)
 }
 
 /* A parameter's type: "string", "integer 1-500", "one of a, b", "array of
- * string", "string or array". */
+ * string", "string or array" (a list of types, or anyOf's alternatives
+ * each in these words), "object {start, end}". */
 static void type_of(FILE *out, const json_t *p)
 {
     const json_t *en = json_object_get(p, "enum");
@@ -44,9 +45,27 @@ static void type_of(FILE *out, const json_t *p)
         const json_t *e;
         json_array_foreach(t, i, e) fprintf(out, "%s%s", i ? " or " : "", json_string_value(e));
     } else if (json_is_array(json_object_get(p, "anyOf"))) {
-        fputs("any of several shapes", out);
+        size_t i;
+        const json_t *alt;
+        json_array_foreach(json_object_get(p, "anyOf"), i, alt)
+        {
+            fputs(i ? " or " : "", out);
+            type_of(out, alt);
+        }
     } else {
         fputs("any", out);
+    }
+    const json_t *props = json_object_get(p, "properties");
+    if (json_object_size(props) > 0) {
+        const char *k;
+        const json_t *v;
+        const char *sep = " {";
+        json_object_foreach((json_t *)props, k, v)
+        {
+            fprintf(out, "%s%s", sep, k);
+            sep = ", ";
+        }
+        fputc('}', out);
     }
     const json_t *items = json_object_get(p, "items");
     if (json_is_object(items) && json_is_string(json_object_get(items, "type")))

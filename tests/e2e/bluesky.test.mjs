@@ -89,7 +89,7 @@ test("exactly login, profile and search, with the spec's parameters and no promp
   const props = Object.fromEntries(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties).sort()]));
   assert.deepEqual(props.login, ["command", "handle", "password", "port", "service"]);
   assert.deepEqual(props.profile, ["account", "handle"]);
-  assert.deepEqual(props.search, ["account", "limit", "query"]);
+  assert.deepEqual(props.search, ["account", "cursor", "limit", "query"]);
   assert.deepEqual(tools.find((t) => t.name === "login").inputSchema.properties.command.enum, ["list", "default", "delete"]);
   assert.match(tools.find((t) => t.name === "login").description, /list, default and delete/);
   assert.doesNotMatch(JSON.stringify(tools), /prompt_id/);
@@ -183,6 +183,18 @@ test("search answers Markdown with every content line quoted, and keeps the post
   assert.match(t, /More: pass cursor/);
   assert.equal(r.structuredContent.posts.length, 5);
   assert.ok(r.structuredContent.cursor);
+  // the cursor the answer mentions pages on: the next posts, then the end
+  const cursor = /More: pass cursor "([^"]+)"/.exec(t)[1];
+  assert.equal(cursor, r.structuredContent.cursor);
+  const seen = new Set(r.structuredContent.posts.map((p) => p.uri));
+  let page = await call(client, "search", { query: "markdown", limit: 5, cursor });
+  assert.equal(page.isError ?? false, false, textOf(page));
+  assert.equal(page.structuredContent.posts.length, 5);
+  for (const p of page.structuredContent.posts) assert.ok(!seen.has(p.uri), `${p.uri} on both pages`);
+  page = await call(client, "search", { query: "markdown", limit: 10, cursor: page.structuredContent.cursor });
+  assert.equal(page.structuredContent.posts.length, 5, "fifteen posts: the last five");
+  assert.equal(page.structuredContent.cursor, undefined);
+  assert.doesNotMatch(textOf(page), /More: pass cursor/);
   // each post: a header, quoted lines, a stats line
   const blocks = t.split("\n\n").slice(1, 6);
   for (const b of blocks) {

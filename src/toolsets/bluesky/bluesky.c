@@ -438,8 +438,13 @@ static void bs_search(mcp_call_t *c)
         }
     } else {
         op->state = BSS_FETCH;
-        rc = op_query(op, "app.bsky.feed.searchPosts",
-                      json_pack("{s:s, s:i}", "q", query, "limit", op->limit));
+        /* cursor: the one a previous answer gave ("More: pass cursor"),
+         * handed to Bluesky as it is. */
+        const char *cursor = bs_arg(c, "cursor");
+        json_t *params = json_pack("{s:s, s:i}", "q", query, "limit", op->limit);
+        if (params && cursor)
+            json_object_set_new(params, "cursor", json_string(cursor));
+        rc = params ? op_query(op, "app.bsky.feed.searchPosts", params) : UV_ENOMEM;
     }
     if (rc != 0)
         op_fail(op, rc, NULL);
@@ -544,7 +549,9 @@ static const mcp_tool_def_t tools[] = {
          ",\"minLength\":1,\"description\":\"Words (Bluesky "
          "search syntax: from:alice.bsky.social, \\\"exact phrase\\\", …), or a post link\"},"
          "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"Posts "
-         "(default 25)\"}",
+         "(default 25)\"},"
+         "\"cursor\":{\"type\":\"string\",\"maxLength\":512,\"description\":\"The next page: "
+         "the cursor the previous answer gave (More: pass cursor …), with the same query\"}",
          "\"query\""),
      OUT_OBJ, RO_OPEN, bs_search, NULL},
 };
