@@ -54,7 +54,10 @@ test("scenario A: Rust in the last 60 days, then the top chats in full", async (
   assert.deepEqual(r.topChatIds, ["chat-rust-async-0001", "chat-rust-borrow-0002"]);
   const snip = r.results[0].snippets.find((s) => s.source === "content");
   assert.match(snip.text, /rust/i);
-  assert.equal(typeof snip.createdAt, "number");
+  // times in ISO 8601, as every other tool answers them
+  assert.match(snip.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.match(r.results[0].timeRange.from, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.match(r.results[0].timeRange.to, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.ok(r.results[0].snippets.some((s) => s.source === "title"));
   assert.ok(r.results[0].timeRange.from <= r.results[0].timeRange.to);
   assert.equal(r.guidance.stopIf, "confidence >= 0.75 || topChatIds.length <= 2");
@@ -93,6 +96,7 @@ test("scenario C: a vague Chinese description, converging through the guidance i
   calls++;
   assert.ok(calls <= 2, `converged in ${calls} calls`);
   assert.match(g.messages[1].content, /虚拟列表滚动很卡/);
+  assert.match(g.messages[1].createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   // Mixed scripts.
   const mixed = await call("search_conversations", { intent_query: "rust 异步" });
   assert.deepEqual(mixed.topChatIds, ["chat-rust-async-0001"]);
@@ -148,6 +152,10 @@ test("each parameter changes the answer as documented", async () => {
   const now = Math.floor(Date.now() / 1000);
   const week = await s({ intent_query: ["虚拟列表", "rust"], time_window: { start: now - 7 * 86400, end: now } });
   assert.deepEqual(ids(week), ["chat-virtual-list-0003"]);
+  // and as words, the same the other tools read
+  assert.deepEqual(ids(await s({ intent_query: ["虚拟列表", "rust"], time_window: { start: "7 days ago", end: "today" } })),
+                   ["chat-virtual-list-0003"]);
+  assert.deepEqual(ids(await s({ intent_query: ["虚拟列表", "rust"], time_window: "last week" })), ["chat-virtual-list-0003"]);
   // response_mode text: a listing to read plus the guidance
   const r = await client.callTool({ name: "search_conversations", arguments: { intent_query: "rust", response_mode: "text" } });
   assert.match(textOf(r), /^2 chat\(s\) for rust; confidence/);
@@ -172,7 +180,7 @@ test("gather_chats: one chat with tools; resolve_ids by prefix", async () => {
 
 test("bad arguments say what to change", async () => {
   assert.match((await call("search_conversations", { intent_query: "  " })).error, /intent_query: give words/);
-  assert.match((await call("search_conversations", { intent_query: "x", time_window: "2w" })).error, /time_window: one of 7d, 30d/);
+  assert.match((await call("search_conversations", { intent_query: "x", time_window: "soon" })).error, /time_window: one of 7d, 30d/);
   assert.match((await call("search_conversations", { intent_query: "x", time_window: { start: 5, end: 1 } })).error, /start before end/);
   assert.match((await call("gather_chats", { chatIds: ["chat-rust"] })).error, /no single chat for chat-rust; use resolve_ids/);
   assert.match((await call("gather_chats", { chatIds: ["nope"] })).error, /no single chat for nope/);

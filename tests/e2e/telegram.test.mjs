@@ -149,7 +149,14 @@ test("messages: list, get, context, dates", async () => {
   const d = await call("messagesList", { channelId: F, fromDate: "2026-01-01T00:04:00Z", toDate: "2026-01-01T00:04:40Z" });
   assert.deepEqual(d.messages.map((m) => m.messageId), [46, 45, 44, 43, 42]);
   const bad = await call("messagesList", { fromDate: "last tuesday" });
-  assert.match(bad.error, /fromDate: "last tuesday" is not an ISO-8601 date/);
+  assert.match(bad.error, /fromDate: "last tuesday" is not a time; use now, today, yesterday, last week/);
+  // date words, as every tool reads them: the forum's messages are from 2026-01-01
+  const since = (fromDate, toDate) => call("messagesList", { channelId: F, topicId: 10, fromDate, toDate });
+  assert.deepEqual((await since("yesterday")).messages, []);
+  assert.deepEqual((await since("100000 days ago", "today")).messages.map((m) => m.messageId), [45, 12, 11, 10]);
+  assert.deepEqual((await since("2026-01-01", "2026-01-01")).messages.map((m) => m.messageId), [45, 12, 11, 10]);
+  const found = await call("messagesSearch", { query: "", channelIds: [F], fromDate: "last week" });
+  assert.equal(found.error, undefined, JSON.stringify(found));
   const g = await call("messagesGet", { channelId: F, messageId: 21 });
   assert.equal(g.message.text, "see https://example.org/x now");
   assert.equal(g.message.hasLink, true);
@@ -324,6 +331,10 @@ test("groups and sync jobs", async () => {
   const add = await call("syncJobsAdd", { channelId: F, depth: 10 });
   assert.equal(add.job.status, "pending");
   assert.equal(add.job.depth, 10);
+  // the chat's id as every other tool answers it: an integer, even when named as a string
+  assert.equal(add.job.channelId, F);
+  const again = await call("syncJobsAdd", { channelId: String(F), depth: 10 });
+  assert.equal(again.job.channelId, F);
   const jobs = await call("syncJobsList", { status: "pending" });
   assert.equal(jobs.jobs.length, 1);
   const cancel = await call("syncJobsCancel", { channelId: F });

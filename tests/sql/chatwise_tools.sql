@@ -28,5 +28,17 @@ SELECT pg_temp.expect('a short text whole', parley_cw_snippet('short', 1, 5, 64)
 SELECT pg_temp.expect('60d', (parley_cw_window('"60d"', '2026-03-01Z')).w_from, '2025-12-31Z'::timestamptz);
 SELECT pg_temp.expect('epochs in ms', (parley_cw_window('{"start": 1700000000000, "end": 1700000001}',
                                                        now())).w_to, to_timestamp(1700000001));
-SELECT pg_temp.expect_error('a bad window', $$SELECT parley_cw_window('"2w"', now())$$, 'PT400',
+SELECT pg_temp.expect_error('a bad window', $$SELECT parley_cw_window('"soon"', now())$$, 'PT400',
                             'time_window: one of 7d');
+-- Date words as every other tool reads them (parley_when), days in the
+-- daemon's timezone: yesterday in Berlin is 03-08 23:00Z to 03-09 23:00Z.
+SELECT pg_temp.expect('start and end yesterday',
+    (SELECT array[w_from, w_to] FROM parley_cw_window_in('{"start": "yesterday", "end": "yesterday"}',
+        '{"now": "2026-03-10T11:00:00Z", "timezone": "Europe/Berlin"}')),
+    array['2026-03-08 23:00Z', '2026-03-09 23:00Z']::timestamptz[]);
+SELECT pg_temp.expect('last week as the window', (parley_cw_window('"last week"', '2026-03-10Z')).w_from,
+                      '2026-03-03Z'::timestamptz);
+SELECT pg_temp.expect('2w as the window', (parley_cw_window('"2w"', '2026-03-10Z')).w_from,
+                      '2026-02-24Z'::timestamptz);
+SELECT pg_temp.expect_error('a bad start', $$SELECT parley_cw_window('{"start": "soon"}', now())$$,
+                            'PT400', 'time_window.start: "soon" is not a time');

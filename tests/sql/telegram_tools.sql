@@ -59,8 +59,15 @@ SELECT pg_temp.expect('messagesList',
 SELECT pg_temp.expect('messagesList dates',
     pg_temp.ids(parley_tg_messages_list('{"channelId": -100, "fromDate": "2026-01-02", "toDate": "2026-01-02T23:00:00Z"}', '{}'),
                 'messages', 'messageId'), '2');
-SELECT pg_temp.expect_error('bad date', $$SELECT parley_tg_messages_list('{"fromDate": "yesterday"}', '{}')$$,
-                            'PT400', 'fromDate: "yesterday" is not an ISO-8601 date');
+SELECT pg_temp.expect('messagesList date words (yesterday, whole)',
+    pg_temp.ids(parley_tg_messages_list('{"channelId": -100, "fromDate": "yesterday", "toDate": "yesterday"}',
+                                        '{"now": "2026-01-03T12:00:00Z", "timezone": "UTC"}'),
+                'messages', 'messageId'), '2');
+SELECT pg_temp.expect('messagesSearch date words',
+    jsonb_array_length(parley_tg_messages_search('{"channelIds": [-100], "fromDate": "yesterday", "toDate": "yesterday"}',
+                                                 '{"now": "2026-01-03T12:00:00Z"}') -> 'messages'), 1);
+SELECT pg_temp.expect_error('bad date', $$SELECT parley_tg_messages_list('{"fromDate": "soon"}', '{}')$$,
+                            'PT400', 'fromDate: "soon" is not a time; use now, today, yesterday');
 SELECT pg_temp.expect('messagesGet',
     parley_tg_messages_get('{"channelId": -100, "messageId": 2}', '{}') #>> '{message,text}', 'second');
 SELECT pg_temp.expect_error('missing message',
@@ -102,6 +109,8 @@ SELECT pg_temp.expect_error('groupsRename needs a connector',
 SELECT pg_temp.expect('syncJobsAdd',
     parley_tg_sync_jobs_add('{"channelId": -100, "depth": 10}', '{}') #>> '{job,status}', 'pending');
 SELECT pg_temp.expect('job class', (SELECT class FROM sync_jobs), 'telegram.sync');
+SELECT pg_temp.expect('a job names its chat by the integer id',
+    parley_tg_sync_jobs_add('{"channelId": "-100", "depth": 10}', '{}') #> '{job,channelId}', '-100'::jsonb);
 SELECT pg_temp.expect('syncJobsList', jsonb_array_length(parley_tg_sync_jobs_list('{"status": "pending"}', '{}') -> 'jobs'), 1);
 SELECT pg_temp.expect('syncJobsCancel', parley_tg_sync_jobs_cancel('{"channelId": -100}', '{}') ->> 'canceled', '1');
 SELECT pg_temp.expect('syncJobsRetry', parley_tg_sync_jobs_retry('{"channelId": -100}', '{}') ->> 'updated', '1');

@@ -11,6 +11,7 @@
 
 typedef struct chatwise_ctx_s {
     archive_t *archive;
+    char *sql_ctx; /* {"timezone": the timezone setting}: of date words in arguments */
 } chatwise_ctx_t;
 
 /* search_conversations: with response_mode "text" the SQL function adds
@@ -23,15 +24,15 @@ static void chatwise_search(mcp_call_t *c)
     if (!sqltool_query_bounded(c, "intent_query", mode && strcmp(mode, "fuzzy") == 0,
                                expand && strcmp(expand, "auto") == 0))
         return;
-    sqltool_run(c, cc->archive, ARCHIVE_SEARCH, c->tool->def->sql_function, NULL, NULL,
+    sqltool_run(c, cc->archive, ARCHIVE_SEARCH, c->tool->def->sql_function, NULL, cc->sql_ctx,
                 sqltool_done_text, c);
 }
 
 static void chatwise_tool(mcp_call_t *c)
 {
     chatwise_ctx_t *cc = mcp_call_context(c);
-    sqltool_run(c, cc->archive, ARCHIVE_READ, c->tool->def->sql_function, NULL, NULL, sqltool_done,
-                c);
+    sqltool_run(c, cc->archive, ARCHIVE_READ, c->tool->def->sql_function, NULL, cc->sql_ctx,
+                sqltool_done, c);
 }
 
 #define RO (MCP_TOOL_READ_ONLY | MCP_TOOL_IDEMPOTENT)
@@ -61,7 +62,9 @@ static const mcp_tool_def_t tools[] = {
          "[\\\"idea\\\",\\\"想法\\\"]\"},"
          "\"time_window\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"object\","
          "\"properties\":{\"start\":" WHEN ",\"end\":" WHEN "}}],"
-         "\"description\":\"7d, 30d, 60d, 90d, all (default), or {start, end}\"},"
+         "\"description\":\"7d, 30d, 60d, 90d, all (default), a time to search from (today, "
+         "yesterday, last week, 3 days ago, 2026-01-31), or {start, end}: times (also epoch "
+         "seconds or milliseconds; a day as end is included whole)\"},"
          "\"precision_mode\":{\"type\":\"string\",\"enum\":[\"basic\",\"fuzzy\"],"
          "\"description\":\"basic (default): words at word starts, CJK as substrings; fuzzy: "
          "close spellings too\"},"
@@ -120,11 +123,22 @@ int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap
         return UV_ENOMEM;
     }
     cc->archive = env->archive;
+    json_t *ctx = json_pack("{s:s}", "timezone", env->timezone ? env->timezone : "UTC");
+    cc->sql_ctx = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+    json_decref(ctx);
+    if (cc->sql_ctx == NULL) {
+        free(cc);
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
     *out = cc;
     return 0;
 }
 
 void chatwise_close(void *ctx)
 {
-    free(ctx);
+    chatwise_ctx_t *cc = ctx;
+    if (cc != NULL)
+        free(cc->sql_ctx);
+    free(cc);
 }

@@ -24,7 +24,8 @@
     ",\"description\":\"Default " #d "\"}"
 #define TIME(n, d)                                                                                 \
     "\"" n "\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"description\":\"" d     \
-    ": today, yesterday, 3d ago, 12h ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds; "     \
+    ": today, yesterday, last week, 3 days ago, 12h ago, 2026-01-31, 2026-01-31T18:00:00Z or "     \
+    "epoch seconds; "                                                                              \
     "days are local to the configured timezone\"}"
 #define SINCE TIME("since", "From (inclusive)")
 #define UNTIL TIME("until", "Until (a day given here is included whole)")

@@ -402,11 +402,12 @@ static const mcp_tool_def_t tools[] = {
      OBJ("", ""), "{\"type\":\"object\",\"required\":[\"message_id\",\"content\",\"timestamp\"]}",
      RO, memory_tool, "latest_continuation"},
     {"get_messages_before", "Messages before",
-     "Messages said before a message (reference_id) or a time (reference_timestamp, ISO), "
+     "Messages said before a message (reference_id) or a time (reference_timestamp), "
      "newest first, content in full with message_type text|thought|tool_use|tool_result. Page "
      "back with reference_id = next_reference_id.",
      OBJ("\"reference_id\":{\"type\":\"string\"},\"reference_timestamp\":{\"type\":\"string\","
-         "\"description\":\"ISO date-time\"}," LIMIT(300),
+         "\"description\":\"ISO date-time; with the imported transcripts also today, "
+         "yesterday, last week, 3 days ago, 2026-01-31 (UTC days) or epoch seconds\"}," LIMIT(300),
          ""),
      OUT_MESSAGES, RO, memory_tool, "messages_before"},
     {"get_era_summary", "Era summary",

@@ -97,10 +97,10 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
     char *daemon = ts->status_json ? ts->status_json(ts->status_data) : NULL;
     connector_t *conn = ts->conn;
     json_error_t je;
-    json_t *ctx =
-        json_pack("{s:o, s:b, s:s}", "daemon", daemon ? json_loads(daemon, 0, &je) : json_null(),
-                  "realtimeActive", conn && connector_realtime(conn), "upstream",
-                  conn ? connector_state(conn) : "none");
+    json_t *ctx = json_pack("{s:o, s:b, s:s, s:s}", "daemon",
+                            daemon ? json_loads(daemon, 0, &je) : json_null(), "realtimeActive",
+                            conn && connector_realtime(conn), "upstream",
+                            conn ? connector_state(conn) : "none", "timezone", ts->timezone);
     free(daemon);
     char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
@@ -196,6 +196,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     t->conn = toolset_env_connector(env, CONNECTOR_CAPS_CHAT);
     t->status_json = env->status_json;
     t->status_data = env->status_data;
+    snprintf(t->timezone, sizeof t->timezone, "%s", env->timezone ? env->timezone : "UTC");
     snprintf(t->media_root, sizeof t->media_root, "%s/media", env->data_dir);
     if (env->export_root[0])
         snprintf(t->export_root, sizeof t->export_root, "%s", env->export_root);

@@ -20,6 +20,7 @@ typedef struct tg_toolset_s {
     char upload_root[TOOLSET_PATH_MAX]; /* where messagesSendFile may read */
     char *(*status_json)(void *data);
     void *status_data;
+    char timezone[TOOLSET_PATH_MAX]; /* of date words in arguments (the timezone setting) */
 } tg_toolset_t;
 
 /* The call's toolset context. */

@@ -28,9 +28,14 @@
 #define SOURCE                                                                                     \
     "\"source\":{\"type\":\"string\",\"enum\":[\"archive\",\"live\",\"both\"],\"description\":"    \
     "\"archive (default) reads the store; live and both need a connected account\"}"
-#define DATE(n, d) "\"" n "\":{\"type\":\"string\",\"description\":\"" d " (ISO-8601)\"}"
-#define TAGS       "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}}"
-#define TAGSRC     "\"source\":{\"type\":\"string\",\"enum\":[\"manual\",\"auto\"]}"
+/* A date argument: what parley_when reads (src/db/sql/when.sql). */
+#define DATE(n, d)                                                                                 \
+    "\"" n "\":{\"type\":\"string\",\"description\":\"" d                                          \
+    ": today, yesterday, last week, 3 days ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch "        \
+    "seconds; days are local to the configured timezone, and a day as toDate is included "         \
+    "whole\"}"
+#define TAGS   "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":1}}"
+#define TAGSRC "\"source\":{\"type\":\"string\",\"enum\":[\"manual\",\"auto\"]}"
 #define MSGID                                                                                      \
     "\"messageId\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":" MCP_SCHEMA_INT32_MAX "}"
 #define TOPIC                                                                                      \

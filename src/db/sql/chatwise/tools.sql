@@ -1,13 +1,21 @@
 -- chatwise/tools: the chatwise toolset's answers over the imported
 -- AI-assistant chats (chats of kind ai_chat): parley_cw_<tool>(a jsonb,
--- ctx jsonb). Ids are ChatWise's own text ids; times are epoch
--- milliseconds. A caller's mistake raises SQLSTATE PT400 with what to
+-- ctx jsonb). Ids are ChatWise's own text ids; times are answered in ISO
+-- 8601 (UTC, milliseconds) like every other tool's. A caller's mistake raises SQLSTATE PT400 with what to
 -- change.
 
--- A time as epoch milliseconds.
+-- A time as epoch milliseconds (no longer answered; kept for callers of
+-- the first version).
 CREATE OR REPLACE FUNCTION parley_cw_ms(t timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE AS $$
     SELECT (extract(epoch FROM t) * 1000)::bigint
+$$;
+
+-- A time as the answers give it: ISO 8601 in UTC with milliseconds
+-- (2024-05-01T10:00:00.123Z).
+CREATE OR REPLACE FUNCTION parley_cw_iso(t timestamptz) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
 -- Where word occurs in txt (1-based characters), or NULL. basic: a Latin
@@ -100,30 +108,48 @@ CREATE OR REPLACE FUNCTION parley_cw_snippet(txt text, pos integer, len integer,
     FROM (SELECT greatest(1, coalesce(pos, 1) - win / 2) AS s) x
 $$;
 
--- The bounds of time_window: '7d' '30d' '60d' '90d' 'all', or {start, end}
--- (epoch seconds or milliseconds).
-CREATE OR REPLACE FUNCTION parley_cw_window(w jsonb, now_ts timestamptz,
-                                            OUT w_from timestamptz, OUT w_to timestamptz)
-    LANGUAGE plpgsql IMMUTABLE AS $$
+-- The bounds of time_window: '7d' '30d' '60d' '90d' 'all', any other
+-- time parley_when reads (today, yesterday, last week, 3 days ago, a date:
+-- from then on), or {start, end}, each a time parley_when reads (epoch
+-- seconds or milliseconds, dates, date words; a day given as end is
+-- included whole). ctx: the daemon's timezone and clock.
+CREATE OR REPLACE FUNCTION parley_cw_window_in(w jsonb, ctx jsonb,
+                                               OUT w_from timestamptz, OUT w_to timestamptz)
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    now_ts timestamptz := coalesce((ctx ->> 'now')::timestamptz, now());
 BEGIN
     w_to := 'infinity';
     IF w IS NULL OR w = 'null' OR w = '"all"' THEN
         w_from := '-infinity';
     ELSIF jsonb_typeof(w) = 'string' AND (w #>> '{}') IN ('7d', '30d', '60d', '90d') THEN
         w_from := now_ts - make_interval(days => rtrim(w #>> '{}', 'd')::integer);
+    ELSIF jsonb_typeof(w) = 'string' THEN
+        BEGIN
+            w_from := parley_when(w, 'time_window', false, ctx);
+        EXCEPTION WHEN SQLSTATE 'PT400' THEN
+            RAISE EXCEPTION 'time_window: one of 7d, 30d, 60d, 90d, all, a time (%), or {"start": time, "end": time}; got %',
+                parley_when_forms(), w USING ERRCODE = 'PT400';
+        END;
     ELSIF jsonb_typeof(w) = 'object' AND (w ? 'start' OR w ? 'end') THEN
-        w_from := coalesce(parley_chatwise_time(w -> 'start'), '-infinity');
-        w_to := coalesce(parley_chatwise_time(w -> 'end'), 'infinity');
-        IF (w ? 'start' AND parley_chatwise_time(w -> 'start') IS NULL)
-           OR (w ? 'end' AND parley_chatwise_time(w -> 'end') IS NULL) OR w_from > w_to THEN
-            RAISE EXCEPTION 'time_window: start and end are epoch seconds or milliseconds, start before end'
+        w_from := coalesce(parley_when(w -> 'start', 'time_window.start', false, ctx), '-infinity');
+        w_to := coalesce(parley_when(w -> 'end', 'time_window.end', true, ctx), 'infinity');
+        IF w_from > w_to THEN
+            RAISE EXCEPTION 'time_window: {start, end} with start before end'
                 USING ERRCODE = 'PT400';
         END IF;
     ELSE
-        RAISE EXCEPTION 'time_window: one of 7d, 30d, 60d, 90d, all, or {"start": epoch, "end": epoch}; got %', w
-            USING ERRCODE = 'PT400';
+        RAISE EXCEPTION 'time_window: one of 7d, 30d, 60d, 90d, all, a time (%), or {"start": time, "end": time}; got %',
+            parley_when_forms(), w USING ERRCODE = 'PT400';
     END IF;
 END
+$$;
+
+-- The same at now_ts in UTC (kept for callers of the first version).
+CREATE OR REPLACE FUNCTION parley_cw_window(w jsonb, now_ts timestamptz,
+                                            OUT w_from timestamptz, OUT w_to timestamptz)
+    LANGUAGE sql STABLE AS $$
+    SELECT * FROM parley_cw_window_in(w, jsonb_build_object('now', now_ts))
 $$;
 
 -- The ChatWise chats the tools see: a chat imported from several files (a
@@ -234,8 +260,8 @@ CREATE OR REPLACE FUNCTION parley_cw_search_text(terms text[], conf numeric, res
                   array_to_string(terms, ' / '), conf)
         || coalesce((SELECT string_agg(format(E'\n%s. %s [%s]: %s hit(s), %s to %s\n%s', o,
                                               r ->> 'title', r ->> 'chatId', r ->> 'hits',
-                                              to_char(to_timestamp((r #>> '{timeRange,from}')::bigint / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
-                                              to_char(to_timestamp((r #>> '{timeRange,to}')::bigint / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD'),
+                                              left(r #>> '{timeRange,from}', 10),
+                                              left(r #>> '{timeRange,to}', 10),
                                               (SELECT string_agg(format(E'   - %s (%s, %s): %s',
                                                                         sn ->> 'role', sn ->> 'source',
                                                                         sn ->> 'messageId', sn ->> 'text'), E'\n')
@@ -311,7 +337,8 @@ BEGIN
     IF jsonb_typeof(a -> 'role_filter') = 'array' AND jsonb_array_length(a -> 'role_filter') > 0 THEN
         SELECT array_agg(lower(r)) INTO roles FROM jsonb_array_elements_text(a -> 'role_filter') r;
     END IF;
-    SELECT * INTO w_from, w_to FROM parley_cw_window(a -> 'time_window', now_ts);
+    SELECT * INTO w_from, w_to
+    FROM parley_cw_window_in(a -> 'time_window', coalesce(ctx, '{}') || jsonb_build_object('now', now_ts));
 
     -- expand: auto adds, per term, up to three words of the chats the term
     -- matches that are specific to them (at least 3/4 of the chats having
@@ -419,7 +446,7 @@ BEGIN
         FROM scored s),
     snippets AS (
         SELECT chat_id, jsonb_agg(jsonb_build_object(
-                   'messageId', msg, 'role', role, 'createdAt', parley_cw_ms(at),
+                   'messageId', msg, 'role', role, 'createdAt', parley_cw_iso(at),
                    'text', parley_cw_snippet(txt, pos, length(term), win), 'source', source,
                    'term', term) ORDER BY n) AS snips
         FROM (SELECT f.*, row_number() OVER (PARTITION BY f.chat_id
@@ -432,8 +459,8 @@ BEGIN
     SELECT coalesce(jsonb_agg(jsonb_build_object(
                'chatId', c.external_id, 'title', c.title, 'hits', r.hits,
                'score', round(r.score, 3), 'coverage', round(r.coverage, 2),
-               'timeRange', jsonb_build_object('from', parley_cw_ms(r.t_from),
-                                               'to', parley_cw_ms(r.t_to)),
+               'timeRange', jsonb_build_object('from', parley_cw_iso(r.t_from),
+                                               'to', parley_cw_iso(r.t_to)),
                'snippets', coalesce(s.snips, '[]')) ORDER BY r.rank), '[]')
     INTO results
     FROM ranked r JOIN chats c ON c.id = r.chat_id LEFT JOIN snippets s USING (chat_id)
@@ -505,8 +532,8 @@ BEGIN
             'state', jsonb_build_object('expandedTerms', expanded, 'excludes', to_jsonb(excludes),
                                         'iteration', iterations, 'terms', to_jsonb(terms),
                                         'timeWindow', jsonb_build_object(
-                                            'from', CASE WHEN w_from > '-infinity' THEN parley_cw_ms(w_from) END,
-                                            'to', CASE WHEN w_to < 'infinity' THEN parley_cw_ms(w_to) END))));
+                                            'from', CASE WHEN w_from > '-infinity' THEN parley_cw_iso(w_from) END,
+                                            'to', CASE WHEN w_to < 'infinity' THEN parley_cw_iso(w_to) END))));
 END
 $$;
 
@@ -519,7 +546,7 @@ $$;
 -- One message as gather_chats answers it.
 CREATE OR REPLACE FUNCTION parley_cw_message_json(m messages, include_tools boolean) RETURNS jsonb
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT jsonb_build_object('messageId', m.external_id, 'createdAt', parley_cw_ms(m.date),
+    SELECT jsonb_build_object('messageId', m.external_id, 'createdAt', parley_cw_iso(m.date),
                               'role', coalesce(m.role, m.sender_name), 'content', coalesce(m.text, ''))
         || CASE WHEN include_tools AND (m.tool_calls IS NOT NULL OR m.tool_results IS NOT NULL) THEN
                jsonb_build_object('tools', jsonb_strip_nulls(jsonb_build_object(
@@ -581,8 +608,8 @@ BEGIN
         SELECT jsonb_build_object(
                    'chat', jsonb_build_object('id', c.external_id, 'title', c.title,
                        'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id),
-                       'timeRange', (SELECT jsonb_build_object('from', parley_cw_ms(min(m.date)),
-                                                               'to', parley_cw_ms(max(m.date)))
+                       'timeRange', (SELECT jsonb_build_object('from', parley_cw_iso(min(m.date)),
+                                                               'to', parley_cw_iso(max(m.date)))
                                      FROM messages m WHERE m.chat_id = c.id)),
                    'messages', coalesce((SELECT jsonb_agg(parley_cw_message_json(m, tools)
                                                           ORDER BY m.date, m.id)
@@ -609,8 +636,8 @@ BEGIN
     SELECT jsonb_build_object(
         'meta', (SELECT jsonb_agg(jsonb_build_object('chatIdx', g.o - 1, 'id', c.external_id,
                      'title', c.title,
-                     'timeRange', (SELECT jsonb_build_object('from', parley_cw_ms(min(m.date)),
-                                                             'to', parley_cw_ms(max(m.date)))
+                     'timeRange', (SELECT jsonb_build_object('from', parley_cw_iso(min(m.date)),
+                                                             'to', parley_cw_iso(max(m.date)))
                                    FROM messages m WHERE m.chat_id = c.id)) ORDER BY g.o)
                  FROM unnest(chat_ids) WITH ORDINALITY g(chat_id, o) JOIN chats c ON c.id = g.chat_id),
         'narrative', coalesce((SELECT jsonb_agg(jsonb_build_object('chatIdx', idx, 'index', n)
@@ -649,7 +676,7 @@ BEGIN
     END IF;
     IF mp IS NOT NULL THEN
         SELECT coalesce(jsonb_agg(jsonb_build_object('id', mid, 'chatId', cid, 'role', role,
-                                                     'createdAt', parley_cw_ms(date))
+                                                     'createdAt', parley_cw_iso(date))
                                   ORDER BY mid), '[]')
         INTO msgs_j
         FROM (SELECT m.external_id AS mid, c.external_id AS cid, coalesce(m.role, m.sender_name) AS role,

@@ -24,63 +24,15 @@ CREATE OR REPLACE FUNCTION parley_inline_tz(ctx jsonb) RETURNS text
     SELECT coalesce(nullif(ctx ->> 'timezone', ''), 'UTC')
 $$;
 
--- A since/until argument as a time: "today", "yesterday", "N{s,m,h,d,w}
--- ago" (also "Nd"), YYYY-MM-DD, an ISO date-time, or epoch seconds; days
--- are local days of the daemon's timezone. since is inclusive; until is
--- exclusive, and a day given as until ends with that day ("until:
--- yesterday" covers all of yesterday). NULL when absent.
+-- A since/until argument as a time (parley_when, src/db/sql/when.sql:
+-- today, yesterday, last week, 3 days ago, 3d ago, dates, date-times,
+-- epoch seconds); days are local days of the daemon's timezone. since is
+-- inclusive; until is exclusive, and a day given as until ends with that
+-- day ("until: yesterday" covers all of yesterday). NULL when absent.
 CREATE OR REPLACE FUNCTION parley_inline_time(a jsonb, key text, ctx jsonb) RETURNS timestamptz
-    LANGUAGE plpgsql STABLE AS $$
-DECLARE
-    v text := btrim(a ->> key);
-    tz text := parley_inline_tz(ctx);
-    now_ timestamptz := parley_inline_now(ctx);
-    today date := (now_ AT TIME ZONE tz)::date;
-    day date;
-    m text[];
-    until boolean := key = 'until';
-BEGIN
-    IF v IS NULL OR v = '' THEN
-        RETURN NULL;
-    END IF;
-    v := lower(v);
-    IF v = 'now' THEN
-        RETURN now_;
-    ELSIF v = 'today' THEN
-        day := today;
-    ELSIF v = 'yesterday' THEN
-        day := today - 1;
-    ELSIF v ~ '^\d{4}-\d\d-\d\d$' THEN
-        BEGIN
-            day := v::date;
-        EXCEPTION WHEN OTHERS THEN
-            PERFORM parley_tg_bad(format('%s: %s is not a date', key, to_jsonb(a ->> key)::text));
-        END;
-    ELSIF v ~ '^\d{9,11}$' THEN
-        RETURN to_timestamp(v::bigint);
-    ELSE
-        m := regexp_match(v, '^(\d+)\s*(s|m|h|d|w)(?:\s+ago)?$');
-        IF m IS NOT NULL THEN
-            RETURN now_ - make_interval(secs => m[1]::bigint * CASE m[2]
-                WHEN 's' THEN 1 WHEN 'm' THEN 60 WHEN 'h' THEN 3600 WHEN 'd' THEN 86400
-                ELSE 604800 END);
-        END IF;
-        IF v ~ '^\d{4}-\d\d-\d\d[t ]\d\d:\d\d' THEN
-            BEGIN
-                IF v ~ '(z|[+-]\d\d(:?\d\d)?)$' THEN
-                    RETURN v::timestamptz;
-                END IF;
-                RETURN (v::timestamp) AT TIME ZONE tz;
-            EXCEPTION WHEN OTHERS THEN
-                NULL;
-            END;
-        END IF;
-        PERFORM parley_tg_bad(format('%s: %s is not a time; use today, yesterday, 3d ago, 12h '
-                                     'ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds',
-                                     key, to_jsonb(a ->> key)::text));
-    END IF;
-    RETURN ((CASE WHEN until THEN day + 1 ELSE day END)::timestamp) AT TIME ZONE tz;
-END
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_when(a -> key, key, key = 'until',
+                       coalesce(ctx, '{}') || jsonb_build_object('timezone', parley_inline_tz(ctx)))
 $$;
 
 -- The account's own user ids: the self user of an import, and the bots.

@@ -84,7 +84,7 @@ BEGIN
                 || '; take ids from get_latest_continuation or get_recent_work');
         END IF;
     ELSE
-        ref_at := (a ->> 'reference_timestamp')::timestamptz;
+        ref_at := parley_when(a -> 'reference_timestamp', 'reference_timestamp', false, NULL);
     END IF;
     SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
                               ORDER BY x.at DESC, x.mid DESC), '[]'), count(*),

@@ -100,24 +100,24 @@ BEGIN
 END
 $$;
 
--- An ISO-8601 time argument; NULL when absent.
+-- A date argument (fromDate, toDate, minDate) as a time: anything
+-- parley_when reads (today, yesterday, last week, 3 days ago, ISO dates and
+-- date-times, epoch seconds), days local to ctx's timezone. An upper bound
+-- (toDate) is inclusive: a day given there is included whole. NULL when
+-- absent.
+CREATE OR REPLACE FUNCTION parley_tg_time(args jsonb, key text, ctx jsonb) RETURNS timestamptz
+    LANGUAGE sql STABLE AS $$
+    -- toDate is inclusive: an instant stays itself, a day ends a moment
+    -- before the next one starts.
+    SELECT CASE WHEN key = 'toDate' AND t <> parley_when(args -> key, key, false, ctx)
+                THEN t - interval '1 microsecond' ELSE t END
+    FROM parley_when(args -> key, key, key = 'toDate', ctx) AS t
+$$;
+
+-- The same without the daemon's context (days in UTC).
 CREATE OR REPLACE FUNCTION parley_tg_time(args jsonb, key text) RETURNS timestamptz
-    LANGUAGE plpgsql STABLE AS $$
-DECLARE
-    s text := args ->> key;
-BEGIN
-    IF s IS NULL THEN
-        RETURN NULL;
-    END IF;
-    IF s !~ '^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d(:?\d\d)?)?)?$' THEN
-        PERFORM parley_tg_bad(format('%s: %s is not an ISO-8601 date or time (e.g. 2026-01-31 '
-                                     'or 2026-01-31T18:00:00Z)', key, to_jsonb(s)::text));
-    END IF;
-    RETURN s::timestamptz;
-EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
-    PERFORM parley_tg_bad(format('%s: %s is not a valid date', key, to_jsonb(s)::text));
-    RETURN NULL;
-END
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_tg_time(args, key, NULL)
 $$;
 
 -- limit with its default and cap; the applied value and whether it was
@@ -169,7 +169,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_tg_job_json(j sync_jobs) RETURNS jsonb
     LANGUAGE sql STABLE AS $$
     SELECT jsonb_strip_nulls(jsonb_build_object(
-        'jobId', j.id, 'channelId', coalesce(j.chat_id::text, j.channel), 'status', j.status,
+        'jobId', j.id, 'channelId', coalesce(to_jsonb(j.chat_id), to_jsonb(j.channel)), 'status', j.status,
         'depth', j.depth, 'minDate', j.min_date, 'realtime', j.realtime, 'fetched', j.fetched,
         'attempts', j.attempts, 'error', j.error, 'lastRunAt', j.last_run_at,
         'createdAt', j.created_at, 'updatedAt', j.updated_at))

@@ -20,8 +20,8 @@ BEGIN
               WHERE (chat IS NULL OR m.chat_id = chat)
                 AND (others IS NULL OR m.chat_id <> ALL (others))
                 AND (a ->> 'topicId' IS NULL OR m.topic_id = (a ->> 'topicId')::bigint)
-                AND (a ->> 'fromDate' IS NULL OR m.date >= parley_tg_time(a, 'fromDate'))
-                AND (a ->> 'toDate' IS NULL OR m.date <= parley_tg_time(a, 'toDate'))
+                AND (a ->> 'fromDate' IS NULL OR m.date >= parley_tg_time(a, 'fromDate', ctx))
+                AND (a ->> 'toDate' IS NULL OR m.date <= parley_tg_time(a, 'toDate', ctx))
               ORDER BY m.date DESC, m.id DESC LIMIT lim) m), '[]'));
 END
 $$;
@@ -110,8 +110,8 @@ BEGIN
     END IF;
     BEGIN
         r := parley_search(a ->> 'query', rx, coalesce((a ->> 'fuzzy')::boolean, false), chats,
-                           (a ->> 'topicId')::bigint, NULL, parley_tg_time(a, 'fromDate'),
-                           parley_tg_time(a, 'toDate'), a ->> 'kind',
+                           (a ->> 'topicId')::bigint, NULL, parley_tg_time(a, 'fromDate', ctx),
+                           parley_tg_time(a, 'toDate', ctx), a ->> 'kind',
                            coalesce(a ->> 'orderBy', 'time'), lim, 0, 'telegram');
     EXCEPTION WHEN invalid_regular_expression THEN
         PERFORM parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',

@@ -61,7 +61,7 @@ BEGIN
     chat := parley_tg_chat(a, 'channelId');
     INSERT INTO sync_jobs AS j (class, channel, chat_id, depth, min_date, realtime)
     VALUES ('telegram.sync', a ->> 'channelId', chat, coalesce((a ->> 'depth')::integer, 1000),
-            parley_tg_time(a, 'minDate'), coalesce((a ->> 'enableRealtime')::boolean, true))
+            parley_tg_time(a, 'minDate', ctx), coalesce((a ->> 'enableRealtime')::boolean, true))
     ON CONFLICT (account_id, class, channel) DO UPDATE
         SET depth = EXCLUDED.depth, min_date = EXCLUDED.min_date,
             realtime = EXCLUDED.realtime, status = 'pending', error = NULL,
