@@ -24,8 +24,9 @@
 #include "db/conninfo.h"
 #include "util/queue.h"
 
-#define PG_POOL_MAX_CONNS  256
-#define PG_QUERY_MAX_STMTS 64
+#define PG_POOL_MAX_CONNS 256
+#define PG_QUERY_MAX_STMTS                                                                         \
+    128 /* statements of one pipelined query (the migrations take one each) */
 #define PG_QUERY_ERROR_MAX 512
 /* Reconnect backoff: starts here, doubles, capped, with +-25% jitter. */
 #define PG_BACKOFF_MIN_MS 100

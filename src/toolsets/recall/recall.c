@@ -163,8 +163,8 @@ static void recall_timeline(mcp_call_t *c)
     "all): telegram (message-service chats), chatwise (AI-assistant chats), agents (imported "     \
     "agent transcripts), memory (a memory-lane database), bluesky (Bluesky posts)\"}"
 #define TIME(key, what)                                                                            \
-    "\"" key "\":{\"type\":\"string\",\"description\":\"" what ": today, yesterday, 3d ago, "      \
-    "12h ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds; days are local to the "           \
+    "\"" key "\":{\"type\":\"string\",\"description\":\"" what ": today, yesterday, last week, "   \
+    "3 days ago, 2026-01-31, 2026-01-31T18:00:00Z or epoch seconds; days are local to the "        \
     "configured timezone\"}"
 #define HIT_OUT                                                                                    \
     "{\"type\":\"object\",\"properties\":{\"source\":{\"type\":\"string\"},\"title\":{\"type\":"   \
@@ -176,8 +176,10 @@ static void recall_timeline(mcp_call_t *c)
 static const mcp_tool_def_t tools[] = {
     {"recall", "Recall across every source",
      "One search over everything parley holds: message-service chats (telegram), AI-assistant "
-     "chats (chatwise), imported agent transcripts (agents), a memory-lane database (memory) and "
-     "Bluesky posts (bluesky); one list ranked as every search ranks (words in their forms; web "
+     "chats (chatwise), imported agent transcripts (agents), a memory-lane database (memory) "
+     "and "
+     "Bluesky posts (bluesky); one list ranked as every search ranks (words in their forms; "
+     "web "
      "syntax: words, \"phrases\", OR, -word). Each hit has its source, title, date, snippet, "
      "ref and next: the call of a tool of its own surface that opens it.",
      OBJ("\"query\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":" TOOL_QUERY_MAX
