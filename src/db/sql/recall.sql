@@ -81,6 +81,8 @@ DECLARE
     since_ timestamptz := parley_inline_time(a, 'since', ctx);
     until_ timestamptz := parley_inline_time(a, 'until', ctx);
     kinds text[];
+    store_srcs text[];
+    one_src text;
     chat_ids bigint[];
     r jsonb;
     hits jsonb;
@@ -91,13 +93,16 @@ BEGIN
     END IF;
     SELECT coalesce(array_agg(k), '{}') INTO kinds
     FROM unnest(srcs) s, unnest(parley_source_kinds(s)) k;
-    -- Every store source asked: no chat filter (the search's own plans);
-    -- else the chats of the sources asked.
-    IF NOT ARRAY['telegram', 'chatwise', 'agents', 'bluesky'] <@ srcs THEN
+    -- Every store source asked: no filter (the search's own plans); one:
+    -- the search keeps to it (p_source); else the chats of those asked.
+    store_srcs := ARRAY(SELECT s FROM unnest(srcs) s WHERE s = ANY (parley_sources()));
+    IF cardinality(store_srcs) = 1 THEN
+        one_src := store_srcs[1];
+    ELSIF NOT parley_sources() <@ store_srcs THEN
         SELECT coalesce(array_agg(id), '{}') INTO chat_ids FROM chats WHERE kind = ANY (kinds);
     END IF;
     r := parley_search(a ->> 'query', NULL, false, chat_ids, NULL, NULL, since_, until_, NULL,
-                       'rank', lim, 0);
+                       'rank', lim, 0, one_src);
     SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                'source', parley_source_of(c.kind),
                'title', coalesce(c.title, c.username, c.external_id, c.id::text),
