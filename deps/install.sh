@@ -25,6 +25,8 @@ PKGS=(
   procps util-linux passwd                # pgrep, runuser, useradd
   openssl                                 # test certificates
   haproxy                                 # the round-robin balancer of the many-daemons test
+  libsystemd-dev                          # sd_notify: READY, STOPPING, WATCHDOG (parleyd.service)
+  help2man                                # the man page, from parleyd --help
 )
 
 installed() {

@@ -57,6 +57,7 @@ static void stack_closed(app_stack_t *s)
     uv_close((uv_handle_t *)&a->sigint, handle_closed);
     uv_close((uv_handle_t *)&a->sigterm, handle_closed);
     uv_close((uv_handle_t *)&a->drain_timer, handle_closed);
+    sdnotify_watchdog_close(&a->watchdog, handle_closed);
     uv_stop(&a->loop);
 }
 
@@ -87,6 +88,7 @@ void app_shutdown(app_t *a, int exit_code)
         a->exit_code = exit_code;
     if (a->state == APP_DRAINING || a->state == APP_CLOSING)
         return;
+    (void)sdnotify_stopping(); /* systemd: the stop has begun */
     if (a->state == APP_STARTING && a->emb != NULL && !a->emb_running) {
         /* The embedded cluster is still starting: its callback sees the
          * state and closes. */
@@ -300,6 +302,11 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     a->sigint.data = a->sigterm.data = a->drain_timer.data = a;
     uv_signal_start(&a->sigint, on_signal, SIGINT);
     uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    /* Pings while the loop turns, from the start: systemd counts the
+     * watchdog from READY=1 on (src/util/sdnotify.h). */
+    rc = sdnotify_watchdog_start(&a->watchdog, &a->loop);
+    if (rc != 0)
+        log_warn(APP_TAG, "systemd watchdog: %s", uv_strerror(rc));
     app_start_database(a);
 
     uv_run(&a->loop, UV_RUN_DEFAULT);

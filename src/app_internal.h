@@ -20,6 +20,7 @@
 #include "db/pool.h"
 #include "mcp/server.h"
 #include "toolsets/toolset.h"
+#include "util/sdnotify.h"
 
 #define APP_TAG "main"
 
@@ -40,6 +41,7 @@ typedef struct app_s {
     uv_signal_t sigint, sigterm;
     uv_timer_t drain_timer;
     uint64_t drain_deadline;
+    sdnotify_watchdog_t watchdog; /* systemd's WATCHDOG=1 pings, when it asks for them */
     app_stack_t stack;
     pg_embedded_t *emb; /* while the embedded cluster is there */
     bool emb_running;   /* started (stop it before closing) */

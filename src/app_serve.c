@@ -415,6 +415,12 @@ void app_serve_continue(app_t *a)
     a->state = APP_RUNNING;
     log_info(APP_TAG, "parleyd %s ready (schema version %d)", PARLEY_VERSION,
              a->mig.schema_version);
+    /* systemd (Type=notify): every endpoint listens now. */
+    char status[64];
+    snprintf(status, sizeof status, "ready (schema version %d)", a->mig.schema_version);
+    int rc = sdnotify_ready(status);
+    if (rc != 0)
+        log_warn(APP_TAG, "systemd notification: %s", uv_strerror(rc));
 }
 
 void app_serve_start(app_t *a)
