@@ -4,20 +4,36 @@
 #include "util/sdnotify.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "util/log.h"
 
 #define SDNOTIFY_TAG "systemd"
 
+/* systemd (since 248) names the process it started in $SYSTEMD_EXEC_PID:
+ * a parleyd started by that process (an MCP client run as a service that
+ * starts parleyd serve --stdio) inherits $NOTIFY_SOCKET but must not speak
+ * for the client's unit. */
+static bool is_main_process(void)
+{
+    const char *pid = getenv("SYSTEMD_EXEC_PID");
+    return pid == NULL || pid[0] == '\0' || atol(pid) == (long)getpid();
+}
+
 int sdnotify_ready(const char *status)
 {
+    if (!is_main_process())
+        return 0;
     int rc = status ? sd_notifyf(0, "READY=1\nSTATUS=%s", status) : sd_notify(0, "READY=1");
     return rc < 0 ? rc : 0;
 }
 
 int sdnotify_stopping(void)
 {
+    if (!is_main_process())
+        return 0;
     int rc = sd_notify(0, "STOPPING=1\nSTATUS=stopping");
     return rc < 0 ? rc : 0;
 }

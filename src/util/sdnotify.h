@@ -4,8 +4,10 @@
  * begins, and WATCHDOG=1 from a timer on the loop at half the interval
  * systemd asks for (WatchdogSec, handed over as $WATCHDOG_USEC), so a
  * loop that no longer turns gets the daemon restarted. Every call is a
- * no-op when $NOTIFY_SOCKET is unset (not started by systemd), and the
- * watchdog timer runs only when $WATCHDOG_USEC is set for this process. */
+ * no-op when $NOTIFY_SOCKET is unset (not started by systemd) or when
+ * $SYSTEMD_EXEC_PID names another process (parleyd started by a service's
+ * process, which speaks for its unit), and the watchdog timer runs only
+ * when $WATCHDOG_USEC is set for this process ($WATCHDOG_PID). */
 #ifndef PARLEY_UTIL_SDNOTIFY_H
 #define PARLEY_UTIL_SDNOTIFY_H
 

@@ -4,8 +4,9 @@
  * endpoint already accepts connections), WATCHDOG=1 while it serves, and
  * STOPPING=1 on SIGTERM, then exits 0. The module alone: the watchdog
  * pings at half $WATCHDOG_USEC, not when $WATCHDOG_PID names another
- * process nor without $WATCHDOG_USEC, and nothing is sent (and nothing
- * fails) without $NOTIFY_SOCKET. */
+ * process nor without $WATCHDOG_USEC; READY and STOPPING are not sent
+ * when $SYSTEMD_EXEC_PID names another process, and nothing is sent (and
+ * nothing fails) without $NOTIFY_SOCKET. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -79,6 +80,7 @@ static void test_daemon(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        unsetenv("SYSTEMD_EXEC_PID"); /* the test may itself run under systemd */
         setenv("NOTIFY_SOCKET", path, 1);
         setenv("WATCHDOG_USEC", "400000", 1);
         execl(parleyd, "parleyd", "serve", "--db", url, "--data-dir", dir, "--listen", listen,
@@ -163,12 +165,26 @@ static void test_watchdog_module(void **state)
     test_loop_close(&loop);
 
     /* The state messages, to the socket systemd names. */
+    unsetenv("SYSTEMD_EXEC_PID");
     assert_int_equal(sdnotify_ready("ready"), 0);
     next_message(fd, msg, sizeof msg, 1000);
     assert_string_equal(msg, "READY=1\nSTATUS=ready");
     assert_int_equal(sdnotify_stopping(), 0);
     next_message(fd, msg, sizeof msg, 1000);
     assert_string_equal(msg, "STOPPING=1\nSTATUS=stopping");
+
+    /* Started by the process systemd started, not by systemd: silent. */
+    setenv("SYSTEMD_EXEC_PID", "1", 1);
+    assert_int_equal(sdnotify_ready(NULL), 0);
+    assert_int_equal(sdnotify_stopping(), 0);
+    next_message(fd, msg, sizeof msg, 0);
+    assert_string_equal(msg, "");
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    setenv("SYSTEMD_EXEC_PID", pid, 1); /* this process: it speaks */
+    assert_int_equal(sdnotify_ready(NULL), 0);
+    next_message(fd, msg, sizeof msg, 1000);
+    assert_string_equal(msg, "READY=1");
+    unsetenv("SYSTEMD_EXEC_PID");
 
     /* Not started by systemd: no-ops that succeed, nothing sent. */
     unsetenv("NOTIFY_SOCKET");
