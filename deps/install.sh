@@ -27,6 +27,9 @@ PKGS=(
   haproxy                                 # the round-robin balancer of the many-daemons test
   libsystemd-dev                          # sd_notify: READY, STOPPING, WATCHDOG (parleyd.service)
   help2man                                # the man page, from parleyd --help
+  systemd                                 # systemd-analyze: the package test checks the unit
+  mmdebstrap                              # the package test's fresh Debian 12 root
+  systemd-container                       # systemd-nspawn: the package test boots that root
 )
 
 installed() {
