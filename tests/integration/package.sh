@@ -16,7 +16,8 @@
 # In a mount namespace of its own: the root's mounts never reach the
 # host's, whatever happens to the test.
 if [ -z "${PARLEY_PKG_NS:-}" ]; then
-  [ "$(id -u)" = 0 ] || { echo "package: needs root (mmdebstrap --mode=root, chroot)"; exit 1; }
+  # CI runs as root; elsewhere the test says it did not run (ctest: skipped).
+  [ "$(id -u)" = 0 ] || { echo "package: skipped: needs root (mmdebstrap --mode=root, chroot)"; exit 77; }
   PARLEY_PKG_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
