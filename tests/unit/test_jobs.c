@@ -18,7 +18,7 @@ static uv_loop_t loop;
 static pg_pool_t *pool;
 static sync_runner_t *runner;
 
-/* The executors: "test.hold" jobs are held until the test finishes them;
+/* The executors: "telegram.test_hold" jobs are held until the test finishes them;
  * "test.fail" jobs fail at once (retry). */
 static sync_job_t *held[HELD_MAX];
 static int nheld;
@@ -131,7 +131,7 @@ static void start_runner(void)
     if (runner)
         return;
     sync_class_t classes[] = {
-        {.name = "test.hold", .concurrency = 2, .exec = exec_hold},
+        {.name = "telegram.test_hold", .concurrency = 2, .exec = exec_hold},
         {.name = "test.fail", .concurrency = 1, .exec = exec_fail},
     };
     assert_int_equal(sync_runner_start(&loop, pool, classes, 2, NULL, &runner), 0);
@@ -140,7 +140,7 @@ static void start_runner(void)
 static void test_concurrency_and_idle(void **state)
 {
     (void)state;
-    sql("INSERT INTO sync_jobs (class, channel) SELECT 'test.hold', 'c' || g "
+    sql("INSERT INTO sync_jobs (class, channel) SELECT 'telegram.test_hold', 'c' || g "
         "FROM generate_series(1, 5) g");
     /* Another connector's job of a class with the same last part. */
     sql("INSERT INTO sync_jobs (class, channel) VALUES ('other.hold', 'not-mine')");
@@ -159,7 +159,7 @@ static void test_concurrency_and_idle(void **state)
     assert_int_equal(running_max, 2);
     assert_string_equal(sql("SELECT string_agg(status || ':' || fetched || ':' || "
                             "(lease_owner IS NULL), ',' ORDER BY id) FROM sync_jobs "
-                            "WHERE class = 'test.hold'"),
+                            "WHERE class = 'telegram.test_hold'"),
                         "idle:3:true,idle:3:true,idle:3:true,idle:3:true,idle:3:true");
     assert_string_equal(sql("SELECT status || ':' || attempts FROM sync_jobs WHERE class = "
                             "'other.hold'"),
@@ -193,7 +193,7 @@ static void test_takeover(void **state)
     (void)state;
     start_runner();
     sql("INSERT INTO sync_jobs (class, channel, status, lease_owner, lease_expires_at) VALUES "
-        "('test.hold', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 second')");
+        "('telegram.test_hold', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 second')");
     sync_runner_kick(runner);
     wait_held(1);
     assert_string_equal(json_string_value(json_object_get(held[0]->row, "channel")), "orphan");
@@ -207,7 +207,7 @@ static void test_cancel_while_running(void **state)
 {
     (void)state;
     start_runner();
-    sql("INSERT INTO sync_jobs (class, channel) VALUES ('test.hold', 'cancel-me')");
+    sql("INSERT INTO sync_jobs (class, channel) VALUES ('telegram.test_hold', 'cancel-me')");
     sync_runner_kick(runner);
     wait_held(1);
     char body[160];
