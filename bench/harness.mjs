@@ -256,9 +256,9 @@ if (stored !== cfg.messages) results.problems.push(`imported ${stored} messages,
   for (const [kind, what] of [["chatwise", "chatwise/app.db"], ["claude-code", "agents"]])
     execFileSync(cfg.parleyd, ["import", kind, path.join(demo, what), "--db", conninfo, "--log-level", "warn"], { stdio: ["ignore", "ignore", "inherit"] });
   fs.rmSync(demo, { recursive: true, force: true });
-  results.dataset.otherSources = psql("SELECT string_agg(parley_source_of(c.kind) || ' ' || n, ', ' ORDER BY 1) FROM " +
-    "(SELECT chat_id, count(*) AS n FROM messages GROUP BY chat_id) m JOIN chats c ON c.id = m.chat_id " +
-    "WHERE parley_source_of(c.kind) <> 'telegram'");
+  results.dataset.otherSources = psql("SELECT string_agg(s || ' ' || n || ' messages', ', ' ORDER BY s) FROM " +
+    "(SELECT parley_source_of(c.kind) AS s, count(*) AS n FROM messages m JOIN chats c ON c.id = m.chat_id " +
+    "WHERE parley_source_of(c.kind) <> 'telegram' GROUP BY 1) x");
 }
 psql("VACUUM ANALYZE");
 

@@ -193,7 +193,8 @@ static void test_takeover(void **state)
     (void)state;
     start_runner();
     sql("INSERT INTO sync_jobs (class, channel, status, lease_owner, lease_expires_at) VALUES "
-        "('telegram.test_hold', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 second')");
+        "('telegram.test_hold', 'orphan', 'in_progress', 'dead-host:1', now() - interval '1 "
+        "second')");
     sync_runner_kick(runner);
     wait_held(1);
     assert_string_equal(json_string_value(json_object_get(held[0]->row, "channel")), "orphan");
