@@ -360,3 +360,23 @@ test("read-only mode hides every tool that writes", async () => {
     await ro.client.close();
   }
 });
+
+test("an older export after a newer one keeps the newer edit (the newest version wins)", async () => {
+  // The forum was imported as first exported (message 49 edited once).
+  const before = (await call("messagesGet", { channelId: F, messageId: 49 })).message;
+  assert.equal(before.text, "edited later");
+  const firstEdit = Date.parse(before.editDate);
+  // The later export: its edit is applied.
+  importExport(path.join(work, "edge", "forum_v2.json"));
+  const newer = (await call("messagesGet", { channelId: F, messageId: 49 })).message;
+  assert.equal(newer.text, "edited twice");
+  const secondEdit = Date.parse(newer.editDate);
+  assert.ok(secondEdit > firstEdit, "the later edit date");
+  // The first export again, after the later one: the later edit stays.
+  importExport(path.join(work, "edge", "forum"));
+  const after = (await call("messagesGet", { channelId: F, messageId: 49 })).message;
+  assert.equal(after.text, "edited twice");
+  assert.equal(Date.parse(after.editDate), secondEdit);
+  const found = await call("messagesSearch", { query: "twice" });
+  assert.deepEqual(found.messages.map((m) => [m.channelId, m.messageId]), [[F, 49]]);
+});

@@ -3,8 +3,9 @@
 # shapes, forum topics through reply chains, every media type, files present
 # and missing, the 2020 format with --tz, contacts, left chats; re-importing
 # changes nothing; a later export applies edits and adds messages without
-# deleting; truncated, malformed and missing inputs fail clearly, exit 1 and
-# leave the store unchanged; SIGTERM mid-import (while rows are COPYed into
+# deleting, and the older export after it takes back no edit; truncated,
+# malformed and missing inputs fail clearly, exit 1 and leave the store
+# unchanged; SIGTERM mid-import (while rows are COPYed into
 # messages in the chat's transaction) leaves no half chat and no staged
 # rows, and a rerun completes it; an embedded-cluster import works while a
 # daemon serves the same data directory.
@@ -130,6 +131,11 @@ grep -q "(2 new or changed)" "$TMP/v2.log" || { cat "$TMP/v2.log"; fail "second 
 [ "$(psql_t "SELECT text FROM messages WHERE chat_id = $F AND id = 49")" = "edited twice" ] || fail "edit applied"
 [ "$(psql_t "SELECT topic_id FROM messages WHERE chat_id = $F AND id = 50")" = 20 ] || fail "new message's topic"
 [ "$(psql_t "SELECT count(*) FROM messages WHERE chat_id = $F")" = $((n_before + 1)) ] || fail "count after update"
+# The older export again, after the newer one: the newer edit stays.
+imp "$TMP/edge/forum" 2>"$TMP/v1.log" || { cat "$TMP/v1.log"; fail "older export after the newer"; }
+grep -q "(0 new or changed)" "$TMP/v1.log" || { cat "$TMP/v1.log"; fail "older export wrote rows"; }
+[ "$(psql_t "SELECT text || '|' || (edit_date = to_timestamp(1767226000)) FROM messages WHERE chat_id = $F AND id = 49")" = \
+  "edited twice|true" ] || fail "older export took back the newer edit"
 
 # --- compact JSON with thousands of tiny chats (many chats per chunk) ------------
 node -e '

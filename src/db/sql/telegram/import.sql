@@ -5,7 +5,9 @@
 -- when the chat has none yet, else into import_rows), then
 -- parley_tg_import_chat, which upserts the staged rows and derives users,
 -- files and topics, so that importing the same export twice changes
--- nothing.
+-- nothing. A message keeps its newest version, by edit date: an export
+-- older than the store (or than the bot's copy) takes back no edit, and
+-- fields it lacks erase nothing.
 
 -- Bot API id of an export chat: users positive, basic groups -id,
 -- supergroups and channels -(10^12 + id).
@@ -60,6 +62,46 @@ BEGIN
            OR NOT coalesce(c.extra, '{}') @> EXCLUDED.extra;
     RETURN v_chat;
 END
+$$;
+
+-- Which version of a stored message an import keeps: the one edited last.
+-- The incoming version (edit date p_theirs) is newer than the stored one
+-- (p_mine) when it has an edit date and the stored one has none or an
+-- earlier one; with equal or no edit dates the stored version stays (an
+-- export carries no date of its own, so an unedited message in two exports
+-- cannot tell which is newer). Scalar SQL, inlined into the upsert.
+CREATE OR REPLACE FUNCTION parley_tg_newer(p_mine timestamptz, p_theirs timestamptz)
+    RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+    SELECT p_theirs IS NOT NULL AND (p_mine IS NULL OR p_theirs > p_mine)
+$$;
+
+-- A column of the version (text, entities, edit date, link, media): the
+-- newer version's value, taken as a whole (NULL included: an edit may
+-- remove the formatting).
+CREATE OR REPLACE FUNCTION parley_tg_newest(p_mine timestamptz, p_theirs timestamptz,
+                                            v_mine anyelement, v_theirs anyelement)
+    RETURNS anyelement LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN parley_tg_newer(p_mine, p_theirs) THEN v_theirs ELSE v_mine END
+$$;
+
+-- Any other column (sender, date, reply, forward, kind, action): the newer
+-- version's value, or the other's when the newer lacks it.
+CREATE OR REPLACE FUNCTION parley_tg_newest_known(p_mine timestamptz, p_theirs timestamptz,
+                                                  v_mine anyelement, v_theirs anyelement)
+    RETURNS anyelement LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN parley_tg_newer(p_mine, p_theirs) THEN coalesce(v_theirs, v_mine)
+                ELSE coalesce(v_mine, v_theirs) END
+$$;
+
+-- extra (reactions, poll, buttons, ...): the keys of both versions, the
+-- newer one's value for a key both have; NULL when neither has any.
+CREATE OR REPLACE FUNCTION parley_tg_newest_extra(p_mine timestamptz, p_theirs timestamptz,
+                                                  v_mine jsonb, v_theirs jsonb)
+    RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN v_mine IS NULL AND v_theirs IS NULL THEN NULL
+                WHEN parley_tg_newer(p_mine, p_theirs)
+                THEN coalesce(v_mine, '{}') || coalesce(v_theirs, '{}')
+                ELSE coalesce(v_theirs, '{}') || coalesce(v_mine, '{}') END
 $$;
 
 -- Opens a chat's import, inside the transaction that holds all of it (the
@@ -135,22 +177,68 @@ BEGIN
                r.reply_to_id, CASE WHEN r.reply_to_chat_id <> v_chat THEN r.reply_to_chat_id END,
                r.forward_from_name, r.media_kind, r.has_link, r.kind, r.action, r.extra
         FROM src r
+        -- The newest version wins (parley_tg_newest): an older export never
+        -- takes back an edit, and what it lacks erases nothing.
         ON CONFLICT (chat_id, id) DO UPDATE
-            SET sender_id = EXCLUDED.sender_id, sender_name = EXCLUDED.sender_name,
-                date = EXCLUDED.date, edit_date = EXCLUDED.edit_date, text = EXCLUDED.text,
-                entities = EXCLUDED.entities, reply_to_id = EXCLUDED.reply_to_id,
-                reply_to_chat_id = EXCLUDED.reply_to_chat_id,
-                forward_from_name = EXCLUDED.forward_from_name, media_kind = EXCLUDED.media_kind,
-                has_link = EXCLUDED.has_link, kind = EXCLUDED.kind, action = EXCLUDED.action,
-                extra = EXCLUDED.extra, updated_at = now()
-            WHERE (x.sender_id, x.sender_name, x.date, x.edit_date, x.text, x.entities,
-                   x.reply_to_id, x.reply_to_chat_id, x.forward_from_name, x.media_kind,
-                   x.has_link, x.kind, x.action, x.extra)
+            SET text = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.text, EXCLUDED.text),
+                entities = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.entities,
+                                            EXCLUDED.entities),
+                edit_date = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.edit_date,
+                                             EXCLUDED.edit_date),
+                has_link = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.has_link,
+                                            EXCLUDED.has_link),
+                media_kind = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.media_kind,
+                                              EXCLUDED.media_kind),
+                extra = parley_tg_newest_extra(x.edit_date, EXCLUDED.edit_date, x.extra,
+                                               EXCLUDED.extra),
+                sender_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_id,
+                                                   EXCLUDED.sender_id),
+                sender_name = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
+                                                     x.sender_name, EXCLUDED.sender_name),
+                date = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.date,
+                                              EXCLUDED.date),
+                reply_to_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
+                                                     x.reply_to_id, EXCLUDED.reply_to_id),
+                reply_to_chat_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
+                                                          x.reply_to_chat_id,
+                                                          EXCLUDED.reply_to_chat_id),
+                forward_from_name = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
+                                                           x.forward_from_name,
+                                                           EXCLUDED.forward_from_name),
+                kind = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.kind,
+                                              EXCLUDED.kind),
+                action = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.action,
+                                                EXCLUDED.action),
+                updated_at = now()
+            WHERE (x.text, x.entities, x.edit_date, x.has_link, x.media_kind, x.extra, x.sender_id,
+                   x.sender_name, x.date, x.reply_to_id, x.reply_to_chat_id, x.forward_from_name,
+                   x.kind, x.action)
                   IS DISTINCT FROM
-                  (EXCLUDED.sender_id, EXCLUDED.sender_name, EXCLUDED.date, EXCLUDED.edit_date,
-                   EXCLUDED.text, EXCLUDED.entities, EXCLUDED.reply_to_id,
-                   EXCLUDED.reply_to_chat_id, EXCLUDED.forward_from_name, EXCLUDED.media_kind,
-                   EXCLUDED.has_link, EXCLUDED.kind, EXCLUDED.action, EXCLUDED.extra)
+                  (parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.text, EXCLUDED.text),
+                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.entities,
+                                    EXCLUDED.entities),
+                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.edit_date,
+                                    EXCLUDED.edit_date),
+                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.has_link,
+                                    EXCLUDED.has_link),
+                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.media_kind,
+                                    EXCLUDED.media_kind),
+                   parley_tg_newest_extra(x.edit_date, EXCLUDED.edit_date, x.extra,
+                                          EXCLUDED.extra),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_id,
+                                          EXCLUDED.sender_id),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_name,
+                                          EXCLUDED.sender_name),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.date, EXCLUDED.date),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.reply_to_id,
+                                          EXCLUDED.reply_to_id),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.reply_to_chat_id,
+                                          EXCLUDED.reply_to_chat_id),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.forward_from_name,
+                                          EXCLUDED.forward_from_name),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.kind, EXCLUDED.kind),
+                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.action,
+                                          EXCLUDED.action))
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins) INTO v_count, v_written;
