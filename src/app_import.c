@@ -4,7 +4,10 @@
  * the source's importer runs (found by name in import/importers.c), its
  * summary is logged, the words its rows appended are merged into the
  * fuzzy search's vocabulary, and the command ends. The importer is a part
- * on the entry's stack: a signal stops it at its next step. */
+ * on the entry's stack: a signal stops it at its next step. Its progress
+ * lines come every IMPORT_PROGRESS_MS; the environment variable
+ * PARLEY_IMPORT_PROGRESS_MS (not a setting: for tests, which watch the
+ * lines of a small import) gives another interval. */
 #include "app_internal.h"
 
 #include <stdio.h>
@@ -12,6 +15,7 @@
 
 #include "archive/search_forms.h"
 #include "import/importers.h"
+#include "import/progress.h"
 #include "util/log.h"
 
 static void import_stop(void *obj)
@@ -86,6 +90,23 @@ static void imported(importer_t *imp, int status)
     merge_words(a);
 }
 
+/* The interval between progress lines: PARLEY_IMPORT_PROGRESS_MS when it
+ * is a number of milliseconds in range, else 0 (the default). */
+static uint64_t progress_interval(void)
+{
+    const char *v = getenv("PARLEY_IMPORT_PROGRESS_MS");
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *end;
+    long ms = strtol(v, &end, 10);
+    if (*end != '\0' || ms < IMPORT_PROGRESS_MS_MIN || ms > IMPORT_PROGRESS_MS_MAX) {
+        log_warn(APP_TAG, "PARLEY_IMPORT_PROGRESS_MS: '%s' is not %d..%d ms; using %d", v,
+                 IMPORT_PROGRESS_MS_MIN, IMPORT_PROGRESS_MS_MAX, IMPORT_PROGRESS_MS);
+        return 0;
+    }
+    return (uint64_t)ms;
+}
+
 static void target_set(void *data, int status, const char *value, const char *sqlstate,
                        const char *error)
 {
@@ -106,7 +127,8 @@ static void target_set(void *data, int status, const char *value, const char *sq
                           .data_dir = cfg->data_dir,
                           .tz = cfg->tz,
                           .eras = cfg->eras,
-                          .progress = true};
+                          .progress = true,
+                          .progress_ms = progress_interval()};
     const importer_def_t *def = importers_find(cfg->import_source);
     char err[CONFIG_ERR_MAX];
     importer_t *imp = NULL;

@@ -502,6 +502,7 @@ static void read_after(uv_work_t *w, int status)
         imp->counted_changed = true;
         imp->st.files_changed++;
     }
+    import_progress_waiting(&imp->prog, "the database: a batch of transcript events");
     int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_agent_ingest",
                                   "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2,
                                   params, applied, imp, NULL);
@@ -534,6 +535,7 @@ static void got_offset(void *data, int status, const char *value, const char *sq
     imp->restarting = false;
     imp->counted_changed = false;
     imp->work.data = imp;
+    import_progress_waiting(&imp->prog, "reading a transcript");
     int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
     if (rc != 0)
         finish(imp, rc);
@@ -618,10 +620,11 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
     snprintf(imp->eras_path, sizeof imp->eras_path, "%s", env->eras ? env->eras : "");
     imp->owner = owner;
     imp->work.data = imp;
-    import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress);
+    import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress, env->progress_ms);
     int rc = uv_queue_work(env->loop, &imp->work, list_work, list_after);
     if (rc != 0) {
         snprintf(err, errcap, "%s", uv_strerror(rc));
+        import_progress_abort(&imp->prog);
         free(imp);
         return rc;
     }

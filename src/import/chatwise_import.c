@@ -478,6 +478,9 @@ static void read_after(uv_work_t *w, int status)
     else
         imp->st.messages += imp->nrows;
     const char *params[3] = {imp->path, imp->phase == CW_CHATS ? "chats" : "messages", imp->rows};
+    import_progress_waiting(&imp->prog, imp->phase == CW_CHATS
+                                            ? "the database: a batch of chats"
+                                            : "the database: a batch of messages");
     int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_chatwise_ingest",
                                   "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3,
                                   params, applied, imp, NULL);
@@ -501,6 +504,7 @@ static void next_batch(chatwise_import_t *imp)
         finish(imp, UV_ECANCELED);
         return;
     }
+    import_progress_waiting(&imp->prog, "reading app.db");
     int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
     if (rc != 0)
         finish(imp, rc);
@@ -542,10 +546,12 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
     imp->owner = owner;
     imp->work.data = imp;
     imp->progress = env->progress;
-    import_progress_init(&imp->prog, env->loop, CW_TAG, "messages", env->progress);
+    import_progress_init(&imp->prog, env->loop, CW_TAG, "messages", env->progress,
+                         env->progress_ms);
     int rc = uv_queue_work(env->loop, &imp->work, open_work, open_after);
     if (rc != 0) {
         snprintf(err, errcap, "%s", uv_strerror(rc));
+        import_progress_abort(&imp->prog);
         free(imp);
         return rc;
     }

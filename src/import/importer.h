@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "db/conninfo.h"
@@ -35,6 +36,7 @@ typedef struct importer_env_s {
     const char *tz;                /* UTC offset of dates given without one */
     const char *eras;              /* a file naming sessions' eras, or "" */
     bool progress;                 /* report progress (an import command; not a follower) */
+    uint64_t progress_ms;          /* between progress lines; 0: IMPORT_PROGRESS_MS */
 } importer_env_t;
 
 typedef struct importer_s importer_t;

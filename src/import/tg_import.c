@@ -83,6 +83,7 @@ struct tg_import_s {
     int status;
     char error[6144];
     import_progress_t progress;
+    char chat_name[64]; /* of the chat being imported, for the progress lines */
     bool stop;
     importer_t *owner; /* told when the import ends */
 };
@@ -95,6 +96,15 @@ static void events_next(tg_import_t *imp);
 static void progress(tg_import_t *imp, bool final)
 {
     import_progress_report(&imp->progress, imp->read_offset, imp->size, imp->read_messages, final);
+}
+
+/* What the import waits on from now, for the progress lines: what (a
+ * format with one %s) and the name of the chat being imported. */
+static void wait_on(tg_import_t *imp, const char *what)
+{
+    char line[IMPORT_PROGRESS_WAIT_MAX];
+    snprintf(line, sizeof line, what, imp->chat_name);
+    import_progress_waiting(&imp->progress, line);
 }
 
 static void tx_closed(pg_pool_t *pool)
@@ -348,6 +358,7 @@ static void media_listed(pg_query_t *q, int status)
  * at; back to the events when none is left. */
 static void media_next(tg_import_t *imp)
 {
+    wait_on(imp, "the files of chat \"%s\" (copied into the media store)");
     snprintf(imp->media_chat_buf, sizeof imp->media_chat_buf, "%lld", (long long)imp->media_chat);
     imp->params[0] = imp->media_chat_buf;
     snprintf(imp->param_buf[2], sizeof imp->param_buf[2], "%d", TG_IMPORT_MEDIA_BATCH);
@@ -456,7 +467,10 @@ static void events_next(tg_import_t *imp)
     while (imp->next_event < imp->nevents[imp->cur]) {
         tg_event_t *e = &imp->events[imp->cur][imp->next_event++];
         switch (e->kind) {
-        case TG_EV_CHAT_BEGIN:
+        case TG_EV_CHAT_BEGIN: {
+            const char *name = json_string_value(json_object_get(e->json, "name"));
+            snprintf(imp->chat_name, sizeof imp->chat_name, "%s", name ? name : "(unnamed)");
+            wait_on(imp, "the database: opening chat \"%s\"");
             imp->chat_direct = false;
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
             snprintf(imp->param_buf[0], sizeof imp->param_buf[0], "%lld", (long long)e->chat_id);
@@ -468,14 +482,17 @@ static void events_next(tg_import_t *imp)
                       "SELECT parley_tg_import_begin($1::jsonb, $2::boolean, $3::bigint)", 3,
                       false);
             return;
+        }
         case TG_EV_ROWS:
             if (imp->event_part == 1) {
                 imp->event_part = 2;
+                wait_on(imp, "the database: loading file records of chat \"%s\"");
                 submit_copy(imp, COPY_MEDIA, &e->media);
                 return;
             }
             if (e->rows.len == 0)
                 continue;
+            wait_on(imp, "the database: loading messages of chat \"%s\"");
             submit_copy(imp, e->ordered && imp->chat_direct ? COPY_ROWS_DIRECT : COPY_ROWS_STAGED,
                         &e->rows);
             return;
@@ -486,6 +503,10 @@ static void events_next(tg_import_t *imp)
             imp->params[1] = e->left ? "true" : "false";
             imp->params[2] = imp->chat_direct ? "true" : "false";
             imp->params[3] = e->chat_known ? imp->param_buf[0] : NULL;
+            wait_on(imp, imp->chat_direct
+                             ? "the database: completing chat \"%s\" (senders, files, topics)"
+                             : "the database: merging the messages of chat \"%s\" into the "
+                               "store");
             submit_tx(imp,
                       "SELECT parley_tg_import_chat($1::jsonb, $2::boolean, $3::boolean, "
                       "$4::bigint)::text",
@@ -497,6 +518,7 @@ static void events_next(tg_import_t *imp)
                 continue;
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
             imp->params[0] = imp->param_json ? imp->param_json : "{}";
+            import_progress_waiting(&imp->progress, "the database: the account's own user");
             submit(imp, "SELECT parley_tg_import_self($1::jsonb)", 1, event_done);
             return;
         case TG_EV_CONTACTS:
@@ -504,6 +526,7 @@ static void events_next(tg_import_t *imp)
                 continue;
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
             imp->params[0] = imp->param_json ? imp->param_json : "[]";
+            import_progress_waiting(&imp->progress, "the database: contacts");
             submit(imp, "SELECT parley_tg_import_contacts($1::jsonb)", 1, event_done);
             return;
         }
@@ -555,6 +578,7 @@ static void events_done(tg_import_t *imp)
         fail_later_cleanup(imp, UV_ECANCELED);
         return;
     }
+    import_progress_waiting(&imp->progress, "reading the export");
     if (imp->ready)
         run_ready(imp);
     else if (!imp->reading)
@@ -633,8 +657,9 @@ static void source_free(void *impl);
  * files of each chat found in the export folder are copied into the media
  * store at media_root (see media_store.h) after the chat is imported. */
 static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
-                        const char *path, const char *tz, const char *media_root, importer_t *owner,
-                        tg_import_t **out, char *err, size_t errcap)
+                        const char *path, const char *tz, const char *media_root,
+                        uint64_t progress_ms, importer_t *owner, tg_import_t **out, char *err,
+                        size_t errcap)
 {
     char tzn[16];
     if (!tg_map_parse_tz(tz, tzn, sizeof tzn)) {
@@ -692,7 +717,7 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
     snprintf(imp->tz, sizeof imp->tz, "%s", tzn);
     imp->owner = owner;
     imp->imported = json_array();
-    import_progress_init(&imp->progress, loop, IMPORT_TAG, "bytes", true);
+    import_progress_init(&imp->progress, loop, IMPORT_TAG, "bytes", true, progress_ms);
     imp->state = IMP_RUNNING;
     imp->cur = 1; /* the first step fills buffer 0 */
     pg_pool_config_t pc = {
@@ -709,6 +734,7 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
     if (rc != 0) {
         if (imp->reader == NULL)
             snprintf(err, errcap, "out of memory");
+        import_progress_abort(&imp->progress);
         source_free(imp);
         return rc;
     }
@@ -728,7 +754,7 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
     snprintf(media_root, sizeof media_root, "%s/media", env->data_dir);
     tg_import_t *imp = NULL;
     int rc = import_start(env->loop, env->pool, env->conninfo, env->path, env->tz, media_root,
-                          owner, &imp, err, errcap);
+                          env->progress_ms, owner, &imp, err, errcap);
     *impl = imp;
     return rc;
 }
