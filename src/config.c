@@ -123,6 +123,13 @@ static const opt_t opts[] = {
      "PEM private key matching tls_cert.", "FILE", 0},
     {"token_file", "PARLEY_TOKEN_FILE", OPT_STR, OFF(token_file), SZ(token_file), 0, 0, "(none)",
      "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE", 0},
+    {"allow_anonymous", "PARLEY_ALLOW_ANONYMOUS", OPT_LIST, OFF(allow_anonymous),
+     SZ(allow_anonymous), 0, 0, "(none)",
+     "Comma-separated loopback endpoints, written as in listen, served without a token when "
+     "token_file is set; every other tcp:// or http(s):// endpoint then needs one (a tcp:// "
+     "endpoint cannot carry one: serve is refused until it is named here). unix: sockets are "
+     "owner-only and need none.",
+     "LIST", 0},
     {"state_key_file", "PARLEY_STATE_KEY_FILE", OPT_STR, OFF(state_key_file), SZ(state_key_file), 0,
      0, "(DATA_DIR/mcp-state.key)",
      "Key that seals MCP 2026-07-28 requestState (created, mode 0600, when missing); daemons "

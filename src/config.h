@@ -74,7 +74,8 @@ typedef struct config_s {
     char tls_cert[CONFIG_PATH_MAX];
     char tls_key[CONFIG_PATH_MAX];
     char token_file[CONFIG_PATH_MAX];
-    char state_key_file[CONFIG_PATH_MAX]; /* "" = DATA_DIR/mcp-state.key */
+    char allow_anonymous[CONFIG_LIST_MAX]; /* endpoints served without a token */
+    char state_key_file[CONFIG_PATH_MAX];  /* "" = DATA_DIR/mcp-state.key */
     char allowed_origins[CONFIG_LIST_MAX];
     int max_message_bytes;
     int session_max_inflight;

@@ -1,4 +1,9 @@
-/* endpoints: the MCP endpoints of serve (see endpoints.h). */
+/* endpoints: the MCP endpoints of serve (see endpoints.h). With bearer
+ * tokens (token_file), every endpoint but a unix: socket (created 0600,
+ * owner-only) needs one: an http(s):// endpoint checks it on every
+ * request, and a tcp:// endpoint, whose newline-delimited sessions cannot
+ * carry one, is refused before anything binds. allow_anonymous names the
+ * loopback endpoints served without a token all the same. */
 #include "endpoints.h"
 
 #include <stdio.h>
@@ -84,8 +89,50 @@ static int start_stdio(endpoints_t *e, char *err, size_t errcap)
     return 0;
 }
 
-/* Checks every --listen value before anything binds. */
-static int parse_endpoints(const config_t *cfg, endpoint_t *eps, int *n, char *err, size_t errcap)
+/* Marks the endpoints allow_anonymous names (each as written in listen):
+ * anon[i] for eps[i]. A name that is no endpoint, or names one beyond
+ * loopback, is an error. */
+static int parse_anonymous(const config_t *cfg, const endpoint_t *eps, int n, bool *anon, char *err,
+                           size_t errcap)
+{
+    char list[CONFIG_LIST_MAX];
+    snprintf(list, sizeof list, "%s", cfg->allow_anonymous);
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        size_t len = strlen(tok);
+        while (len > 0 && tok[len - 1] == ' ')
+            tok[--len] = '\0';
+        if (*tok == '\0')
+            continue;
+        int found = -1;
+        for (int i = 0; i < n && found < 0; i++)
+            if (strcmp(eps[i].text, tok) == 0)
+                found = i;
+        if (found < 0) {
+            snprintf(err, errcap,
+                     "--allow-anonymous: '%.200s' is not one of the listen endpoints (write it as "
+                     "in listen)",
+                     tok);
+            return UV_EINVAL;
+        }
+        if (!endpoint_is_loopback(&eps[found])) {
+            snprintf(err, errcap,
+                     "--allow-anonymous: %s is not a loopback endpoint; only this machine's "
+                     "clients may go without a token",
+                     eps[found].text);
+            return UV_EACCES;
+        }
+        anon[found] = true;
+    }
+    return 0;
+}
+
+/* Checks every --listen value (and allow_anonymous) before anything
+ * binds; anon[i]: eps[i] is served without a token. */
+static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int *n, char *err,
+                           size_t errcap)
 {
     char list[CONFIG_LIST_MAX];
     snprintf(list, sizeof list, "%s", cfg->listen);
@@ -126,7 +173,23 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, int *n, char *e
                      ep->text);
             return UV_EACCES;
         }
+        anon[*n] = false;
         (*n)++;
+    }
+    int rc = parse_anonymous(cfg, eps, *n, anon, err, errcap);
+    if (rc != 0 || cfg->token_file[0] == '\0')
+        return rc;
+    for (int i = 0; i < *n; i++) {
+        if (eps[i].kind == ENDPOINT_TCP && !anon[i]) {
+            /* With tokens, any local user could use every tool on it. */
+            snprintf(err, errcap,
+                     "%s: with --token-file every endpoint but a unix: socket needs a bearer "
+                     "token, and a tcp:// endpoint cannot carry one; serve it as "
+                     "http://HOST:PORT/PATH, or name it in --allow-anonymous to let any local "
+                     "user reach it without a token",
+                     eps[i].text);
+            return UV_EACCES;
+        }
     }
     return 0;
 }
@@ -134,8 +197,9 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, int *n, char *e
 int endpoints_check(const config_t *cfg, const mcp_registry_t *registry, char *err, size_t errcap)
 {
     endpoint_t eps[ENDPOINTS_MAX];
+    bool anon[ENDPOINTS_MAX];
     int n = 0;
-    int rc = parse_endpoints(cfg, eps, &n, err, errcap);
+    int rc = parse_endpoints(cfg, eps, anon, &n, err, errcap);
     if (rc != 0 || cfg->token_file[0] == '\0')
         return rc;
     tokens_t tokens;
@@ -163,8 +227,9 @@ int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t *
     e->ec = *ec;
     const config_t *cfg = ec->cfg;
     endpoint_t eps[ENDPOINTS_MAX];
+    bool anon[ENDPOINTS_MAX];
     int neps = 0;
-    int rc = parse_endpoints(cfg, eps, &neps, err, errcap);
+    int rc = parse_endpoints(cfg, eps, anon, &neps, err, errcap);
     if (rc != 0)
         return rc;
     if (cfg->tls_cert[0] && cfg->tls_key[0]) {
@@ -180,9 +245,11 @@ int endpoints_start(uv_loop_t *loop, const endpoints_config_t *ec, endpoints_t *
             return rc;
     }
     for (int i = 0; i < neps; i++) {
+        if (anon[i] && e->tokens.n > 0 && eps[i].kind != ENDPOINT_UNIX)
+            log_warn(EP_TAG, "%s: served without a token (allow_anonymous)", eps[i].text);
         if (eps[i].kind == ENDPOINT_HTTP) {
             http_options_t ho = {
-                .tokens = e->tokens.n > 0 ? &e->tokens : NULL,
+                .tokens = e->tokens.n > 0 && !anon[i] ? &e->tokens : NULL,
                 .allowed_origins = cfg->allowed_origins,
                 .metrics = ec->metrics,
                 .metrics_data = ec->metrics_data,

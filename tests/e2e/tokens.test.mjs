@@ -7,7 +7,9 @@
 // chat by any method.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -176,3 +178,82 @@ test("token x method: each token sees and reaches only its own toolsets", async 
   assert.equal(i["completion/complete resource"], 0);
   assert.deepEqual(i["completion/complete prompt"], { error: -32602 });
 });
+
+// With tokens, every endpoint but the owner-only unix: socket needs one. A
+// tcp:// endpoint cannot carry one: serve refuses it, naming it, unless
+// allow_anonymous does; an http:// endpoint allow_anonymous names answers
+// without a token while the others still ask for one.
+test("a tcp:// endpoint is refused with tokens unless allow_anonymous names it", async () => {
+  const file = path.join(work, "tokens-conformance");
+  fs.writeFileSync(file, `${TOKENS.all}\n`);
+  const args = ["--db", dburl, "--data-dir", path.join(work, "data"), "--toolsets", "conformance", "--token-file", file];
+  const refused = spawnSync(PARLEYD_BIN(), ["serve", ...args, "--listen", "tcp://127.0.0.1:0,http://127.0.0.1:0/mcp"], {
+    encoding: "utf8",
+    timeout: 30000, // a daemon that serves instead of refusing is stopped
+  });
+  assert.equal(refused.status, 2, "a usage error, before any work");
+  assert.match(refused.stderr, /tcp:\/\/127\.0\.0\.1:0: with --token-file every endpoint but a unix: socket needs a bearer token/);
+  assert.match(refused.stderr, /--allow-anonymous/);
+  assert.doesNotMatch(refused.stderr, /ready/);
+
+  const sock = path.join(work, "mcp.sock");
+  const d = await startDaemon(
+    [...args, "--listen", `unix:${sock},tcp://127.0.0.1:0,http://127.0.0.1:0/mcp,http://127.0.0.1:0/open`],
+    { PARLEY_ALLOW_ANONYMOUS: "tcp://127.0.0.1:0, http://127.0.0.1:0/open" },
+  );
+  try {
+    const portOf = (ep) => Number(new RegExp(`${ep.replace(/[/.]/g, "\\$&")} \\(port (\\d+)\\)`).exec(d.log())[1]);
+    assert.match(d.log(), /tcp:\/\/127\.0\.0\.1:0: served without a token \(allow_anonymous\)/);
+    // The tcp:// endpoint named: a session without a token.
+    const tcp = await rawSession({ host: "127.0.0.1", port: portOf("tcp://127.0.0.1:0") });
+    assert.ok(tcp.tools.includes("test_simple_text"));
+    // The unix: socket: owner-only, no token.
+    const unix = await rawSession({ path: sock });
+    assert.ok(unix.tools.includes("test_simple_text"));
+    // The http:// endpoint named: the SDK client without a token.
+    const open = new Client({ name: "tokens-e2e", version: "1" });
+    await open.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${portOf("http://127.0.0.1:0/open")}/open`)));
+    assert.ok((await open.listTools()).tools.some((t) => t.name === "test_simple_text"));
+    await open.close();
+    // The other http:// endpoint still asks for one.
+    const r = await fetch(`http://127.0.0.1:${portOf("http://127.0.0.1:0/mcp")}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+    });
+    assert.equal(r.status, 401);
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
+// initialize and tools/list over a newline-delimited socket; the tools' names.
+async function rawSession(where) {
+  const s = net.connect(where);
+  await once(s, "connect");
+  let buf = "";
+  const lines = [];
+  s.on("data", (d) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, i)));
+      buf = buf.slice(i + 1);
+    }
+  });
+  const answer = async (id) => {
+    for (let t = 0; t < 600; t++) {
+      const m = lines.find((l) => l.id === id);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no answer to ${id}`);
+  };
+  s.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) + "\n");
+  assert.ok((await answer(1)).result, "initialized");
+  s.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+  s.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n");
+  const list = await answer(2);
+  s.destroy();
+  return { tools: list.result.tools.map((t) => t.name) };
+}

@@ -39,6 +39,10 @@ expect_usage "usage: parleyd import chatwise PATH" import chatwise
 # Flags are named as typed, not by their key.
 expect_usage "^parleyd: --log-level: 'loud'" serve --log-level loud
 expect_usage "^parleyd: --log_level: 'loud'" serve --log_level loud
+# With bearer tokens, a tcp:// endpoint (which cannot carry one) is refused
+# unless allow_anonymous names it; a name that is no endpoint, or one
+# beyond loopback, is refused too.
+printf 'some-long-token-0123456789\n' >"$TMP/tokens"
 # A bad setting of any kind is a usage error before any work: nothing is
 # created in the data directory (no cluster initialised, started or
 # joined), nothing listens.
@@ -49,7 +53,11 @@ for bad in "unknown endpoint::--listen ftp://x" \
   "bluesky-service: 'ftp://x' is not an http:// or https:// URL::--bluesky-service ftp://x" \
   "telegram-api-url: 'api.telegram.org' is not::--telegram-api-url api.telegram.org" \
   "url-allow-addresses: 'example.com' is not an IP address::--url-allow-addresses example.com" \
-  "token file .*no-such-tokens: No such file::--token-file $TMP/no-such-tokens"; do
+  "token file .*no-such-tokens: No such file::--token-file $TMP/no-such-tokens" \
+  "tcp://127.0.0.1:0: with --token-file every endpoint but a unix: socket needs a bearer token::--listen tcp://127.0.0.1:0 --token-file $TMP/tokens" \
+  "tcp://127.0.0.1:0: with --token-file::--listen tcp://127.0.0.1:0,http://127.0.0.1:0/mcp --token-file $TMP/tokens --allow-anonymous http://127.0.0.1:0/mcp" \
+  "allow-anonymous: 'tcp://127.0.0.1:1' is not one of the listen endpoints::--listen tcp://127.0.0.1:0 --token-file $TMP/tokens --allow-anonymous tcp://127.0.0.1:1" \
+  "allow-anonymous: http://0.0.0.0:0/mcp is not a loopback endpoint::--listen http://0.0.0.0:0/mcp --token-file $TMP/tokens --allow-anonymous http://0.0.0.0:0/mcp"; do
   pat=${bad%%::*}
   read -r -a args <<<"${bad##*::}"
   expect_usage "$pat" serve --data-dir "$TMP/never" "${args[@]}"
