@@ -6,7 +6,12 @@
  *
  * Lifecycle: a page waits (PAGE_WAITING) until the secret arrives
  * (PAGE_USED: it answers 410 for a while), it expires or it is cancelled
- * (PAGE_DONE); its callback runs once, on leaving PAGE_WAITING. Ending a
+ * (PAGE_DONE); its callback runs once, on leaving PAGE_WAITING. A verify
+ * page goes from PAGE_WAITING to PAGE_CHECKING with each secret (the
+ * callback runs; "Checking" is served) and from there back to
+ * PAGE_WAITING (refused: the form with the owner's message) or to
+ * PAGE_USED (its message served to GET, 410 to POST) by
+ * secret_page_result; expiry and cancel end either state. Ending a
  * page closes its two handles and shuts down the sockets of the
  * connections it accepted (h2o sees EOF and closes them); the page is
  * freed when both handles closed, the server's close callback runs when
@@ -57,6 +62,7 @@ static const struct {
 
 typedef enum {
     PAGE_WAITING = 0, /* serves the form, waits for the secret */
+    PAGE_CHECKING,    /* verify: a secret is with the owner; "Checking" until its result */
     PAGE_USED,        /* the secret arrived: answers 410 until the linger ends */
     PAGE_DONE,        /* expired, cancelled, or failed to open */
 } page_state_t;
@@ -73,6 +79,8 @@ struct secret_page_s {
     uint64_t deadline; /* uv_now() past which the URL serves nothing */
     char path[PAGE_PATH_LEN + 1];
     char *title, *text, *link_url, *link_text;
+    bool verify;   /* the owner checks each secret (secret_page_result) */
+    char *message; /* verify: the last result's message, or NULL */
     secret_page_cb cb;
     void *data;
 };
@@ -99,7 +107,7 @@ struct secret_page_server_s {
     h2o_context_t ctx;
     h2o_accept_ctx_t actx;
     queue_node_t pages;
-    int nwaiting; /* pages in PAGE_WAITING */
+    int nwaiting; /* pages in PAGE_WAITING or PAGE_CHECKING */
     int nused;    /* pages in PAGE_USED, not closing */
     queue_node_t conns;
     int nconns; /* open connections, dropped ones included */
@@ -150,13 +158,22 @@ static void html_text(html_t *h, const char *s)
     }
 }
 
-static void html_head(html_t *h, const char *title)
+/* The document up to the heading; refresh (a path of this page, or NULL):
+ * the browser GETs it again after a second (a meta refresh: no script,
+ * which the CSP forbids). */
+static void html_head(html_t *h, const char *title, const char *refresh)
 {
     buf_init(&h->b, PAGE_HTML_MAX);
     h->err = 0;
     html_raw(h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                "<meta name=\"robots\" content=\"noindex\"><title>");
+                "<meta name=\"robots\" content=\"noindex\">");
+    if (refresh) {
+        html_raw(h, "<meta http-equiv=\"refresh\" content=\"1; url=");
+        html_text(h, refresh);
+        html_raw(h, "\">");
+    }
+    html_raw(h, "<title>");
     html_text(h, title);
     html_raw(h, "</title><style>"
                 "body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;"
@@ -174,7 +191,7 @@ static void html_head(html_t *h, const char *title)
 /* The form; error (plain text) is shown above the field when not NULL. */
 static void render_form(html_t *h, const secret_page_t *p, const char *error)
 {
-    html_head(h, p->title);
+    html_head(h, p->title, NULL);
     html_raw(h, "<p class=\"text\">");
     html_text(h, p->text);
     html_raw(h, "</p>\n");
@@ -196,13 +213,15 @@ static void render_form(html_t *h, const secret_page_t *p, const char *error)
     html_text(h, p->title);
     html_raw(h, "\" required autofocus>\n<button type=\"submit\">Submit</button>\n</form>\n"
                 "<p class=\"note\">This page is served by parley on this computer (127.0.0.1) "
-                "and takes one answer.</p>\n</body></html>\n");
+                "and takes ");
+    html_raw(h, p->verify ? "answers until one is accepted." : "one answer.");
+    html_raw(h, "</p>\n</body></html>\n");
 }
 
 /* A page with a title and one line of text. */
 static void render_message(html_t *h, const char *title, const char *message)
 {
-    html_head(h, title);
+    html_head(h, title, NULL);
     html_raw(h, "<p>");
     html_text(h, message);
     html_raw(h, "</p>\n</body></html>\n");
@@ -237,6 +256,16 @@ static void send_message(h2o_req_t *req, int status, const char *reason, const c
     send_html(req, status, reason, &h);
 }
 
+/* A verify page while its owner checks the secret: it reloads itself. */
+static void send_checking(h2o_req_t *req, const secret_page_t *p, int status, const char *reason)
+{
+    html_t h;
+    html_head(&h, p->title, p->path);
+    html_raw(&h, "<p role=\"status\">Checking\xe2\x80\xa6 this page shows the answer in a "
+                 "moment.</p>\n</body></html>\n");
+    send_html(req, status, reason, &h);
+}
+
 static void send_form(h2o_req_t *req, const secret_page_t *p, int status, const char *reason,
                       const char *error)
 {
@@ -253,6 +282,7 @@ static void page_free(secret_page_t *p)
     free(p->text);
     free(p->link_url);
     free(p->link_text);
+    free(p->message);
     OPENSSL_cleanse(p->path, sizeof p->path);
     free(p);
 }
@@ -307,10 +337,16 @@ static void page_finish(secret_page_t *p, int status, const char *secret)
     p->cb(p, status, secret, p->data);
 }
 
+/* Waiting for a secret, or (verify) checking one: the callback is owed. */
+static bool page_open(const secret_page_t *p)
+{
+    return p->state == PAGE_WAITING || p->state == PAGE_CHECKING;
+}
+
 static void page_timer_cb(uv_timer_t *t)
 {
     secret_page_t *p = t->data;
-    if (p->state == PAGE_WAITING)
+    if (page_open(p))
         page_finish(p, UV_ETIMEDOUT, NULL);
     page_end(p);
 }
@@ -340,10 +376,50 @@ static void page_linger(secret_page_t *p)
 
 void secret_page_cancel(secret_page_t *p)
 {
-    if (p == NULL || p->state != PAGE_WAITING)
+    if (p == NULL || !page_open(p))
         return;
     page_finish(p, UV_ECANCELED, NULL);
     page_end(p);
+}
+
+/* message, cut to SECRET_PAGE_TEXT_MAX bytes (at a UTF-8 boundary), or
+ * fallback when NULL; NULL when out of memory (then the page says
+ * nothing more than its state). */
+static char *copy_capped(const char *message, const char *fallback)
+{
+    const char *m = message ? message : fallback;
+    size_t n = strlen(m);
+    if (n > SECRET_PAGE_TEXT_MAX) {
+        n = SECRET_PAGE_TEXT_MAX;
+        while (n > 0 && ((unsigned char)m[n] & 0xc0) == 0x80)
+            n--;
+    }
+    char *out = malloc(n + 1);
+    if (out) {
+        memcpy(out, m, n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+void secret_page_result(secret_page_t *p, bool done, const char *message)
+{
+    if (p == NULL || !p->verify || p->state != PAGE_CHECKING || p->closing)
+        return;
+    free(p->message);
+    if (!done) {
+        p->message = copy_capped(message, "That was not accepted. Try again.");
+        p->state = PAGE_WAITING;
+        log_info(SP_TAG, "page on 127.0.0.1:%d (%s): refused, waits again", p->port, p->title);
+        return;
+    }
+    p->message = copy_capped(
+        message, "Done \xe2\x80\x94 you can close this tab and return to your assistant.");
+    p->state = PAGE_USED;
+    p->s->nwaiting--;
+    p->s->nused++;
+    log_info(SP_TAG, "page on 127.0.0.1:%d (%s): done", p->port, p->title);
+    page_linger(p);
 }
 
 int secret_page_port(const secret_page_t *p)
@@ -506,11 +582,21 @@ static void handle_post(secret_page_t *p, h2o_req_t *req)
         free(secret);
         return;
     }
+    req->http1_is_persistent = 0;
+    if (p->verify) {
+        /* "Checking" now; its reloads show the owner's result. */
+        send_checking(req, p, 200, "OK");
+        p->state = PAGE_CHECKING;
+        log_info(SP_TAG, "page on 127.0.0.1:%d (%s): received, checking", p->port, p->title);
+        p->cb(p, 0, secret, p->data);
+        OPENSSL_cleanse(secret, (size_t)len);
+        free(secret);
+        return;
+    }
     html_t h;
     render_message(&h, p->title,
                    "Received \xe2\x80\x94 you can close this tab and return to your assistant.");
     bool rendered = h.err == 0; /* else a 500, and the page still waits */
-    req->http1_is_persistent = 0;
     send_html(req, 200, "OK", &h);
     if (rendered)
         page_finish(p, 0, secret);
@@ -539,14 +625,22 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         send_message(req, 404, "Not Found", "Not Found", "There is no such page.");
         return 0;
     }
-    if (p->state != PAGE_WAITING || p->closing || s->state != SPS_ACTIVE) {
+    bool get = method_is(req, "GET"), post = method_is(req, "POST");
+    bool shows_result = p->state == PAGE_USED && p->verify && p->message && get;
+    if (p->closing || s->state != SPS_ACTIVE || p->state == PAGE_DONE ||
+        (p->state == PAGE_USED && !shows_result)) {
         send_message(req, 410, "Gone", "Gone",
                      "This page was used or has expired. Ask your assistant for a new one.");
         return 0;
     }
-    if (method_is(req, "GET")) {
-        send_form(req, p, 200, "OK", NULL);
-    } else if (method_is(req, "POST")) {
+    if (shows_result) {
+        send_message(req, 200, "OK", p->title, p->message);
+    } else if (p->state == PAGE_CHECKING && (get || post)) {
+        /* A second answer while the first is checked: not taken. */
+        send_checking(req, p, get ? 200 : 409, get ? "OK" : "Conflict");
+    } else if (get) {
+        send_form(req, p, 200, "OK", p->message);
+    } else if (post) {
         handle_post(p, req);
     } else {
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
@@ -694,6 +788,7 @@ int secret_page_open(secret_page_server_t *s, const secret_page_options_t *o, se
     p->s = s;
     p->cb = cb;
     p->data = data;
+    p->verify = o->verify;
     if ((rc = copy_text(&p->title, o->title, SECRET_PAGE_TITLE_MAX)) != 0 ||
         (rc = copy_text(&p->text, o->text, SECRET_PAGE_TEXT_MAX)) != 0 ||
         (rc = copy_text(&p->link_url, o->link_url, SECRET_PAGE_LINK_MAX)) != 0 ||
@@ -779,7 +874,7 @@ void secret_page_server_close(secret_page_server_t *s, void (*cb)(void *data), v
      * turn), whatever the callbacks do: the walk is safe. */
     for (queue_node_t *n = s->pages.next; n != &s->pages; n = n->next) {
         secret_page_t *p = queue_entry(n, secret_page_t, node);
-        if (p->state == PAGE_WAITING)
+        if (page_open(p))
             page_finish(p, UV_ECANCELED, NULL);
         page_end(p);
     }

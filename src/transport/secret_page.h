@@ -17,6 +17,16 @@
  *          is answered "Received" and handed to the callback, once; an
  *          empty one re-shows the form (400) and the page stays open.
  *
+ * A verify page (options.verify: its owner checks the secret, e.g. by
+ * logging in with it) answers a secret "Checking" instead, a page that
+ * GETs itself again every second (a meta refresh; no script), and hands
+ * the secret to the callback; the owner tells the outcome by
+ * secret_page_result: accepted (done), GET shows the owner's message and
+ * POST answers 410 (the linger below); refused, GET shows the form again
+ * with the owner's message above the field, and the next secret runs the
+ * callback again. While a secret is checked a second POST answers 409
+ * (not taken).
+ *
  * A request with a second Host, Origin or Content-Type header, or framed
  * both by Content-Length and Transfer-Encoding, is refused (400, the
  * connection closed). Every request must name Host 127.0.0.1:PORT or
@@ -62,7 +72,15 @@ typedef struct secret_page_s secret_page_t;
  * UV_ETIMEDOUT (expired), or UV_ECANCELED (secret_page_cancel, server
  * closing) with secret NULL. The page handle is dead once the callback
  * returns (do not cancel it then). The callback may open and cancel pages
- * and close the server. */
+ * and close the server.
+ *
+ * On a verify page it runs once per submitted secret (status 0) until
+ * secret_page_result(p, true, ...), and then never again; or until expiry
+ * or cancel (UV_ETIMEDOUT, UV_ECANCELED: the last call, also while a
+ * secret is being checked). After a status 0 call the handle stays alive
+ * until secret_page_result(p, true, ...) returns or that last call
+ * returned; the owner must answer each secret with secret_page_result
+ * (else the page says "Checking" until it expires). */
 typedef void (*secret_page_cb)(secret_page_t *p, int status, const char *secret, void *data);
 
 typedef struct secret_page_options_s {
@@ -72,6 +90,7 @@ typedef struct secret_page_options_s {
     const char *text;      /* the explanation shown above the field; required; newlines kept */
     const char *link_url;  /* optional: http:// or https:// only */
     const char *link_text; /* optional: the link's text (default: link_url) */
+    bool verify;           /* the owner checks each secret: see secret_page_result */
 } secret_page_options_t;
 
 /* A server with its h2o context on loop. From here until
@@ -94,10 +113,23 @@ int secret_page_open(secret_page_server_t *s, const secret_page_options_t *o, se
 /* The port p listens on. */
 int secret_page_port(const secret_page_t *p);
 
-/* Withdraws a page that still waits: its callback runs with UV_ECANCELED
- * from inside this call, then its listener and connections close. Only
- * before the page's callback ran (a no-op from inside it). */
+/* Withdraws a page that still waits (or, verify, checks a secret): its
+ * callback runs with UV_ECANCELED from inside this call, then its listener
+ * and connections close. Only before the page's last callback ran (a no-op
+ * from inside it). */
 void secret_page_cancel(secret_page_t *p);
+
+/* A verify page's owner tells the outcome of the secret it was handed
+ * (only while that secret is checked: otherwise, and on other pages, a
+ * no-op). done: the page's work is over (the secret worked, or nothing
+ * more can come of another try): GET shows message (plain text, cut to
+ * SECRET_PAGE_TEXT_MAX bytes; NULL: a generic "Done") for the linger, POST
+ * answers 410, no callback runs again and p is dead once this returns.
+ * Not done: the secret was refused: the form is shown again with message
+ * above the field (NULL: "That was not accepted. Try again.") and the next
+ * secret runs the callback again. May be called from inside the
+ * callback. */
+void secret_page_result(secret_page_t *p, bool done, const char *message);
 
 /* Cancels every waiting page (their callbacks run with UV_ECANCELED from
  * inside this call), refuses new pages, closes every listener and

@@ -2,7 +2,9 @@
  * (spawned on the loop while the pages serve): the form and its headers
  * with the text escaped, the secret delivered once ('+' and %XX decoded),
  * 410 afterwards, the refusals (Host, Origin, content type, method, size,
- * unknown path), an empty answer that keeps the page open, expiry,
+ * unknown path), an empty answer that keeps the page open, a verify page
+ * (refused, the form again with the message, a second secret, accepted),
+ * expiry,
  * cancellation, a port in use and a chosen port, the page limit, and a
  * server closed with pages and an idle connection open (callbacks with
  * UV_ECANCELED, then dispose and a clean loop close). */
@@ -301,6 +303,101 @@ static void test_form_and_secret(void **state)
     teardown();
     assert_int_equal(r.calls, 1);
     result_free(&r);
+}
+
+/* A verify page: each secret goes to the owner, "Checking" meanwhile;
+ * refused, the form again with the owner's message, and a second secret
+ * runs the callback again; accepted, the owner's message, then 410 to a
+ * POST. Expiry while a secret is checked is the last callback. */
+static void test_verify(void **state)
+{
+    (void)state;
+    setup();
+    secret_page_options_t o = basic;
+    o.verify = true;
+    result_t r = {0};
+    char url[SECRET_PAGE_URL_MAX];
+    secret_page_t *p = open_page(&o, &r, url);
+    char *res;
+    assert_int_equal(get(&res, url), 200);
+    assert_non_null(strstr(res, "name=\"secret\""));
+    assert_null(strstr(res, "class=\"error\""));
+    free(res);
+
+    /* A wrong secret: "Checking", reloading itself; the owner has it. */
+    assert_int_equal(post(&res, url, "secret=wrong"), 200);
+    assert_non_null(strstr(res, "Checking"));
+    char refresh[128];
+    snprintf(refresh, sizeof refresh, "<meta http-equiv=\"refresh\" content=\"1; url=%s\">",
+             strstr(url, "/p/"));
+    assert_non_null(strstr(res, refresh));
+    assert_null(strstr(res, "Received"));
+    free(res);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.secret, "wrong");
+    assert_int_equal(get(&res, url), 200);
+    assert_non_null(strstr(res, "Checking"));
+    free(res);
+    assert_int_equal(post(&res, url, "secret=meanwhile"), 409); /* not taken */
+    free(res);
+    assert_int_equal(r.calls, 1);
+
+    /* Refused: the form again, with the owner's message (escaped). */
+    secret_page_result(p, false, "Bluesky refused <that> password. Try again.");
+    assert_int_equal(get(&res, url), 200);
+    assert_non_null(strstr(res, "class=\"error\" role=\"alert\">Bluesky refused &lt;that&gt; "
+                                "password. Try again."));
+    assert_non_null(strstr(res, "name=\"secret\""));
+    assert_null(strstr(res, "Checking"));
+    free(res);
+
+    /* The second secret runs the callback again; accepted. */
+    assert_int_equal(post(&res, url, "secret=right"), 200);
+    assert_non_null(strstr(res, "Checking"));
+    free(res);
+    assert_int_equal(r.calls, 2);
+    assert_string_equal(r.secret, "right");
+    secret_page_result(p, true, "Signed in as @alice.test");
+    assert_int_equal(get(&res, url), 200);
+    assert_non_null(strstr(res, "Signed in as @alice.test"));
+    assert_null(strstr(res, "name=\"secret\""));
+    assert_null(strstr(res, "http-equiv"));
+    free(res);
+    assert_int_equal(post(&res, url, "secret=again"), 410);
+    free(res);
+    assert_int_equal(r.calls, 2);
+
+    /* Expiry while a secret is checked: the last callback. */
+    result_t late = {0};
+    o.ttl_ms = 1000;
+    secret_page_t *q = open_page(&o, &late, url);
+    assert_int_equal(post(&res, url, "secret=slow"), 200);
+    free(res);
+    assert_int_equal(late.calls, 1);
+    test_run_for(&loop, 1300);
+    assert_int_equal(late.calls, 2);
+    assert_int_equal(late.status, UV_ETIMEDOUT);
+    (void)q;
+
+    /* secret_page_result on a page without verify does nothing. */
+    result_t plain = {0};
+    secret_page_t *n = open_page(&basic, &plain, url);
+    secret_page_result(n, true, "no");
+    assert_int_equal(get(&res, url), 200);
+    assert_non_null(strstr(res, "name=\"secret\""));
+    free(res);
+    assert_int_equal(post(&res, url, "secret=x"), 200);
+    assert_non_null(strstr(res, "Received"));
+    free(res);
+    assert_int_equal(plain.calls, 1);
+
+    teardown();
+    assert_int_equal(r.calls, 2);
+    assert_int_equal(late.calls, 2);
+    result_free(&r);
+    result_free(&late);
+    result_free(&plain);
 }
 
 static void test_expiry(void **state)
@@ -617,6 +714,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_form_and_secret),
+        cmocka_unit_test(test_verify),
         cmocka_unit_test(test_expiry),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_ports_and_options),
