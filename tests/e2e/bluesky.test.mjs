@@ -368,6 +368,63 @@ test("the password typed on the page before the client answers also logs in", as
   assert.match(textOf(r), /@carol\.test/);
 });
 
+// The user's browser on a password page: types secret, then follows the
+// "Checking" page's reloads until it shows the login's outcome.
+async function typeOnPage(pageUrl, secret) {
+  const post = await fetch(pageUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: `secret=${encodeURIComponent(secret)}`,
+  });
+  assert.equal(post.status, 200);
+  const checking = await post.text();
+  assert.match(checking, /Checking/);
+  assert.match(checking, /<meta http-equiv="refresh" content="1; url=\/p\//);
+  for (let i = 0; i < 400; i++) {
+    const page = await fetch(pageUrl);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    if (!/Checking/.test(html)) return html;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("the password page kept checking");
+}
+
+test("a wrong password on the page: the page says so and takes another; the right one signs in", async () => {
+  const { client, log } = await open({ elicitation: { form: {}, url: {} } });
+  let browser;
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    browser = (async () => {
+      const wrong = await typeOnPage(req.params.url, "wrong-pass-word-xxxx");
+      const right = await typeOnPage(req.params.url, PASSWORD);
+      return { url: req.params.url, wrong, right };
+    })();
+    await browser;
+    return { action: "accept" };
+  });
+  const r = await call(client, "login", { handle: "carol.test" });
+  const { url: pageUrl, wrong, right } = await browser;
+  // refused: said so, and the form again
+  assert.match(wrong, /Bluesky refused the login: (AuthenticationRequired: )?Invalid identifier or password/);
+  assert.match(wrong, /try again/);
+  assert.match(wrong, /type="password"/);
+  assert.doesNotMatch(wrong, /Received/);
+  // the right one: signed in, and the call says so
+  assert.match(right, /Signed in to Bluesky as @carol\.test/);
+  assert.doesNotMatch(right, /type="password"/);
+  assert.equal(r.isError ?? false, false, textOf(r));
+  assert.match(textOf(r), /Logged in to Bluesky as @carol\.test/);
+  // used up; neither password in the log
+  const again = await fetch(pageUrl, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "secret=x",
+  }).catch(() => ({ status: 0 }));
+  assert.ok(again.status === 410 || again.status === 0);
+  assert.doesNotMatch(log.join(""), new RegExp(PASSWORD));
+  assert.doesNotMatch(log.join(""), /wrong-pass-word/);
+});
+
 test("decline and cancel are answered as what they are; nothing is stored", async () => {
   for (const [mode, action, word] of [
     ["form", "decline", /declined/],
@@ -526,14 +583,22 @@ test("2026-07-28: login by multi round-trip requests (handle by form, password o
   assert.doesNotMatch(log.join(""), new RegExp(PASSWORD));
   assert.equal(psql("SELECT count(*) FROM accounts WHERE handle = 'bob.test' AND enabled"), "1");
 
-  // A wrong password typed on the page: the outcome says so, by name.
+  // A wrong password typed on the page: the page says so and takes
+  // another; the right one logs in.
+  let seen;
   client.setRequestHandler("elicitation/create", async (req) => {
-    await typePassword(req.params.url, "wrong-pass-word-xxxx");
+    const wrong = await typeOnPage(req.params.url, "wrong-pass-word-xxxx");
+    const right = await typeOnPage(req.params.url, PASSWORD);
+    seen = { wrong, right };
     return { action: "accept" };
   });
-  const bad = await client.callTool({ name: "login", arguments: { handle: "bob.test" } });
-  assert.equal(bad.isError, true);
-  assert.match(textOf(bad), /refused the login|app password/);
+  const retried = await client.callTool({ name: "login", arguments: { handle: "bob.test" } });
+  assert.match(seen.wrong, /Bluesky refused the login: (AuthenticationRequired: )?Invalid identifier or password/);
+  assert.match(seen.wrong, /type="password"/);
+  assert.match(seen.right, /Signed in to Bluesky as @bob\.test/);
+  assert.equal(retried.isError ?? false, false, textOf(retried));
+  assert.match(textOf(retried), /Logged in to Bluesky as @bob\.test/);
+  assert.doesNotMatch(log.join(""), /wrong-pass-word/);
 
   // Declined: an outcome, nothing stored, the page withdrawn.
   let pageUrl;

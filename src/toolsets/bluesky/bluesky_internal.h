@@ -39,6 +39,16 @@ void bs_finish(mcp_call_t *c, const char *markdown, json_t *structured);
 /* Finishes c with isError for a connector failure (status, error). */
 void bs_fail(mcp_call_t *c, int status, const char *error);
 
+/* Tells a verify password page (secret_page.h) what came of the login
+ * with the password typed there: status, account_json and error as
+ * connector_login's callback gives them, handle the account asked for.
+ * Bluesky refused the password (UV_EACCES) and retry: the form again,
+ * saying so, and true (the page takes another try). Otherwise the page
+ * shows "Signed in as @handle" or why the login failed, is finished (dead)
+ * and false. */
+bool bs_page_report(secret_page_t *page, const char *handle, int status, const char *account_json,
+                    const char *error, bool retry);
+
 /* The call's string argument key, or NULL when absent or empty. */
 const char *bs_arg(const mcp_call_t *c, const char *key);
 

@@ -6,10 +6,12 @@
  * one-time page on loopback (transport/secret_page.h) the user opens, so
  * the secret never passes through the client or the model ("servers MUST
  * NOT use form mode to request sensitive information such as passwords").
- * The call ends when the page receives the password (then the login runs),
- * when the user declines or cancels, when the page expires, or when the
- * call is cancelled. A client that cannot elicit (or has no URL mode) gets
- * isError guidance and nothing is asked. Under 2026-07-28 the same login
+ * The call ends when a password typed on the page logs in (the page then
+ * says "Signed in"; a password Bluesky refuses is reported on the page,
+ * which takes another try while the call waits), when the login fails
+ * otherwise, when the user declines or cancels, when the page expires
+ * (after a refusal the answer says so), or when the call is cancelled. A client that cannot elicit
+ * (or has no URL mode) gets isError guidance and nothing is asked. Under 2026-07-28 the same login
  * runs by multi round-trip requests (login_rounds.c).
  *
  * Lifetime: a login_t lives until its call is finished, its page is gone
@@ -40,7 +42,10 @@ typedef struct login_s {
     int port;
     secret_page_t *page;
     bool login_running;
-    bool url_mode; /* the password came through the page */
+    bool url_mode;  /* the password came through the page */
+    bool accepted;  /* the client accepted the URL elicitation during a login */
+    bool cancelled; /* the call was cancelled during a login from the page */
+    char *refused;  /* Bluesky's last refusal of a password typed on the page */
     char elicitation_id[40];
 } login_t;
 
@@ -59,6 +64,7 @@ static void login_maybe_free(login_t *lg)
         return;
     free(lg->handle);
     free(lg->service);
+    free(lg->refused);
     free(lg);
 }
 
@@ -94,6 +100,16 @@ static void logged_in(void *data, int status, const char *json, const char *erro
     if (lg->state == LG_DONE) { /* cannot happen: the call waits for us */
         login_maybe_free(lg);
         return;
+    }
+    if (lg->page != NULL) { /* a verify page checks the password it took */
+        if (bs_page_report(lg->page, lg->handle, status, json, error, !lg->cancelled)) {
+            /* Refused: the page takes another try, the call waits on. */
+            free(lg->refused);
+            lg->refused = strdup(error ? error : "Bluesky refused the login");
+            lg->state = lg->accepted ? LG_PAGE : LG_URL;
+            return;
+        }
+        lg->page = NULL;
     }
     if (status != 0) {
         char msg[900];
@@ -131,6 +147,8 @@ static void login_cancelled(mcp_call_t *c)
     login_t *lg = c->data;
     if (lg->state == LG_PAGE && lg->page)
         secret_page_cancel(lg->page); /* page_done ends the call */
+    else if (lg->state == LG_LOGIN)
+        lg->cancelled = true; /* the login's answer ends the call */
 }
 
 static void login_start(login_t *lg, const char *secret)
@@ -141,6 +159,10 @@ static void login_start(login_t *lg, const char *secret)
     int rc = connector_login(ctx->conn, lg->handle, secret, lg->service, logged_in, lg);
     if (rc != 0) {
         lg->login_running = false;
+        if (lg->page != NULL) {
+            bs_page_report(lg->page, lg->handle, rc, NULL, uv_strerror(rc), false);
+            lg->page = NULL;
+        }
         bs_fail(lg->c, rc,
                 rc == UV_ENOTSUP ? "a service named by a tool needs URL fetching" : NULL);
         login_end(lg);
@@ -152,17 +174,29 @@ static void login_start(login_t *lg, const char *secret)
 static void page_done(secret_page_t *p, int status, const char *secret, void *data)
 {
     login_t *lg = data;
-    (void)p;
+    if (status == 0 && lg->state != LG_DONE) {
+        login_start(lg, secret); /* the page stays open: logged_in tells it */
+        return;
+    }
     lg->page = NULL;
+    if (status == 0) /* cannot happen: a finished call cancelled its page */
+        bs_page_report(p, lg->handle, UV_ECANCELED, NULL, "this login was withdrawn", false);
     if (lg->state == LG_DONE) {
         login_maybe_free(lg);
         return;
     }
-    if (status == 0) {
-        login_start(lg, secret);
-        return;
-    }
-    if (status == UV_ETIMEDOUT)
+    if (lg->login_running)
+        return; /* the login's answer ends the call */
+    if (status == UV_ETIMEDOUT && lg->refused) {
+        char msg[1200];
+        snprintf(msg, sizeof msg,
+                 "%.600s; the password page expired before a password Bluesky accepted was "
+                 "typed. Nothing was stored. Check the handle, and use an app password "
+                 "(" BSKY_APP_PASSWORDS_URL "), never the main account password; call login "
+                 "again.",
+                 lg->refused);
+        login_end_error(lg, msg);
+    } else if (status == UV_ETIMEDOUT)
         login_end_error(lg, "The password page expired before a password was typed; nothing was "
                             "stored. Call login again.");
     else
@@ -174,8 +208,12 @@ static void url_answered(mcp_call_t *c, int status, const json_t *result, const 
 {
     login_t *lg = c->data;
     (void)error;
-    if (lg->state != LG_URL) /* the password came first: the login runs */
+    if (lg->state != LG_URL) { /* the password came first: the login runs */
+        const char *a = json_string_value(json_object_get(result, "action"));
+        if (status == 0 && a && strcmp(a, "accept") == 0)
+            lg->accepted = true; /* a refusal goes on waiting for the page */
         return;
+    }
     const char *action = json_string_value(json_object_get(result, "action"));
     if (status == 0 && action && strcmp(action, "accept") == 0) {
         lg->state = LG_PAGE; /* the page's callback goes on */
@@ -221,14 +259,15 @@ static void ask_password(login_t *lg)
              lg->service ? " at " : "", lg->service ? lg->service : "");
     snprintf(text, sizeof text,
              "Type an app password of @%s for parley. It goes from this page to parley on this "
-             "computer only, once; it never passes through the chat. Use an app password, never "
+             "computer only; it never passes through the chat. Use an app password, never "
              "the main account password.%s",
              lg->handle, where);
     secret_page_options_t o = {.port = lg->port,
                                .title = title,
                                .text = text,
                                .link_url = BSKY_APP_PASSWORDS_URL,
-                               .link_text = "Create an app password"};
+                               .link_text = "Create an app password",
+                               .verify = true};
     int rc = secret_page_open(ctx->pages, &o, page_done, lg, url, sizeof url, &lg->page);
     if (rc != 0) {
         char msg[300];
@@ -246,7 +285,8 @@ static void ask_password(login_t *lg)
     char message[1400];
     snprintf(message, sizeof message,
              "Open this page to type the Bluesky app password for @%s. It is served by parley "
-             "on this computer, works once and expires in 10 minutes; the password never "
+             "on this computer, takes tries until Bluesky accepts one and expires in 10 "
+             "minutes; the password never "
              "passes through this chat. Create an app password at " BSKY_APP_PASSWORDS_URL
              " (never use the main password).%s",
              lg->handle, where);

@@ -10,7 +10,9 @@
  *      before: the account's last login as the store had it};
  *   3. the client's consent comes back: the daemon that holds the page
  *      waits for it (the password typed there logs in at once, whether or
- *      not a call waits); any other daemon behind the same balancer asks
+ *      not a call waits; a password Bluesky refuses is reported on the
+ *      page, which takes another try until it expires, and the outcome
+ *      waits on); any other daemon behind the same balancer asks
  *      the store whether the account logged in since round 2. Declined or
  *      dismissed is an outcome; still waiting after BS_LOGIN_WAIT_MS, the
  *      round is asked again.
@@ -34,7 +36,7 @@ typedef struct bs_pending_s {
     bool done;                /* the outcome is known */
     int status;               /* 0: logged in */
     char *account;            /* the account's JSON on success */
-    char *error;              /* the connector's message on failure */
+    char *error;              /* the connector's message on failure (or the last refusal) */
     uint64_t opened_at;       /* loop time: a pending is dropped past BS_PENDING_TTL_MS */
     struct bs_wait_s *waiter; /* the round-3 call waiting for it, or NULL */
 } bs_pending_t;
@@ -104,6 +106,35 @@ static bs_pending_t *pending_find(bs_ctx_t *ctx, const char *id)
 
 /* ---- outcomes ---------------------------------------------------------- */
 
+bool bs_page_report(secret_page_t *page, const char *handle, int status, const char *account_json,
+                    const char *error, bool retry)
+{
+    char msg[1200];
+    if (status == UV_EACCES && retry) {
+        snprintf(msg, sizeof msg,
+                 "%.600s. Check that it is an app password of @%.300s (" BSKY_APP_PASSWORDS_URL
+                 "), not the main account password, and try again.",
+                 error ? error : "Bluesky refused the password", handle);
+        secret_page_result(page, false, msg);
+        return true;
+    }
+    if (status == 0) {
+        json_t *acct = account_json ? json_loads(account_json, 0, NULL) : NULL;
+        const char *h = json_string_value(json_object_get(acct, "handle"));
+        snprintf(msg, sizeof msg,
+                 "Signed in to Bluesky as @%.300s \xe2\x80\x94 you can close this tab and return "
+                 "to your assistant.",
+                 h ? h : handle);
+        json_decref(acct);
+    } else {
+        snprintf(msg, sizeof msg,
+                 "The login failed: %.600s. Nothing was stored; return to your assistant.",
+                 error ? error : uv_strerror(status));
+    }
+    secret_page_result(page, true, msg);
+    return false;
+}
+
 void bs_finish_logged_in(mcp_call_t *c, const char *account_json)
 {
     json_t *acct = account_json ? json_loads(account_json, 0, NULL) : NULL;
@@ -147,8 +178,19 @@ static void pending_logged_in(void *data, int status, const char *json, const ch
 {
     bs_pending_t *p = data;
     p->login_running = false;
+    if (p->page != NULL) {
+        if (bs_page_report(p->page, p->handle, status, json, error, pending_listed(p))) {
+            /* Refused: the page takes another try, a round three waits on. */
+            free(p->error);
+            p->error = strdup(error ? error : "Bluesky refused the login");
+            return;
+        }
+        p->page = NULL;
+    }
     p->done = true;
     p->status = status;
+    free(p->error);
+    p->error = NULL;
     if (status == 0)
         p->account = json ? strdup(json) : NULL;
     else
@@ -163,21 +205,44 @@ static void pending_logged_in(void *data, int status, const char *json, const ch
 static void pending_page_done(secret_page_t *page, int status, const char *secret, void *data)
 {
     bs_pending_t *p = data;
-    (void)page;
-    p->page = NULL;
-    if (status == 0 && pending_listed(p)) {
-        p->login_running = true;
-        int rc = connector_login(p->ctx->conn, p->handle, secret, p->service, pending_logged_in, p);
-        if (rc == 0)
-            return;
-        p->login_running = false;
-        status = rc;
+    if (status == 0) { /* a password typed on the page (verify: it stays open) */
+        if (pending_listed(p)) {
+            p->login_running = true;
+            int rc =
+                connector_login(p->ctx->conn, p->handle, secret, p->service, pending_logged_in, p);
+            if (rc == 0)
+                return;
+            p->login_running = false;
+            status = rc;
+        } else {
+            status = UV_ECANCELED;
+        }
+        p->page = NULL;
+        bs_page_report(page, p->handle, status, NULL,
+                       status == UV_ECANCELED ? "this login was withdrawn" : uv_strerror(status),
+                       false);
+    } else {
+        p->page = NULL;
+        if (p->login_running)
+            return; /* the login's answer settles p */
     }
     p->done = true;
     p->status = status;
-    p->error = strdup(status == UV_ETIMEDOUT ? "The password page expired before a password was "
-                                               "typed; nothing was stored"
-                                             : "The password page was closed; nothing was stored");
+    char msg[900];
+    if (status == UV_ETIMEDOUT && p->error != NULL) { /* Bluesky refused what was typed */
+        snprintf(msg, sizeof msg,
+                 "%.600s; the password page expired before a password Bluesky accepted was "
+                 "typed; nothing was stored",
+                 p->error);
+        p->status = UV_EACCES;
+    } else {
+        snprintf(msg, sizeof msg, "%s",
+                 status == UV_ETIMEDOUT ? "The password page expired before a password was "
+                                          "typed; nothing was stored"
+                                        : "The password page was closed; nothing was stored");
+    }
+    free(p->error);
+    p->error = strdup(msg);
     if (!pending_listed(p)) {
         pending_release(p);
         return;
@@ -391,7 +456,8 @@ static json_t *page_request(const char *handle, const char *service, const char 
                  service);
     snprintf(message, sizeof message,
              "Open this page to type the Bluesky app password for @%s. It is served by parley "
-             "on this computer, works once and expires in 10 minutes; the password never "
+             "on this computer, takes tries until Bluesky accepts one and expires in 10 "
+             "minutes; the password never "
              "passes through this chat. Create an app password at " BSKY_APP_PASSWORDS_URL
              " (never use the main password).%s",
              handle ? handle : "?", where);
@@ -454,7 +520,7 @@ static void open_page(void *data, int status, const char *json, const char *erro
              svc ? svc : "");
     snprintf(text, sizeof text,
              "Type an app password of @%s for parley. It goes from this page to parley on this "
-             "computer only, once; it never passes through the chat. Use an app password, never "
+             "computer only; it never passes through the chat. Use an app password, never "
              "the main account password.",
              handle);
     json_t *port = json_object_get(c->args, "port");
@@ -462,7 +528,8 @@ static void open_page(void *data, int status, const char *json, const char *erro
                                .title = title,
                                .text = text,
                                .link_url = BSKY_APP_PASSWORDS_URL,
-                               .link_text = "Create an app password"};
+                               .link_text = "Create an app password",
+                               .verify = true};
     int rc = secret_page_open(ctx->pages, &o, pending_page_done, p, url, sizeof url, &p->page);
     if (rc != 0) {
         json_decref(list);
