@@ -19,7 +19,10 @@
  *
  * The password goes from the page to this daemon and the connector only,
  * never through the client, the model or the state. Pending logins are
- * bounded (BS_PENDING_MAX; the oldest finished one makes room). */
+ * bounded (BS_PENDING_MAX; the oldest finished one makes room). The
+ * outcomes both revisions share are here too: the answer of a login
+ * (bs_finish_logged_in) and what the password page says of it
+ * (bs_page_report). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
