@@ -263,9 +263,13 @@ if (stored !== cfg.messages) results.problems.push(`imported ${stored} messages,
 psql("VACUUM ANALYZE");
 
 // ---- 2. the call mix ----
-const chats = psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM chats").split(",").map(Number);
+// The telegram toolset's calls name the Telegram archive's chats (it
+// refuses the other sources' chats).
+const chats = psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM chats WHERE parley_source_of(kind) = 'telegram'")
+  .split(",").map(Number);
 const points = psql("SELECT string_agg(chat_id || ':' || id, ',') FROM (SELECT chat_id, id FROM messages " +
-  "WHERE id % 37 = 1 ORDER BY chat_id, id LIMIT 2000) m").split(",").map((p) => p.split(":").map(Number));
+  "WHERE id % 37 = 1 AND chat_id IN (SELECT id FROM chats WHERE parley_source_of(kind) = 'telegram') " +
+  "ORDER BY chat_id, id LIMIT 2000) m").split(",").map((p) => p.split(":").map(Number));
 const words = ["database", "release", "meeting", "coffee", "replica", "встреча", "сервер", "кофе", "数据", "検索", "deploy OR backup", "\"search index\""];
 const calls = [];
 for (let i = 0; i < 2000; i++) {
