@@ -68,8 +68,8 @@ static const mcp_tool_def_t tools[] = {
          ""),
      OUT_ITEMS, RO, inline_tool, "parley_inline_messages_list"},
     {"messages.search", "Search one chat",
-     "Search within one chat (chatId or userId): query in web-search syntax (words, \\\"phrases"
-     "\\\", OR, -word; CJK by substring), content and since/until. Without a query: the chat's "
+     "Search within one chat (chatId or userId): query in web-search syntax (words, \"phrases"
+     "\", OR, -word; CJK by substring), content and since/until. Without a query: the chat's "
      "history filtered by content and time.",
      OBJ(CHAT_ID "," USER_ID ",\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
                  "}," CONTENT "," SINCE "," UNTIL "," LIMIT(50, 200),

@@ -165,7 +165,7 @@ static const mcp_tool_def_t tools[] = {
      "\"object\"},\"after\":{\"type\":\"array\"}},\"required\":[\"before\",\"target\",\"after\"]}",
      RO, tg_ts_generic, "parley_tg_messages_context"},
     {"messagesSearch", "Search messages",
-     "Full-text search (web syntax: words, \\\"phrases\\\", OR, -word; CJK by substring), regex "
+     "Full-text search (web syntax: words, \"phrases\", OR, -word; CJK by substring), regex "
      "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          "},\"regex\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "}," SOURCE
