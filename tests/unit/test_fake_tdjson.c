@@ -732,12 +732,56 @@ static void test_close(void **state)
     expect_ok(again, "{\"@type\":\"close\"}");
 }
 
-int main(void)
+static char self[512];
+
+/* Without a script (FAKE_TDJSON_SCRIPT unset or naming no valid file)
+ * every request answers error 500: a child process of this binary, since
+ * the script is read once per process. */
+static int no_script_main(void)
 {
+    void *h = dlopen(FAKE_TDJSON_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return 2;
+    create_fn create = (create_fn)dlsym(h, "td_create_client_id");
+    send_fn send = (send_fn)dlsym(h, "td_send");
+    receive_fn receive = (receive_fn)dlsym(h, "td_receive");
+    int c = create();
+    send(c, "{\"@type\":\"getAuthorizationState\",\"@extra\":7}");
+    int rc = 3;
+    for (int i = 0; i < 50 && rc == 3; i++) {
+        const char *r = receive(0.2);
+        json_t *o = r ? json_loads(r, 0, NULL) : NULL;
+        if (o && json_integer_value(json_object_get(o, "@extra")) == 7)
+            rc = num(o, "code") == 500 && !strcmp(str(o, "message"), "fake_tdjson: no script") ? 0
+                                                                                               : 4;
+        json_decref(o);
+    }
+    dlclose(h);
+    return rc;
+}
+
+static void test_no_script(void **state)
+{
+    (void)state;
+    assert_int_equal(test_sh("env -u FAKE_TDJSON_SCRIPT '%s' --no-script", self), 0);
+    assert_int_equal(
+        test_sh("env FAKE_TDJSON_SCRIPT=/nonexistent/script.json '%s' --no-script", self), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--no-script"))
+        return no_script_main();
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 1;
+    self[n] = '\0';
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_execute), cmocka_unit_test(test_login), cmocka_unit_test(test_chats),
-        cmocka_unit_test(test_history), cmocka_unit_test(test_live),  cmocka_unit_test(test_send),
-        cmocka_unit_test(test_search),  cmocka_unit_test(test_stall), cmocka_unit_test(test_close),
+        cmocka_unit_test(test_execute), cmocka_unit_test(test_login),
+        cmocka_unit_test(test_chats),   cmocka_unit_test(test_history),
+        cmocka_unit_test(test_live),    cmocka_unit_test(test_send),
+        cmocka_unit_test(test_search),  cmocka_unit_test(test_stall),
+        cmocka_unit_test(test_close),   cmocka_unit_test(test_no_script),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
