@@ -211,32 +211,37 @@ static int setup(void **state)
     snprintf(inbox, sizeof inbox, "%s/inbox", dir);
     assert_int_equal(mkdir(db, 0700), 0);
     assert_int_equal(mkdir(inbox, 0700), 0);
-    char script[4096], path[300];
-    snprintf(script, sizeof script,
-             "{\"phone\":\"+15550001\",\"code\":\"12345\",\"password\":\"hunter2\","
-             "\"password_hint\":\"pet\","
-             "\"user\":{\"id\":777000111,\"first_name\":\"Ada\",\"last_name\":\"Lovelace\","
-             "\"username\":\"ada\",\"phone_number\":\"15550001\"},"
-             "\"users\":[{\"id\":42,\"first_name\":\"Bob\",\"username\":\"bob\"}],"
-             "\"chats\":["
-             "{\"id\":42,\"type\":\"private\",\"user_id\":42,\"title\":\"Bob\",\"messages\":30},"
-             "{\"id\":-4001,\"type\":\"basic_group\",\"title\":\"Team\",\"messages\":10,"
-             "\"senders\":[42,777000111]},"
-             "{\"id\":-1001234567890,\"type\":\"supergroup\",\"title\":\"Big group\","
-             "\"messages\":1000,\"senders\":[42]},"
-             "{\"id\":-1009876543210,\"type\":\"channel\",\"title\":\"News\","
-             "\"username\":\"newsch\",\"messages\":5}],"
-             "\"load_chats_per_call\":2,\"history_page_max\":50,"
-             "\"flood_wait\":{\"method\":\"getChatHistory\",\"after_calls\":3,\"seconds\":1},"
-             "\"stall_methods\":[\"getChatAdministrators\"],"
-             "\"live\":[{\"after_ms\":200,\"update\":{\"@type\":\"updateNewMessage\",\"message\":"
-             "{\"@type\":\"message\",\"id\":11534336,\"chat_id\":-4001,\"sender_id\":"
-             "{\"@type\":\"messageSenderUser\",\"user_id\":42},\"is_outgoing\":false,"
-             "\"date\":1700001000,\"edit_date\":0,\"reply_to\":null,\"message_thread_id\":0,"
-             "\"content\":{\"@type\":\"messageText\",\"text\":{\"@type\":\"formattedText\","
-             "\"text\":\"live hello\",\"entities\":[]}}}}}],"
-             "\"inbox\":\"%s\",\"start_date\":1700000000}",
-             inbox);
+    char script[8192], path[300];
+    snprintf(
+        script, sizeof script,
+        "{\"phone\":\"+15550001\",\"code\":\"12345\",\"password\":\"hunter2\","
+        "\"password_hint\":\"pet\","
+        "\"user\":{\"id\":777000111,\"first_name\":\"Ada\",\"last_name\":\"Lovelace\","
+        "\"username\":\"ada\",\"phone_number\":\"15550001\"},"
+        "\"users\":[{\"id\":42,\"first_name\":\"Bob\",\"username\":\"bob\"}],"
+        "\"chats\":["
+        "{\"id\":42,\"type\":\"private\",\"user_id\":42,\"title\":\"Bob\",\"messages\":30,"
+        "\"history\":[{\"@type\":\"message\",\"id\":36700160,\"sender_id\":{\"@type\":"
+        "\"messageSenderUser\",\"user_id\":777000111},\"is_outgoing\":true,\"date\":1700005000,"
+        "\"content\":{\"@type\":\"messageText\",\"text\":{\"@type\":\"formattedText\","
+        "\"text\":\"explicit\",\"entities\":[]}}}]},"
+        "{\"id\":-4001,\"type\":\"basic_group\",\"title\":\"Team\",\"messages\":10,"
+        "\"senders\":[42,777000111]},"
+        "{\"id\":-1001234567890,\"type\":\"supergroup\",\"title\":\"Big group\","
+        "\"messages\":1000,\"senders\":[42]},"
+        "{\"id\":-1009876543210,\"type\":\"channel\",\"title\":\"News\","
+        "\"username\":\"newsch\",\"messages\":5}],"
+        "\"load_chats_per_call\":2,\"history_page_max\":50,"
+        "\"flood_wait\":{\"method\":\"getChatHistory\",\"after_calls\":3,\"seconds\":1},"
+        "\"stall_methods\":[\"getChatAdministrators\"],"
+        "\"live\":[{\"after_ms\":200,\"update\":{\"@type\":\"updateNewMessage\",\"message\":"
+        "{\"@type\":\"message\",\"id\":11534336,\"chat_id\":-4001,\"sender_id\":"
+        "{\"@type\":\"messageSenderUser\",\"user_id\":42},\"is_outgoing\":false,"
+        "\"date\":1700001000,\"edit_date\":0,\"reply_to\":null,\"message_thread_id\":0,"
+        "\"content\":{\"@type\":\"messageText\",\"text\":{\"@type\":\"formattedText\","
+        "\"text\":\"live hello\",\"entities\":[]}}}}}],"
+        "\"inbox\":\"%s\",\"start_date\":1700000000}",
+        inbox);
     snprintf(path, sizeof path, "%s/script.json", dir);
     write_file(path, script);
     assert_int_equal(setenv("FAKE_TDJSON_SCRIPT", path, 1), 0);
@@ -473,6 +478,14 @@ static void test_chats(void **state)
     json_decref(o);
 }
 
+static json_t *get_message(json_int_t chat, json_int_t server)
+{
+    char req[160];
+    snprintf(req, sizeof req, "{\"@type\":\"getMessage\",\"chat_id\":%lld,\"message_id\":%lld}",
+             (long long)chat, (long long)(server << 20));
+    return call(client, req);
+}
+
 static void sleep_s(json_int_t s)
 {
     struct timespec ts = {.tv_sec = (time_t)s};
@@ -557,6 +570,11 @@ static void test_history(void **state)
                      "\"message_id\":5242880}");
     assert_string_equal(str(json_object_get(o, "sender_id"), "@type"), "messageSenderChat");
     json_decref(o);
+    o = get_message(42, 35); /* the script's explicit history */
+    assert_int_equal(num(o, "chat_id"), 42);
+    assert_string_equal(str(json_object_get(json_object_get(o, "content"), "text"), "text"),
+                        "explicit");
+    json_decref(o);
     expect_error(client, "{\"@type\":\"getMessage\",\"chat_id\":42,\"message_id\":1}", 404,
                  "Not Found");
     expect_error(client, "{\"@type\":\"getChatHistory\",\"chat_id\":42,\"limit\":101}", 400,
@@ -593,7 +611,7 @@ static void test_send(void **state)
     o = wait_update(client, "updateMessageSendSucceeded");
     assert_int_equal(num(o, "old_message_id"), temp);
     json_int_t final = num(json_object_get(o, "message"), "id");
-    assert_int_equal(final, 31LL << 20);
+    assert_int_equal(final, 36LL << 20); /* after the script's explicit message 35 */
     assert_null(json_object_get(json_object_get(o, "message"), "sending_state"));
     json_decref(o);
     char req[128];
@@ -603,14 +621,6 @@ static void test_send(void **state)
     assert_string_equal(str(json_object_get(json_object_get(o, "content"), "text"), "text"),
                         "hello Bob");
     json_decref(o);
-}
-
-static json_t *get_message(json_int_t chat, json_int_t server)
-{
-    char req[160];
-    snprintf(req, sizeof req, "{\"@type\":\"getMessage\",\"chat_id\":%lld,\"message_id\":%lld}",
-             (long long)chat, (long long)(server << 20));
-    return call(client, req);
 }
 
 /* The script's live message and an inbox file of an edit, a deletion and a
