@@ -70,4 +70,34 @@ if [ ! -d bench/peers/node_modules ] || [ bench/peers/package-lock.json -nt benc
   echo "deps/install.sh: npm ci in bench/peers/" >&2
   (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# TDLib (Telegram user accounts): the prebuilt libtdjson.so of the npm
+# package below (TDLib 1.8.67, needs only glibc), pinned by version and by
+# the tarball's sha512, installed as /usr/local/lib/libtdjson.so where the
+# daemon's default (telegram_tdjson = libtdjson.so) finds it. parleyd
+# loads it at run time only for a signed-in account.
+TDLIB_PKG=@prebuilt-tdlib/linux-x64-glibc
+TDLIB_VERSION=0.1008067.0
+TDLIB_SHA512=ILSNFbjP/gRWNc0bTtyTOX1RW854vaUcSpc6GtXJQp7Hgwr/+m1GbzhU4hry4yeRk02EfsmqDaBQVdXSjBXgZg==
+TDLIB_DEST=/usr/local/lib/libtdjson.so
+TDLIB_STAMP=/usr/local/lib/libtdjson.so.version
+if [ "$(cat "$TDLIB_STAMP" 2>/dev/null)" != "$TDLIB_VERSION" ] || [ ! -f "$TDLIB_DEST" ]; then
+  echo "deps/install.sh: installing TDLib ($TDLIB_PKG@$TDLIB_VERSION) as $TDLIB_DEST" >&2
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  tdtmp=$(mktemp -d)
+  trap 'rm -rf "$tdtmp"' EXIT
+  (cd "$tdtmp" && npm pack --silent --loglevel=error "$TDLIB_PKG@$TDLIB_VERSION" >/dev/null)
+  tgz=$(ls "$tdtmp"/*.tgz)
+  got=$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)
+  if [ "$got" != "$TDLIB_SHA512" ]; then
+    echo "deps/install.sh: $TDLIB_PKG@$TDLIB_VERSION: sha512 mismatch (got $got)" >&2
+    exit 1
+  fi
+  tar -xzf "$tgz" -C "$tdtmp" package/libtdjson.so
+  $SUDO install -m 0644 "$tdtmp/package/libtdjson.so" "$TDLIB_DEST"
+  echo "$TDLIB_VERSION" | $SUDO tee "$TDLIB_STAMP" >/dev/null
+  $SUDO ldconfig
+  rm -rf "$tdtmp"
+  trap - EXIT
+fi
 echo "deps/install.sh: all dependencies present" >&2

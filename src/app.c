@@ -186,6 +186,8 @@ static void migrate_done(migrate_t *m, int status)
         app_shutdown(a, APP_EXIT_OK);
     } else if (a->cmd == CLI_CMD_IMPORT) {
         app_import_start(a);
+    } else if (a->cmd == CLI_CMD_LOGIN) {
+        app_login_start(a);
     } else {
         app_serve_start(a);
     }

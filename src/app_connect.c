@@ -119,8 +119,7 @@ static void stdio_ended(void *data)
     app_shutdown(data, APP_EXIT_OK);
 }
 
-/* A connector's setting, read through the configuration. */
-static int app_setting(void *data, const char *key, char *out, size_t cap)
+int app_connector_setting(void *data, const char *key, char *out, size_t cap)
 {
     const app_t *a = data;
     return config_get(a->cfg, key, out, cap);
@@ -156,7 +155,7 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
                           .conninfo = &a->conninfo,
                           .fetch = a->fetch,
                           .data_dir = a->cfg->data_dir,
-                          .setting = app_setting,
+                          .setting = app_connector_setting,
                           .setting_data = a,
                           .caps_wanted = caps_wanted(a),
                           .owner = a->owner};

@@ -94,5 +94,9 @@ void app_auto_refresh(app_t *a);
 extern const app_part_ops_t app_pool_part;
 /* import, after the migrations: the one import (app_import.c). */
 void app_import_start(app_t *a);
+/* login, after the migrations: one account signed in (app_login.c). */
+void app_login_start(app_t *a);
+/* A connector's setting by key (connector_env_t.setting; data: the app). */
+int app_connector_setting(void *data, const char *key, char *out, size_t cap);
 
 #endif

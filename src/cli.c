@@ -7,6 +7,7 @@
 
 #include "db/conninfo.h"
 #include "import/importers.h"
+#include "upstream/connectors.h"
 #include "util/strutil.h"
 
 static const struct {
@@ -14,7 +15,7 @@ static const struct {
     cli_command_t cmd;
 } commands[] = {
     {"serve", CLI_CMD_SERVE}, {"migrate", CLI_CMD_MIGRATE}, {"import", CLI_CMD_IMPORT},
-    {"help", CLI_CMD_HELP},   {"version", CLI_CMD_VERSION},
+    {"login", CLI_CMD_LOGIN}, {"help", CLI_CMD_HELP},       {"version", CLI_CMD_VERSION},
 };
 
 int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
@@ -109,8 +110,8 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
                     break;
             if (k == sizeof commands / sizeof commands[0]) {
                 snprintf(err, errcap,
-                         "unknown command '%s' (commands: serve, migrate, import, help, "
-                         "version)",
+                         "unknown command '%s' (commands: serve, migrate, import, login, "
+                         "help, version)",
                          a);
                 return UV_EINVAL;
             }
@@ -141,6 +142,14 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
                                   importers_table[k]->name);
         if (n < errcap)
             snprintf(err + n, errcap - n, " (see parleyd import --help)");
+        return UV_EINVAL;
+    }
+    if (cli->command == CLI_CMD_LOGIN) {
+        if (cli->nargs == 1 && connectors_find_login(cli->args[0]) != NULL)
+            return 0;
+        snprintf(err, errcap,
+                 "usage: parleyd login telegram --phone +NNN [--account NAME] (Bluesky accounts "
+                 "sign in through the bluesky toolset's login tool)");
         return UV_EINVAL;
     }
     if (cli->nargs > 0 && cli->command != CLI_CMD_HELP) {
@@ -181,6 +190,8 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             return rc;
         }
     }
+    if (cli->command == CLI_CMD_LOGIN)
+        snprintf(cfg->login_name, sizeof cfg->login_name, "%s", cli->args[0]);
     if (cli->command == CLI_CMD_IMPORT) {
         const importer_def_t *d = importers_find(cli->args[0]);
         snprintf(cfg->import_source, sizeof cfg->import_source, "%s", d->name);
@@ -261,6 +272,9 @@ void cli_print_help(FILE *out)
             "  migrate    apply the schema migrations and exit\n"
             "  import SOURCE ...\n"
             "             import into the store (parleyd import --help lists the sources)\n"
+            "  login telegram --phone +NNN [--account NAME]\n"
+            "             sign a Telegram user account in (TDLib): asks for the code, then\n"
+            "             the 2FA password if set, on stdin; serve then runs the account\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

@@ -18,6 +18,7 @@ typedef enum {
     CLI_CMD_SERVE = 0,
     CLI_CMD_MIGRATE,
     CLI_CMD_IMPORT,
+    CLI_CMD_LOGIN, /* parleyd login telegram --phone +NNN: a user account, interactively */
     CLI_CMD_HELP,
     CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
     CLI_CMD_HELP_TOOLS,  /* a toolset's tools as Markdown (its docs page); args[0] names it */

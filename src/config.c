@@ -207,6 +207,32 @@ static const opt_t opts[] = {
     {"telegram_api_url", "PARLEY_TELEGRAM_API_URL", OPT_STR, OFF(telegram_api_url),
      SZ(telegram_api_url), 0, 0, "https://api.telegram.org",
      "Bot API server (a self-hosted one, or a test server).", "URL", 0},
+    {"telegram_tdjson", "TELEGRAM_TDJSON", OPT_STR, OFF(telegram_tdjson), SZ(telegram_tdjson), 0, 0,
+     "libtdjson.so",
+     "TDLib's JSON library (libtdjson), loaded at run time for Telegram user accounts: a path, "
+     "or a name the dynamic loader looks up (deps/install.sh installs one).",
+     "PATH", 0},
+    {"telegram_api_id", "TELEGRAM_API_ID", OPT_INT, OFF(telegram_api_id), 0, 0, 2147483647, NULL,
+     "The api_id of your Telegram application (my.telegram.org): needed to sign in and serve a "
+     "user account.",
+     "N", 0},
+    {"telegram_api_hash", "TELEGRAM_API_HASH", OPT_STR, OFF(telegram_api_hash),
+     SZ(telegram_api_hash), 0, 0, "(none)",
+     "The api_hash of that application. Secret: never logged; prefer the environment or the "
+     "config file to a flag.",
+     "HASH", 0},
+    {"telegram_td_timeout_s", "PARLEY_TELEGRAM_TD_TIMEOUT_S", OPT_INT, OFF(telegram_td_timeout_s),
+     0, 1, 3600, NULL,
+     "A TDLib request of a user account unanswered this long fails (the tool or job says so and "
+     "a job is retried).",
+     "SECONDS", 60 /* tdjson.h TDJSON_REQUEST_TIMEOUT_MS */},
+    {"phone", "PARLEY_PHONE", OPT_STR, OFF(phone), SZ(phone), 0, 0, "(none)",
+     "login telegram: the phone number of the account to sign in (+ and digits).", "PHONE", 0},
+    {"account", "PARLEY_ACCOUNT", OPT_STR, OFF(account), SZ(account), 0, 0,
+     "(the phone number's digits)",
+     "login telegram: the name the account is kept under (letters, digits, _ and -), to tell "
+     "several accounts apart.",
+     "NAME", 0},
     {"bluesky_service", "PARLEY_BLUESKY_SERVICE", OPT_STR, OFF(bluesky_service),
      SZ(bluesky_service), 0, 0, "https://bsky.social",
      "Bluesky service (PDS or entryway) the bluesky toolset logs in at, trusted (a service a "

@@ -96,6 +96,12 @@ typedef struct config_s {
         upload_root[CONFIG_PATH_MAX]; /* messagesSendFile reads only here ("" = DATA_DIR/uploads) */
     char telegram_bot_token[256];     /* secret: never logged */
     char telegram_api_url[CONFIG_URL_MAX];
+    char telegram_tdjson[CONFIG_PATH_MAX]; /* TDLib's libtdjson (user accounts) */
+    int telegram_api_id;                   /* the app's api_id (user accounts) */
+    char telegram_api_hash[64];            /* its api_hash: secret, never logged */
+    int telegram_td_timeout_s;             /* a TDLib request unanswered this long fails */
+    char phone[32];                        /* login telegram: the account's phone number */
+    char account[64];                      /* login telegram: the account's name */
     char bluesky_service[CONFIG_URL_MAX];
     int bluesky_refresh_s; /* 0: no bluesky.refresh job */
     int telegram_poll_timeout_s;
@@ -108,7 +114,8 @@ typedef struct config_s {
     char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
     char import_path[CONFIG_PATH_MAX];         /* import: the source's path (an argument) */
     char import_source[32];                    /* import: the source's name (importers.h) */
-    config_source_t source[64];                /* per key, indexed like the key table */
+    char login_name[32];                       /* login: what signs in (connectors.h) */
+    config_source_t source[80];                /* per key, indexed like the key table */
 } config_t;
 
 /* Fills every field with its default. Returns 0, or UV_EINVAL with err set

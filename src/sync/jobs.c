@@ -178,18 +178,21 @@ static void finished(void *data, int status, const char *value, const char *sqls
     maybe_closed(r);
 }
 
-void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error, long fetched,
-                     int64_t chat_id)
+/* Records the job's end: status "idle", "retry", "error" or "wait" (then
+ * wait_s seconds). */
+static void job_end(sync_job_t *job, const char *status, long wait_s, const char *error,
+                    long fetched, int64_t chat_id)
 {
     sync_runner_t *r = job->runner;
-    static const char *const names[] = {"idle", "retry", "error"};
     json_t *p = json_pack("{s:O, s:s, s:s, s:i, s:i}", "id", json_object_get(job->row, "id"),
-                          "owner", r->owner, "status", names[outcome], "fetched", (int)fetched,
+                          "owner", r->owner, "status", status, "fetched", (int)fetched,
                           "max_attempts", SYNC_MAX_ATTEMPTS);
     if (error)
         json_object_set_new(p, "error", json_string(error));
     if (chat_id)
         json_object_set_new(p, "chat_id", json_integer((json_int_t)chat_id));
+    if (wait_s > 0)
+        json_object_set_new(p, "wait_s", json_integer(wait_s));
     char *pjson = json_dumps(p, JSON_COMPACT);
     json_decref(p);
     const char *params[1] = {pjson ? pjson : "{}"};
@@ -203,6 +206,23 @@ void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error,
         free(job);
         maybe_closed(r);
     }
+}
+
+void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error, long fetched,
+                     int64_t chat_id)
+{
+    static const char *const names[] = {"idle", "retry", "error"};
+    job_end(job, names[outcome], 0, error, fetched, chat_id);
+}
+
+void sync_job_wait(sync_job_t *job, long seconds, const char *error)
+{
+    job_end(job, "wait", seconds > 0 ? seconds : 1, error, 0, 0);
+}
+
+const char *sync_job_owner(const sync_job_t *job)
+{
+    return job->runner->owner;
 }
 
 int sync_runner_running(const sync_runner_t *r)

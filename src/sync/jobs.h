@@ -73,6 +73,14 @@ void sync_runner_kick(sync_runner_t *r);
 void sync_job_finish(sync_job_t *job, sync_outcome_t outcome, const char *error, long fetched,
                      int64_t chat_id);
 
+/* Ends a job the upstream asked to wait (a FloodWait): it goes back to
+ * pending, due in seconds, without counting as a failed attempt; error
+ * says why (shown by syncJobsList). */
+void sync_job_wait(sync_job_t *job, long seconds, const char *error);
+
+/* The daemon the job is leased to (what its progress is recorded under). */
+const char *sync_job_owner(const sync_job_t *job);
+
 /* Jobs running now. */
 int sync_runner_running(const sync_runner_t *r);
 

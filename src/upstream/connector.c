@@ -28,6 +28,11 @@ int connector_job_classes(const connector_t *conn, const sync_class_t **classes)
     return conn && conn->ops->job_classes ? conn->ops->job_classes(conn->impl, classes) : 0;
 }
 
+const char *connector_account_json(const connector_t *conn)
+{
+    return conn && conn->ops->account_json ? conn->ops->account_json(conn->impl) : NULL;
+}
+
 void connector_metrics(const connector_t *conn, struct buf_s *out)
 {
     if (conn && conn->ops->metrics)

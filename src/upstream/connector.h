@@ -136,6 +136,10 @@ typedef struct connector_ops_s {
     /* The job classes this connector runs (namespaced: "telegram.sync"):
      * *classes is valid for the connector's life. NULL: none. */
     int (*job_classes)(void *impl, const sync_class_t **classes);
+    /* Its accounts' state as a JSON object ({"state", "error"}: why the
+     * default account cannot serve), valid until the next call; NULL: the
+     * connector has no such state. */
+    const char *(*account_json)(void *impl);
     /* Appends the connector's Prometheus figures to out (util/buf.h);
      * NULL: none. */
     void (*metrics)(void *impl, struct buf_s *out);
@@ -166,6 +170,8 @@ static inline const char *connector_why_not(const connector_t *conn, connector_c
 const char *connector_state(const connector_t *conn);
 int connector_job_classes(const connector_t *conn, const sync_class_t **classes);
 void connector_metrics(const connector_t *conn, struct buf_s *out);
+/* The connector's account_json, or NULL. */
+const char *connector_account_json(const connector_t *conn);
 
 /* The verbs, as in the tables above; each returns UV_ENOTSUP (without
  * calling back) when conn is NULL, lacks the table, the function or the

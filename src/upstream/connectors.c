@@ -6,12 +6,26 @@
 
 #include "upstream/bsky.h"
 #include "upstream/tg_connector.h"
+#include "upstream/tg_user.h"
 
+#include <string.h>
+
+/* The Bot API first: a verb both can do (sending) goes through the bot;
+ * the user account does what the bot cannot. */
 const connector_def_t *const connectors_table[] = {
     &tg_connector_def,
+    &tg_user_connector_def,
     &bsky_connector_def,
     NULL,
 };
+
+const connector_def_t *connectors_find_login(const char *name)
+{
+    for (int i = 0; name && connectors_table[i]; i++)
+        if (connectors_table[i]->login_name && strcmp(connectors_table[i]->login_name, name) == 0)
+            return connectors_table[i];
+    return NULL;
+}
 
 const char *connector_env_text(const connector_env_t *env, const char *key, char *out, size_t cap)
 {

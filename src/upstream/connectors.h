@@ -41,6 +41,20 @@ typedef struct connector_env_s {
     const char *owner;
 } connector_env_t;
 
+/* How a login asks its user (parleyd login: a prompt on stdout, a line of
+ * stdin). ask prints question and calls answer(adata, line) once with the
+ * line without its newline, or NULL at the end of input or on a stop.
+ * secret: the answer is a password (not echoed where it can say so). */
+typedef struct connector_prompt_s {
+    void (*ask)(void *pdata, const char *question, bool secret,
+                void (*answer)(void *adata, const char *line), void *adata);
+    void *pdata;
+} connector_prompt_t;
+
+/* A login's end: status 0 and message (the line to print: who signed in),
+ * or a negative code and message saying why it failed. */
+typedef void (*connector_login_cb)(void *data, int status, const char *message);
+
 typedef struct connector_def_s {
     const char *name; /* "telegram" */
     /* Its job executors use what its close frees (the Telegram bot): it is
@@ -59,10 +73,21 @@ typedef struct connector_def_s {
      * when nothing is left on the loop. */
     void (*close)(void *obj, void (*cb)(void *data), void *data);
     void (*free)(void *obj); /* NULL-safe */
+    /* parleyd login NAME: the NAME (NULL: the connector has no login
+     * command) and the login, which signs an account in interactively
+     * through prompt (settings as for open: "phone", "account") and calls
+     * done once. *obj is closed and freed with close and free. 0, or a
+     * negative code with err (done is not called). */
+    const char *login_name;
+    int (*login)(const connector_env_t *env, const connector_prompt_t *prompt,
+                 connector_login_cb done, void *data, void **obj, char *err, size_t errcap);
 } connector_def_t;
 
 /* Every connector compiled in, ending with NULL. */
 extern const connector_def_t *const connectors_table[];
+
+/* The connector whose login command is name, or NULL. */
+const connector_def_t *connectors_find_login(const char *name);
 
 /* The setting key of env as text, or "" (out is returned). */
 const char *connector_env_text(const connector_env_t *env, const char *key, char *out, size_t cap);

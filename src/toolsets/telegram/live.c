@@ -21,7 +21,7 @@
  * or with the connector's refusal. */
 static bool connector_ready(mcp_call_t *c, connector_cap_t cap, const char *instead)
 {
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), cap);
     if (conn == NULL) {
         tg_ts_generic(c);
         return false;
@@ -71,7 +71,7 @@ static void sent(void *data, int status, const char *json, const char *error)
 static void send_text(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_SEND);
     int rc = connector_send_text(conn, channel_of(answer), arg_str(c, "text"),
                                  arg_int(c, "topicId"), arg_int(c, "replyToMessageId"), sent, c);
     if (rc != 0)
@@ -133,8 +133,8 @@ static void upload_opened(void *data, int status, uint64_t size)
         name = name ? name + 1 : path;
     }
     /* The connector owns the descriptor from here on. */
-    int rc = connector_send_file(ts->conn, chat, status, arg_str(c, "caption"), name,
-                                 arg_int(c, "topicId"), 0, sent, c);
+    int rc = connector_send_file(tg_ts_conn(ts, CONNECTOR_CAN_SEND), chat, status,
+                                 arg_str(c, "caption"), name, arg_int(c, "topicId"), 0, sent, c);
     if (rc != 0)
         tg_ts_connector_failed(c, rc, NULL);
 }
@@ -170,9 +170,15 @@ void tg_ts_realtime_set(mcp_call_t *c)
 {
     if (!connector_ready(c, CONNECTOR_CAN_REALTIME, NULL))
         return;
-    connector_t *conn = tg_ts(c)->conn;
-    connector_set_realtime(conn, json_is_true(json_object_get(c->args, "enabled")));
-    tg_ts_finish_obj(c, json_pack("{s:b}", "realtimeActive", connector_realtime(conn)));
+    /* Every connector that receives in real time: the bot and the accounts. */
+    tg_toolset_t *ts = tg_ts(c);
+    bool on = json_is_true(json_object_get(c->args, "enabled")), active = false;
+    for (int i = 0; i < ts->nconns; i++)
+        if (connector_can(ts->conns[i], CONNECTOR_CAN_REALTIME)) {
+            connector_set_realtime(ts->conns[i], on);
+            active = active || connector_realtime(ts->conns[i]);
+        }
+    tg_ts_finish_obj(c, json_pack("{s:b}", "realtimeActive", active));
 }
 
 /* ---- group administration ----------------------------------------------------- */
@@ -213,7 +219,7 @@ static void removal_step(removal_t *rm)
         free(rm);
         return;
     }
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER);
     int rc = connector_remove_member(
         conn, rm->chat, json_integer_value(json_array_get(rm->users, rm->next)), removal_done, rm);
     if (rc != 0)
@@ -255,7 +261,7 @@ static void admin_done(void *data, int status, const char *json, const char *err
 static void administer(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER);
     const char *tool = c->tool->def->name;
     int64_t chat = channel_of(answer);
     if (strcmp(tool, "groupsMembersRemove") == 0) {
@@ -311,7 +317,7 @@ void tg_ts_group_admin(mcp_call_t *c)
     if (strcmp(tool, "groupsMembersAdd") == 0 || strcmp(tool, "groupsJoin") == 0) {
         /* A connector that can: not implemented by any connector yet. */
         mcp_call_finish_error(c, "%s is not available through the %s connector yet.", tool,
-                              tg_ts(c)->conn->name);
+                              tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER)->name);
         return;
     }
     tg_ts_then(c, TG_RESOLVE_FN, NULL, administer, NULL);
@@ -419,7 +425,7 @@ static void refresh_step(refresh_t *rf)
     char msg[64];
     snprintf(msg, sizeof msg, "chat %zu of %zu", rf->next + 1, n);
     mcp_call_progress(c, (double)rf->next, (double)n, msg);
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_CHAT_INFO);
     /* Private chats (positive ids) have no member count. */
     unsigned parts =
         CONNECTOR_INFO_CHAT | (refresh_current(rf) < 0 ? CONNECTOR_INFO_MEMBER_COUNT : 0u);
@@ -486,7 +492,7 @@ static void info_archived(mcp_call_t *c, json_t *answer, void *arg)
         return;
     }
     *in = (info_t){.call = c, .out = json_incref(answer)};
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_CHAT_INFO);
     int rc = connector_chat_info(
         conn, channel_of(answer),
         CONNECTOR_INFO_CHAT | CONNECTOR_INFO_MEMBER_COUNT | CONNECTOR_INFO_ADMINS, info_live, in);
@@ -499,7 +505,7 @@ static void info_archived(mcp_call_t *c, json_t *answer, void *arg)
  * they are now; "liveError" says which part failed). */
 void tg_ts_groups_info(mcp_call_t *c)
 {
-    if (tg_ts(c)->conn == NULL || !connector_can(tg_ts(c)->conn, CONNECTOR_CAN_CHAT_INFO))
+    if (!connector_can(tg_ts_conn(tg_ts(c), CONNECTOR_CAN_CHAT_INFO), CONNECTOR_CAN_CHAT_INFO))
         tg_ts_generic(c);
     else
         tg_ts_then(c, c->tool->def->sql_function, NULL, info_archived, NULL);

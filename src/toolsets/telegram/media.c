@@ -186,7 +186,7 @@ static void media_answer(mcp_call_t *c, json_t *m, void *arg)
     const char *state = json_string_value(json_object_get(m, "state"));
     const char *local = json_string_value(json_object_get(m, "localPath"));
     if (may_fetch && state && strcmp(state, "done") != 0 &&
-        connector_can(ts->conn, CONNECTOR_CAN_DOWNLOAD) &&
+        connector_can(tg_ts_conn(ts, CONNECTOR_CAN_DOWNLOAD), CONNECTOR_CAN_DOWNLOAD) &&
         json_string_value(json_object_get(m, "exportPath")) == NULL) {
         int64_t chat = json_integer_value(json_object_get(m, "channelId"));
         int64_t msg = json_integer_value(json_object_get(m, "messageId"));
@@ -300,7 +300,7 @@ static void media_fetched(void *data, int status, const char *json, const char *
 static void media_fetch_cancel(mcp_call_t *c)
 {
     media_wait_t *mw = c->data;
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_DOWNLOAD);
     c->data = NULL;
     c->on_cancel = NULL;
     connector_fetch_cancel(conn, mw->handle);
@@ -310,7 +310,7 @@ static void media_fetch_cancel(mcp_call_t *c)
 
 static void media_fetch(mcp_call_t *c, int64_t chat, int64_t msg)
 {
-    connector_t *conn = tg_ts(c)->conn;
+    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_DOWNLOAD);
     media_wait_t *mw = calloc(1, sizeof *mw);
     if (mw == NULL) {
         mcp_call_finish_error(c, "mediaDownload failed: %s", uv_strerror(UV_ENOMEM));

@@ -34,10 +34,10 @@ static const struct {
 /* When the tool needs a capability the connector lacks: the refusal. */
 static bool refuse_lacking(mcp_call_t *c)
 {
-    connector_t *conn = tg_ts(c)->conn;
-    for (size_t i = 0; conn && i < sizeof tg_needs / sizeof tg_needs[0]; i++) {
+    for (size_t i = 0; tg_ts(c)->conn && i < sizeof tg_needs / sizeof tg_needs[0]; i++) {
         if (strcmp(tg_needs[i].tool, c->tool->def->name) != 0)
             continue;
+        connector_t *conn = tg_ts_conn(tg_ts(c), tg_needs[i].cap);
         const char *why = connector_why_not(conn, tg_needs[i].cap);
         if (why == NULL)
             return false;
@@ -97,10 +97,22 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
     char *daemon = ts->status_json ? ts->status_json(ts->status_data) : NULL;
     connector_t *conn = ts->conn;
     json_error_t je;
-    json_t *ctx = json_pack("{s:o, s:b, s:s, s:s}", "daemon",
-                            daemon ? json_loads(daemon, 0, &je) : json_null(), "realtimeActive",
-                            conn && connector_realtime(conn), "upstream",
-                            conn ? connector_state(conn) : "none", "timezone", ts->timezone);
+    bool realtime = false;
+    json_t *user = NULL;
+    for (int i = 0; i < ts->nconns; i++) {
+        realtime = realtime || connector_realtime(ts->conns[i]);
+        const char *aj = connector_account_json(ts->conns[i]);
+        if (aj && user == NULL)
+            user = json_loads(aj, 0, &je);
+    }
+    json_t *ctx =
+        json_pack("{s:o, s:b, s:s, s:s}", "daemon",
+                  daemon ? json_loads(daemon, 0, &je) : json_null(), "realtimeActive", realtime,
+                  "upstream", conn ? connector_state(conn) : "none", "timezone", ts->timezone);
+    if (ctx && user)
+        json_object_set_new(ctx, "telegramUser", user);
+    else
+        json_decref(user);
     free(daemon);
     char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
@@ -194,6 +206,9 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     }
     t->archive = env->archive;
     t->conn = toolset_env_connector(env, CONNECTOR_CAPS_CHAT);
+    for (int i = 0; i < env->nconnectors && t->nconns < TOOLSET_MAX_CONNECTORS; i++)
+        if (env->connectors[i]->ops->chat != NULL)
+            t->conns[t->nconns++] = env->connectors[i];
     t->status_json = env->status_json;
     t->status_data = env->status_data;
     snprintf(t->timezone, sizeof t->timezone, "%s", env->timezone ? env->timezone : "UTC");

@@ -14,7 +14,11 @@
 
 typedef struct tg_toolset_s {
     archive_t *archive;
-    connector_t *conn; /* NULL: archive only */
+    connector_t *conn; /* the first message service; NULL: archive only */
+    /* Every message service started, in the table's order (the Bot API,
+     * then the user accounts): a verb goes to the first that can do it. */
+    connector_t *conns[TOOLSET_MAX_CONNECTORS];
+    int nconns;
     char media_root[TOOLSET_PATH_MAX];
     char export_root[TOOLSET_PATH_MAX]; /* where mediaDownload may write */
     char upload_root[TOOLSET_PATH_MAX]; /* where messagesSendFile may read */
@@ -27,6 +31,16 @@ typedef struct tg_toolset_s {
 static inline tg_toolset_t *tg_ts(const mcp_call_t *c)
 {
     return mcp_call_context(c);
+}
+
+/* The connector that does cap now: the first of ts->conns that can, else
+ * ts->conn (whose why_not says why not; NULL without any). */
+static inline connector_t *tg_ts_conn(const tg_toolset_t *ts, connector_cap_t cap)
+{
+    for (int i = 0; i < ts->nconns; i++)
+        if (connector_can(ts->conns[i], cap))
+            return ts->conns[i];
+    return ts->conn;
 }
 
 /* Runs SQL function fn with args (JSON text; NULL: the call's arguments)

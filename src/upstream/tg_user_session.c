@@ -1,0 +1,206 @@
+/* tg_user_session: a Telegram user account's files (see
+ * tg_user_internal.h). DATA_DIR/telegram/ holds one directory per account,
+ * named after it, mode 0700:
+ *
+ *   db.key  TDLib's database key: 32 random bytes, sealed (util/sealed.h)
+ *           under "telegram_user:NAME" with DATA_DIR/credentials.key
+ *   td/     TDLib's database_directory (one client at a time: TDLib locks
+ *           td/td.binlog)
+ *
+ * A directory without db.key is not an account. Small and bounded file
+ * work, done at start (before serving) or by `parleyd login`. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "upstream/tg_user_internal.h"
+#include "util/dirs.h"
+
+#define TGU_SEALED_MAX (TGU_DB_KEY_BYTES + SEALED_OVERHEAD)
+
+int tgu__session_name(const char *name, const char *phone, char *out, size_t cap, char *err,
+                      size_t errcap)
+{
+    size_t n = 0;
+    if (name && name[0]) {
+        for (const char *p = name; *p; p++) {
+            bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-';
+            if (!ok || n + 1 >= cap || n + 1 >= TGU_NAME_MAX) {
+                snprintf(err, errcap,
+                         "account: '%s' is not a name (letters, digits, _ and -, at most %d)", name,
+                         TGU_NAME_MAX - 1);
+                return UV_EINVAL;
+            }
+            out[n++] = *p;
+        }
+    } else {
+        for (const char *p = phone ? phone : ""; *p; p++)
+            if (*p >= '0' && *p <= '9' && n + 1 < cap)
+                out[n++] = *p;
+        if (n < 5) {
+            snprintf(err, errcap,
+                     "phone: give the account's phone number with its country code "
+                     "(--phone +15551234567)");
+            return UV_EINVAL;
+        }
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* Makes dir 0700, or makes an existing one 0700. */
+static int private_dir(const char *dir, char *err, size_t errcap)
+{
+    int rc = dirs_make(dir, err, errcap);
+    if (rc != 0)
+        return rc;
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errcap, "%s: not a directory", dir);
+        return UV_ENOTDIR;
+    }
+    if ((st.st_mode & 077) != 0 && chmod(dir, 0700) != 0) {
+        snprintf(err, errcap, "%s: cannot make it private (chmod 700): %s", dir, strerror(errno));
+        return UV_EPERM;
+    }
+    return 0;
+}
+
+static int key_write(const char *path, const sealed_key_t *cred, const char *ctx, uint8_t *key,
+                     char *err, size_t errcap)
+{
+    if (RAND_bytes(key, TGU_DB_KEY_BYTES) != 1) {
+        snprintf(err, errcap, "no random bytes for the database key");
+        return UV_EIO;
+    }
+    uint8_t *sealed = NULL;
+    size_t n = 0;
+    int rc = sealed_seal(cred, ctx, key, TGU_DB_KEY_BYTES, &sealed, &n);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot seal the database key: %s", uv_strerror(rc));
+        return rc;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(err, errcap, "%s: %s", path, strerror(errno));
+    } else {
+        rc = write(fd, sealed, n) == (ssize_t)n && fsync(fd) == 0 ? 0 : UV_EIO;
+        close(fd);
+        if (rc != 0) {
+            unlink(path);
+            snprintf(err, errcap, "%s: could not write the database key", path);
+        }
+    }
+    free(sealed);
+    return rc;
+}
+
+static int key_read(const char *path, const sealed_key_t *cred, const char *ctx, uint8_t *key,
+                    char *err, size_t errcap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errcap, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    uint8_t buf[TGU_SEALED_MAX + 1];
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    char *plain = NULL;
+    size_t plen = 0;
+    int rc = n > 0 && n <= TGU_SEALED_MAX ? sealed_open(cred, ctx, buf, (size_t)n, &plain, &plen)
+                                          : UV_EINVAL;
+    if (rc != 0 || plen != TGU_DB_KEY_BYTES) {
+        snprintf(err, errcap,
+                 "%s does not open with %s (another credentials key?); sign the account in "
+                 "again",
+                 path, "credentials.key");
+        sealed_free(plain, plen);
+        return UV_EINVAL;
+    }
+    memcpy(key, plain, TGU_DB_KEY_BYTES);
+    sealed_free(plain, plen);
+    return 0;
+}
+
+int tgu__session_open(const char *data_dir, const sealed_key_t *cred, const char *name, bool create,
+                      tgu_session_t *out, char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name);
+    char root[TGU_PATH_MAX], key_path[TGU_PATH_MAX + 16], ctx[TGU_NAME_MAX + 32];
+    snprintf(root, sizeof root, "%s/telegram", data_dir);
+    if (snprintf(out->dir, sizeof out->dir, "%s/%s", root, name) >= (int)sizeof out->dir ||
+        snprintf(out->td_dir, sizeof out->td_dir, "%s/td", out->dir) >= (int)sizeof out->td_dir) {
+        snprintf(err, errcap, "%s: the path is too long", data_dir);
+        return UV_ENAMETOOLONG;
+    }
+    snprintf(key_path, sizeof key_path, "%s/db.key", out->dir);
+    snprintf(ctx, sizeof ctx, "telegram_user:%s", name);
+    struct stat st;
+    if (!create && stat(key_path, &st) != 0) {
+        snprintf(err, errcap, "no Telegram account '%s' is signed in here (%s)", name, out->dir);
+        return UV_ENOENT;
+    }
+    int rc;
+    if ((rc = private_dir(root, err, errcap)) != 0 ||
+        (rc = private_dir(out->dir, err, errcap)) != 0 ||
+        (rc = private_dir(out->td_dir, err, errcap)) != 0)
+        return rc;
+    uint8_t key[TGU_DB_KEY_BYTES];
+    rc = stat(key_path, &st) == 0 ? key_read(key_path, cred, ctx, key, err, errcap)
+                                  : key_write(key_path, cred, ctx, key, err, errcap);
+    if (rc == 0)
+        EVP_EncodeBlock((unsigned char *)out->key_b64, key, TGU_DB_KEY_BYTES);
+    OPENSSL_cleanse(key, sizeof key);
+    return rc;
+}
+
+int tgu__session_list(const char *data_dir, char names[][TGU_NAME_MAX], int max)
+{
+    char root[TGU_PATH_MAX];
+    snprintf(root, sizeof root, "%s/telegram", data_dir);
+    DIR *d = opendir(root);
+    if (d == NULL)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while (n < max && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len >= TGU_NAME_MAX)
+            continue;
+        char key_path[TGU_PATH_MAX + TGU_NAME_MAX + 16];
+        struct stat st;
+        if (snprintf(key_path, sizeof key_path, "%s/%.*s/db.key", root, TGU_NAME_MAX - 1,
+                     e->d_name) >= (int)sizeof key_path)
+            continue;
+        if (stat(key_path, &st) == 0 && S_ISREG(st.st_mode))
+            memcpy(names[n++], e->d_name, len + 1);
+    }
+    closedir(d);
+    /* In name order, so that the first is the same every start. */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char t[TGU_NAME_MAX];
+            memcpy(t, names[j], TGU_NAME_MAX);
+            memcpy(names[j], names[j - 1], TGU_NAME_MAX);
+            memcpy(names[j - 1], t, TGU_NAME_MAX);
+        }
+    return n;
+}
+
+void tgu__session_wipe(tgu_session_t *s)
+{
+    OPENSSL_cleanse(s->key_b64, sizeof s->key_b64);
+}
