@@ -120,7 +120,7 @@ CREATE OR REPLACE FUNCTION parley_bot_batch_messages(p_updates jsonb, p_from big
                'contact', m -> 'contact', 'dice', m -> 'dice', 'via_bot', m -> 'via_bot',
                'author_signature', m -> 'author_signature',
                'reply_markup', m -> 'reply_markup')), '{}'::jsonb) END,
-           f.kind, parley_bot_file_of(m, f.kind)
+           f.kind, parley_bot_file_of(m, f.kind), NULL::bigint, NULL::boolean
     FROM parley_bot_batch(p_updates, p_from) AS b
     CROSS JOIN LATERAL (SELECT coalesce(b.u -> 'message', b.u -> 'edited_message',
                                         b.u -> 'channel_post', b.u -> 'edited_channel_post')) AS x(m)
@@ -129,6 +129,71 @@ CREATE OR REPLACE FUNCTION parley_bot_batch_messages(p_updates jsonb, p_from big
     CROSS JOIN LATERAL (SELECT parley_bot_file_kind(m)) AS f(kind)
     WHERE jsonb_typeof(m -> 'chat' -> 'id') = 'number' AND jsonb_typeof(m -> 'message_id') = 'number'
       AND jsonb_typeof(m -> 'date') = 'number'
+$$;
+
+-- Stores mapped messages (parley_bot_msg rows: the bot's batches,
+-- parley_bot_batch_messages, and the user account's, parley_tdu_map in
+-- telegram/user.sql) with their files and their chats' last message; the
+-- chats must exist. A message takes its newest version in v (edit_date,
+-- else date; the later update_id on a tie) and never goes back to an older
+-- one than stored (whose extra keys it keeps); a row's outgoing is its own,
+-- else p_outgoing. changed: the rows inserted or changed; inserted: the
+-- rows new to the store.
+CREATE OR REPLACE FUNCTION parley_tg_msgs_store(v parley_bot_msg[], p_outgoing boolean,
+                                                OUT changed integer, OUT inserted integer)
+    LANGUAGE plpgsql AS $$
+BEGIN
+    -- Messages: each one's newest version in the batch.
+    WITH w AS (
+        INSERT INTO messages AS x (chat_id, id, topic_id, sender_id, sender_name, date, edit_date,
+                                   text, entities, reply_to_id, reply_to_chat_id,
+                                   forward_from_name, media_kind, has_link, kind, outgoing,
+                                   action, extra)
+        SELECT chat_id, id, topic_id, sender_id, sender_name, date, edit_date, text, entities,
+               reply_to_id, reply_to_chat_id, forward_from_name, media_kind, has_link, kind,
+               coalesce(outgoing, p_outgoing, false), action, extra
+        FROM (SELECT DISTINCT ON (chat_id, id) *
+              FROM unnest(v)
+              ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
+        ORDER BY chat_id, id
+        ON CONFLICT (chat_id, id) DO UPDATE
+            SET text = EXCLUDED.text, entities = EXCLUDED.entities,
+                edit_date = coalesce(EXCLUDED.edit_date, x.edit_date),
+                media_kind = EXCLUDED.media_kind, has_link = EXCLUDED.has_link,
+                extra = coalesce(x.extra, '{}') || coalesce(EXCLUDED.extra, '{}'),
+                topic_id = coalesce(EXCLUDED.topic_id, x.topic_id), updated_at = now()
+            -- an older version never overwrites a newer one
+            WHERE coalesce(EXCLUDED.edit_date, EXCLUDED.date) >= coalesce(x.edit_date, x.date)
+              AND (x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
+                  (EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
+                   EXCLUDED.media_kind, coalesce(EXCLUDED.topic_id, x.topic_id))
+        RETURNING x.xmax = 0 AS fresh)
+    SELECT count(*), count(*) FILTER (WHERE fresh) INTO changed, inserted FROM w;
+    -- Their files, queued for download.
+    INSERT INTO media AS f (chat_id, message_id, ordinal, kind, file_id, file_unique_id,
+                            mime_type, file_size, width, height, duration, file_name, state, extra)
+    SELECT chat_id, id, 0, file_kind, file ->> 'file_id', file ->> 'file_unique_id',
+           file ->> 'mime_type', (file ->> 'file_size')::bigint, (file ->> 'width')::integer,
+           (file ->> 'height')::integer, (file ->> 'duration')::integer, file ->> 'file_name',
+           'remote', nullif(jsonb_strip_nulls(jsonb_build_object('emoji', file -> 'emoji')),
+                            '{}'::jsonb)
+    FROM (SELECT DISTINCT ON (chat_id, id) *
+          FROM unnest(v)
+          WHERE file_kind IS NOT NULL
+          ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
+    ORDER BY chat_id, id
+    ON CONFLICT (chat_id, message_id, ordinal) DO UPDATE
+        SET file_id = EXCLUDED.file_id, file_unique_id = EXCLUDED.file_unique_id,
+            updated_at = now()
+        WHERE f.file_unique_id IS DISTINCT FROM EXCLUDED.file_unique_id;
+    -- Each chat's newest message.
+    UPDATE chats AS c SET last_message_id = v.id, last_message_date = v.date, updated_at = now()
+    FROM (SELECT DISTINCT ON (chat_id) chat_id, id, date
+          FROM unnest(v)
+          ORDER BY chat_id, date DESC, update_id DESC) AS v
+    WHERE c.id = v.chat_id AND (c.last_message_date IS NULL OR c.last_message_date <= v.date)
+      AND c.last_message_id IS DISTINCT FROM v.id;
+END
 $$;
 
 -- Applies a getUpdates batch (or one message parley sent: p_outgoing) set
@@ -193,51 +258,7 @@ BEGIN
     WHERE m ? 'forum_topic_created'
     ORDER BY chat_id, id, update_id
     ON CONFLICT (chat_id, id) DO NOTHING;
-    -- Messages: each one's newest version in the batch.
-    INSERT INTO messages AS x (chat_id, id, topic_id, sender_id, sender_name, date, edit_date,
-                               text, entities, reply_to_id, forward_from_name, media_kind,
-                               has_link, kind, outgoing, action, extra)
-    SELECT chat_id, id, topic_id, sender_id, sender_name, date, edit_date, text, entities,
-           reply_to_id, forward_from_name, media_kind, has_link, kind, p_outgoing, action, extra
-    FROM (SELECT DISTINCT ON (chat_id, id) *
-          FROM unnest(v)
-          ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
-    ORDER BY chat_id, id
-    ON CONFLICT (chat_id, id) DO UPDATE
-        SET text = EXCLUDED.text, entities = EXCLUDED.entities,
-            edit_date = coalesce(EXCLUDED.edit_date, x.edit_date),
-            media_kind = EXCLUDED.media_kind, has_link = EXCLUDED.has_link,
-            extra = coalesce(x.extra, '{}') || coalesce(EXCLUDED.extra, '{}'),
-            topic_id = coalesce(EXCLUDED.topic_id, x.topic_id), updated_at = now()
-        -- an older version never overwrites a newer one
-        WHERE coalesce(EXCLUDED.edit_date, EXCLUDED.date) >= coalesce(x.edit_date, x.date)
-          AND (x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
-              (EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
-               EXCLUDED.media_kind, coalesce(EXCLUDED.topic_id, x.topic_id));
-    -- Their files, queued for download.
-    INSERT INTO media AS f (chat_id, message_id, ordinal, kind, file_id, file_unique_id,
-                            mime_type, file_size, width, height, duration, file_name, state, extra)
-    SELECT chat_id, id, 0, file_kind, file ->> 'file_id', file ->> 'file_unique_id',
-           file ->> 'mime_type', (file ->> 'file_size')::bigint, (file ->> 'width')::integer,
-           (file ->> 'height')::integer, (file ->> 'duration')::integer, file ->> 'file_name',
-           'remote', nullif(jsonb_strip_nulls(jsonb_build_object('emoji', file -> 'emoji')),
-                            '{}'::jsonb)
-    FROM (SELECT DISTINCT ON (chat_id, id) *
-          FROM unnest(v)
-          WHERE file_kind IS NOT NULL
-          ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
-    ORDER BY chat_id, id
-    ON CONFLICT (chat_id, message_id, ordinal) DO UPDATE
-        SET file_id = EXCLUDED.file_id, file_unique_id = EXCLUDED.file_unique_id,
-            updated_at = now()
-        WHERE f.file_unique_id IS DISTINCT FROM EXCLUDED.file_unique_id;
-    -- Each chat's newest message.
-    UPDATE chats AS c SET last_message_id = v.id, last_message_date = v.date, updated_at = now()
-    FROM (SELECT DISTINCT ON (chat_id) chat_id, id, date
-          FROM unnest(v)
-          ORDER BY chat_id, date DESC, update_id DESC) AS v
-    WHERE c.id = v.chat_id AND (c.last_message_date IS NULL OR c.last_message_date <= v.date)
-      AND c.last_message_id IS DISTINCT FROM v.id;
+    PERFORM parley_tg_msgs_store(v, p_outgoing);
     -- Reactions: the latest count of each message.
     UPDATE messages AS x
         SET extra = coalesce(x.extra, '{}') || jsonb_build_object('reactions', r.reactions),
