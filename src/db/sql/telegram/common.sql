@@ -166,13 +166,23 @@ CREATE OR REPLACE FUNCTION parley_tg_user_json(u users) RETURNS jsonb
         'isSelf', (u.extra ->> 'is_self')::boolean))
 $$;
 
+-- A sync job as syncJobsList shows it: when it waits (a FloodWait pause,
+-- parley_jobs_finish's 'wait', or a retry's backoff) resumesAt says until
+-- when, and a history backfill's cursor ({"from", "oldest", "done"}, the
+-- user connector's) shows as oldestMessageId and reachedStart.
 CREATE OR REPLACE FUNCTION parley_tg_job_json(j sync_jobs) RETURNS jsonb
     LANGUAGE sql STABLE AS $$
     SELECT jsonb_strip_nulls(jsonb_build_object(
         'jobId', j.id, 'channelId', coalesce(to_jsonb(j.chat_id), to_jsonb(j.channel)), 'status', j.status,
         'depth', j.depth, 'minDate', j.min_date, 'realtime', j.realtime, 'fetched', j.fetched,
         'attempts', j.attempts, 'error', j.error, 'lastRunAt', j.last_run_at,
-        'createdAt', j.created_at, 'updatedAt', j.updated_at))
+        'createdAt', j.created_at, 'updatedAt', j.updated_at,
+        'resumesAt', CASE WHEN j.status = 'pending' AND j.next_attempt_at > now()
+                          THEN j.next_attempt_at END,
+        'waiting', CASE WHEN j.status = 'pending' AND j.error LIKE 'Telegram asked to wait (FloodWait)%' THEN 'floodWait' END,
+        'oldestMessageId', parley_tdu_int(j.cursor -> 'oldest'),
+        'reachedStart', CASE WHEN jsonb_typeof(j.cursor -> 'done') = 'boolean'
+                             THEN (j.cursor ->> 'done')::boolean END))
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_needs_connector(tool text, instead text) RETURNS jsonb
