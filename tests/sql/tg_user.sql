@@ -41,6 +41,11 @@ SELECT parley_tdu_account('+200', '{"id": 43, "first_name": "Bo"}', NULL, NULL);
 SELECT pg_temp.expect('accounts, default first', (SELECT string_agg(e ->> 'handle' || ':' || (e ->> 'default') || ':' || coalesce(e ->> 'credentials', '-'), ',')
                                                   FROM jsonb_array_elements(parley_tdu_accounts()) e),
                       '+100:true:AQI=,+200:false:-');
+-- Credentials longer than a base64 line come back on one line.
+SELECT parley_tdu_account('+200', NULL, NULL, decode(repeat('ab', 100), 'hex'));
+SELECT pg_temp.expect('long credentials, one line', parley_tdu_account_get('+200') ->> 'credentials',
+                      translate(encode(decode(repeat('ab', 100), 'hex'), 'base64'), E'\n', ''));
+SELECT pg_temp.expect('no newline', strpos(parley_tdu_account_get('+200') ->> 'credentials', E'\n'), 0);
 UPDATE accounts SET enabled = false WHERE handle = '+200';
 SELECT pg_temp.expect('disabled accounts not listed', jsonb_array_length(parley_tdu_accounts()), 1);
 

@@ -229,7 +229,7 @@ CREATE OR REPLACE FUNCTION parley_tdu_account_json(a accounts) RETURNS jsonb
     LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('id', a.id, 'handle', a.handle, 'external_id', a.external_id,
                               'default', a.is_default, 'last_login_at', a.last_login_at,
-                              'credentials', encode(a.credentials, 'base64'),
+                              'credentials', translate(encode(a.credentials, 'base64'), E'\n', ''),
                               'extra', coalesce(a.extra, '{}'))
 $$;
 
