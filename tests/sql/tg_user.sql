@@ -78,6 +78,9 @@ SELECT pg_temp.expect('chats mapped', (SELECT string_agg(concat_ws(':', id, acco
 SELECT pg_temp.expect('last message stored', (SELECT concat_ws('|', id, text, sender_id, sender_name) FROM messages WHERE chat_id = 50), '9|latest in Cy|42|Ann Lee');
 SELECT pg_temp.expect('chat last message', (SELECT last_message_id FROM chats WHERE id = 50), 9::bigint);
 SELECT pg_temp.expect('same chats again: nothing changes', parley_tdu_chats(1, '[{"@type": "chat", "id": -300, "type": {"@type": "chatTypeBasicGroup"}, "title": "Basic"}]'), 0);
+SELECT pg_temp.expect('a partial chat changes what it has', parley_tdu_chats(1, '[{"id": 50, "title": "Cy Z"}, {"id": -300, "unread_count": 5, "last_read_inbox_message_id": 7340032}]'), 2);
+SELECT pg_temp.expect('partial chats', (SELECT string_agg(concat_ws(':', id, kind, title, unread_count, read_inbox_max_id), ',' ORDER BY id) FROM chats WHERE id IN (50, -300)),
+                      '-300:group:Basic:5:7,50:private:Cy Z:2:3');
 UPDATE chats SET kind = 'forum' WHERE id = -1001000;
 SELECT parley_tdu_chats(1, '[{"@type": "chat", "id": -1001000, "type": {"@type": "chatTypeSupergroup", "is_channel": false}, "title": "Super 2"}]');
 SELECT pg_temp.expect('a forum stays a forum', (SELECT kind || ':' || title FROM chats WHERE id = -1001000), 'forum:Super 2');

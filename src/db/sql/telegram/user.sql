@@ -297,8 +297,10 @@ $$;
 
 -- Upserts TDLib chat objects for account p_account (its account when the
 -- chat has none), and stores each one's last_message. A chat stored as
--- another source's is left alone; a forum stays a forum. Returns the number
--- of chats inserted or changed.
+-- another source's is left alone; a forum stays a forum. A partial object
+-- (an update of the title or of the read state: {id, title} or {id,
+-- unread_count, last_read_inbox_message_id}) changes only what it has.
+-- Returns the number of chats inserted or changed.
 CREATE OR REPLACE FUNCTION parley_tdu_chats(p_account bigint, chats jsonb) RETURNS integer
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -306,21 +308,26 @@ DECLARE
 BEGIN
     INSERT INTO chats AS x (id, account_id, kind, title, unread_count, read_inbox_max_id,
                             read_outbox_max_id, active, extra)
-    SELECT DISTINCT ON (id) id, p_account,
-           CASE c -> 'type' ->> '@type'
-               WHEN 'chatTypePrivate' THEN 'private' WHEN 'chatTypeSecret' THEN 'private'
-               WHEN 'chatTypeBasicGroup' THEN 'group'
-               ELSE CASE WHEN coalesce((c -> 'type' ->> 'is_channel')::boolean, false)
-                         THEN 'channel' ELSE 'supergroup' END END,
-           nullif(c ->> 'title', ''), coalesce((c ->> 'unread_count')::integer, 0),
+    SELECT DISTINCT ON (y.id) y.id, p_account,
+           coalesce(CASE c -> 'type' ->> '@type'
+                        WHEN 'chatTypePrivate' THEN 'private' WHEN 'chatTypeSecret' THEN 'private'
+                        WHEN 'chatTypeBasicGroup' THEN 'group'
+                        WHEN 'chatTypeSupergroup' THEN
+                            CASE WHEN coalesce((c -> 'type' ->> 'is_channel')::boolean, false)
+                                 THEN 'channel' ELSE 'supergroup' END END,
+                    o0.kind, CASE WHEN y.id > 0 THEN 'private'
+                                  WHEN y.id > -1000000000000 THEN 'group' ELSE 'supergroup' END),
+           nullif(c ->> 'title', ''),
+           coalesce((c ->> 'unread_count')::integer, o0.unread_count, 0),
            parley_tdu_server_id(c -> 'last_read_inbox_message_id'),
            parley_tdu_server_id(c -> 'last_read_outbox_message_id'), true,
            jsonb_build_object('source', 'telegram_user')
     FROM jsonb_array_elements(CASE WHEN jsonb_typeof(chats) = 'array' THEN chats ELSE '[]' END)
-         WITH ORDINALITY AS e(c, o),
-         LATERAL (SELECT parley_tdu_int(c -> 'id')) AS y(id)
-    WHERE id IS NOT NULL AND id <> 0
-    ORDER BY id, o DESC
+         WITH ORDINALITY AS e(c, o)
+    CROSS JOIN LATERAL (SELECT parley_tdu_int(c -> 'id')) AS y(id)
+    LEFT JOIN chats o0 ON o0.id = y.id
+    WHERE y.id IS NOT NULL AND y.id <> 0
+    ORDER BY y.id, e.o DESC
     ON CONFLICT (id) DO UPDATE
         SET account_id = coalesce(x.account_id, EXCLUDED.account_id),
             kind = CASE WHEN x.kind = 'forum' AND EXCLUDED.kind = 'supergroup' THEN x.kind
