@@ -351,8 +351,9 @@ static void login_ask(tgu_auth_t *a, tgu_ask_t what, const char *hint)
         login_answer(u, u->login_phone);
         return;
     case TGU_ASK_CODE:
-        snprintf(q, sizeof q, "The code Telegram sent to +%s (in the app or by SMS): ",
-                 hint && hint[0] ? hint : u->login_phone);
+        hint = hint && hint[0] ? hint : u->login_phone;
+        snprintf(q, sizeof q, "The code Telegram sent to %s%s (in the app or by SMS): ",
+                 hint[0] == '+' ? "" : "+", hint);
         break;
     default:
         snprintf(q, sizeof q, "The account's password (two-step verification%s%s%s): ",

@@ -173,7 +173,7 @@ SELECT pg_temp.expect('page', parley_tdu_history_page((SELECT id FROM sync_jobs)
     '{"stored": 2, "fetched": 2, "active": true}'::jsonb);
 SELECT pg_temp.expect('cursor and lease', (SELECT cursor::text || '|' || (lease_expires_at > now() + interval '100 seconds') FROM sync_jobs),
                       '{"done": false, "from": 2097152, "oldest": 2}|true');
-SELECT pg_temp.expect('progress shown', (SELECT parley_tg_job_json(j) ->> 'oldestMessageId' || ':' || (parley_tg_job_json(j) ->> 'reachedStart') FROM sync_jobs j), '2:false');
+SELECT pg_temp.expect('progress shown', (SELECT parley_tg_job_json(j) ->> 'oldestMessageId' || ':' || (parley_tg_job_json(j) ->> 'complete') FROM sync_jobs j), '2:false');
 SELECT pg_temp.expect('another daemon''s page: stored, job untouched', parley_tdu_history_page((SELECT id FROM sync_jobs), 'd2', 1,
     jsonb_build_array(pg_temp.tdmsg(-1002000, 1, 1700000001, 'first')), '{"from": 1048576, "oldest": 1, "done": true}'),
     '{"stored": 1, "fetched": 2, "active": false}'::jsonb);
@@ -219,3 +219,18 @@ UPDATE accounts SET enabled = false WHERE kind = 'telegram_user';
 SELECT parley_tg_sync_jobs_add('{"channelId": "-1002000"}', '{}');
 SELECT pg_temp.expect('sync job without an account', (SELECT count(*) FROM sync_jobs WHERE class = 'telegram.sync' AND account_id IS NULL), 1::bigint);
 SELECT pg_temp.expect('auth bot', parley_tg_auth_status('{}', '{}') ->> 'kind', 'bot');
+
+-- The connector's operations in their order (parley_tdu_apply): a chat, its
+-- message, an edit of it, another message, then a deletion of the first.
+UPDATE accounts SET enabled = true WHERE kind = 'telegram_user';
+SELECT pg_temp.expect('apply', parley_tdu_apply(1, jsonb_build_array(
+    jsonb_build_object('op', 'chats', 'chats', jsonb_build_array(
+        '{"@type": "chat", "id": -1007000, "type": {"@type": "chatTypeSupergroup", "is_channel": false}, "title": "Ops"}'::jsonb)),
+    jsonb_build_object('op', 'messages', 'messages', jsonb_build_array(pg_temp.tdmsg(-1007000, 1, 1700000100, 'first'))),
+    jsonb_build_object('op', 'messages', 'messages', jsonb_build_array(pg_temp.tdmsg(-1007000, 1, 1700000100, 'first, edited', '{"edit_date": 1700000200}'),
+                                                                       pg_temp.tdmsg(-1007000, 2, 1700000300, 'second'))),
+    '{"op": "delete", "chat_id": -1007000, "message_ids": [1048576], "is_permanent": true, "from_cache": false}'::jsonb,
+    '{"op": "users", "users": [{"@type": "user", "id": 77, "first_name": "Zed"}]}'::jsonb)) > 0, true);
+SELECT pg_temp.expect('applied in order', (SELECT string_agg(id || ':' || text, ',' ORDER BY id) FROM messages WHERE chat_id = -1007000), '2:second');
+SELECT pg_temp.expect('applied chat and user', (SELECT title FROM chats WHERE id = -1007000) || ':' || (SELECT first_name FROM users WHERE id = 77), 'Ops:Zed');
+SELECT pg_temp.expect('signed out', parley_tg_auth_status('{}', '{"telegramUser": {"state": "signedOut", "error": ""}}') ->> 'authenticated', 'false');

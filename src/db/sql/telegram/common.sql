@@ -181,7 +181,7 @@ CREATE OR REPLACE FUNCTION parley_tg_job_json(j sync_jobs) RETURNS jsonb
                           THEN j.next_attempt_at END,
         'waiting', CASE WHEN j.status = 'pending' AND j.error LIKE 'Telegram asked to wait (FloodWait)%' THEN 'floodWait' END,
         'oldestMessageId', parley_tdu_int(j.cursor -> 'oldest'),
-        'reachedStart', CASE WHEN jsonb_typeof(j.cursor -> 'done') = 'boolean'
+        'complete', CASE WHEN jsonb_typeof(j.cursor -> 'done') = 'boolean'
                              THEN (j.cursor ->> 'done')::boolean END))
 $$;
 

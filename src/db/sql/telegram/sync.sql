@@ -11,11 +11,11 @@ CREATE OR REPLACE FUNCTION parley_tg_auth_status(a jsonb, ctx jsonb) RETURNS jso
     LANGUAGE plpgsql AS $$
 DECLARE
     st text := regexp_replace(ctx -> 'telegramUser' ->> 'state', '^authorizationState', '');
-    why text := ctx -> 'telegramUser' ->> 'error';
+    why text := nullif(ctx -> 'telegramUser' ->> 'error', '');
     gone boolean;
 BEGIN
     st := lower(left(st, 1)) || substr(st, 2);
-    gone := coalesce(st ~* '^(wait|loggingOut|loggedOut|clos|error)', false);
+    gone := coalesce(st ~* '^(wait|loggingOut|loggedOut|signedOut|clos|error|failed)', false);
     RETURN (SELECT coalesce(
         (SELECT jsonb_strip_nulls(jsonb_build_object(
                     'authenticated', NOT gone, 'kind', 'user',

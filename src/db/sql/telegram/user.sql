@@ -455,3 +455,50 @@ BEGIN
             FROM messages m WHERE m.chat_id = v_chat AND m.id = v_id);
 END
 $$;
+
+-- Applies the connector's store operations in their order
+-- (src/upstream/tg_user_account.c): {"op": "chats", "chats": [chat]},
+-- {"op": "users", "users": [user]}, {"op": "messages", "messages":
+-- [message]}, {"op": "delete", "chat_id", "message_ids", "is_permanent",
+-- "from_cache"}. Neighbouring operations of one kind are applied together.
+-- Returns the rows inserted or changed.
+CREATE OR REPLACE FUNCTION parley_tdu_apply(p_account bigint, ops jsonb) RETURNS integer
+    LANGUAGE plpgsql AS $$
+DECLARE
+    o jsonb;
+    kind text;
+    run_kind text;
+    run jsonb := '[]';
+    n integer := 0;
+BEGIN
+    FOR o IN SELECT value FROM jsonb_array_elements(ops) LOOP
+        kind := o ->> 'op';
+        IF run_kind IS DISTINCT FROM kind AND jsonb_array_length(run) > 0 THEN
+            n := n + parley_tdu_apply_run(p_account, run_kind, run);
+            run := '[]';
+        END IF;
+        run_kind := kind;
+        IF kind = 'delete' THEN
+            n := n + parley_tdu_delete((o ->> 'chat_id')::bigint, o -> 'message_ids',
+                                       coalesce((o ->> 'is_permanent')::boolean, false),
+                                       coalesce((o ->> 'from_cache')::boolean, false));
+            run_kind := NULL;
+        ELSIF kind IN ('chats', 'users', 'messages') THEN
+            run := run || coalesce(o -> kind, '[]');
+        END IF;
+    END LOOP;
+    IF jsonb_array_length(run) > 0 THEN
+        n := n + parley_tdu_apply_run(p_account, run_kind, run);
+    END IF;
+    RETURN n;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION parley_tdu_apply_run(p_account bigint, kind text, items jsonb)
+    RETURNS integer LANGUAGE sql AS $$
+    SELECT CASE kind
+        WHEN 'chats' THEN parley_tdu_chats(p_account, items)
+        WHEN 'users' THEN parley_tdu_users(items)
+        WHEN 'messages' THEN parley_tdu_messages(p_account, items)
+        ELSE 0 END
+$$;

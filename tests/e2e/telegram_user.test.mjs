@@ -1,0 +1,247 @@
+// A Telegram user account through TDLib, tried as a new user would, against
+// the fake libtdjson (tests/support/fake_tdjson*.c: a scripted account with
+// a login code and a 2FA password): `parleyd login telegram` with a wrong
+// code fails clearly and with the right code and password signs in; the
+// account's directory is private; serve reports the account, lists its
+// chats, backfills exactly the newest `depth` messages of a 1,000-message
+// chat through a FloodWait (visible in syncJobsList), stores live
+// messages, edits and deletions once, sends through sendMessage, and the
+// next run starts signed in without asking; a kill -9 in the middle of a
+// backfill resumes from the last page stored.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+
+const FAKE = process.env.FAKE_TDJSON;
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_tguser_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const psql = (sql) => psqlAt(pgDir, db, sql);
+const API_HASH = "0123456789abcdef-api-hash-secret";
+
+const BIG = -1001234567890;
+const BIG2 = -1005555555555;
+const BOB = 42;
+let dataDir, inbox, scriptPath;
+
+const script = () => ({
+  phone: "+15550001",
+  code: "12345",
+  password: "hunter2",
+  password_hint: "pet",
+  user: { id: 777000111, first_name: "Ada", last_name: "Lovelace", username: "ada", phone_number: "15550001" },
+  users: [{ id: BOB, first_name: "Bob", username: "bob" }],
+  chats: [
+    { id: BOB, type: "private", user_id: BOB, title: "Bob", messages: 30 },
+    { id: -4001, type: "basic_group", title: "Team", messages: 10, senders: [BOB, 777000111] },
+    { id: BIG, type: "supergroup", title: "Big group", messages: 1000, senders: [BOB] },
+    { id: BIG2, type: "supergroup", title: "Second big", messages: 1000, senders: [BOB] },
+    { id: -1009876543210, type: "channel", title: "News", username: "newsch", messages: 5 },
+  ],
+  load_chats_per_call: 2,
+  history_page_max: 50,
+  flood_wait: { method: "getChatHistory", after_calls: 3, seconds: 2 },
+  inbox,
+});
+
+const settings = () => [
+  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
+  "--telegram-api-id", "12345", "--telegram-api-hash", API_HASH,
+];
+const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
+
+// parleyd login telegram with stdin; resolves {code, out, err}.
+async function login(input, extra = []) {
+  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550001", ...settings(), ...extra], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, ...env() },
+  });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  child.stdin.end(input);
+  const [code] = await once(child, "exit");
+  return { code, out, err };
+}
+
+async function serve() {
+  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
+  const port = /\(port (\d+)\)/.exec(d.log())[1];
+  const c = new Client({ name: "tg-user", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  return { d, c };
+}
+
+async function call(c, name, args = {}) {
+  const r = await c.callTool({ name, arguments: args });
+  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+  return r.structuredContent;
+}
+
+async function until(what, fn, ms = 60000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// Drops an update (or several) into the fake's inbox.
+function deliver(updates) {
+  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
+  fs.writeFileSync(tmp, JSON.stringify(updates));
+  fs.renameSync(tmp, `${tmp.replace("/.u", "/u")}.json`);
+}
+
+const tdText = (t) => ({ "@type": "messageText", text: { "@type": "formattedText", text: t, entities: [] } });
+const tdMsg = (chat, sid, text, extra = {}) => ({
+  "@type": "message", id: sid * 1048576, chat_id: chat, date: 1800000000 + sid,
+  sender_id: { "@type": "messageSenderUser", user_id: BOB }, is_outgoing: false, edit_date: 0,
+  reply_to: null, message_thread_id: 0, content: tdText(text), ...extra,
+});
+
+before(() => {
+  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
+  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
+  dataDir = tmpdir("parley-tguser-");
+  inbox = tmpdir("parley-tdinbox-");
+  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
+  fs.writeFileSync(scriptPath, JSON.stringify(script()));
+});
+
+after(() => {
+  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+});
+
+test("login: a wrong code fails clearly; the code and the 2FA password sign in", async () => {
+  const wrong = await login("00000\n");
+  assert.notEqual(wrong.code, 0);
+  assert.match(wrong.out, /code Telegram sent to \+15550001/);
+  assert.match(wrong.err, /login failed: the code is wrong/);
+  const noAnswer = await login("");
+  assert.notEqual(noAnswer.code, 0);
+  assert.match(noAnswer.err, /end of input/);
+
+  const ok = await login("12345\nhunter2\n");
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /password \(two-step verification, hint: pet\)/);
+  assert.match(ok.out, /signed in as Ada Lovelace, @ada \(user id 777000111\)/);
+  assert.ok(!ok.err.includes(API_HASH) && !ok.out.includes(API_HASH), "the api_hash is never shown");
+  assert.ok(!ok.err.includes("hunter2"), "the password is never logged");
+
+  // Private to the daemon's user: the account's directory, TDLib's, the key.
+  const dir = path.join(dataDir, "telegram", "15550001");
+  for (const d of [path.join(dataDir, "telegram"), dir, path.join(dir, "td")])
+    assert.equal(fs.statSync(d).mode & 0o777, 0o700, d);
+  assert.equal(fs.statSync(path.join(dir, "db.key")).mode & 0o777, 0o600);
+  assert.ok(!fs.readFileSync(path.join(dir, "db.key")).includes(Buffer.from("hunter2")));
+  assert.equal(psql("SELECT kind || ':' || handle || ':' || external_id FROM accounts WHERE kind = 'telegram_user'"),
+    "telegram_user:15550001:777000111");
+});
+
+test("serve: the account, its chats, a backfill through a FloodWait, live updates, sending", async () => {
+  const { d, c } = await serve();
+  try {
+    const auth = await call(c, "authStatus");
+    assert.equal(auth.authenticated, true);
+    assert.equal(auth.userId, "777000111");
+    assert.equal(auth.phone, "15550001");
+    assert.equal(auth.sessionPath, path.join(dataDir, "telegram", "15550001"));
+    assert.ok(auth.lastLoginAt);
+
+    // Every chat, loaded two a call until TDLib says all are.
+    const chats = await until("the chats", async () => {
+      const l = await call(c, "channelsList", { limit: 50 });
+      const list = l.channels ?? l.items ?? [];
+      return list.length >= 5 ? list : null;
+    });
+    const titles = chats.map((x) => x.title ?? x.peerTitle).sort();
+    assert.deepEqual(titles, ["Big group", "Bob", "News", "Second big", "Team"]);
+    assert.equal(psql(`SELECT kind FROM chats WHERE id = ${BIG}`), "supergroup");
+    assert.equal(psql("SELECT kind FROM chats WHERE id = -1009876543210"), "channel");
+
+    // Backfill exactly the newest 300 of 1,000, through a FloodWait.
+    const added = await call(c, "syncJobsAdd", { channelId: BIG, depth: 300 });
+    assert.equal(added.job.channelId, BIG);
+    let sawWait = null;
+    const done = await until("the backfill", async () => {
+      const l = await call(c, "syncJobsList", { channelId: BIG });
+      const j = l.jobs[0];
+      if (j.waiting === "floodWait" && !sawWait) sawWait = j;
+      return j.status === "idle" ? j : null;
+    });
+    assert.ok(sawWait, "syncJobsList showed the FloodWait");
+    assert.ok(sawWait.resumesAt, "with when the job resumes");
+    assert.match(sawWait.error, /FloodWait/);
+    assert.equal(done.attempts <= 2, true, `a FloodWait is not a failed attempt (${done.attempts})`);
+    assert.equal(psql(`SELECT count(*) || ':' || min(id) || ':' || max(id) FROM messages WHERE chat_id = ${BIG}`), "300:701:1000");
+    assert.equal(psql(`SELECT text FROM messages WHERE chat_id = ${BIG} AND id = 701`), "Big group message 701");
+
+    // Live: a new message, its edit, another one deleted for good, and an
+    // eviction from TDLib's cache (not a deletion).
+    deliver([
+      { "@type": "updateNewMessage", message: tdMsg(BOB, 31, "live one") },
+      { "@type": "updateNewMessage", message: tdMsg(BOB, 32, "live two") },
+    ]);
+    await until("the live messages", () => psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id IN (31, 32)`) === "2");
+    deliver([
+      { "@type": "updateMessageContent", chat_id: BOB, message_id: 31 * 1048576, new_content: tdText("live one, edited") },
+      { "@type": "updateMessageEdited", chat_id: BOB, message_id: 31 * 1048576, edit_date: 1800000100, reply_markup: null },
+      { "@type": "updateDeleteMessages", chat_id: BOB, message_ids: [32 * 1048576], is_permanent: true, from_cache: false },
+      { "@type": "updateDeleteMessages", chat_id: BOB, message_ids: [31 * 1048576], is_permanent: false, from_cache: true },
+    ]);
+    await until("the edit and the deletion", () =>
+      psql(`SELECT string_agg(id || '=' || text, ',' ORDER BY id) FROM messages WHERE chat_id = ${BOB} AND id >= 31`) === "31=live one, edited");
+    assert.equal(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id = 31`), "1", "stored once");
+
+    // Sending through the account.
+    const sent = await call(c, "messagesSend", { channelId: BOB, text: "hello from parley" });
+    assert.equal(sent.channelId, BOB);
+    assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 31, JSON.stringify(sent));
+    await until("the sent message stored", () =>
+      psql(`SELECT text || ':' || outgoing FROM messages WHERE chat_id = ${BOB} AND id = ${sent.messageId}`) === "hello from parley:true");
+    assert.ok(!d.log().includes(API_HASH), "the api_hash is never logged");
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
+test("the next run starts signed in without asking; a kill -9 mid-backfill resumes", async () => {
+  let { d, c } = await serve();
+  try {
+    await call(c, "syncJobsAdd", { channelId: BIG2, depth: 1000 });
+    // Killed once some pages are stored, before the end.
+    await until("a few pages", () => {
+      const n = Number(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BIG2}`));
+      return n >= 150 && n < 1000;
+    });
+  } finally {
+    d.child.kill("SIGKILL");
+    await once(d.child, "exit");
+  }
+  const before = Number(psql(`SELECT (cursor ->> 'count')::int FROM sync_jobs WHERE chat_id = ${BIG2}`));
+  assert.ok(before > 0 && before < 1000, `the cursor holds the pages stored (${before})`);
+
+  ({ d, c } = await serve());
+  try {
+    assert.doesNotMatch(d.log(), /code Telegram sent/);
+    const auth = await call(c, "authStatus");
+    assert.equal(auth.authenticated, true, JSON.stringify(auth));
+    const job = await until("the resumed backfill", async () => {
+      const j = (await call(c, "syncJobsList", { channelId: BIG2 })).jobs[0];
+      return j.status === "idle" ? j : null;
+    }, 90000);
+    assert.equal(job.fetched >= 1000, true, JSON.stringify(job));
+    assert.equal(psql(`SELECT count(*) || ':' || count(DISTINCT id) || ':' || min(id) FROM messages WHERE chat_id = ${BIG2}`), "1000:1000:1");
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
