@@ -210,7 +210,8 @@ static const opt_t opts[] = {
     {"telegram_tdjson", "TELEGRAM_TDJSON", OPT_STR, OFF(telegram_tdjson), SZ(telegram_tdjson), 0, 0,
      "libtdjson.so",
      "TDLib's JSON library (libtdjson), loaded at run time for Telegram user accounts: a path, "
-     "or a name the dynamic loader looks up (deps/install.sh installs one).",
+     "or a name the dynamic loader looks up, else in /usr/local/lib (where deps/install.sh "
+     "installs it).",
      "PATH", 0},
     {"telegram_api_id", "TELEGRAM_API_ID", OPT_INT, OFF(telegram_api_id), 0, 0, 2147483647, NULL,
      "The api_id of your Telegram application (my.telegram.org): needed to sign in and serve a "

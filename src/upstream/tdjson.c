@@ -4,6 +4,7 @@
 #include "upstream/tdjson.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,11 +235,19 @@ int tdjson_open(uv_loop_t *loop, const char *path, tdjson_t **out, char *err, si
     const char *name = path && path[0] ? path : "libtdjson.so";
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
-        snprintf(err, errcap,
-                 "cannot load TDLib (%s): %s; install it with deps/install.sh or name it with "
-                 "telegram_tdjson",
-                 name, dlerror());
-        return UV_ENOENT;
+        char why[512];
+        snprintf(why, sizeof why, "%s", dlerror());
+        char installed[PATH_MAX];
+        int n = snprintf(installed, sizeof installed, "%s/%s", TDJSON_INSTALL_DIR, name);
+        if (strchr(name, '/') == NULL && n > 0 && (size_t)n < sizeof installed)
+            lib = dlopen(installed, RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL) {
+            snprintf(err, errcap,
+                     "cannot load TDLib (%s): %s; install it with deps/install.sh or name it "
+                     "with telegram_tdjson",
+                     name, why);
+            return UV_ENOENT;
+        }
     }
     tdjson_t *td = calloc(1, sizeof *td);
     if (td == NULL) {

@@ -43,6 +43,11 @@
 /* How long a close waits for authorizationStateClosed. */
 #define TDJSON_CLOSE_TIMEOUT_MS 10000
 
+/* Where deps/install.sh installs libtdjson.so. A bare name the dynamic
+ * loader does not find (it looks in /usr/local/lib only for the sonames
+ * ldconfig cached: libtdjson.so.1.8.67, not libtdjson.so) is tried here. */
+#define TDJSON_INSTALL_DIR "/usr/local/lib"
+
 typedef struct tdjson_s tdjson_t;
 typedef struct tdjson_client_s tdjson_client_t;
 
@@ -58,10 +63,11 @@ typedef void (*tdjson_update_cb)(tdjson_client_t *c, json_t *update, void *data)
  * UV_EPROTO. reply is borrowed for the call. */
 typedef void (*tdjson_reply_cb)(void *data, int status, json_t *reply);
 
-/* Loads the library at path (a file, or a name dlopen looks up: the
- * default "libtdjson.so") and starts the receiving thread. TDLib's own log
- * is turned down to errors (setLogVerbosityLevel 1). Returns 0, or a
- * negative code with err saying what is missing. */
+/* Loads the library at path (a file, or a name dlopen looks up, else
+ * TDJSON_INSTALL_DIR/name: the default "libtdjson.so") and starts the
+ * receiving thread. TDLib's own log is turned down to errors
+ * (setLogVerbosityLevel 1). Returns 0, or a negative code with err saying
+ * what is missing. */
 int tdjson_open(uv_loop_t *loop, const char *path, tdjson_t **out, char *err, size_t errcap);
 
 /* A synchronous request (td_execute): a malloc'd answer, or NULL. Only for
