@@ -24,6 +24,9 @@ static bool serving(const tgu_account_t *acc)
 tgu_account_t *tgu__default(tgu_t *u)
 {
     for (int i = 0; i < u->naccounts; i++)
+        if (serving(u->accounts[i]) && u->accounts[i]->is_default)
+            return u->accounts[i];
+    for (int i = 0; i < u->naccounts; i++)
         if (serving(u->accounts[i]))
             return u->accounts[i];
     return NULL;

@@ -297,7 +297,10 @@ static void account_stored(void *data, int status, const char *value, const char
         acc->state = TGU_ACC_FAILED;
         return;
     }
-    acc->account_id = value ? strtoll(value, NULL, 10) : 0;
+    /* "id:is_default" */
+    char *end = NULL;
+    acc->account_id = value ? strtoll(value, &end, 10) : 0;
+    acc->is_default = end && strcmp(end, ":true") == 0;
     if (acc->state != TGU_ACC_STARTING)
         return;
     acc->state = TGU_ACC_LOADING;
@@ -324,8 +327,9 @@ static void got_me(void *data, int status, json_t *me)
     json_decref(extra);
     const char *p[] = {acc->session.name, mej, extraj};
     int rc = mej && extraj ? pg_pool_call(acc->u->rw, NULL,
-                                          "SELECT parley_tdu_account($1, $2::jsonb, $3::jsonb, "
-                                          "NULL)",
+                                          "WITH a AS (SELECT parley_tdu_account($1, $2::jsonb, "
+                                          "$3::jsonb, NULL) AS id) SELECT a.id || ':' || "
+                                          "ac.is_default FROM a JOIN accounts ac USING (id)",
                                           3, p, account_stored, acc, NULL)
                            : UV_ENOMEM;
     free(mej);

@@ -134,6 +134,7 @@ struct tgu_account_s {
     tgu_acc_state_t state;
     char error[256];    /* why SIGNED_OUT or FAILED */
     int64_t account_id; /* accounts.id, once stored */
+    bool is_default;    /* the default telegram_user account (accounts.is_default) */
     int64_t user_id;
     pg_lock_t *lock;
     tdjson_client_t *client;
@@ -196,7 +197,9 @@ struct tgu_s {
     char login_line[512];
 };
 
-/* The default account (the first one ready), or NULL. */
+/* The account the tools use when they name none: the default account
+ * (the first signed in) when it serves here, else the first serving (in
+ * name order); NULL when none serves. */
 tgu_account_t *tgu__default(tgu_t *u);
 /* The account stored as accounts.id id, or NULL. */
 tgu_account_t *tgu__by_id(tgu_t *u, int64_t id);
