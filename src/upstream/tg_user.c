@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "upstream/tg_user_internal.h"
+#include "util/dirs.h"
 #include "util/log.h"
 
 #define TGU_CAPS     (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME)
@@ -213,7 +214,9 @@ static int tu_new(const connector_env_t *env, tgu_t **out, char *err, size_t err
     }
     char key_path[TGU_PATH_MAX + 32], lib[TGU_PATH_MAX];
     snprintf(key_path, sizeof key_path, "%s/%s", env->data_dir, TGU_KEY_FILE);
-    int rc = sealed_key_load(key_path, &u->cred, err, errcap);
+    int rc = dirs_make(env->data_dir, err, errcap);
+    if (rc == 0)
+        rc = sealed_key_load(key_path, &u->cred, err, errcap);
     if (rc != 0)
         return rc;
     connector_env_text(env, "telegram_tdjson", lib, sizeof lib);

@@ -37,8 +37,8 @@ static void acc_maybe_closed(tgu_account_t *acc);
 
 const char *tgu__account_state_word(const tgu_account_t *acc)
 {
-    static const char *const words[] = {"standby",    "starting", "loadingChats", "ready",
-                                        "signedOut", "failed",   "closing",       "closed"};
+    static const char *const words[] = {"standby",   "starting", "loadingChats", "ready",
+                                        "signedOut", "failed",   "closing",      "closed"};
     return words[acc->state];
 }
 

@@ -1,0 +1,169 @@
+// A Telegram user account under faults, against the fake libtdjson: two
+// daemons on one database run the account's TDLib client one at a time
+// (the other stands by and takes over within seconds of a kill -9); a
+// TDLib client that stops answering fails the backfill's request after
+// telegram_td_timeout_s and the job is retried, never hung; a TDLib error
+// (a chat TDLib does not know) ends the job with TDLib's reason.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+
+const FAKE = process.env.FAKE_TDJSON;
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const dbs = [];
+
+function account(extra = {}) {
+  const dir = tmpdir("parley-tgfault-");
+  const inbox = tmpdir("parley-tdinbox-");
+  const script = path.join(dir, "account.json");
+  fs.writeFileSync(script, JSON.stringify({
+    phone: "+15550002", code: "22222",
+    user: { id: 777000222, first_name: "Grace", phone_number: "15550002" },
+    users: [{ id: 43, first_name: "Carl" }],
+    chats: [
+      { id: 43, type: "private", user_id: 43, title: "Carl", messages: 5 },
+      { id: -1002222222222, type: "supergroup", title: "Group", messages: 200, senders: [43] },
+    ],
+    inbox,
+    ...extra,
+  }));
+  const db = `e2e_tgfault_${process.pid}_${dbs.length}`;
+  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
+  dbs.push(db);
+  const data = path.join(dir, "data");
+  return {
+    data, inbox, db,
+    psql: (sql) => psqlAt(pgDir, db, sql),
+    env: { FAKE_TDJSON_SCRIPT: script },
+    settings: ["--db", `host=${pgDir} port=5432 user=parley dbname=${db}`, "--data-dir", data,
+      "--telegram-tdjson", FAKE, "--telegram-api-id", "12345", "--telegram-api-hash", "fault-hash"],
+  };
+}
+
+async function login(a) {
+  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...a.settings], {
+    stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...a.env },
+  });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  child.stdin.end("22222\n");
+  const [code] = await once(child, "exit");
+  assert.equal(code, 0, err);
+  assert.match(out, /signed in as Grace/);
+}
+
+async function serve(a, extra = []) {
+  const d = await startDaemon([...a.settings, "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra], a.env);
+  const port = /\(port (\d+)\)/.exec(d.log())[1];
+  const c = new Client({ name: "tg-faults", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  return { d, c };
+}
+
+async function call(c, name, args = {}) {
+  const r = await c.callTool({ name, arguments: args });
+  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+  return r.structuredContent;
+}
+
+async function until(what, fn, ms = 60000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function deliver(inbox, updates) {
+  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
+  fs.writeFileSync(tmp, JSON.stringify(updates));
+  fs.renameSync(tmp, path.join(inbox, `u${Date.now()}${Math.random()}.json`));
+}
+
+const liveMsg = (sid, text) => ({
+  "@type": "updateNewMessage",
+  message: {
+    "@type": "message", id: sid * 1048576, chat_id: 43, date: 1800000000 + sid,
+    sender_id: { "@type": "messageSenderUser", user_id: 43 }, is_outgoing: false, edit_date: 0,
+    reply_to: null, message_thread_id: 0,
+    content: { "@type": "messageText", text: { "@type": "formattedText", text, entities: [] } },
+  },
+});
+
+before(() => assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson"));
+after(() => {
+  for (const db of dbs) psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+});
+
+test("two daemons: one runs the account, the other stands by and takes over after a kill -9", async () => {
+  const a = account();
+  await login(a);
+  const one = await serve(a);
+  let two;
+  try {
+    await until("the first daemon to run the account", () => /account 15550002: this daemon runs it/.test(one.d.log()));
+    two = await serve(a);
+    await until("the chats", () => a.psql("SELECT count(*) FROM chats") === "2");
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.doesNotMatch(two.d.log(), /this daemon runs it/, "the second stands by");
+    deliver(a.inbox, [liveMsg(6, "through the first")]);
+    await until("the first's live message", () => a.psql("SELECT count(*) FROM messages WHERE chat_id = 43 AND id = 6") === "1");
+
+    one.d.child.kill("SIGKILL");
+    await once(one.d.child, "exit");
+    await until("the takeover", () => /account 15550002: this daemon runs it/.test(two.d.log()), 30000);
+    deliver(a.inbox, [liveMsg(7, "through the second")]);
+    await until("the second's live message", () => a.psql("SELECT text FROM messages WHERE chat_id = 43 AND id = 7") === "through the second");
+    const auth = await call(two.c, "authStatus");
+    assert.equal(auth.authenticated, true);
+  } finally {
+    if (one.d.child.exitCode === null) one.d.child.kill("SIGKILL");
+    if (two) assert.equal(await two.d.stop(), 0);
+  }
+});
+
+test("a TDLib client that stops answering: the request times out and the job is retried", async () => {
+  const a = account({ stall_methods: ["getChatHistory"] });
+  await login(a);
+  const { d, c } = await serve(a, ["--telegram-td-timeout-s", "1"]);
+  try {
+    await until("the chats", () => a.psql("SELECT count(*) FROM chats") === "2");
+    await call(c, "syncJobsAdd", { channelId: -1002222222222, depth: 50 });
+    const job = await until("the timed-out attempt", async () => {
+      const j = (await call(c, "syncJobsList", { channelId: -1002222222222 })).jobs[0];
+      return j.error && j.status === "pending" ? j : null;
+    }, 30000);
+    assert.match(job.error, /getChatHistory: .*timed out/i);
+    assert.ok(job.attempts >= 1);
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
+test("a TDLib error ends the job with TDLib's reason", async () => {
+  const a = account();
+  await login(a);
+  const { d, c } = await serve(a);
+  try {
+    await until("the chats", () => a.psql("SELECT count(*) FROM chats") === "2");
+    // A chat the store knows (an import, say) and the account does not.
+    a.psql("INSERT INTO chats (id, kind, title) VALUES (-1003333333333, 'supergroup', 'Imported only')");
+    await call(c, "syncJobsAdd", { channelId: -1003333333333, depth: 50 });
+    const job = await until("the failed job", async () => {
+      const j = (await call(c, "syncJobsList", { channelId: -1003333333333 })).jobs[0];
+      return j.status === "error" ? j : null;
+    }, 30000);
+    assert.match(job.error, /getChatHistory: Chat not found/);
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
