@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "upstream/tg_user_internal.h"
+#include "util/buf.h"
 #include "util/dirs.h"
 #include "util/log.h"
 
@@ -84,6 +85,40 @@ static const char *tu_account_json(void *impl)
     snprintf(u->account_buf, sizeof u->account_buf, "%s", text ? text : "{}");
     free(text);
     return u->account_buf;
+}
+
+/* Accounts by state, updates waiting for the store, updates stored and
+ * dropped. */
+static void tu_metrics(void *impl, struct buf_s *out)
+{
+    tgu_t *u = impl;
+    size_t queued = 0;
+    unsigned long long stored = 0, dropped = 0;
+    int ready = 0;
+    for (int i = 0; i < u->naccounts; i++) {
+        const tgu_account_t *acc = u->accounts[i];
+        queued += json_array_size(acc->ops);
+        stored += acc->stored;
+        dropped += acc->dropped;
+        ready += serving(acc);
+    }
+    buf_printf(out,
+               "# HELP parley_telegram_user_accounts Telegram user accounts signed in here, and "
+               "those this daemon runs now.\n"
+               "# TYPE parley_telegram_user_accounts gauge\n"
+               "parley_telegram_user_accounts{state=\"signed_in\"} %d\n"
+               "parley_telegram_user_accounts{state=\"running\"} %d\n"
+               "# HELP parley_telegram_user_store_queue TDLib updates waiting to be stored.\n"
+               "# TYPE parley_telegram_user_store_queue gauge\n"
+               "parley_telegram_user_store_queue %zu\n"
+               "# HELP parley_telegram_user_updates_stored_total TDLib updates stored.\n"
+               "# TYPE parley_telegram_user_updates_stored_total counter\n"
+               "parley_telegram_user_updates_stored_total %llu\n"
+               "# HELP parley_telegram_user_updates_dropped_total TDLib updates dropped because "
+               "the store was too far behind.\n"
+               "# TYPE parley_telegram_user_updates_dropped_total counter\n"
+               "parley_telegram_user_updates_dropped_total %llu\n",
+               u->naccounts, ready, queued, stored, dropped);
 }
 
 static int tu_job_classes(void *impl, const sync_class_t **classes)
@@ -171,6 +206,7 @@ static const connector_ops_t tu_ops = {
     .state = tu_state,
     .job_classes = tu_job_classes,
     .account_json = tu_account_json,
+    .metrics = tu_metrics,
     .chat = &tu_chat_ops,
 };
 

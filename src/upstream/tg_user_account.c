@@ -63,6 +63,8 @@ static void acc_stored(void *data, int status, const char *value, const char *sq
     if (status != 0)
         log_error(TGU_TAG, "account %s: %zu updates not stored: %s", acc->session.name, n,
                   error ? error : uv_strerror(status));
+    else
+        acc->stored += n;
     acc->tries = 0;
     json_t *rest = json_array();
     for (size_t i = n; i < json_array_size(acc->ops); i++)

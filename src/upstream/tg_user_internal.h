@@ -146,7 +146,8 @@ struct tgu_account_s {
     size_t inflight;
     int tries; /* failed writes of that batch */
     unsigned long dropped;
-    queue_node_t sends; /* tgu_send_t */
+    unsigned long long stored; /* operations written */
+    queue_node_t sends;        /* tgu_send_t */
     void (*closed_cb)(void *data);
     void *closed_data;
 };

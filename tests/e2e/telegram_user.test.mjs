@@ -208,6 +208,30 @@ test("serve: the account, its chats, a backfill through a FloodWait, live update
     assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 31, JSON.stringify(sent));
     await until("the sent message stored", () =>
       psql(`SELECT text || ':' || outgoing FROM messages WHERE chat_id = ${BOB} AND id = ${sent.messageId}`) === "hello from parley:true");
+
+    // Realtime off: updates are not stored; on again: they are.
+    assert.equal((await call(c, "syncRealtimeSet", { enabled: false })).realtimeActive, false);
+    deliver([{ "@type": "updateNewMessage", message: tdMsg(BOB, 40, "while off") }]);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id = 40`), "0");
+    assert.equal((await call(c, "syncRealtimeSet", { enabled: true })).realtimeActive, true);
+    deliver([{ "@type": "updateNewMessage", message: tdMsg(BOB, 41, "on again") }]);
+    await until("the message after realtime on", () => psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id = 41`) === "1");
+
+    // A job canceled, then retried.
+    await call(c, "syncJobsAdd", { channelId: -4001, depth: 5 });
+    const canceled = await call(c, "syncJobsCancel", { channelId: -4001 });
+    assert.equal(canceled.canceled, 1);
+    const retried = await call(c, "syncJobsRetry", { channelId: -4001 });
+    assert.equal(retried.updated, 1);
+    await until("the retried job", async () => (await call(c, "syncJobsList", { channelId: -4001 })).jobs[0].status === "idle");
+    assert.equal(psql("SELECT count(*) FROM messages WHERE chat_id = -4001 AND id BETWEEN 6 AND 10"), "5");
+
+    // The account's figures.
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.match(metrics, /parley_telegram_user_accounts\{state="running"\} 1/);
+    assert.match(metrics, /parley_telegram_user_updates_stored_total [1-9]/);
     assert.ok(!d.log().includes(API_HASH), "the api_hash is never logged");
   } finally {
     assert.equal(await d.stop(), 0);
