@@ -287,6 +287,19 @@ static void chats_loaded(void *data, int status, json_t *reply)
              acc->session.name);
 }
 
+static void client_closed(void *data);
+
+/* A step after sign-in failed (acc->error says which): the client closes
+ * and starts again after TGU_RESTART_MS (client_closed). */
+static void acc_fail(tgu_account_t *acc)
+{
+    log_error(TGU_TAG, "account %s: %s; starting it again in %d s", acc->session.name, acc->error,
+              TGU_RESTART_MS / 1000);
+    acc->state = TGU_ACC_FAILED;
+    if (acc->client)
+        tdjson_client_close(acc->client, client_closed, acc);
+}
+
 static void account_stored(void *data, int status, const char *value, const char *sqlstate,
                            const char *error)
 {
@@ -295,8 +308,7 @@ static void account_stored(void *data, int status, const char *value, const char
     if (status != 0) {
         snprintf(acc->error, sizeof acc->error, "storing the account: %s",
                  error ? error : uv_strerror(status));
-        log_error(TGU_TAG, "account %s: %s", acc->session.name, acc->error);
-        acc->state = TGU_ACC_FAILED;
+        acc_fail(acc);
         return;
     }
     /* "id:is_default" */
@@ -316,9 +328,9 @@ static void got_me(void *data, int status, json_t *me)
     if (acc->state != TGU_ACC_STARTING)
         return;
     if (status != 0) {
-        acc->state = TGU_ACC_FAILED;
         snprintf(acc->error, sizeof acc->error, "getMe: %s",
                  tdjson_error_message(me, uv_strerror(status)));
+        acc_fail(acc);
         return;
     }
     acc->user_id = int_of(me, "id");

@@ -227,6 +227,12 @@ test("serve: the account, its chats, a backfill through a FloodWait, live update
     await until("the retried job", async () => (await call(c, "syncJobsList", { channelId: -4001 })).jobs[0].status === "idle");
     assert.equal(psql("SELECT count(*) FROM messages WHERE chat_id = -4001 AND id BETWEEN 6 AND 10"), "5");
 
+    // minDate: only what is newer (News: messages 1..5, a minute apart).
+    const since = new Date((1700000000 + 3 * 60) * 1000).toISOString();
+    await call(c, "syncJobsAdd", { channelId: -1009876543210, minDate: since });
+    await until("the minDate backfill", async () => (await call(c, "syncJobsList", { channelId: -1009876543210 })).jobs[0].status === "idle");
+    assert.equal(psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM messages WHERE chat_id = -1009876543210"), "3,4,5");
+
     // The account's figures.
     const port = /\(port (\d+)\)/.exec(d.log())[1];
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
