@@ -1,5 +1,5 @@
 /* connector: the domain's interface to an upstream service (the Telegram
- * Bot API, Bluesky; a Telegram user account later). A connector is the
+ * Bot API, Telegram user accounts through TDLib, Bluesky). A connector is the
  * shared part (name, capabilities, why-not text, state, metrics, job
  * classes) and its verbs grouped by what they serve: a chat table for
  * message services (connector_chat_ops_t) and an accounts table for

@@ -1,4 +1,5 @@
-// A Telegram user account under faults, against the fake libtdjson: two
+// Telegram user accounts under faults, against the fake libtdjson: several
+// accounts in one daemon, each with its own directory and client; two
 // daemons on one database run the account's TDLib client one at a time
 // (the other stands by and takes over within seconds of a kill -9); a
 // TDLib client that stops answering fails the backfill's request after
@@ -46,8 +47,8 @@ function account(extra = {}) {
   };
 }
 
-async function login(a) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...a.settings], {
+async function login(a, extra = []) {
+  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...a.settings, ...extra], {
     stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...a.env },
   });
   let out = "", err = "";
@@ -163,6 +164,37 @@ test("a TDLib error ends the job with TDLib's reason", async () => {
       return j.status === "error" ? j : null;
     }, 30000);
     assert.match(job.error, /getChatHistory: Chat not found/);
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
+
+test("several accounts: each signed in under its name, all run, the first signed in is the default", async () => {
+  const a = account();
+  const bad = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", "--account", "no/slashes", ...a.settings], {
+    stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...a.env },
+  });
+  let badErr = "";
+  bad.stderr.on("data", (d) => (badErr += d));
+  bad.stdin.end("");
+  const [badCode] = await once(bad, "exit");
+  assert.notEqual(badCode, 0);
+  assert.match(badErr, /account: 'no\/slashes' is not a name/);
+
+  await login(a, ["--account", "work"]);
+  await login(a, ["--account", "home"]);
+  for (const name of ["work", "home"])
+    assert.equal(fs.statSync(path.join(a.data, "telegram", name)).mode & 0o777, 0o700);
+  assert.equal(a.psql("SELECT string_agg(handle || ':' || is_default, ',' ORDER BY id) FROM accounts WHERE kind = 'telegram_user'"), "work:true,home:false");
+  const { d, c } = await serve(a);
+  try {
+    await until("both accounts running", () => /account home: this daemon runs it/.test(d.log()) && /account work: this daemon runs it/.test(d.log()));
+    const auth = await call(c, "authStatus");
+    assert.equal(auth.account, "work");
+    await call(c, "syncJobsAdd", { channelId: -1002222222222, depth: 20 });
+    assert.equal(a.psql("SELECT a.handle FROM sync_jobs j JOIN accounts a ON a.id = j.account_id"), "work");
+    await until("the job under the default account", async () => (await call(c, "syncJobsList", { channelId: -1002222222222 })).jobs[0].status === "idle");
+    assert.equal(a.psql("SELECT count(*) FROM messages WHERE chat_id = -1002222222222 AND id > 180"), "20");
   } finally {
     assert.equal(await d.stop(), 0);
   }
