@@ -10,27 +10,18 @@
 // backfill resumes from the last page stored.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+import { call, deliver, dropAccounts, haveFake, tdMsg as tdMsgOf, tdText, tgAccount, tgLogin, tgServe, until } from "./tg_user_lib.mjs";
 
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const db = `e2e_tguser_${process.pid}`;
-const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
-const psql = (sql) => psqlAt(pgDir, db, sql);
 const API_HASH = "0123456789abcdef-api-hash-secret";
-
 const BIG = -1001234567890;
 const BIG2 = -1005555555555;
 const BOB = 42;
-let dataDir, inbox, scriptPath;
+let a, dataDir, psql;
 
-const script = () => ({
+const script = {
   phone: "+15550001",
   code: "12345",
   password: "hunter2",
@@ -47,79 +38,20 @@ const script = () => ({
   load_chats_per_call: 2,
   history_page_max: 50,
   flood_wait: { method: "getChatHistory", after_calls: 3, seconds: 2 },
-  inbox,
-});
+};
 
-const settings = () => [
-  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
-  "--telegram-api-id", "12345", "--telegram-api-hash", API_HASH,
-];
-const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
-
-// parleyd login telegram with stdin; resolves {code, out, err}.
-async function login(input, extra = []) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550001", ...settings(), ...extra], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, ...env() },
-  });
-  let out = "", err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.end(input);
-  const [code] = await once(child, "exit");
-  return { code, out, err };
-}
-
-async function serve() {
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-user", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return { d, c };
-}
-
-async function call(c, name, args = {}) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-  return r.structuredContent;
-}
-
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-// Drops an update (or several) into the fake's inbox.
-function deliver(updates) {
-  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
-  fs.writeFileSync(tmp, JSON.stringify(updates));
-  fs.renameSync(tmp, `${tmp.replace("/.u", "/u")}.json`);
-}
-
-const tdText = (t) => ({ "@type": "messageText", text: { "@type": "formattedText", text: t, entities: [] } });
-const tdMsg = (chat, sid, text, extra = {}) => ({
-  "@type": "message", id: sid * 1048576, chat_id: chat, date: 1800000000 + sid,
-  sender_id: { "@type": "messageSenderUser", user_id: BOB }, is_outgoing: false, edit_date: 0,
-  reply_to: null, message_thread_id: 0, content: tdText(text), ...extra,
-});
+const login = (input) => tgLogin(a, input);
+const serve = () => tgServe(a);
+const tdMsg = (chat, sid, text, extra = {}) => tdMsgOf(chat, sid, text, BOB, extra);
 
 before(() => {
-  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dataDir = tmpdir("parley-tguser-");
-  inbox = tmpdir("parley-tdinbox-");
-  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
-  fs.writeFileSync(scriptPath, JSON.stringify(script()));
+  haveFake();
+  a = tgAccount(script, { apiHash: API_HASH });
+  dataDir = a.data;
+  psql = a.psql;
 });
 
-after(() => {
-  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-});
+after(dropAccounts);
 
 test("login: a wrong code fails clearly; the code and the 2FA password sign in", async () => {
   const wrong = await login("00000\n");
@@ -187,12 +119,12 @@ test("serve: the account, its chats, a backfill through a FloodWait, live update
 
     // Live: a new message, its edit, another one deleted for good, and an
     // eviction from TDLib's cache (not a deletion).
-    deliver([
+    deliver(a, [
       { "@type": "updateNewMessage", message: tdMsg(BOB, 31, "live one") },
       { "@type": "updateNewMessage", message: tdMsg(BOB, 32, "live two") },
     ]);
     await until("the live messages", () => psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id IN (31, 32)`) === "2");
-    deliver([
+    deliver(a, [
       { "@type": "updateMessageContent", chat_id: BOB, message_id: 31 * 1048576, new_content: tdText("live one, edited") },
       { "@type": "updateMessageEdited", chat_id: BOB, message_id: 31 * 1048576, edit_date: 1800000100, reply_markup: null },
       { "@type": "updateDeleteMessages", chat_id: BOB, message_ids: [32 * 1048576], is_permanent: true, from_cache: false },
@@ -211,11 +143,11 @@ test("serve: the account, its chats, a backfill through a FloodWait, live update
 
     // Realtime off: updates are not stored; on again: they are.
     assert.equal((await call(c, "syncRealtimeSet", { enabled: false })).realtimeActive, false);
-    deliver([{ "@type": "updateNewMessage", message: tdMsg(BOB, 40, "while off") }]);
+    deliver(a, [{ "@type": "updateNewMessage", message: tdMsg(BOB, 40, "while off") }]);
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id = 40`), "0");
     assert.equal((await call(c, "syncRealtimeSet", { enabled: true })).realtimeActive, true);
-    deliver([{ "@type": "updateNewMessage", message: tdMsg(BOB, 41, "on again") }]);
+    deliver(a, [{ "@type": "updateNewMessage", message: tdMsg(BOB, 41, "on again") }]);
     await until("the message after realtime on", () => psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id = 41`) === "1");
 
     // A job canceled, then retried.

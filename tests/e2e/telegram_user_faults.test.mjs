@@ -7,23 +7,15 @@
 // (a chat TDLib does not know) ends the job with TDLib's reason.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
-
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const dbs = [];
+import { PARLEYD } from "./lib.mjs";
+import { call, deliver, dropAccounts, haveFake, tdMsg, tgAccount, tgLogin, tgServe, until } from "./tg_user_lib.mjs";
 
 function account(extra = {}) {
-  const dir = tmpdir("parley-tgfault-");
-  const inbox = tmpdir("parley-tdinbox-");
-  const script = path.join(dir, "account.json");
-  fs.writeFileSync(script, JSON.stringify({
+  return tgAccount({
     phone: "+15550002", code: "22222",
     user: { id: 777000222, first_name: "Grace", phone_number: "15550002" },
     users: [{ id: 43, first_name: "Carl" }],
@@ -31,79 +23,22 @@ function account(extra = {}) {
       { id: 43, type: "private", user_id: 43, title: "Carl", messages: 5 },
       { id: -1002222222222, type: "supergroup", title: "Group", messages: 200, senders: [43] },
     ],
-    inbox,
     ...extra,
-  }));
-  const db = `e2e_tgfault_${process.pid}_${dbs.length}`;
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dbs.push(db);
-  const data = path.join(dir, "data");
-  return {
-    data, inbox, db,
-    psql: (sql) => psqlAt(pgDir, db, sql),
-    env: { FAKE_TDJSON_SCRIPT: script },
-    settings: ["--db", `host=${pgDir} port=5432 user=parley dbname=${db}`, "--data-dir", data,
-      "--telegram-tdjson", FAKE, "--telegram-api-id", "12345", "--telegram-api-hash", "fault-hash"],
-  };
+  });
 }
 
 async function login(a, extra = []) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...a.settings, ...extra], {
-    stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...a.env },
-  });
-  let out = "", err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.end("22222\n");
-  const [code] = await once(child, "exit");
-  assert.equal(code, 0, err);
-  assert.match(out, /signed in as Grace/);
+  const r = await tgLogin(a, "22222\n", extra);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /signed in as Grace/);
 }
 
-async function serve(a, extra = []) {
-  const d = await startDaemon([...a.settings, "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra], a.env);
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-faults", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return { d, c };
-}
+const serve = (a, extra = []) => tgServe(a, extra);
 
-async function call(c, name, args = {}) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-  return r.structuredContent;
-}
+const liveMsg = (sid, text) => ({ "@type": "updateNewMessage", message: tdMsg(43, sid, text, 43) });
 
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function deliver(inbox, updates) {
-  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
-  fs.writeFileSync(tmp, JSON.stringify(updates));
-  fs.renameSync(tmp, path.join(inbox, `u${Date.now()}${Math.random()}.json`));
-}
-
-const liveMsg = (sid, text) => ({
-  "@type": "updateNewMessage",
-  message: {
-    "@type": "message", id: sid * 1048576, chat_id: 43, date: 1800000000 + sid,
-    sender_id: { "@type": "messageSenderUser", user_id: 43 }, is_outgoing: false, edit_date: 0,
-    reply_to: null, message_thread_id: 0,
-    content: { "@type": "messageText", text: { "@type": "formattedText", text, entities: [] } },
-  },
-});
-
-before(() => assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson"));
-after(() => {
-  for (const db of dbs) psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-});
+before(haveFake);
+after(dropAccounts);
 
 test("two daemons: one runs the account, the other stands by and takes over after a kill -9", async () => {
   const a = account();
@@ -116,13 +51,13 @@ test("two daemons: one runs the account, the other stands by and takes over afte
     await until("the chats", () => a.psql("SELECT count(*) FROM chats") === "2");
     await new Promise((r) => setTimeout(r, 1500));
     assert.doesNotMatch(two.d.log(), /this daemon runs it/, "the second stands by");
-    deliver(a.inbox, [liveMsg(6, "through the first")]);
+    deliver(a, [liveMsg(6, "through the first")]);
     await until("the first's live message", () => a.psql("SELECT count(*) FROM messages WHERE chat_id = 43 AND id = 6") === "1");
 
     one.d.child.kill("SIGKILL");
     await once(one.d.child, "exit");
     await until("the takeover", () => /account 15550002: this daemon runs it/.test(two.d.log()), 30000);
-    deliver(a.inbox, [liveMsg(7, "through the second")]);
+    deliver(a, [liveMsg(7, "through the second")]);
     await until("the second's live message", () => a.psql("SELECT text FROM messages WHERE chat_id = 43 AND id = 7") === "through the second");
     const auth = await call(two.c, "authStatus");
     assert.equal(auth.authenticated, true);
@@ -189,6 +124,7 @@ test("several accounts: each signed in under its name, all run, the first signed
   const { d, c } = await serve(a);
   try {
     await until("both accounts running", () => /account home: this daemon runs it/.test(d.log()) && /account work: this daemon runs it/.test(d.log()));
+    await until("the chats", () => a.psql("SELECT count(*) FROM chats") === "2");
     const auth = await call(c, "authStatus");
     assert.equal(auth.account, "work");
     await call(c, "syncJobsAdd", { channelId: -1002222222222, depth: 20 });
