@@ -108,6 +108,19 @@ int connector_leave(const connector_t *conn, int64_t chat, connector_cb cb, void
     return o && o->leave ? o->leave(conn->impl, chat, cb, data) : UV_ENOTSUP;
 }
 
+int connector_join(const connector_t *conn, const char *invite, connector_cb cb, void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_JOIN_CHATS);
+    return o && o->join ? o->join(conn->impl, invite, cb, data) : UV_ENOTSUP;
+}
+
+int connector_add_members(const connector_t *conn, int64_t chat, const int64_t *users, size_t n,
+                          connector_cb cb, void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_ADD_MEMBERS);
+    return o && o->add_members ? o->add_members(conn->impl, chat, users, n, cb, data) : UV_ENOTSUP;
+}
+
 int connector_fetch_media(const connector_t *conn, int64_t chat, int64_t message,
                           connector_progress_cb progress, connector_cb done, void *data,
                           void **handle)

@@ -89,6 +89,16 @@ typedef struct connector_chat_ops_s {
     int (*invite_link)(void *impl, int64_t chat, bool revoke, connector_cb cb, void *data);
     int (*remove_member)(void *impl, int64_t chat, int64_t user, connector_cb cb, void *data);
     int (*leave)(void *impl, int64_t chat, connector_cb cb, void *data);
+    /* CONNECTOR_CAN_JOIN_CHATS. Joins by invite ("https://t.me/+HASH",
+     * "t.me/joinchat/HASH", "tg://join?invite=HASH") or username
+     * ("@name", "t.me/name"): {"status": "joined", "chat": the chat as the
+     * Bot API shapes it ({"id", "type", "title", "username"})}, or
+     * {"status": "requested"} when an admin must approve the request. */
+    int (*join)(void *impl, const char *invite, connector_cb cb, void *data);
+    /* CONNECTOR_CAN_ADD_MEMBERS. Adds the n users (copied) to chat:
+     * {"added": [ids], "failed": [{"userId", "error"}]}. */
+    int (*add_members)(void *impl, int64_t chat, const int64_t *users, size_t n, connector_cb cb,
+                       void *data);
     /* CONNECTOR_CAN_DOWNLOAD. Downloads a message's file into the media
      * store now (done gets the media row as JSON, its "state" saying how
      * it ended), with progress. *handle is for fetch_cancel until done
@@ -194,6 +204,9 @@ int connector_invite_link(const connector_t *conn, int64_t chat, bool revoke, co
 int connector_remove_member(const connector_t *conn, int64_t chat, int64_t user, connector_cb cb,
                             void *data);
 int connector_leave(const connector_t *conn, int64_t chat, connector_cb cb, void *data);
+int connector_join(const connector_t *conn, const char *invite, connector_cb cb, void *data);
+int connector_add_members(const connector_t *conn, int64_t chat, const int64_t *users, size_t n,
+                          connector_cb cb, void *data);
 int connector_fetch_media(const connector_t *conn, int64_t chat, int64_t message,
                           connector_progress_cb progress, connector_cb done, void *data,
                           void **handle);

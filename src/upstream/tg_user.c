@@ -13,7 +13,10 @@
 #include "util/dirs.h"
 #include "util/log.h"
 
-#define TGU_CAPS     (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME)
+#define TGU_CAPS                                                                                   \
+    (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME |                    \
+     CONNECTOR_CAN_CHAT_INFO | CONNECTOR_CAN_ADMINISTER | CONNECTOR_CAN_JOIN_CHATS |               \
+     CONNECTOR_CAN_ADD_MEMBERS)
 #define TGU_KEY_FILE "credentials.key"
 
 /* ---- accounts ----------------------------------------------------------------------- */
@@ -198,6 +201,13 @@ static const connector_chat_ops_t tu_chat_ops = {
     .realtime = tu_realtime,
     .set_realtime = tu_set_realtime,
     .send_text = tu_send_text,
+    .chat_info = tgu__chat_info, /* these: tg_user_admin.c */
+    .rename = tgu__rename,
+    .invite_link = tgu__invite_link,
+    .remove_member = tgu__remove_member,
+    .leave = tgu__leave,
+    .join = tgu__join,
+    .add_members = tgu__add_members,
 };
 
 static const connector_ops_t tu_ops = {

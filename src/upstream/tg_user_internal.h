@@ -10,6 +10,7 @@
  *   tg_user_account.c  one account's life: its advisory lock, its TDLib
  *                      client, the chats loaded, updates stored in order
  *   tg_user_history.c  the job class telegram.history (backfill)
+ *   tg_user_admin.c    chat info, administration, joining, adding members
  *
  * Ownership: the connector (tgu_t) owns its tdjson_t and its accounts; an
  * account owns its lock, its client and its store queue. An account is
@@ -204,6 +205,19 @@ struct tgu_s {
 tgu_account_t *tgu__default(tgu_t *u);
 /* The account stored as accounts.id id, or NULL. */
 tgu_account_t *tgu__by_id(tgu_t *u, int64_t id);
+
+/* ---- chat info and administration (tg_user_admin.c) ---------------------------------- */
+
+/* connector_chat_ops_t's verbs of those names (impl: the tgu_t), on the
+ * default account (UV_ENOTCONN: none). */
+int tgu__chat_info(void *impl, int64_t chat, unsigned parts, connector_cb cb, void *data);
+int tgu__rename(void *impl, int64_t chat, const char *title, connector_cb cb, void *data);
+int tgu__invite_link(void *impl, int64_t chat, bool revoke, connector_cb cb, void *data);
+int tgu__remove_member(void *impl, int64_t chat, int64_t user, connector_cb cb, void *data);
+int tgu__leave(void *impl, int64_t chat, connector_cb cb, void *data);
+int tgu__join(void *impl, const char *invite, connector_cb cb, void *data);
+int tgu__add_members(void *impl, int64_t chat, const int64_t *users, size_t n, connector_cb cb,
+                     void *data);
 
 /* ---- backfill (tg_user_history.c) --------------------------------------------------- */
 

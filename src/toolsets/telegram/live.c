@@ -300,7 +300,7 @@ static void administer(mcp_call_t *c, json_t *answer, void *arg)
 
 /* Group administration: rename, invite links, removing members, leaving
  * (CONNECTOR_CAN_ADMINISTER); adding members and joining need their own
- * capabilities. */
+ * capabilities (join.c). */
 void tg_ts_group_admin(mcp_call_t *c)
 {
     const char *tool = c->tool->def->name;
@@ -314,13 +314,11 @@ void tg_ts_group_admin(mcp_call_t *c)
         ok = connector_ready(c, CONNECTOR_CAN_ADMINISTER, NULL);
     if (!ok)
         return;
-    if (strcmp(tool, "groupsMembersAdd") == 0 || strcmp(tool, "groupsJoin") == 0) {
-        /* A connector that can: not implemented by any connector yet. */
-        mcp_call_finish_error(c, "%s is not available through the %s connector yet.", tool,
-                              tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER)->name);
-        return;
-    }
-    tg_ts_then(c, TG_RESOLVE_FN, NULL, administer, NULL);
+    if (strcmp(tool, "groupsJoin") == 0)
+        tg_ts_join(c); /* no chat to resolve: the invite names it */
+    else
+        tg_ts_then(c, TG_RESOLVE_FN, NULL,
+                   strcmp(tool, "groupsMembersAdd") == 0 ? tg_ts_members_add : administer, NULL);
 }
 
 /* ---- channelsMetadataRefresh ----------------------------------------------------- */

@@ -73,5 +73,9 @@ void tg_ts_group_admin(mcp_call_t *c);
 void tg_ts_metadata_refresh(mcp_call_t *c);
 void tg_ts_groups_info(mcp_call_t *c);
 void tg_ts_media_download(mcp_call_t *c);
+/* groupsJoin's and groupsMembersAdd's connector part (join.c): the call,
+ * and for adding the archive's answer (channelId, userIds). */
+void tg_ts_join(mcp_call_t *c);
+void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg);
 
 #endif
