@@ -74,7 +74,8 @@
  *   getOption, close and logOut answers 401 "Unauthorized"; an unknown
  *   @type answers 400 "Unknown method \"name\"".
  * - getChatHistory, searches, sendMessage and the updates the fake
- *   applies: see fake_tdjson_chats.c.
+ *   applies: see fake_tdjson_chats.c; administration, joining and adding
+ *   members (and the script fields they read): fake_tdjson_admin.c.
  * - close: ok, Closing, Closed (lock released); logOut: ok, LoggingOut,
  *   Closing, Closed, fake_td.json deleted. A closed client answers nothing.
  * - td_execute: getTextEntities (@mentions, http(s) URLs; offsets in UTF-16
@@ -635,6 +636,9 @@ static void process_request(fake_req_t *r)
         for (size_t i = 0; i < fake__chat_methods_len; i++)
             if (!strcmp(fake__chat_methods[i].name, type))
                 m = &fake__chat_methods[i];
+        for (size_t i = 0; i < fake__admin_methods_len; i++)
+            if (!strcmp(fake__admin_methods[i].name, type))
+                m = &fake__admin_methods[i];
         if (!m)
             fake__answer_error(c, extra, 400, "Unknown method \"%s\"", type);
         else if (m->needs_ready && c->state != ST_READY)

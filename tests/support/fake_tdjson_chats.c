@@ -597,6 +597,16 @@ static void h_search_chat_messages(fake_client_t *c, json_t *req, json_t *extra)
                            "messages", page, "next_from_message_id", next));
 }
 
+json_t *fake__chat_find(fake_client_t *c, json_int_t id)
+{
+    return chat_find(c, id);
+}
+
+json_t *fake__chat_object(fake_client_t *c, json_t *rec)
+{
+    return chat_object(c, rec);
+}
+
 const fake_method_t fake__chat_methods[] = {
     {"loadChats", h_load_chats, true},
     {"getChats", h_get_chats, true},

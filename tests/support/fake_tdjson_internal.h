@@ -80,6 +80,10 @@ extern size_t fake__nclients;
 extern const fake_method_t fake__chat_methods[];
 extern const size_t fake__chat_methods_len;
 
+/* The administration methods (fake_tdjson_admin.c). */
+extern const fake_method_t fake__admin_methods[];
+extern const size_t fake__admin_methods_len;
+
 /* ---- fake_tdjson.c ---- */
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -123,6 +127,10 @@ void fake__schedule_live(fake_client_t *c);
 /* Applies and sends every update file of the inbox directory to the ready
  * clients. */
 void fake__poll_inbox(void);
+/* c's chat record with this id, or NULL. */
+json_t *fake__chat_find(fake_client_t *c, json_int_t id);
+/* TDLib's chat object of c's record rec. */
+json_t *fake__chat_object(fake_client_t *c, json_t *rec);
 /* getTextEntities: @mentions and http(s) URLs of text, offsets and
  * lengths in UTF-16 units. */
 json_t *fake__text_entities(const char *text);
