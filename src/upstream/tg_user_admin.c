@@ -553,6 +553,19 @@ static void removed(tgu_call_t *a, json_t *reply)
     end_json(a, json_true());
 }
 
+/* The ban held and the unban failed: the user is out, and banned. */
+static void unban_failed(tgu_call_t *a, json_t *reply)
+{
+    char why[512], text[700];
+    tgu_reason(a->status, reply, why, sizeof why);
+    snprintf(text, sizeof text,
+             "the user was removed but stays banned (cannot join again until unbanned), as the "
+             "unban failed: %s",
+             why);
+    a->cb(a->data, a->status, NULL, text);
+    call_free(a);
+}
+
 static void remove_banned(tgu_call_t *a, json_t *reply)
 {
     (void)reply;
@@ -563,6 +576,7 @@ static void remove_banned(tgu_call_t *a, json_t *reply)
     json_t *rq = rq_chat("setChatMemberStatus", a->chat);
     json_object_set_new(rq, "member_id", member_of(a->user));
     json_object_set_new(rq, "status", json_pack("{s:s}", "@type", "chatMemberStatusLeft"));
+    a->failed = unban_failed;
     ask(a, rq, removed);
 }
 

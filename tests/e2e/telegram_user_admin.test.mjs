@@ -5,7 +5,8 @@
 // reading and revoking invite links, adding members (one the user's privacy
 // keeps out), removing them, joining by invite link and by username (and a
 // join that waits for approval), leaving; TDLib's refusals (400
-// CHAT_ADMIN_REQUIRED, INVITE_HASH_INVALID) answer isError in words.
+// CHAT_ADMIN_REQUIRED, INVITE_HASH_INVALID, a 429 FloodWait) answer in
+// words.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -50,6 +51,8 @@ const script = () => ({
       admins: [{ user_id: ME, is_owner: true }, { user_id: CAROL, custom_title: "mod" }] },
     { id: RO, type: "supergroup", title: "Read only", messages: 2, senders: [BOB], admin: false },
   ],
+  // The second unban (setChatMemberStatus left) answers 429.
+  flood_wait: { method: "setChatMemberStatus", after_calls: 1, seconds: 30 },
   joinable: [
     { id: JOINABLE, type: "supergroup", title: "Joinable", invite_link: "https://t.me/+JoinMe123", senders: [EVE] },
     { id: PUBLIC, type: "channel", title: "Public news", username: "publicnews" },
@@ -226,6 +229,12 @@ test("TDLib's refusal answers isError with its reason in words", async () => {
   const rm = await call(c, "groupsMembersRemove", { channelId: RO, userIds: [BOB] });
   assert.deepEqual(rm.removed, []);
   assert.match(rm.failed[0].error, /CHAT_ADMIN_REQUIRED\): the account is not an administrator/);
+  // A FloodWait says how long; a removal whose unban failed says the user
+  // stays banned.
+  const fw = await call(c, "groupsMembersRemove", { channelId: BIG, userIds: [CAROL] });
+  assert.deepEqual(fw.removed, []);
+  assert.match(fw.failed[0].error,
+    /removed but stays banned .*Telegram asks to wait 30 seconds before trying again \(FloodWait/);
   // Reading a chat it is not an admin of still works.
   const info = await call(c, "groupsInfo", { channelId: RO });
   assert.equal(info.live.chat.title, "Read only");
