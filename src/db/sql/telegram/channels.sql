@@ -212,7 +212,7 @@ BEGIN
             FROM (SELECT c.id, c.metadata_updated_at FROM chats c
                   WHERE (CASE WHEN named IS NOT NULL THEN c.id = ANY (named)
                               ELSE c.account_id IN (SELECT ac.id FROM accounts ac
-                                                    WHERE ac.kind = 'telegram_bot') END)
+                                                    WHERE ac.kind IN ('telegram_bot', 'telegram_user')) END)
                     AND (force OR c.metadata_updated_at IS NULL
                          OR c.metadata_updated_at < now() - interval '1 hour')
                     AND (NOT only_missing OR c.metadata_updated_at IS NULL)
