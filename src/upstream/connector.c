@@ -137,6 +137,39 @@ void connector_fetch_cancel(const connector_t *conn, void *handle)
         conn->ops->chat->fetch_cancel(conn->impl, handle);
 }
 
+int connector_search_dialogs(const connector_t *conn, const char *query, int limit, connector_cb cb,
+                             void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_SEARCH_DIALOGS);
+    return o && o->search_dialogs ? o->search_dialogs(conn->impl, query, limit, cb, data)
+                                  : UV_ENOTSUP;
+}
+
+int connector_search_messages(const connector_t *conn, int64_t chat, const char *query,
+                              int64_t min_date, int64_t max_date, int limit, connector_cb cb,
+                              void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_READ_HISTORY);
+    return o && o->search_messages
+               ? o->search_messages(conn->impl, chat, query, min_date, max_date, limit, cb, data)
+               : UV_ENOTSUP;
+}
+
+int connector_history(const connector_t *conn, int64_t chat, int64_t from, int newer, int limit,
+                      connector_cb cb, void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_READ_HISTORY);
+    return o && o->history ? o->history(conn->impl, chat, from, newer, limit, cb, data)
+                           : UV_ENOTSUP;
+}
+
+int connector_get_message(const connector_t *conn, int64_t chat, int64_t message, connector_cb cb,
+                          void *data)
+{
+    const connector_chat_ops_t *o = chat_ops(conn, CONNECTOR_CAN_READ_HISTORY);
+    return o && o->get_message ? o->get_message(conn->impl, chat, message, cb, data) : UV_ENOTSUP;
+}
+
 int connector_login(const connector_t *conn, const char *identifier, const char *secret,
                     const char *service, connector_cb cb, void *data)
 {

@@ -106,6 +106,28 @@ typedef struct connector_chat_ops_s {
     int (*fetch_media)(void *impl, int64_t chat, int64_t message, connector_progress_cb progress,
                        connector_cb done, void *data, void **handle);
     void (*fetch_cancel)(void *impl, void *handle);
+    /* Live reads. Each answers {"account": the store's accounts.id of the
+     * account that read, ...} with the upstream's own objects (TDLib's
+     * chat and message objects: the store maps them), so the caller can
+     * store and answer them as the archive does. A FloodWait is UV_EAGAIN
+     * with error "retry after N" (N seconds). */
+    /* CONNECTOR_CAN_SEARCH_DIALOGS. The account's chats matching query,
+     * then public ones, deduplicated, at most limit: "chats": [chat]. */
+    int (*search_dialogs)(void *impl, const char *query, int limit, connector_cb cb, void *data);
+    /* CONNECTOR_CAN_READ_HISTORY. Messages matching query, newest first, in
+     * chat (0: across the account's chats), dated within [min_date,
+     * max_date] (unix seconds; 0: open), at most limit: "messages",
+     * "total" (the upstream's count of matches). */
+    int (*search_messages)(void *impl, int64_t chat, const char *query, int64_t min_date,
+                           int64_t max_date, int limit, connector_cb cb, void *data);
+    /* CONNECTOR_CAN_READ_HISTORY. A chat's messages, newest first, from
+     * message from (a server id; 0: the newest) and older, after up to
+     * `newer` messages newer than from, at most limit: "messages". */
+    int (*history)(void *impl, int64_t chat, int64_t from, int newer, int limit, connector_cb cb,
+                   void *data);
+    /* CONNECTOR_CAN_READ_HISTORY. One message (server id): "messages":
+     * [it]; UV_ENOENT when there is none. */
+    int (*get_message)(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data);
 } connector_chat_ops_t;
 
 /* The verbs of a service whose accounts log in at run time (Bluesky). */
@@ -211,6 +233,15 @@ int connector_fetch_media(const connector_t *conn, int64_t chat, int64_t message
                           connector_progress_cb progress, connector_cb done, void *data,
                           void **handle);
 void connector_fetch_cancel(const connector_t *conn, void *handle);
+int connector_search_dialogs(const connector_t *conn, const char *query, int limit, connector_cb cb,
+                             void *data);
+int connector_search_messages(const connector_t *conn, int64_t chat, const char *query,
+                              int64_t min_date, int64_t max_date, int limit, connector_cb cb,
+                              void *data);
+int connector_history(const connector_t *conn, int64_t chat, int64_t from, int newer, int limit,
+                      connector_cb cb, void *data);
+int connector_get_message(const connector_t *conn, int64_t chat, int64_t message, connector_cb cb,
+                          void *data);
 int connector_login(const connector_t *conn, const char *identifier, const char *secret,
                     const char *service, connector_cb cb, void *data);
 int connector_accounts(const connector_t *conn, const char *command, const char *account,

@@ -16,7 +16,7 @@
 #define TGU_CAPS                                                                                   \
     (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME |                    \
      CONNECTOR_CAN_CHAT_INFO | CONNECTOR_CAN_ADMINISTER | CONNECTOR_CAN_JOIN_CHATS |               \
-     CONNECTOR_CAN_ADD_MEMBERS)
+     CONNECTOR_CAN_ADD_MEMBERS | CONNECTOR_CAN_SEARCH_DIALOGS)
 #define TGU_KEY_FILE "credentials.key"
 
 /* ---- accounts ----------------------------------------------------------------------- */
@@ -208,6 +208,10 @@ static const connector_chat_ops_t tu_chat_ops = {
     .leave = tgu__leave,
     .join = tgu__join,
     .add_members = tgu__add_members,
+    .search_dialogs = tgu__live_search_dialogs,
+    .search_messages = tgu__live_search_messages,
+    .history = tgu__live_history,
+    .get_message = tgu__live_get_message,
 };
 
 static const connector_ops_t tu_ops = {

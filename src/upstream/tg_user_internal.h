@@ -11,6 +11,8 @@
  *                      client, the chats loaded, updates stored in order
  *   tg_user_history.c  the job class telegram.history (backfill)
  *   tg_user_admin.c    chat info, administration, joining, adding members
+ *   tg_user_live.c     live reads: dialogs and messages searched, history,
+ *                      one message
  *
  * Ownership: the connector (tgu_t) owns its tdjson_t and its accounts; an
  * account owns its lock, its client and its store queue. An account is
@@ -218,6 +220,14 @@ int tgu__leave(void *impl, int64_t chat, connector_cb cb, void *data);
 int tgu__join(void *impl, const char *invite, connector_cb cb, void *data);
 int tgu__add_members(void *impl, int64_t chat, const int64_t *users, size_t n, connector_cb cb,
                      void *data);
+/* ---- live reads (tg_user_live.c): connector.h's verbs of the same names ---------------- */
+
+int tgu__live_search_dialogs(void *impl, const char *query, int limit, connector_cb cb, void *data);
+int tgu__live_search_messages(void *impl, int64_t chat, const char *query, int64_t min_date,
+                              int64_t max_date, int limit, connector_cb cb, void *data);
+int tgu__live_history(void *impl, int64_t chat, int64_t from, int newer, int limit, connector_cb cb,
+                      void *data);
+int tgu__live_get_message(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data);
 
 /* ---- backfill (tg_user_history.c) --------------------------------------------------- */
 
