@@ -77,5 +77,8 @@ void tg_ts_media_download(mcp_call_t *c);
  * and for adding the archive's answer (channelId, userIds). */
 void tg_ts_join(mcp_call_t *c);
 void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg);
+/* live_read.c */
+void tg_ts_channels_search(mcp_call_t *c);
+void tg_ts_live_read(mcp_call_t *c);
 
 #endif

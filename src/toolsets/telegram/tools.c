@@ -27,7 +27,8 @@
     ",\"description\":\"Default " #d "; larger values are capped (the answer says so)\"}"
 #define SOURCE                                                                                     \
     "\"source\":{\"type\":\"string\",\"enum\":[\"archive\",\"live\",\"both\"],\"description\":"    \
-    "\"archive (default) reads the store; live and both need a connected account\"}"
+    "\"archive (default) reads the store; live reads through the signed-in Telegram user "         \
+    "account and stores what it read; both merges the two\"}"
 /* A date argument: what parley_when reads (src/db/sql/when.sql). */
 #define DATE(n, d)                                                                                 \
     "\"" n "\":{\"type\":\"string\",\"description\":\"" d                                          \
@@ -96,11 +97,13 @@ static const mcp_tool_def_t tools[] = {
          ""),
      OUT_LIST("channels"), RO, tg_ts_generic, "parley_tg_channels_list"},
     {"channelsSearch", "Search dialogs",
-     "Live search of the account's dialogs (needs a connector).",
+     "Live search of the signed-in user account's dialogs, then of public chats (needs a "
+     "Telegram user account); the chats found are stored.",
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          ",\"minLength\":1}," LIMIT(100),
          "\"query\""),
-     OUT_LIST("channels"), RO | MCP_TOOL_OPEN_WORLD, tg_ts_generic, "parley_tg_channels_search"},
+     OUT_LIST("channels"), RO | MCP_TOOL_OPEN_WORLD, tg_ts_channels_search,
+     "parley_tg_channels_search"},
     {"channelsGet", "Get a chat", "A chat's record, message count and sync jobs.",
      OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, tg_ts_generic,
      "parley_tg_channels_get"},
@@ -153,17 +156,17 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Chat") "," TOPIC "," SOURCE
                       "," DATE("fromDate", "From") "," DATE("toDate", "To") "," LIMIT(50),
          ""),
-     OUT_LIST("messages"), RO, tg_ts_generic, "parley_tg_messages_list"},
+     OUT_LIST("messages"), RO, tg_ts_live_read, "parley_tg_messages_list"},
     {"messagesGet", "Get a message", "One message.",
      OBJ(CHAN("Chat") "," MSGID "," SOURCE, "\"channelId\",\"messageId\""), OUT_KEYS("message"), RO,
-     tg_ts_generic, "parley_tg_messages_get"},
+     tg_ts_live_read, "parley_tg_messages_get"},
     {"messagesContext", "Message context", "Messages before and after one message, in time order.",
      OBJ(CHAN("Chat") "," MSGID ",\"before\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200},"
                       "\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200}," SOURCE,
          "\"channelId\",\"messageId\""),
      "{\"type\":\"object\",\"properties\":{\"before\":{\"type\":\"array\"},\"target\":{\"type\":"
      "\"object\"},\"after\":{\"type\":\"array\"}},\"required\":[\"before\",\"target\",\"after\"]}",
-     RO, tg_ts_generic, "parley_tg_messages_context"},
+     RO, tg_ts_live_read, "parley_tg_messages_context"},
     {"messagesSearch", "Search messages",
      "Full-text search (web syntax: words, \"phrases\", OR, -word; CJK by substring), regex "
      "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
@@ -178,7 +181,7 @@ static const mcp_tool_def_t tools[] = {
                   "\"files\"]},\"orderBy\":{\"type\":\"string\",\"enum\":[\"time\","
                   "\"rank\"]}",
          ""),
-     OUT_LIST("messages"), RO | SQLTOOL_SEARCH, tg_ts_generic, "parley_tg_messages_search"},
+     OUT_LIST("messages"), RO | SQLTOOL_SEARCH, tg_ts_live_read, "parley_tg_messages_search"},
     {"messagesSend", "Send a message", "Sends a text message (needs a connector).",
      OBJ(CHAN("Chat") ",\"text\":{\"type\":\"string\",\"minLength\":1}," TOPIC
                       ",\"replyToMessageId\":{\"type\":\"integer\"}",
