@@ -35,7 +35,10 @@
  *   chats            [{id, type: "private"|"basic_group"|"supergroup"|
  *                      "channel", title, user_id (private), username,
  *                      member_count, messages: N, senders: [user ids],
- *                      history: [message objects]}]
+ *                      history: [message objects], public: true (a chat
+ *                      not joined: outside the chat list, found only by
+ *                      searchPublicChats, which finds chats with a
+ *                      username)}]
  *   load_chats_per_call  chats per loadChats (default 100)
  *   history_page_max     most messages per getChatHistory (default 100)
  *   flood_wait       {method, after_calls, seconds}: the (after_calls+1)-th

@@ -255,6 +255,15 @@ void fake__apply_update(fake_client_t *c, json_t *u)
     }
 }
 
+/* A chat with "public": true in the script is one the account has not
+ * joined: not in its chat list (loadChats, getChats, searchChatsOnServer,
+ * searchMessages), found by searchPublicChats (which finds chats with a
+ * username). */
+static bool is_public_only(json_t *rec)
+{
+    return json_is_true(json_object_get(rec, "public"));
+}
+
 static void h_load_chats(fake_client_t *c, json_t *req, json_t *extra)
 {
     json_int_t limit = json_integer_value(json_object_get(req, "limit"));
@@ -273,9 +282,14 @@ static void h_load_chats(fake_client_t *c, json_t *req, json_t *extra)
         k = limit;
     if (k < 1)
         k = 1;
-    for (; k > 0 && c->chats_sent < n; k--)
-        fake__update(c, json_pack("{s:s,s:o}", "@type", "updateNewChat", "chat",
-                                  chat_object(c, json_array_get(c->chats, c->chats_sent++))));
+    while (k > 0 && c->chats_sent < n) {
+        json_t *rec = json_array_get(c->chats, c->chats_sent++);
+        if (is_public_only(rec))
+            continue;
+        fake__update(c,
+                     json_pack("{s:s,s:o}", "@type", "updateNewChat", "chat", chat_object(c, rec)));
+        k--;
+    }
     fake__answer_ok(c, extra);
 }
 
@@ -292,7 +306,7 @@ static void h_get_chats(fake_client_t *c, json_t *req, json_t *extra)
     json_t *rec;
     json_array_foreach(c->chats, i, rec)
     {
-        if ((json_int_t)i < limit)
+        if ((json_int_t)i < limit && !is_public_only(rec))
             json_array_append(ids, json_object_get(rec, "id"));
     }
     fake__answer(c, extra, chats_answer(ids, (json_int_t)json_array_size(c->chats)));
@@ -472,7 +486,8 @@ static bool ci_contains(const char *hay, const char *needle)
     return !*needle || (hay && strcasestr(hay, needle));
 }
 
-static void search_chats(fake_client_t *c, json_t *req, json_t *extra, json_int_t limit)
+static void search_chats(fake_client_t *c, json_t *req, json_t *extra, json_int_t limit,
+                         bool public)
 {
     const char *q = fake__str_of(req, "query");
     json_t *ids = json_array();
@@ -483,6 +498,8 @@ static void search_chats(fake_client_t *c, json_t *req, json_t *extra, json_int_
     {
         if (!ci_contains(fake__str_of(rec, "title"), q) &&
             !ci_contains(fake__str_of(rec, "username"), q))
+            continue;
+        if (public ? !*fake__str_of(rec, "username") : is_public_only(rec))
             continue;
         total++;
         if (total <= limit)
@@ -495,12 +512,12 @@ static void h_search_chats_on_server(fake_client_t *c, json_t *req, json_t *extr
 {
     json_int_t limit = json_integer_value(json_object_get(req, "limit"));
     if (limit_ok(c, extra, limit))
-        search_chats(c, req, extra, limit);
+        search_chats(c, req, extra, limit, false);
 }
 
 static void h_search_public_chats(fake_client_t *c, json_t *req, json_t *extra)
 {
-    search_chats(c, req, extra, FAKE_LIMIT_MAX);
+    search_chats(c, req, extra, FAKE_LIMIT_MAX, true);
 }
 
 static bool text_matches(json_t *m, const char *q)
@@ -538,6 +555,8 @@ static void h_search_messages(fake_client_t *c, json_t *req, json_t *extra)
     json_t *rec, *m;
     json_array_foreach(c->chats, i, rec)
     {
+        if (is_public_only(rec))
+            continue;
         json_array_foreach(json_object_get(rec, "msgs"), j, m)
         {
             if (!text_matches(m, q))

@@ -1,0 +1,187 @@
+// Live reads through a Telegram user account, against the fake libtdjson
+// (tests/support/fake_tdjson*.c): channelsSearch searches the account's
+// dialogs and public chats (merged, deduplicated, a chat not in the store
+// stored); messagesList, messagesGet, messagesContext and messagesSearch
+// with source "live" read through TDLib, store what they read and answer
+// in the archive's shape; "both" merges archive and live without
+// duplicates; bad arguments and a FloodWait answer isError saying what to
+// do.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+
+const FAKE = process.env.FAKE_TDJSON;
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_tglive_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const psql = (sql) => psqlAt(pgDir, db, sql);
+
+const BOB = 42;
+const BIG = -1001234567890;
+const NEWS = -1009876543210;
+const OPEN = -1007777777777; // public, not joined
+let dataDir, scriptPath;
+
+const script = () => ({
+  phone: "+15550002",
+  code: "12345",
+  user: { id: 777000222, first_name: "Ada", username: "ada2", phone_number: "15550002" },
+  users: [{ id: BOB, first_name: "Bob", username: "bob" }],
+  chats: [
+    { id: BOB, type: "private", user_id: BOB, title: "Bob", messages: 30 },
+    { id: BIG, type: "supergroup", title: "Big group", messages: 1000, senders: [BOB] },
+    { id: NEWS, type: "channel", title: "News", username: "newsch", messages: 5 },
+    { id: OPEN, type: "channel", title: "Open news", username: "opennews", messages: 3, public: true },
+  ],
+  history_page_max: 50,
+  flood_wait: { method: "searchChatMessages", after_calls: 1, seconds: 30 },
+});
+
+const settings = () => [
+  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
+  "--telegram-api-id", "12345", "--telegram-api-hash", "0123456789abcdef",
+];
+const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
+
+async function login(input) {
+  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...settings()], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, ...env() },
+  });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  child.stdin.end(input);
+  const [code] = await once(child, "exit");
+  return { code, out, err };
+}
+
+async function call(c, name, args = {}) {
+  const r = await c.callTool({ name, arguments: args });
+  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+  return r.structuredContent;
+}
+
+async function refused(c, name, args) {
+  const r = await c.callTool({ name, arguments: args });
+  assert.equal(r.isError, true, `${name} should fail: ${textOf(r)}`);
+  return textOf(r);
+}
+
+async function until(what, fn, ms = 60000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const ids = (msgs) => msgs.map((m) => m.messageId);
+
+before(() => {
+  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
+  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
+  dataDir = tmpdir("parley-tglive-");
+  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
+  fs.writeFileSync(scriptPath, JSON.stringify(script()));
+});
+
+after(() => {
+  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+});
+
+test("live reads through the user account: dialogs, history, one message, context, search", async () => {
+  const signed = await login("12345\n");
+  assert.equal(signed.code, 0, signed.err);
+
+  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
+  const port = /\(port (\d+)\)/.exec(d.log())[1];
+  const c = new Client({ name: "tg-live", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  try {
+    await until("the chats", async () => (await call(c, "channelsList", { limit: 50 })).channels.length >= 3);
+    assert.equal(psql(`SELECT count(*) FROM chats WHERE id = ${OPEN}`), "0", "a chat not joined is not listed");
+
+    // channelsSearch: the account's chat first, then the public one (News is
+    // found by both searches: once), the public chat stored.
+    const found = await call(c, "channelsSearch", { query: "news" });
+    assert.deepEqual(found.channels.map((x) => x.channelId), [NEWS, OPEN]);
+    assert.equal(found.channels[0].title, "News");
+    assert.equal(found.channels[1].type, "channel");
+    assert.equal(psql(`SELECT title || ':' || kind FROM chats WHERE id = ${OPEN}`), "Open news:channel");
+    assert.deepEqual((await call(c, "channelsSearch", { query: "news", limit: 1 })).channels.map((x) => x.channelId), [NEWS]);
+    assert.deepEqual((await call(c, "channelsSearch", { query: "no such chat" })).channels, []);
+    assert.match(await refused(c, "channelsSearch", { query: "   " }), /query: give words/);
+
+    // messagesList live: the newest of the chat as Telegram has it, stored,
+    // in the archive's shape.
+    const before = Number(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BIG}`));
+    assert.ok(before <= 1, `only the last message is stored yet (${before})`);
+    const live = await call(c, "messagesList", { channelId: BIG, source: "live", limit: 5 });
+    assert.deepEqual(ids(live.messages), [1000, 999, 998, 997, 996]);
+    assert.equal(live.messages[4].text, "Big group message 996");
+    assert.equal(live.messages[4].senderId, BOB);
+    assert.equal(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BIG}`), "5");
+    const arch = await call(c, "messagesList", { channelId: BIG, limit: 5 });
+    assert.deepEqual(live.messages, arch.messages, "the live answer has the archive's shape");
+    // A longer list pages back through TDLib's short pages.
+    const long = await call(c, "messagesList", { channelId: BIG, source: "live", limit: 120 });
+    assert.equal(long.messages.length, 120);
+    assert.deepEqual([long.messages[0].messageId, long.messages[119].messageId], [1000, 881]);
+    assert.equal(new Set(ids(long.messages)).size, 120);
+    // both: the archive and Telegram merged, without duplicates.
+    psql(`DELETE FROM messages WHERE chat_id = ${BIG} AND id > 990`);
+    const both = await call(c, "messagesList", { channelId: BIG, source: "both", limit: 15 });
+    assert.deepEqual(ids(both.messages), Array.from({ length: 15 }, (_, i) => 1000 - i));
+    assert.match(await refused(c, "messagesList", { source: "live" }), /channelId: messagesList with source "live" reads one chat/);
+
+    // messagesGet and messagesContext live.
+    const one = await call(c, "messagesGet", { channelId: BIG, messageId: 500, source: "live" });
+    assert.equal(one.message.text, "Big group message 500");
+    assert.equal(psql(`SELECT text FROM messages WHERE chat_id = ${BIG} AND id = 500`), "Big group message 500");
+    assert.match(await refused(c, "messagesGet", { channelId: BIG, messageId: 5000, source: "live" }),
+      /Telegram has no message 5000 in chat/);
+    const ctx = await call(c, "messagesContext", { channelId: BIG, messageId: 300, before: 2, after: 3, source: "live" });
+    assert.deepEqual([ids(ctx.before), ctx.target.messageId, ids(ctx.after)], [[298, 299], 300, [301, 302, 303]]);
+
+    // messagesSearch in one chat (searchChatMessages) and across chats
+    // (searchMessages: a chat not joined is not searched).
+    const inBob = await call(c, "messagesSearch", { query: "Bob message 2", source: "live", channelIds: [BOB] });
+    assert.deepEqual(ids(inBob.messages).sort((a, b) => a - b), [2, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
+    assert.equal(inBob.messages[0].channelTitle, "Bob");
+    assert.equal(inBob.messages[0].match, "live");
+    assert.equal(inBob.mode, "live");
+    assert.equal(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BOB} AND id IN (2, 20, 29)`), "3");
+    const across = await call(c, "messagesSearch", { query: "news message", source: "live" });
+    assert.deepEqual(across.messages.map((m) => `${m.channelId}:${m.messageId}`),
+      [5, 4, 3, 2, 1].map((i) => `${NEWS}:${i}`));
+    const regex = await call(c, "messagesSearch", { query: "news message", regex: "message [12]$", source: "live" });
+    assert.deepEqual(ids(regex.messages), [2, 1]);
+    // both: the archive's hits and Telegram's, once each.
+    // (The archive also holds the public chat's last message, stored with it.)
+    const merged = await call(c, "messagesSearch", { query: "news message", source: "both" });
+    const keys = merged.messages.map((m) => `${m.channelId}:${m.messageId}`);
+    assert.equal(new Set(keys).size, keys.length, `no duplicates: ${keys}`);
+    assert.deepEqual(keys.filter((k) => k.startsWith(`${NEWS}:`)), [5, 4, 3, 2, 1].map((i) => `${NEWS}:${i}`));
+    assert.equal(merged.source, "both");
+    assert.match(await refused(c, "messagesSearch", { regex: "x", source: "live" }), /query: messagesSearch with source "live" needs words/);
+
+    // A FloodWait: the second searchChatMessages waits 30 seconds.
+    const wait = await refused(c, "messagesSearch", { query: "Bob", source: "live", channelIds: [BOB] });
+    const secs = Number(/FloodWait\): wait (\d+) seconds/.exec(wait)?.[1]);
+    assert.ok(secs >= 1 && secs <= 30, wait);
+
+    // The archive answers as before.
+    assert.equal((await call(c, "messagesGet", { channelId: BIG, messageId: 300 })).message.messageId, 300);
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
+});
