@@ -53,8 +53,37 @@ static int f_send_file(void *impl, int64_t chat, int fd, const char *caption, co
     return 0;
 }
 
-/* A chat table without chat_info; no accounts table. */
-static const connector_chat_ops_t chat = {.send_text = f_send_text, .send_file = f_send_file};
+static int f_search_dialogs(void *impl, const char *query, int limit, connector_cb cb, void *data)
+{
+    (void)impl;
+    (void)query;
+    (void)limit;
+    (void)cb;
+    (void)data;
+    calls++;
+    return 0;
+}
+
+static int f_history(void *impl, int64_t chat, int64_t from, int newer, int limit, connector_cb cb,
+                     void *data)
+{
+    (void)impl;
+    (void)chat;
+    (void)from;
+    (void)newer;
+    (void)limit;
+    (void)cb;
+    (void)data;
+    calls++;
+    return 0;
+}
+
+/* A chat table without chat_info, search_messages, get_message; no
+ * accounts table. */
+static const connector_chat_ops_t chat = {.send_text = f_send_text,
+                                          .send_file = f_send_file,
+                                          .search_dialogs = f_search_dialogs,
+                                          .history = f_history};
 static const connector_ops_t ops = {.caps = f_caps, .why_not = f_why, .chat = &chat};
 
 static void test_wrappers(void **state)
@@ -86,6 +115,27 @@ static void test_wrappers(void **state)
     assert_int_equal(connector_job_classes(&c, &cls), 0);
 }
 
+/* The live reads: search_dialogs needs CONNECTOR_CAN_SEARCH_DIALOGS, the
+ * others CONNECTOR_CAN_READ_HISTORY (the capability backfill jobs also
+ * need), and each its function. */
+static void test_live_reads(void **state)
+{
+    (void)state;
+    connector_t c = {.name = "fake", .ops = &ops, .impl = NULL};
+    caps = CONNECTOR_CAN_READ_HISTORY;
+    calls = 0;
+    assert_int_equal(connector_search_dialogs(&c, "q", 10, NULL, NULL), UV_ENOTSUP);
+    assert_int_equal(connector_history(&c, 1, 0, 0, 10, NULL, NULL), 0);
+    assert_int_equal(calls, 1);
+    assert_int_equal(connector_search_messages(&c, 1, "q", 0, 0, 10, NULL, NULL), UV_ENOTSUP);
+    assert_int_equal(connector_get_message(&c, 1, 2, NULL, NULL), UV_ENOTSUP);
+    caps = CONNECTOR_CAN_SEARCH_DIALOGS;
+    assert_int_equal(connector_search_dialogs(&c, "q", 10, NULL, NULL), 0);
+    assert_int_equal(connector_history(&c, 1, 0, 0, 10, NULL, NULL), UV_ENOTSUP);
+    assert_int_equal(calls, 2);
+    assert_int_equal(connector_history(NULL, 1, 0, 0, 10, NULL, NULL), UV_ENOTSUP);
+}
+
 static void test_none(void **state)
 {
     (void)state;
@@ -99,6 +149,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wrappers),
+        cmocka_unit_test(test_live_reads),
         cmocka_unit_test(test_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
