@@ -10,8 +10,9 @@
  *                    left out)
  *   search_messages  searchChatMessages in one chat (paged by
  *                    next_from_message_id), else searchMessages across
- *                    the main chat list (paged by next_offset), until the
- *                    limit or the end
+ *                    all the account's chats (chat_list null: archived
+ *                    ones too; paged by next_offset), within the date
+ *                    bounds, until the limit or the end
  *   history          getChatHistory, newest first, paged back from the
  *                    oldest message seen (TDLib answers from that message
  *                    on, inclusive, and often fewer than asked) until the
@@ -233,10 +234,10 @@ static void tul_step(tul_read_t *r)
                            "chat_id", (json_int_t)r->chat, "query", r->query, "from_message_id",
                            r->from, "offset", 0, "limit", page);
         else
-            rq = json_pack("{s:s, s:{s:s}, s:s, s:s, s:i, s:I, s:I}", "@type", "searchMessages",
-                           "chat_list", "@type", "chatListMain", "query", r->query, "offset",
-                           r->offset, "limit", page, "min_date", (json_int_t)r->min_date,
-                           "max_date", (json_int_t)r->max_date);
+            rq =
+                json_pack("{s:s, s:n, s:s, s:s, s:i, s:I, s:I}", "@type", "searchMessages",
+                          "chat_list", "query", r->query, "offset", r->offset, "limit", page,
+                          "min_date", (json_int_t)r->min_date, "max_date", (json_int_t)r->max_date);
         break;
     case TUL_HISTORY:
         /* a later page starts at the oldest message seen (one more);

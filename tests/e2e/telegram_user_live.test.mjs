@@ -163,6 +163,10 @@ test("live reads through the user account: dialogs, history, one message, contex
     const across = await call(c, "messagesSearch", { query: "news message", source: "live" });
     assert.deepEqual(across.messages.map((m) => `${m.channelId}:${m.messageId}`),
       [5, 4, 3, 2, 1].map((i) => `${NEWS}:${i}`));
+    // Dates bound Telegram's own search: the newest three up to message 500's date.
+    const dated = await call(c, "messagesSearch", { query: "big group message", source: "live", limit: 3, toDate: String(1700000000 + 500 * 60) });
+    assert.deepEqual(ids(dated.messages), [500, 499, 498]);
+    assert.match(await refused(c, "messagesSearch", { query: "x", source: "live", fromDate: "not a date" }), /fromDate/);
     const regex = await call(c, "messagesSearch", { query: "news message", regex: "message [12]$", source: "live" });
     assert.deepEqual(ids(regex.messages), [2, 1]);
     // both: the archive's hits and Telegram's, once each.

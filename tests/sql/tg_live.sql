@@ -71,3 +71,11 @@ SELECT pg_temp.expect('search live', (SELECT parley_tg_live_messages(jsonb_build
     '{"mode": "live", "source": "live", "total": 1, "upstreamTotal": 2, "totalCapped": false,
       "messages": [{"channelId": -1009, "channelTitle": "News", "messageId": 3, "date": "2023-11-14T22:16:20+00:00",
                     "senderId": 42, "senderName": "Ann", "text": "three", "hasLink": false, "match": "live"}]}'::jsonb);
+
+-- The plan before the read: the one chat named, dates as unix seconds (0: open).
+SELECT pg_temp.expect('plan', parley_tg_live_plan('{"channelIds": [-1009], "toDate": "1700000300"}', '{}'),
+                      '{"channelId": -1009, "minDate": 0, "maxDate": 1700000300}'::jsonb);
+SELECT pg_temp.expect('plan none', parley_tg_live_plan('{"channelIds": [-1009, -1008]}', '{}'),
+                      '{"channelId": 0, "minDate": 0, "maxDate": 0}'::jsonb);
+SELECT pg_temp.expect_error('plan unknown chat', $$SELECT parley_tg_live_plan('{"channelId": -5}', '{}')$$,
+                            'PT400', 'no chat -5 in the archive');

@@ -17,7 +17,7 @@
  * - searchChatMessages pages the same way; its next_from_message_id is the
  *   next match not returned (pass it back: no duplicate), 0 at the end.
  *   searchMessages: next_offset is "" at the end, else an opaque string to
- *   pass back.
+ *   pass back; min_date and max_date (not 0) bound the messages' dates.
  * - sendMessage answers a pending message with a temporary id
  *   ((final server id - 1) << 20) + 1, sends updateNewMessage with it, and
  *   50 ms later updateMessageSendSucceeded {message (final id), old_message_id}
@@ -547,6 +547,8 @@ static void h_search_messages(fake_client_t *c, json_t *req, json_t *extra)
     if (!limit_ok(c, extra, limit))
         return;
     const char *q = fake__str_of(req, "query");
+    json_int_t min_date = json_integer_value(json_object_get(req, "min_date"));
+    json_int_t max_date = json_integer_value(json_object_get(req, "max_date"));
     size_t cap = 16, n = 0;
     json_t **all = malloc(cap * sizeof *all);
     if (!all)
@@ -559,7 +561,9 @@ static void h_search_messages(fake_client_t *c, json_t *req, json_t *extra)
             continue;
         json_array_foreach(json_object_get(rec, "msgs"), j, m)
         {
-            if (!text_matches(m, q))
+            json_int_t date = json_integer_value(json_object_get(m, "date"));
+            if (!text_matches(m, q) || (min_date && date < min_date) ||
+                (max_date && date > max_date))
                 continue;
             if (n == cap) {
                 cap *= 2;

@@ -20,7 +20,7 @@
 #include "toolsets/sqltool.h"
 #include "toolsets/telegram/tg_toolset.h"
 
-#define TG_RESOLVE_FN    "parley_tg_resolve_channel"
+#define TG_LIVE_PLAN     "parley_tg_live_plan"
 #define TG_LIVE_CHANNELS "parley_tg_live_channels"
 #define TG_LIVE_MESSAGES "parley_tg_live_messages"
 /* Defaults and caps of the tools' limits (as their SQL functions). */
@@ -145,11 +145,14 @@ void tg_ts_channels_search(mcp_call_t *c)
 
 /* ---- the message tools ------------------------------------------------------------------- */
 
-/* The chat the call names, resolved from the archive (answer), or 0. */
-static void read_messages(mcp_call_t *c, json_t *answer_, void *arg)
+/* The plan (parley_tg_live_plan): the chat the call names, resolved from
+ * the archive (0: none), and the date bounds in unix seconds (0: open). */
+static void read_messages(mcp_call_t *c, json_t *plan, void *arg)
 {
     (void)arg;
-    int64_t chat = answer_ ? json_integer_value(json_object_get(answer_, "channelId")) : 0;
+    int64_t chat = json_integer_value(json_object_get(plan, "channelId"));
+    int64_t min_date = json_integer_value(json_object_get(plan, "minDate"));
+    int64_t max_date = json_integer_value(json_object_get(plan, "maxDate"));
     connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_READ_HISTORY);
     json_int_t msg = json_integer_value(json_object_get(c->args, "messageId"));
     int rc;
@@ -164,7 +167,7 @@ static void read_messages(mcp_call_t *c, json_t *answer_, void *arg)
         int after = json_is_integer(a) ? (int)json_integer_value(a) : TG_CONTEXT_DEFAULT;
         rc = connector_history(conn, chat, msg, after, before + after + 1, got, c);
     } else {
-        rc = connector_search_messages(conn, chat, arg_str(c, "query"), 0, 0,
+        rc = connector_search_messages(conn, chat, arg_str(c, "query"), min_date, max_date,
                                        arg_limit(c, TG_SEARCH_DEFAULT, TG_LIMIT_CAP), got, c);
     }
     if (rc != 0)
@@ -194,26 +197,11 @@ void tg_ts_live_read(mcp_call_t *c)
         if (q == NULL || q[strspn(q, " \t\r\n")] == '\0') {
             mcp_call_finish_error(c,
                                   "query: messagesSearch with source \"%s\" needs words to "
-                                  "search for (Telegram searches words; regex, fuzzy and kind "
-                                  "then filter what it found)",
+                                  "search for (Telegram searches words; regex and kind then "
+                                  "filter what it found)",
                                   source);
             return;
         }
-        json_t *ids = json_object_get(c->args, "channelIds");
-        if (json_array_size(ids) == 1)
-            chan = json_array_get(ids, 0);
     }
-    if (chan == NULL) {
-        read_messages(c, NULL, NULL);
-        return;
-    }
-    json_t *a = json_pack("{s:O}", "channelId", chan);
-    char *args = a ? json_dumps(a, JSON_COMPACT) : NULL;
-    json_decref(a);
-    if (args == NULL) {
-        mcp_call_finish_error(c, "%s failed: out of memory", c->tool->def->name);
-        return;
-    }
-    tg_ts_then(c, TG_RESOLVE_FN, args, read_messages, NULL);
-    free(args);
+    tg_ts_then(c, TG_LIVE_PLAN, NULL, read_messages, NULL);
 }

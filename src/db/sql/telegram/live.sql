@@ -244,3 +244,23 @@ BEGIN
             ELSE parley_tg_live_merge(ar -> 'messages', live, lim) END);
 END
 $$;
+
+-- Before the connector reads: the chat the arguments name (channelId, or
+-- the one chat of channelIds), and fromDate and toDate as unix seconds
+-- (0: open) for Telegram's own date bounds; a bad argument is the model's
+-- PT400 before anything is asked upstream.
+CREATE OR REPLACE FUNCTION parley_tg_live_plan(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat bigint := parley_tg_chat(a, 'channelId');
+BEGIN
+    IF chat IS NULL AND jsonb_typeof(a -> 'channelIds') = 'array'
+       AND jsonb_array_length(a -> 'channelIds') = 1 THEN
+        chat := parley_tg_chat(jsonb_build_object('channelIds', a -> 'channelIds' -> 0), 'channelIds');
+    END IF;
+    RETURN jsonb_build_object(
+        'channelId', coalesce(chat, 0),
+        'minDate', coalesce(floor(extract(epoch FROM parley_tg_time(a, 'fromDate', ctx)))::bigint, 0),
+        'maxDate', coalesce(ceil(extract(epoch FROM parley_tg_time(a, 'toDate', ctx)))::bigint, 0));
+END
+$$;
