@@ -373,10 +373,11 @@ typedef struct {
     void *data;
 } bsky_run_t;
 
-/* Runs when a selected toolset uses run-time accounts. */
+/* Runs when a selected toolset queries run-time accounts (a toolset that
+ * only signs accounts in, CONNECTOR_CAN_LOGIN, is another service's). */
 static bool def_wanted(const connector_env_t *env)
 {
-    return (env->caps_wanted & CONNECTOR_CAPS_ACCOUNTS) != 0;
+    return (env->caps_wanted & CONNECTOR_CAN_QUERY) != 0;
 }
 
 static int def_open(const connector_env_t *env, void **obj, connector_t **conn, char *err,

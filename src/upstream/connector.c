@@ -191,3 +191,33 @@ int connector_query(const connector_t *conn, const char *account, const char *me
     return o && o->query ? o->query(conn->impl, account, method, params_json, cb, data)
                          : UV_ENOTSUP;
 }
+
+int connector_signin(const connector_t *conn, const char *identifier, const char *account,
+                     connector_signin_cb step, void *data, void **handle, char *error,
+                     size_t errcap)
+{
+    char scratch[8];
+    const connector_accounts_ops_t *o = account_ops(conn, CONNECTOR_CAN_LOGIN);
+    if (error == NULL) {
+        error = scratch;
+        errcap = sizeof scratch;
+    }
+    if (errcap > 0)
+        error[0] = '\0';
+    return o && o->signin
+               ? o->signin(conn->impl, identifier, account, step, data, handle, error, errcap)
+               : UV_ENOTSUP;
+}
+
+int connector_signin_answer(const connector_t *conn, void *handle, const char *secret)
+{
+    const connector_accounts_ops_t *o = conn ? conn->ops->accounts : NULL;
+    return o && o->signin_answer ? o->signin_answer(conn->impl, handle, secret) : UV_ENOTSUP;
+}
+
+void connector_signin_cancel(const connector_t *conn, void *handle)
+{
+    const connector_accounts_ops_t *o = conn ? conn->ops->accounts : NULL;
+    if (o && o->signin_cancel)
+        o->signin_cancel(conn->impl, handle);
+}

@@ -130,7 +130,18 @@ typedef struct connector_chat_ops_s {
     int (*get_message)(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data);
 } connector_chat_ops_t;
 
-/* The verbs of a service whose accounts log in at run time (Bluesky). */
+/* A sign-in in steps (connector_signin): each time the service asks for
+ * something (done false: json {"ask": "code" | "password", "hint": text,
+ * absent when none}; answer with connector_signin_answer), and exactly
+ * once more at its end (done true): status 0 with json the account
+ * {"account", "userId", "name", "phone"}, or a negative code with error
+ * (UV_EACCES: refused, e.g. a wrong code, error says why; UV_ECANCELED:
+ * connector_signin_cancel, or the daemon stops). */
+typedef void (*connector_signin_cb)(void *data, bool done, int status, const char *json,
+                                    const char *error);
+
+/* The verbs of a service whose accounts log in at run time (Bluesky, a
+ * Telegram user account). */
 typedef struct connector_accounts_ops_s {
     /* CONNECTOR_CAN_LOGIN. Logs in as identifier with secret (neither is
      * kept in memory afterwards nor logged) at service (NULL: the one the
@@ -156,6 +167,21 @@ typedef struct connector_accounts_ops_s {
      * message). */
     int (*query)(void *impl, const char *account, const char *method, const char *params_json,
                  connector_cb cb, void *data);
+    /* CONNECTOR_CAN_LOGIN, for a service whose sign-in asks in turns (a
+     * Telegram user account: a login code, then a password): signs
+     * identifier (a phone number) in as account (NULL: named after
+     * identifier), through step (connector_signin_cb); on success the
+     * account serves at once. *handle is for signin_answer and
+     * signin_cancel until the last step. Errors (no step runs): UV_EINVAL
+     * (error: what is wrong with identifier or account), UV_EEXIST (that
+     * account serves already), UV_EBUSY (another sign-in runs). */
+    int (*signin)(void *impl, const char *identifier, const char *account, connector_signin_cb step,
+                  void *data, void **handle, char *error, size_t errcap);
+    /* Answers the step's ask (secret: neither kept nor logged). */
+    int (*signin_answer)(void *impl, void *handle, const char *secret);
+    /* Ends the sign-in: its last step runs later with UV_ECANCELED (or
+     * with its outcome when that was already on its way). */
+    void (*signin_cancel)(void *impl, void *handle);
 } connector_accounts_ops_t;
 
 typedef struct connector_ops_s {
@@ -248,5 +274,12 @@ int connector_accounts(const connector_t *conn, const char *command, const char 
                        connector_cb cb, void *data);
 int connector_query(const connector_t *conn, const char *account, const char *method,
                     const char *params_json, connector_cb cb, void *data);
+/* A sign-in in steps (connector_accounts_ops_t.signin); error gets the
+ * reason of a UV_EINVAL (may be NULL). */
+int connector_signin(const connector_t *conn, const char *identifier, const char *account,
+                     connector_signin_cb step, void *data, void **handle, char *error,
+                     size_t errcap);
+int connector_signin_answer(const connector_t *conn, void *handle, const char *secret);
+void connector_signin_cancel(const connector_t *conn, void *handle);
 
 #endif

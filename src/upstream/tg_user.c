@@ -50,13 +50,19 @@ tgu_account_t *tgu__by_id(tgu_t *u, int64_t id)
 static unsigned tu_caps(void *impl)
 {
     tgu_t *u = impl;
-    return u->naccounts > 0 && u->td != NULL && !u->td_closed ? TGU_CAPS : 0;
+    if (u->td == NULL || u->td_closed)
+        return 0;
+    /* Signing in while serving: tg_user_login.c. */
+    return CONNECTOR_CAN_LOGIN | (u->naccounts > 0 ? TGU_CAPS : 0);
 }
 
 static const char *tu_why_not(void *impl, connector_cap_t cap)
 {
     tgu_t *u = impl;
     (void)cap;
+    if (u->td == NULL || u->td_closed)
+        return "TDLib (libtdjson) is not loaded, so no Telegram user account can serve: see "
+               "parleyd's log, and the telegram_tdjson setting.";
     if (u->naccounts == 0)
         return "No Telegram user account is signed in; sign one in with parleyd login telegram "
                "--phone +NNN.";
@@ -222,14 +228,21 @@ static const connector_ops_t tu_ops = {
     .account_json = tu_account_json,
     .metrics = tu_metrics,
     .chat = &tu_chat_ops,
+    .accounts = &tgu__accounts_ops,
 };
 
 /* ---- the definition ---------------------------------------------------------------------- */
 
+/* Runs with a signed-in account, or to sign one in while serving when a
+ * selected toolset logs accounts in and the application is set. */
 static bool def_wanted(const connector_env_t *env)
 {
-    char names[1][TGU_NAME_MAX];
-    return tgu__session_list(env->data_dir, names, 1) > 0;
+    char names[1][TGU_NAME_MAX], hash[64];
+    if (tgu__session_list(env->data_dir, names, 1) > 0)
+        return true;
+    return (env->caps_wanted & CONNECTOR_CAN_LOGIN) != 0 &&
+           connector_env_int(env, "telegram_api_id") > 0 &&
+           connector_env_text(env, "telegram_api_hash", hash, sizeof hash)[0] != '\0';
 }
 
 /* The parts open and login share: settings, the credentials key, TDLib. */
@@ -284,6 +297,13 @@ static int def_open(const connector_env_t *env, void **obj, connector_t **conn, 
     int n = tgu__session_list(env->data_dir, names, TGU_ACCOUNTS_MAX);
     int rc = tu_new(env, &u, err, errcap);
     *obj = u;
+    if (rc != 0 && n == 0 && u != NULL && u->td == NULL) {
+        /* Only there to sign in: parleyd serves without it. */
+        log_warn("telegram", "no Telegram user account can sign in: %s", err);
+        u->td_closed = true;
+        *conn = &u->conn;
+        return 0;
+    }
     if (rc != 0)
         return rc;
     char ver[64];
@@ -339,7 +359,9 @@ static void def_close(void *obj, void (*cb)(void *data), void *data)
         tdjson_client_close(u->login_client, login_client_closed, u);
         return;
     }
-    u->nclosing = u->naccounts + 1;
+    u->nclosing = u->naccounts + 2;
+    if (!tgu__signin_close(u, account_closed, u))
+        u->nclosing--;
     for (int i = 0; i < u->naccounts; i++)
         tgu__account_close(u->accounts[i], account_closed, u);
     u->login = false;

@@ -433,29 +433,65 @@ static void acc_lock_cb(pg_lock_t *l, bool held)
     }
 }
 
-int tgu__account_start(tgu_t *u, const char *name, tgu_account_t **out, char *err, size_t errcap)
+static tgu_account_t *acc_new(tgu_t *u)
 {
     tgu_account_t *acc = calloc(1, sizeof *acc);
     if (acc == NULL)
-        return UV_ENOMEM;
+        return NULL;
     acc->u = u;
     acc->ops = json_array();
     acc->client_closed = true;
     queue_init(&acc->sends);
+    return acc;
+}
+
+static int acc_begin(tgu_account_t *acc, char *err, size_t errcap);
+
+int tgu__account_start(tgu_t *u, const char *name, tgu_account_t **out, char *err, size_t errcap)
+{
+    tgu_account_t *acc = acc_new(u);
+    if (acc == NULL)
+        return UV_ENOMEM;
     *out = acc;
     int rc = tgu__session_open(u->data_dir, &u->cred, name, false, &acc->session, err, errcap);
-    if (rc != 0)
-        return rc;
+    return rc != 0 ? rc : acc_begin(acc, err, errcap);
+}
+
+int tgu__account_run(tgu_t *u, const tgu_session_t *session, tgu_account_t **out, char *err,
+                     size_t errcap)
+{
+    tgu_account_t *acc = acc_new(u);
+    if (acc == NULL)
+        return UV_ENOMEM;
+    *out = acc;
+    acc->session = *session;
+    return acc_begin(acc, err, errcap);
+}
+
+/* Asks for the account's advisory lock; its callback starts the client. */
+static int acc_begin(tgu_account_t *acc, char *err, size_t errcap)
+{
+    tgu_t *u = acc->u;
     char key[TGU_NAME_MAX + 16];
-    snprintf(key, sizeof key, "telegram_user:%s", name);
-    rc = pg_lock_start(u->loop, u->conninfo, key, u->connect_timeout_ms, acc_lock_cb, acc,
-                       &acc->lock, err, errcap);
+    snprintf(key, sizeof key, "telegram_user:%s", acc->session.name);
+    int rc = pg_lock_start(u->loop, u->conninfo, key, u->connect_timeout_ms, acc_lock_cb, acc,
+                           &acc->lock, err, errcap);
     if (rc != 0)
         return rc;
     uv_timer_init(u->loop, &acc->timer);
     acc->timer.data = acc;
     acc->timer_started = true;
     return 0;
+}
+
+bool tgu__account_restart(tgu_account_t *acc)
+{
+    if (acc->state != TGU_ACC_SIGNED_OUT || acc->client != NULL || !acc->client_closed ||
+        !pg_lock_held(acc->lock))
+        return false;
+    log_info(TGU_TAG, "account %s: signed in again; starting it", acc->session.name);
+    acc_start_client(acc);
+    return true;
 }
 
 /* ---- closing: the client, a last flush, then the lock and the timer ------------------------- */

@@ -13,6 +13,8 @@
  *   tg_user_admin.c    chat info, administration, joining, adding members
  *   tg_user_live.c     live reads: dialogs and messages searched, history,
  *                      one message
+ *   tg_user_login.c    signing an account in while serving (the accounts
+ *                      verbs signin, signin_answer, signin_cancel)
  *
  * Ownership: the connector (tgu_t) owns its tdjson_t and its accounts; an
  * account owns its lock, its client and its store queue. An account is
@@ -156,6 +158,14 @@ struct tgu_account_s {
 };
 
 int tgu__account_start(tgu_t *u, const char *name, tgu_account_t **out, char *err, size_t errcap);
+/* The same for an account whose session is open already (a sign-in while
+ * serving: tg_user_login.c); session is copied. */
+int tgu__account_run(tgu_t *u, const tgu_session_t *session, tgu_account_t **out, char *err,
+                     size_t errcap);
+/* A SIGNED_OUT account this daemon holds the lock of (its client closed)
+ * starts its client again, signing in from its database (after a sign-in
+ * while serving, tg_user_login.c). false: it is not such an account. */
+__attribute__((warn_unused_result)) bool tgu__account_restart(tgu_account_t *acc);
 void tgu__account_close(tgu_account_t *acc, void (*cb)(void *data), void *data);
 const char *tgu__account_state_word(const tgu_account_t *acc);
 /* Queues a store operation {"op": ..., ...} (stolen). */
@@ -199,6 +209,8 @@ struct tgu_s {
     connector_login_cb login_done;
     void *login_data;
     char login_line[512];
+    /* A sign-in while serving (tg_user_login.c), or NULL. */
+    struct tgu_signin_s *signin;
 };
 
 /* The account the tools use when they name none: the default account
@@ -228,6 +240,13 @@ int tgu__live_search_messages(void *impl, int64_t chat, const char *query, int64
 int tgu__live_history(void *impl, int64_t chat, int64_t from, int newer, int limit, connector_cb cb,
                       void *data);
 int tgu__live_get_message(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data);
+/* ---- signing in while serving (tg_user_login.c) ------------------------------------ */
+
+extern const connector_accounts_ops_t tgu__accounts_ops;
+/* The daemon stops: ends a sign-in in progress (its last step says
+ * UV_ECANCELED); cb(data) once its TDLib client is closed. false (cb not
+ * called) when none runs. */
+bool tgu__signin_close(tgu_t *u, void (*cb)(void *data), void *data);
 
 /* ---- backfill (tg_user_history.c) --------------------------------------------------- */
 

@@ -565,7 +565,7 @@ const mcp_toolset_t toolset_bluesky_mcp = {
 
 int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
-    connector_t *conn = toolset_env_connector(env, CONNECTOR_CAPS_ACCOUNTS);
+    connector_t *conn = toolset_env_connector(env, CONNECTOR_CAN_QUERY);
     if (!connector_can(conn, CONNECTOR_CAN_QUERY) || !connector_can(conn, CONNECTOR_CAN_LOGIN)) {
         snprintf(err, errcap, "the bluesky toolset needs the Bluesky connector");
         return UV_EINVAL;
