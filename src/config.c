@@ -215,7 +215,8 @@ static const opt_t opts[] = {
      "PATH", 0},
     {"telegram_api_id", "TELEGRAM_API_ID", OPT_INT, OFF(telegram_api_id), 0, 0, 2147483647, NULL,
      "The api_id of your Telegram application (my.telegram.org): needed to sign in and serve a "
-     "user account.",
+     "user account. With telegram_api_hash set and the telegram toolset selected, serve runs "
+     "the user-account connector also before any account is signed in (authLogin).",
      "N", 0},
     {"telegram_api_hash", "TELEGRAM_API_HASH", OPT_STR, OFF(telegram_api_hash),
      SZ(telegram_api_hash), 0, 0, "(none)",

@@ -14,7 +14,7 @@
 
 const toolset_t toolsets_table[] = {
     {.mcp = &toolset_telegram_mcp,
-     .caps = CONNECTOR_CAPS_CHAT,
+     .caps = CONNECTOR_CAPS_CHAT | CONNECTOR_CAN_LOGIN, /* authLogin: a user account */
      .open = telegram_open,
      .close = telegram_close,
      .auto_sources = "telegram",

@@ -62,9 +62,9 @@ after(async () => {
   psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres");
 });
 
-test("lists 42 tools with schemas and annotations", async () => {
+test("lists 43 tools with schemas and annotations", async () => {
   const { tools } = await client.listTools();
-  assert.equal(tools.length, 42);
+  assert.equal(tools.length, 43);
   for (const t of tools) {
     assert.ok(t.outputSchema, `${t.name} has an outputSchema`);
     assert.equal(t.inputSchema.type, "object");

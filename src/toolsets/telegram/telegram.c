@@ -209,6 +209,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     for (int i = 0; i < env->nconnectors && t->nconns < TOOLSET_MAX_CONNECTORS; i++)
         if (env->connectors[i]->ops->chat != NULL)
             t->conns[t->nconns++] = env->connectors[i];
+    t->pages = env->pages;
     t->status_json = env->status_json;
     t->status_data = env->status_data;
     snprintf(t->timezone, sizeof t->timezone, "%s", env->timezone ? env->timezone : "UTC");
@@ -227,5 +228,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
 
 void telegram_close(void *ctx)
 {
+    if (ctx != NULL)
+        tg_ts_logins_close(ctx);
     free(ctx);
 }

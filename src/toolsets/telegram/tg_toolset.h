@@ -12,6 +12,10 @@
 #include "toolsets/toolset.h"
 #include "upstream/connector.h"
 
+/* Sign-ins (authLogin) a toolset keeps at once: running, or finished and
+ * kept for the 2026-07-28 round that asks for the outcome. */
+#define TG_LOGINS_MAX 8
+
 typedef struct tg_toolset_s {
     archive_t *archive;
     connector_t *conn; /* the first message service; NULL: archive only */
@@ -25,6 +29,11 @@ typedef struct tg_toolset_s {
     char *(*status_json)(void *data);
     void *status_data;
     char timezone[TOOLSET_PATH_MAX]; /* of date words in arguments (the timezone setting) */
+    /* authLogin (auth.c): the one-time local pages, and the sign-ins in
+     * progress or whose outcome a later round may ask for. */
+    struct secret_page_server_s *pages;
+    struct tg_login_s *logins[TG_LOGINS_MAX];
+    int nlogins;
 } tg_toolset_t;
 
 /* The call's toolset context. */
@@ -80,5 +89,8 @@ void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg);
 /* live_read.c */
 void tg_ts_channels_search(mcp_call_t *c);
 void tg_ts_live_read(mcp_call_t *c);
+void tg_ts_auth_login(mcp_call_t *c);
+/* Ends the sign-ins the toolset keeps (it closes). */
+void tg_ts_logins_close(tg_toolset_t *ts);
 
 #endif

@@ -56,6 +56,25 @@ static const mcp_tool_def_t tools[] = {
      "{\"type\":\"object\",\"properties\":{\"authenticated\":{\"type\":\"boolean\"}},"
      "\"required\":[\"authenticated\"]}",
      RO, tg_ts_generic, "parley_tg_auth_status"},
+    /* authLogin answers by itself (auth.c, through the connector); the SQL
+     * function named is authStatus', whose answer it changes. */
+    {"authLogin", "Sign a Telegram account in",
+     "Signs a Telegram user account in while parley serves, so that its chats, history and "
+     "sending become available without a restart. Needs a client with MCP elicitation (URL "
+     "mode): the phone number is asked by a form when not given, the login code and then the "
+     "two-step verification password on a one-time local page, never in the chat. A wrong code "
+     "answers isError with Telegram's reason; call again for a new code. Without elicitation it "
+     "says how to sign in on the server (parleyd login telegram).",
+     OBJ("\"phone\":{\"type\":\"string\",\"maxLength\":31,\"description\":\"The account's "
+         "phone number with its country code (+15551234567); asked when left out\"},"
+         "\"account\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[A-Za-z0-9_-]+$\","
+         "\"description\":\"A name for the account (letters, digits, _ and -); default: the "
+         "phone's digits\"}",
+         ""),
+     "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
+     "\"message\":{\"type\":\"string\"},\"account\":{\"type\":\"object\"}},"
+     "\"required\":[\"status\"]}",
+     MCP_TOOL_OPEN_WORLD, tg_ts_auth_login, "parley_tg_auth_status"},
     {"serverStatus", "Server status",
      "Diagnostics: realtime sync state, sync queue size, jobs in progress, full-text search, last "
      "sync time, and the daemon's own figures.",
