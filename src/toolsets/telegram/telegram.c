@@ -209,6 +209,10 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     for (int i = 0; i < env->nconnectors && t->nconns < TOOLSET_MAX_CONNECTORS; i++)
         if (env->connectors[i]->ops->chat != NULL)
             t->conns[t->nconns++] = env->connectors[i];
+    /* A message service that can do nothing yet (user accounts, none signed
+     * in) is still the one whose why_not tells the model what to do. */
+    if (t->conn == NULL && t->nconns > 0)
+        t->conn = t->conns[0];
     t->pages = env->pages;
     t->status_json = env->status_json;
     t->status_data = env->status_data;
