@@ -28,6 +28,12 @@ int connector_job_classes(const connector_t *conn, const sync_class_t **classes)
     return conn && conn->ops->job_classes ? conn->ops->job_classes(conn->impl, classes) : 0;
 }
 
+bool connector_serves_account(const connector_t *conn, int64_t account_id)
+{
+    return conn && account_id != 0 && conn->ops->serves_account &&
+           conn->ops->serves_account(conn->impl, account_id);
+}
+
 const char *connector_account_json(const connector_t *conn)
 {
     return conn && conn->ops->account_json ? conn->ops->account_json(conn->impl) : NULL;

@@ -194,6 +194,10 @@ typedef struct connector_ops_s {
     /* The job classes this connector runs (namespaced: "telegram.sync"):
      * *classes is valid for the connector's life. NULL: none. */
     int (*job_classes)(void *impl, const sync_class_t **classes);
+    /* Whether the store's account id (accounts.id) is one of the
+     * connector's, serving now: a verb on a chat stored under it goes
+     * here first. NULL: none is. */
+    bool (*serves_account)(void *impl, int64_t account_id);
     /* Its accounts' state as a JSON object ({"state", "error"}: why the
      * default account cannot serve), valid until the next call; NULL: the
      * connector has no such state. */
@@ -228,6 +232,9 @@ static inline const char *connector_why_not(const connector_t *conn, connector_c
 const char *connector_state(const connector_t *conn);
 int connector_job_classes(const connector_t *conn, const sync_class_t **classes);
 void connector_metrics(const connector_t *conn, struct buf_s *out);
+/* Whether conn serves the store's account account_id now (false for NULL). */
+__attribute__((warn_unused_result)) bool connector_serves_account(const connector_t *conn,
+                                                                  int64_t account_id);
 /* The connector's account_json, or NULL. */
 const char *connector_account_json(const connector_t *conn);
 

@@ -479,6 +479,11 @@ bool tg_bot_realtime(const tg_bot_t *b)
     return b->want_realtime && b->state != BOT_CLOSING;
 }
 
+int64_t tg_bot_account(const tg_bot_t *b)
+{
+    return b ? b->account : 0;
+}
+
 const char *tg_bot_state(const tg_bot_t *b)
 {
     if (b->detail && b->state == BOT_BACKOFF)

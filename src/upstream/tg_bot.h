@@ -65,6 +65,8 @@ __attribute__((warn_unused_result)) bool tg_bot_realtime(const tg_bot_t *b);
 /* "starting", "polling", "backoff", "conflict", "unauthorized", "stopped",
  * "standby" (another daemon polls this bot). */
 const char *tg_bot_state(const tg_bot_t *b);
+/* The bot's accounts.id (0 until getMe was stored). */
+int64_t tg_bot_account(const tg_bot_t *b);
 uint64_t tg_bot_updates_applied(const tg_bot_t *b);
 
 /* Figures for /metrics. */

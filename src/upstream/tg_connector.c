@@ -272,6 +272,12 @@ static void tc_fetch_cancel(void *impl, void *handle)
     tg_media_fetch_cancel(handle);
 }
 
+static bool tc_serves_account(void *impl, int64_t account_id)
+{
+    tg_connector_t *tc = impl;
+    return tc->bot && tg_bot_account(tc->bot) == account_id;
+}
+
 static int tc_job_classes(void *impl, const sync_class_t **classes)
 {
     tg_connector_t *tc = impl;
@@ -303,6 +309,7 @@ static const connector_ops_t tg_ops = {
     .why_not = tc_why_not,
     .state = tc_state,
     .job_classes = tc_job_classes,
+    .serves_account = tc_serves_account,
     .metrics = tc_metrics,
     .chat = &tg_chat_ops,
 };

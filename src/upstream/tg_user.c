@@ -130,6 +130,11 @@ static void tu_metrics(void *impl, struct buf_s *out)
                u->naccounts, ready, queued, stored, dropped);
 }
 
+static bool tu_serves_account(void *impl, int64_t account_id)
+{
+    return tgu__by_id(impl, account_id) != NULL;
+}
+
 static int tu_job_classes(void *impl, const sync_class_t **classes)
 {
     tgu_t *u = impl;
@@ -226,6 +231,7 @@ static const connector_ops_t tu_ops = {
     .state = tu_state,
     .job_classes = tu_job_classes,
     .account_json = tu_account_json,
+    .serves_account = tu_serves_account,
     .metrics = tu_metrics,
     .chat = &tu_chat_ops,
     .accounts = &tgu__accounts_ops,

@@ -198,10 +198,12 @@ $$;
 CREATE OR REPLACE FUNCTION parley_tg_resolve_channel(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 BEGIN
-    RETURN jsonb_build_object('channelId', parley_tg_chat(a, 'channelId'),
-                              'userIds', (SELECT jsonb_agg(parley_tg_user(
-                                              jsonb_build_object('userIds', e), 'userIds'))
-                                          FROM jsonb_array_elements(a -> 'userIds') AS e));
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'channelId', parley_tg_chat(a, 'channelId'),
+        -- the account the chat was stored under: its connector acts on it
+        'accountId', (SELECT account_id FROM chats WHERE id = parley_tg_chat(a, 'channelId')),
+        'userIds', (SELECT jsonb_agg(parley_tg_user(jsonb_build_object('userIds', e), 'userIds'))
+                    FROM jsonb_array_elements(a -> 'userIds') AS e)));
 END
 $$;
 
