@@ -84,6 +84,8 @@
  * - td_execute: getTextEntities (@mentions, http(s) URLs; offsets in UTF-16
  *   units), setLogVerbosityLevel, getOption "version"; else error 400.
  *
+ * - downloadFile, deleteFile and documents sent: see fake_tdjson_files.c.
+ *
  * This file owns the four exported functions, the clients and their
  * request and output queues, the script, users and the login (auth
  * states, setTdlibParameters' directory, lock and key, close and logOut),
@@ -642,6 +644,9 @@ static void process_request(fake_req_t *r)
         for (size_t i = 0; i < fake__admin_methods_len; i++)
             if (!strcmp(fake__admin_methods[i].name, type))
                 m = &fake__admin_methods[i];
+        for (size_t i = 0; i < fake__file_methods_len; i++)
+            if (!strcmp(fake__file_methods[i].name, type))
+                m = &fake__file_methods[i];
         if (!m)
             fake__answer_error(c, extra, 400, "Unknown method \"%s\"", type);
         else if (m->needs_ready && c->state != ST_READY)

@@ -23,6 +23,7 @@
  *   50 ms later updateMessageSendSucceeded {message (final id), old_message_id}
  *   which appends the message to the chat's history. A pending message is
  *   not part of the history.
+ * - sendMessage also sends inputMessageDocument (fake_tdjson_files.c).
  * - Updates sent from `live`, the inbox or by the fake itself are applied
  *   first: updateNewMessage, updateMessageSendSucceeded,
  *   updateMessageContent, updateMessageEdited, updateDeleteMessages (only
@@ -438,12 +439,19 @@ static void h_send_message(fake_client_t *c, json_t *req, json_t *extra)
     if (!rec)
         return;
     json_t *imc = json_object_get(req, "input_message_content");
-    if (strcmp(fake__str_of(imc, "@type"), "inputMessageText") != 0) {
-        fake__answer_error(c, extra, 400, "fake_tdjson: only inputMessageText can be sent");
+    json_t *content = NULL; /* a document's (fake_tdjson_files.c) */
+    if (strcmp(fake__str_of(imc, "@type"), "inputMessageDocument") == 0) {
+        content = fake__document_content(c, imc, extra);
+        if (!content)
+            return;
+    } else if (strcmp(fake__str_of(imc, "@type"), "inputMessageText") != 0) {
+        fake__answer_error(c, extra, 400,
+                           "fake_tdjson: only inputMessageText and inputMessageDocument can be "
+                           "sent");
         return;
     }
     const char *text = fake__str_of(json_object_get(imc, "text"), "text");
-    if (!*text) {
+    if (!*text && !content) {
         fake__answer_error(c, extra, 400, "Message must be non-empty");
         return;
     }
@@ -460,6 +468,8 @@ static void h_send_message(fake_client_t *c, json_t *req, json_t *extra)
     json_t *m =
         message_object(chat_id, temp, channel ? sender_chat(chat_id) : sender_user(fake__me_id()),
                        true, (json_int_t)time(NULL), text);
+    if (content)
+        json_object_set_new(m, "content", content);
     json_object_set_new(
         m, "message_thread_id",
         json_integer(json_integer_value(json_object_get(req, "message_thread_id"))));

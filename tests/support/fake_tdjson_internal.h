@@ -83,6 +83,9 @@ extern const size_t fake__chat_methods_len;
 /* The administration methods (fake_tdjson_admin.c). */
 extern const fake_method_t fake__admin_methods[];
 extern const size_t fake__admin_methods_len;
+/* The file methods (fake_tdjson_files.c). */
+extern const fake_method_t fake__file_methods[];
+extern const size_t fake__file_methods_len;
 
 /* ---- fake_tdjson.c ---- */
 
@@ -134,5 +137,11 @@ json_t *fake__chat_object(fake_client_t *c, json_t *rec);
 /* getTextEntities: @mentions and http(s) URLs of text, offsets and
  * lengths in UTF-16 units. */
 json_t *fake__text_entities(const char *text);
+
+/* ---- fake_tdjson_files.c ---- */
+
+/* The messageDocument content of sendMessage's inputMessageDocument imc
+ * (the file read and kept), or NULL with the error answered. */
+json_t *fake__document_content(fake_client_t *c, json_t *imc, json_t *extra);
 
 #endif
