@@ -16,7 +16,7 @@
 #define TGU_CAPS                                                                                   \
     (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME |                    \
      CONNECTOR_CAN_CHAT_INFO | CONNECTOR_CAN_ADMINISTER | CONNECTOR_CAN_JOIN_CHATS |               \
-     CONNECTOR_CAN_ADD_MEMBERS | CONNECTOR_CAN_SEARCH_DIALOGS)
+     CONNECTOR_CAN_ADD_MEMBERS | CONNECTOR_CAN_SEARCH_DIALOGS | CONNECTOR_CAN_DOWNLOAD)
 #define TGU_KEY_FILE "credentials.key"
 
 /* ---- accounts ----------------------------------------------------------------------- */
@@ -155,7 +155,7 @@ static void tu_set_realtime(void *impl, bool on)
     ((tgu_t *)impl)->realtime = on;
 }
 
-static void sent_pending(void *data, int status, json_t *reply)
+void tgu__sent_pending(void *data, int status, json_t *reply)
 {
     tgu_send_t *s = data;
     tgu_account_t *acc = s->acc;
@@ -202,7 +202,7 @@ static int tu_send_text(void *impl, int64_t chat, const char *text, int64_t topi
         json_object_set_new(rq, "reply_to",
                             json_pack("{s:s, s:I}", "@type", "inputMessageReplyToMessage",
                                       "message_id", (json_int_t)(reply_to << 20)));
-    int rc = tgu__account_send(acc, rq, sent_pending, s);
+    int rc = tgu__account_send(acc, rq, tgu__sent_pending, s);
     if (rc != 0)
         free(s);
     return rc;
@@ -223,6 +223,9 @@ static const connector_chat_ops_t tu_chat_ops = {
     .search_messages = tgu__live_search_messages,
     .history = tgu__live_history,
     .get_message = tgu__live_get_message,
+    .send_file = tgu__send_file,
+    .fetch_media = tgu__fetch_media,
+    .fetch_cancel = tgu__fetch_cancel,
 };
 
 static const connector_ops_t tu_ops = {
@@ -265,6 +268,7 @@ static int tu_new(const connector_env_t *env, tgu_t **out, char *err, size_t err
     u->rw = env->rw;
     u->conninfo = env->conninfo;
     u->realtime = true;
+    queue_init(&u->fetches);
     snprintf(u->owner, sizeof u->owner, "%s", env->owner ? env->owner : "");
     snprintf(u->data_dir, sizeof u->data_dir, "%s", env->data_dir);
     u->connect_timeout_ms = (uint32_t)connector_env_int(env, "db_connect_timeout_ms");
@@ -365,12 +369,14 @@ static void def_close(void *obj, void (*cb)(void *data), void *data)
         tdjson_client_close(u->login_client, login_client_closed, u);
         return;
     }
-    u->nclosing = u->naccounts + 2;
+    /* the accounts, a sign-in in progress, the files' work, and this call */
+    u->nclosing = u->naccounts + 3;
     if (!tgu__signin_close(u, account_closed, u))
         u->nclosing--;
     for (int i = 0; i < u->naccounts; i++)
         tgu__account_close(u->accounts[i], account_closed, u);
     u->login = false;
+    tgu__files_close(u, account_closed);
     account_closed(u);
 }
 

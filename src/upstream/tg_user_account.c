@@ -258,6 +258,8 @@ static void acc_on_update(tdjson_client_t *c, json_t *u, void *data)
         json_t *m = json_object_get(u, "message");
         tgu__account_store(acc, op1("messages", "messages", m));
         sends_answer(acc, int_of(u, "old_message_id"), 0, m, NULL);
+    } else if (strcmp(t, "updateFile") == 0) {
+        tgu__files_update(acc->u, json_object_get(u, "file"));
     } else if (strcmp(t, "updateMessageSendFailed") == 0) {
         json_t *e = json_object_get(u, "error");
         sends_answer(acc, int_of(u, "old_message_id"), UV_EPROTO, NULL,

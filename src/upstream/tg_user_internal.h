@@ -15,6 +15,8 @@
  *                      one message
  *   tg_user_login.c    signing an account in while serving (the accounts
  *                      verbs signin, signin_answer, signin_cancel)
+ *   tg_user_files.c    files: send_file, fetch_media (downloadFile into
+ *                      the media store)
  *
  * Ownership: the connector (tgu_t) owns its tdjson_t and its accounts; an
  * account owns its lock, its client and its store queue. An account is
@@ -211,6 +213,10 @@ struct tgu_s {
     char login_line[512];
     /* A sign-in while serving (tg_user_login.c), or NULL. */
     struct tgu_signin_s *signin;
+    /* Downloads callers wait for (tg_user_files.c); while closing, the
+     * callback that runs once the last one ended. */
+    queue_node_t fetches;
+    void (*files_closed)(void *data);
 };
 
 /* The account the tools use when they name none: the default account
@@ -247,6 +253,23 @@ extern const connector_accounts_ops_t tgu__accounts_ops;
  * UV_ECANCELED); cb(data) once its TDLib client is closed. false (cb not
  * called) when none runs. */
 bool tgu__signin_close(tgu_t *u, void (*cb)(void *data), void *data);
+/* The answer to a sendMessage (tg_user.c): the message final at once,
+ * or pending until updateMessageSendSucceeded/Failed; data: a tgu_send_t
+ * whose cb runs exactly once. */
+void tgu__sent_pending(void *data, int status, json_t *reply);
+
+/* ---- files (tg_user_files.c) ------------------------------------------------------------ */
+
+/* The verbs send_file, fetch_media and fetch_cancel (connector.h). */
+int tgu__send_file(void *impl, int64_t chat, int fd, const char *caption, const char *filename,
+                   int64_t topic, int64_t reply_to, connector_cb cb, void *data);
+int tgu__fetch_media(void *impl, int64_t chat, int64_t message, connector_progress_cb progress,
+                     connector_cb done, void *data, void **handle);
+void tgu__fetch_cancel(void *impl, void *handle);
+/* An updateFile's file (borrowed): progress of a download. */
+void tgu__files_update(tgu_t *u, json_t *file);
+/* cb(u) once no download is left (at once when none is running). */
+void tgu__files_close(tgu_t *u, void (*cb)(void *data));
 
 /* ---- backfill (tg_user_history.c) --------------------------------------------------- */
 

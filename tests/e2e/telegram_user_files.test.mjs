@@ -1,0 +1,184 @@
+// Files through a Telegram user account, against the fake libtdjson
+// (tests/support/fake_tdjson_files.c): messagesSendFile sends the file the
+// toolset opened as a document (TDLib reads it through /proc/self/fd/N:
+// the fake keeps the bytes it read), and mediaDownload of a message's
+// document downloads it with downloadFile into the media store, then
+// copies it under the export root; a download TDLib refuses answers
+// isError with its reason and is recorded as failed.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+
+const FAKE = process.env.FAKE_TDJSON;
+const pgDir = process.env.PARLEY_TEST_PG_DIR;
+const db = `e2e_tgufiles_${process.pid}`;
+const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+const psql = (sql) => psqlAt(pgDir, db, sql);
+
+const BOB = 42;
+const ME = 777000111;
+const DOC_UID = "AgADdocUNIQUE";
+let dataDir, inbox, scriptPath, tdDir;
+
+const script = () => ({
+  phone: "+15550001",
+  code: "12345",
+  user: { id: ME, first_name: "Ada", username: "ada", phone_number: "15550001" },
+  users: [{ id: BOB, first_name: "Bob", username: "bob" }],
+  chats: [{ id: BOB, type: "private", user_id: BOB, title: "Bob", messages: 3 }],
+  // File 502 is refused by TDLib.
+  download_errors: { 502: { code: 400, message: "FILE_REFERENCE_EXPIRED" } },
+  inbox,
+});
+
+const settings = () => [
+  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
+  "--telegram-api-id", "12345", "--telegram-api-hash", "0123456789abcdef",
+];
+const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
+
+async function login(input) {
+  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550001", ...settings()], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, ...env() },
+  });
+  let out = "", err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  child.stdin.end(input);
+  const [code] = await once(child, "exit");
+  return { code, out, err };
+}
+
+async function until(what, fn, ms = 60000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function deliver(updates) {
+  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
+  fs.writeFileSync(tmp, JSON.stringify(updates));
+  fs.renameSync(tmp, `${tmp.replace("/.u", "/u")}.json`);
+}
+
+// A message of Bob's with a document: TDLib's shapes (file id, size,
+// remote ids).
+const docMsg = (sid, fileId, size, name) => ({
+  "@type": "message", id: sid * 1048576, chat_id: BOB, date: 1800000000 + sid,
+  sender_id: { "@type": "messageSenderUser", user_id: BOB }, is_outgoing: false, edit_date: 0,
+  reply_to: null, message_thread_id: 0,
+  content: {
+    "@type": "messageDocument",
+    document: {
+      "@type": "document", file_name: name, mime_type: "application/pdf",
+      thumbnail: { "@type": "thumbnail", width: 90, height: 90,
+        file: { "@type": "file", id: fileId + 1000, size: 10, expected_size: 10,
+          remote: { "@type": "remoteFile", id: `thumb-${fileId}`, unique_id: `thumbu-${fileId}` } } },
+      document: { "@type": "file", id: fileId, size, expected_size: size,
+        remote: { "@type": "remoteFile", id: `BQACAgIAAx-${fileId}`, unique_id: fileId === 501 ? DOC_UID : `u-${fileId}` } },
+    },
+    caption: { "@type": "formattedText", text: `here is ${name}`, entities: [] },
+  },
+});
+
+before(() => {
+  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
+  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
+  dataDir = tmpdir("parley-tgufiles-");
+  inbox = tmpdir("parley-tdinbox-");
+  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
+  fs.writeFileSync(scriptPath, JSON.stringify(script()));
+  tdDir = path.join(dataDir, "telegram", "15550001", "td");
+});
+
+after(() => {
+  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+});
+
+test("files through the account: messagesSendFile, mediaDownload, a refused download", async () => {
+  const signed = await login("12345\n");
+  assert.equal(signed.code, 0, signed.err);
+  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
+  const port = /\(port (\d+)\)/.exec(d.log())[1];
+  const c = new Client({ name: "tg-user-files", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  const call = async (name, args = {}) => {
+    const r = await c.callTool({ name, arguments: args });
+    assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+    return r.structuredContent;
+  };
+  try {
+    await until("the account ready", async () => (await call("authStatus")).authenticated === true);
+    await until("the chat", () => psql(`SELECT count(*) FROM chats WHERE id = ${BOB}`) === "1");
+
+    // Sending a file: TDLib reads what the toolset opened and checked.
+    const uploads = path.join(dataDir, "uploads");
+    fs.mkdirSync(uploads, { recursive: true });
+    const bytes = crypto.randomBytes(200 * 1024 + 7);
+    fs.writeFileSync(path.join(uploads, "report.bin"), bytes);
+    const sent = await call("messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report" });
+    assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 3, JSON.stringify(sent));
+    const lines = fs.readFileSync(path.join(tdDir, "fake_sent.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0].path, /^\/proc\/self\/fd\/\d+$/, "TDLib reads the descriptor, not the path");
+    assert.equal(lines[0].size, bytes.length);
+    assert.equal(lines[0].caption, "the report");
+    assert.ok(fs.readFileSync(path.join(tdDir, "fake_sent", String(lines[0].n))).equals(bytes), "the bytes sent are the file's");
+    // Stored once with its final id, as a document with TDLib's remote id.
+    await until("the sent document stored", () =>
+      psql(`SELECT m.outgoing || ':' || f.kind || ':' || f.file_id FROM messages m JOIN media f ON f.chat_id = m.chat_id AND f.message_id = m.id
+            WHERE m.chat_id = ${BOB} AND m.id = ${sent.messageId}`) === "true:document:sent-1");
+
+    // A message with a document arrives; mediaDownload downloads it through
+    // the account into the media store, then copies it to the export root.
+    deliver([{ "@type": "updateNewMessage", message: docMsg(10, 501, 300000, "spec.pdf") },
+             { "@type": "updateNewMessage", message: docMsg(11, 502, 1234, "gone.pdf") }]);
+    await until("the documents stored", () =>
+      psql(`SELECT string_agg(message_id || '=' || file_id, ',' ORDER BY message_id) FROM media WHERE chat_id = ${BOB} AND message_id IN (10, 11)`) ===
+        "10=BQACAgIAAx-501,11=BQACAgIAAx-502");
+    const want = Buffer.alloc(300000);
+    for (let i = 0; i < want.length; i++) want[i] = DOC_UID.charCodeAt(i % DOC_UID.length);
+    const progress = [];
+    const r = await c.callTool({ name: "mediaDownload", arguments: { channelId: BOB, messageId: 10 } }, undefined,
+      { onprogress: (p) => progress.push(p) });
+    assert.ok(!r.isError, textOf(r));
+    const got = r.structuredContent;
+    assert.equal(got.bytes, 300000);
+    assert.equal(got.mimeType, "application/pdf");
+    assert.ok(got.path.startsWith(path.join(dataDir, "exports")), got.path);
+    assert.ok(fs.readFileSync(got.path).equals(want), "the export holds the downloaded bytes");
+    const sha = crypto.createHash("sha256").update(want).digest("hex");
+    assert.equal(psql(`SELECT state || ':' || sha256 || ':' || local_path || ':' || file_size FROM media WHERE chat_id = ${BOB} AND message_id = 10`),
+      `done:${sha}:${sha.slice(0, 2)}/${sha}:300000`);
+    assert.ok(fs.readFileSync(path.join(dataDir, "media", sha.slice(0, 2), sha)).equals(want), "the media store holds it");
+    assert.ok(progress.length >= 1, "progress was reported");
+    assert.equal(fs.existsSync(path.join(tdDir, "files", "501")), false, "TDLib's own copy is deleted");
+
+    // Downloaded once: the second call answers from the store.
+    const again = await call("mediaDownload", { channelId: BOB, messageId: 10, outputPath: "again.pdf" });
+    assert.ok(fs.readFileSync(again.path).equals(want));
+    assert.equal(fs.readFileSync(path.join(tdDir, "fake_downloads"), "utf8").trim(), "1");
+
+    // TDLib refuses the other one: isError with its reason, recorded.
+    const bad = await c.callTool({ name: "mediaDownload", arguments: { channelId: BOB, messageId: 11 } });
+    assert.equal(bad.isError, true);
+    assert.match(textOf(bad), /could not be downloaded \(state error\): downloadFile failed: FILE_REFERENCE_EXPIRED/);
+    assert.equal(psql(`SELECT state || ':' || error FROM media WHERE chat_id = ${BOB} AND message_id = 11`),
+      "error:downloadFile failed: FILE_REFERENCE_EXPIRED");
+  } finally {
+    await c.close();
+    assert.equal(await d.stop(), 0);
+  }
+});
