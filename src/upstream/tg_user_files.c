@@ -2,12 +2,14 @@
  * tg_user_internal.h): the verbs send_file and fetch_media/fetch_cancel of
  * the user connector.
  *
- * Sending: the toolset opened and checked the file; TDLib takes a path, so
- * the document is inputFileLocal "/proc/self/fd/N" of that descriptor
- * (what was checked is what is read, whatever the path names now). The
- * descriptor stays open until TDLib reports the send succeeded or failed
- * (updateMessageSendSucceeded/Failed, matched as tg_user.c's sends are),
- * then it is closed.
+ * Sending: the toolset opened and checked the file; TDLib takes a path
+ * (and resolves it), so the open file gets a path of its own in the
+ * account's outbox, named as the file is sent (link_work: a hard link to
+ * the open file, else a copy of it): what was checked is what is read,
+ * whatever the toolset's path names now. The descriptor and that path
+ * stay until TDLib reports the send succeeded or failed
+ * (updateMessageSendSucceeded/Failed, matched as tg_user.c's sends are);
+ * then the descriptor is closed and the path removed.
  *
  * Downloading, for a caller that waits (mediaDownload): the media row is
  * claimed as the Bot API connector claims one (parley_bot_media_claim_one:
@@ -24,8 +26,12 @@
  * gets that row. A caller that cancels stops waiting; the download goes on
  * and is recorded. The connector's close waits for every download to end
  * (tgu__files_close). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,60 +44,229 @@
 #define TGU_FETCH_PRIORITY 32
 /* Downloads waiting for callers at once (per daemon); more: UV_EBUSY. */
 #define TGU_FETCH_MAX 16
+/* Bytes a file copied into the outbox is read by at a time. */
+#define TGU_SEND_CHUNK (256u * 1024)
 /* A failed download that may pass is claimable again after this. */
 #define TGU_FETCH_RETRY_MS 60000
 
 /* ---- sending a file -------------------------------------------------------------------- */
 
 typedef struct {
+    tgu_t *u;
+    tgu_account_t *acc;
     int fd;
+    int64_t chat, topic, reply_to;
+    char *caption;
     connector_cb cb;
     void *data;
+    char name[NAME_MAX + 1];     /* the name sent, one component */
+    char dir[TGU_PATH_MAX + 16]; /* its outbox directory; "" when none */
+    char path[TGU_PATH_MAX * 2]; /* what TDLib is given */
+    int status;                  /* of link_work */
+    uv_work_t work;
 } file_send_t;
 
-/* The send ended (TDLib read the file or gave up): the descriptor goes. */
+/* The name sent: filename's last component, control characters as '_';
+ * "file" when nothing is left. */
+static void send_name(const char *filename, char *out, size_t cap)
+{
+    const char *base = filename ? strrchr(filename, '/') : NULL;
+    base = base ? base + 1 : filename ? filename : "";
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)base; *p && k + 1 < cap; p++)
+        out[k++] = *p < 0x20 || *p == 0x7f ? '_' : (char)*p;
+    out[k] = '\0';
+    if (k == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
+        snprintf(out, cap, "file");
+}
+
+static void files_maybe_closed(tgu_t *u)
+{
+    if (u->files_closed && queue_empty(&u->fetches) && u->files_links == 0) {
+        void (*cb)(void *) = u->files_closed;
+        u->files_closed = NULL;
+        cb(u);
+    }
+}
+
+/* On the thread pool: the outbox link is removed. */
+static void unlink_work(uv_work_t *w)
+{
+    file_send_t *fs = w->data;
+    if (fs->path[0])
+        unlink(fs->path);
+    rmdir(fs->dir);
+}
+
+static void unlink_after(uv_work_t *w, int status)
+{
+    (void)status;
+    free(w->data);
+}
+
+/* The send ended (TDLib read the file or gave up): the descriptor goes,
+ * and the outbox link with it. */
 static void file_sent(void *data, int status, const char *json, const char *error)
 {
     file_send_t *fs = data;
     close(fs->fd);
+    free(fs->caption);
+    fs->caption = NULL;
     fs->cb(fs->data, status, json, error);
-    free(fs);
+    fs->work.data = fs;
+    if (fs->dir[0] == '\0' || uv_queue_work(fs->u->loop, &fs->work, unlink_work, unlink_after) != 0)
+        free(fs);
+}
+
+/* On the thread pool: TDLib resolves a local path (realpath) and reads the
+ * file by the path it found, naming the document after it; /proc/self/fd/N
+ * would resolve to the toolset's path, which may name another file by now.
+ * So the open file is given a name of its own, OUTBOX/send-XXXXXX/NAME
+ * (OUTBOX: the account's outbox/, 0700): a hard link to the open file
+ * (linkat of /proc/self/fd/N), else, when the file system or
+ * protected_hardlinks refuses one, a copy read from the descriptor. */
+static void link_work(uv_work_t *w)
+{
+    file_send_t *fs = w->data;
+    char outbox[TGU_PATH_MAX];
+    int n = snprintf(outbox, sizeof outbox, "%s/outbox", fs->acc->session.dir);
+    if (n < 0 || (size_t)n + 16 >= sizeof fs->dir) {
+        fs->status = UV_ENAMETOOLONG;
+        return;
+    }
+    if (mkdir(outbox, 0700) != 0 && errno != EEXIST) {
+        fs->status = -errno;
+        return;
+    }
+    snprintf(fs->dir, sizeof fs->dir, "%s/send-XXXXXX", outbox);
+    if (mkdtemp(fs->dir) == NULL) {
+        fs->status = -errno;
+        fs->dir[0] = '\0';
+        return;
+    }
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fs->fd);
+    snprintf(fs->path, sizeof fs->path, "%s/%s", fs->dir, fs->name);
+    if (linkat(AT_FDCWD, self, AT_FDCWD, fs->path, AT_SYMLINK_FOLLOW) == 0)
+        return;
+    int out = open(fs->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char *buf = out >= 0 ? malloc(TGU_SEND_CHUNK) : NULL;
+    if (buf == NULL) {
+        fs->status = out < 0 ? -errno : UV_ENOMEM;
+        if (out >= 0)
+            close(out);
+        return;
+    }
+    off_t at = 0;
+    for (;;) {
+        ssize_t got = pread(fs->fd, buf, TGU_SEND_CHUNK, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            fs->status = got < 0 ? -errno : 0;
+            break;
+        }
+        ssize_t k = 0;
+        int werr = EIO;
+        while (k < got) {
+            ssize_t put = write(out, buf + k, (size_t)(got - k));
+            if (put < 0 && errno == EINTR)
+                continue;
+            if (put <= 0) {
+                werr = put < 0 ? errno : EIO;
+                break;
+            }
+            k += put;
+        }
+        if (k < got) {
+            fs->status = -werr;
+            break;
+        }
+        at += got;
+    }
+    free(buf);
+    if (close(out) != 0 && fs->status == 0)
+        fs->status = -errno;
+}
+
+static void link_after(uv_work_t *w, int status)
+{
+    file_send_t *fs = w->data;
+    tgu_t *u = fs->u;
+    u->files_links--;
+    if (status == 0 && fs->status != 0) {
+        char why[TGU_PATH_MAX + 128];
+        snprintf(why, sizeof why, "preparing the file in %s/outbox: %s", fs->acc->session.dir,
+                 uv_strerror(fs->status));
+        file_sent(fs, fs->status, NULL, why);
+        files_maybe_closed(u);
+        return;
+    }
+    tgu_send_t *s = status == 0 && !u->files_stopping ? calloc(1, sizeof *s) : NULL;
+    if (s == NULL) {
+        file_sent(fs,
+                  status              ? status
+                  : u->files_stopping ? UV_ECANCELED
+                                      : UV_ENOMEM,
+                  NULL,
+                  status              ? uv_strerror(status)
+                  : u->files_stopping ? "the daemon is stopping"
+                                      : "out of memory");
+        files_maybe_closed(u);
+        return;
+    }
+    *s = (tgu_send_t){.acc = fs->acc, .chat = fs->chat, .cb = file_sent, .data = fs};
+    queue_init(&s->node);
+    json_t *rq =
+        json_pack("{s:s, s:I, s:I, s:{s:s, s:{s:s, s:s}, s:{s:s, s:s}}}", "@type", "sendMessage",
+                  "chat_id", (json_int_t)fs->chat, "message_thread_id",
+                  (json_int_t)(fs->topic << 20), "input_message_content", "@type",
+                  "inputMessageDocument", "document", "@type", "inputFileLocal", "path", fs->path,
+                  "caption", "@type", "formattedText", "text", fs->caption ? fs->caption : "");
+    if (rq && fs->reply_to)
+        json_object_set_new(rq, "reply_to",
+                            json_pack("{s:s, s:I}", "@type", "inputMessageReplyToMessage",
+                                      "message_id", (json_int_t)(fs->reply_to << 20)));
+    int rc = tgu__account_send(fs->acc, rq, tgu__sent_pending, s);
+    if (rc != 0) {
+        free(s);
+        file_sent(fs, rc, NULL,
+                  rc == UV_ENOTCONN ? "the Telegram account is not signed in" : uv_strerror(rc));
+    }
 }
 
 int tgu__send_file(void *impl, int64_t chat, int fd, const char *caption, const char *filename,
                    int64_t topic, int64_t reply_to, connector_cb cb, void *data)
 {
-    (void)filename; /* TDLib names a local file after its path */
     tgu_t *u = impl;
     tgu_account_t *acc = tgu__default(u);
-    file_send_t *fs = acc ? calloc(1, sizeof *fs) : NULL;
-    tgu_send_t *s = fs ? calloc(1, sizeof *s) : NULL;
-    if (s == NULL) {
-        free(fs);
+    file_send_t *fs = acc && !u->files_stopping ? calloc(1, sizeof *fs) : NULL;
+    if (fs == NULL) {
         close(fd);
-        return acc ? UV_ENOMEM : UV_ENOTCONN;
+        return acc == NULL ? UV_ENOTCONN : u->files_stopping ? UV_ECANCELED : UV_ENOMEM;
     }
-    *fs = (file_send_t){.fd = fd, .cb = cb, .data = data};
-    *s = (tgu_send_t){.acc = acc, .chat = chat, .cb = file_sent, .data = fs};
-    queue_init(&s->node);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    json_t *rq = json_pack(
-        "{s:s, s:I, s:I, s:{s:s, s:{s:s, s:s}, s:{s:s, s:s}}}", "@type", "sendMessage", "chat_id",
-        (json_int_t)chat, "message_thread_id", (json_int_t)(topic << 20), "input_message_content",
-        "@type", "inputMessageDocument", "document", "@type", "inputFileLocal", "path", path,
-        "caption", "@type", "formattedText", "text", caption ? caption : "");
-    if (rq && reply_to)
-        json_object_set_new(rq, "reply_to",
-                            json_pack("{s:s, s:I}", "@type", "inputMessageReplyToMessage",
-                                      "message_id", (json_int_t)(reply_to << 20)));
-    int rc = tgu__account_send(acc, rq, tgu__sent_pending, s);
+    *fs = (file_send_t){.u = u,
+                        .acc = acc,
+                        .fd = fd,
+                        .chat = chat,
+                        .topic = topic,
+                        .reply_to = reply_to,
+                        .caption = caption ? strdup(caption) : NULL,
+                        .cb = cb,
+                        .data = data};
+    send_name(filename, fs->name, sizeof fs->name);
+    fs->work.data = fs;
+    int rc = caption && fs->caption == NULL
+                 ? UV_ENOMEM
+                 : uv_queue_work(u->loop, &fs->work, link_work, link_after);
     if (rc != 0) {
-        free(s);
+        free(fs->caption);
         free(fs);
         close(fd);
+        return rc;
     }
-    return rc;
+    u->files_links++;
+    return 0;
 }
 
 /* ---- downloading a message's file -------------------------------------------------------- */
@@ -120,11 +295,7 @@ static void fetch_end(tgu_fetch_t *f)
     queue_remove(&f->node);
     json_decref(f->row);
     free(f);
-    if (u->files_closed && queue_empty(&u->fetches)) {
-        void (*cb)(void *) = u->files_closed;
-        u->files_closed = NULL;
-        cb(u);
-    }
+    files_maybe_closed(u);
 }
 
 static void fetch_answer(tgu_fetch_t *f, int status, const char *error)
@@ -183,7 +354,7 @@ static void fetch_finish(tgu_fetch_t *f, const char *state, const char *error, b
  * final, anything else may pass. */
 static void fetch_failed(tgu_fetch_t *f, const char *what, int status, json_t *reply)
 {
-    if (status == UV_ECANCELED || f->u->files_closed) {
+    if (status == UV_ECANCELED || f->u->files_stopping) {
         fetch_finish(f, "remote", NULL, false);
         return;
     }
@@ -231,7 +402,7 @@ static int fetch_ask(tgu_fetch_t *f);
 static void downloaded(void *data, int status, json_t *file)
 {
     tgu_fetch_t *f = data;
-    if (status == UV_ETIMEDOUT && f->bytes > f->bytes_at_ask && !f->u->files_closed) {
+    if (status == UV_ETIMEDOUT && f->bytes > f->bytes_at_ask && !f->u->files_stopping) {
         /* Still coming: ask again (TDLib answers when the running
          * download ends). */
         int rc = fetch_ask(f);
@@ -364,7 +535,7 @@ static void fetch_claimed(void *data, int status, const char *value, const char 
         fetch_finish(f, "done", NULL, false);
         return;
     }
-    if (f->u->files_closed) {
+    if (f->u->files_stopping) {
         fetch_finish(f, "remote", NULL, false);
         return;
     }
@@ -382,7 +553,7 @@ int tgu__fetch_media(void *impl, int64_t chat, int64_t message, connector_progre
     tgu_account_t *acc = tgu__default(u);
     if (acc == NULL)
         return UV_ENOTCONN;
-    if (u->files_closed)
+    if (u->files_stopping)
         return UV_ECANCELED;
     int n = 0;
     for (queue_node_t *q = queue_head(&u->fetches); q != &u->fetches; q = q->next)
@@ -446,9 +617,7 @@ void tgu__files_update(tgu_t *u, json_t *file)
 
 void tgu__files_close(tgu_t *u, void (*cb)(void *data))
 {
-    if (queue_empty(&u->fetches)) {
-        cb(u);
-        return;
-    }
-    u->files_closed = cb; /* the downloads stop as their clients close */
+    u->files_stopping = true; /* the downloads stop as their clients close */
+    u->files_closed = cb;
+    files_maybe_closed(u);
 }

@@ -216,6 +216,8 @@ struct tgu_s {
     /* Downloads callers wait for (tg_user_files.c); while closing, the
      * callback that runs once the last one ended. */
     queue_node_t fetches;
+    int files_links; /* sends preparing their file's link */
+    bool files_stopping;
     void (*files_closed)(void *data);
 };
 
@@ -268,7 +270,8 @@ int tgu__fetch_media(void *impl, int64_t chat, int64_t message, connector_progre
 void tgu__fetch_cancel(void *impl, void *handle);
 /* An updateFile's file (borrowed): progress of a download. */
 void tgu__files_update(tgu_t *u, json_t *file);
-/* cb(u) once no download is left (at once when none is running). */
+/* cb(u) once no download and no send preparing is left (at once when
+ * none is); nothing new starts from then on. */
 void tgu__files_close(tgu_t *u, void (*cb)(void *data));
 
 /* ---- backfill (tg_user_history.c) --------------------------------------------------- */

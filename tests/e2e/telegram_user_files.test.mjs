@@ -1,7 +1,8 @@
 // Files through a Telegram user account, against the fake libtdjson
 // (tests/support/fake_tdjson_files.c): messagesSendFile sends the file the
-// toolset opened as a document (TDLib reads it through /proc/self/fd/N:
-// the fake keeps the bytes it read), and mediaDownload of a message's
+// toolset opened as a document (TDLib reads it by a name of its own in the
+// account's outbox, named as the file is sent: the fake keeps the bytes it
+// read), and mediaDownload of a message's
 // document downloads it with downloadFile into the media store, then
 // copies it under the export root; a download TDLib refuses answers
 // isError with its reason and is recorded as failed.
@@ -128,11 +129,15 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     fs.mkdirSync(uploads, { recursive: true });
     const bytes = crypto.randomBytes(200 * 1024 + 7);
     fs.writeFileSync(path.join(uploads, "report.bin"), bytes);
-    const sent = await call("messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report" });
+    const sent = await call("messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report", filename: "Q3 report.bin" });
     assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 3, JSON.stringify(sent));
     const lines = fs.readFileSync(path.join(tdDir, "fake_sent.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(lines.length, 1);
-    assert.match(lines[0].path, /^\/proc\/self\/fd\/\d+$/, "TDLib reads the descriptor, not the path");
+    // TDLib resolves the path it is given and reads by the path it finds:
+    // it is given the open file under a name of its own in the account's
+    // outbox (not the toolset's path, which may name another file by now).
+    assert.equal(lines[0].name, "Q3 report.bin");
+    assert.ok(lines[0].real.startsWith(fs.realpathSync(path.join(dataDir, "telegram", "15550001", "outbox"))), lines[0].real);
     assert.equal(lines[0].size, bytes.length);
     assert.equal(lines[0].caption, "the report");
     assert.ok(fs.readFileSync(path.join(tdDir, "fake_sent", String(lines[0].n))).equals(bytes), "the bytes sent are the file's");
@@ -140,6 +145,7 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     await until("the sent document stored", () =>
       psql(`SELECT m.outgoing || ':' || f.kind || ':' || f.file_id FROM messages m JOIN media f ON f.chat_id = m.chat_id AND f.message_id = m.id
             WHERE m.chat_id = ${BOB} AND m.id = ${sent.messageId}`) === "true:document:sent-1");
+    await until("the link removed once sent", () => fs.readdirSync(path.join(dataDir, "telegram", "15550001", "outbox")).length === 0);
 
     // A message with a document arrives; mediaDownload downloads it through
     // the account into the media store, then copies it to the export root.

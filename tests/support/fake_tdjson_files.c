@@ -4,12 +4,13 @@
  * here runs under the library's mutex.
  *
  * - sendMessage with inputMessageDocument {document: inputFileLocal {path},
- *   caption}: the file at path is read whole when the message is sent (as
- *   TDLib uploads it; a path it cannot read answers 400 "fake_tdjson: cannot
- *   read <path>: <why>"); its bytes are kept as <database_directory>/
- *   fake_sent/<n> and a line {n, path, name, size, caption} is appended to
- *   <database_directory>/fake_sent.jsonl (name: the path's last component,
- *   as TDLib names a local file). The message's content is messageDocument
+ *   caption}: as TDLib, the path is resolved first (realpath; unresolvable:
+ *   400 "Can't find real file path") and the file read, and named, by the
+ *   resolved path; it is read whole when the message is sent (unreadable:
+ *   400 "fake_tdjson: cannot read <path>: <why>"); its bytes are kept as
+ *   <database_directory>/fake_sent/<n> and a line {n, path, real, name,
+ *   size, caption} is appended to <database_directory>/fake_sent.jsonl
+ *   (name: the resolved path's last component). The message's content is messageDocument
  *   {document: {file_name, mime_type, document: file {id, size, remote {id
  *   "sent-<n>", unique_id "sent-u-<n>"}}}, caption}.
  * - downloadFile {file_id}: the file object of that id in the client's
@@ -99,7 +100,13 @@ json_t *fake__document_content(fake_client_t *c, json_t *imc, json_t *extra)
         fake__answer_error(c, extra, 400, "fake_tdjson: only inputFileLocal documents are sent");
         return NULL;
     }
-    FILE *in = fopen(path, "rb");
+    /* TDLib resolves the path first and reads, and names, what it found. */
+    char *real = realpath(path, NULL);
+    if (!real) {
+        fake__answer_error(c, extra, 400, "Can't find real file path");
+        return NULL;
+    }
+    FILE *in = fopen(real, "rb");
     char *buf = malloc(FAKE_FILE_MAX);
     size_t n = in && buf ? fread(buf, 1, FAKE_FILE_MAX, in) : 0;
     int err = in ? (ferror(in) ? EIO : 0) : errno;
@@ -107,8 +114,9 @@ json_t *fake__document_content(fake_client_t *c, json_t *imc, json_t *extra)
         fclose(in);
     if (err || !buf) {
         free(buf);
-        fake__answer_error(c, extra, 400, "fake_tdjson: cannot read %s: %s", path,
+        fake__answer_error(c, extra, 400, "fake_tdjson: cannot read %s: %s", real,
                            strerror(err ? err : ENOMEM));
+        free(real);
         return NULL;
     }
     json_int_t k = ++g_sent;
@@ -120,12 +128,12 @@ json_t *fake__document_content(fake_client_t *c, json_t *imc, json_t *extra)
     }
     free(keep);
     free(buf);
-    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *name = strrchr(real, '/') + 1;
     const char *caption = fake__str_of(json_object_get(imc, "caption"), "text");
     char *log = fake__path_in(c->db_dir, "fake_sent.jsonl");
     FILE *lf = fopen(log, "a");
-    json_t *line = json_pack("{s:I,s:s,s:s,s:I,s:s}", "n", k, "path", path, "name", name, "size",
-                             (json_int_t)n, "caption", caption);
+    json_t *line = json_pack("{s:I,s:s,s:s,s:s,s:I,s:s}", "n", k, "path", path, "real", real,
+                             "name", name, "size", (json_int_t)n, "caption", caption);
     if (lf) {
         char *text = json_dumps(line, JSON_COMPACT);
         fprintf(lf, "%s\n", text ? text : "{}");
@@ -137,13 +145,15 @@ json_t *fake__document_content(fake_client_t *c, json_t *imc, json_t *extra)
     char rid[32], uid[32];
     snprintf(rid, sizeof rid, "sent-%lld", (long long)k);
     snprintf(uid, sizeof uid, "sent-u-%lld", (long long)k);
-    return json_pack(
+    json_t *content = json_pack(
         "{s:s,s:{s:s,s:s,s:s,s:{s:s,s:I,s:I,s:I,s:{s:s,s:s,s:s,s:b,s:I}}},s:{s:s,s:s,s:[]}}",
         "@type", "messageDocument", "document", "@type", "document", "file_name", name, "mime_type",
         "application/octet-stream", "document", "@type", "file", "id", 100000 + k, "size",
         (json_int_t)n, "expected_size", (json_int_t)n, "remote", "@type", "remoteFile", "id", rid,
         "unique_id", uid, "is_uploading_completed", 1, "uploaded_size", (json_int_t)n, "caption",
         "@type", "formattedText", "text", caption, "entities");
+    free(real);
+    return content;
 }
 
 static json_t *file_state(json_t *f, const char *path, json_int_t got, bool done)
