@@ -26,9 +26,12 @@
  * gets that row. A caller that cancels stops waiting; the download goes on
  * and is recorded. The connector's close waits for every download to end
  * (tgu__files_close). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -118,10 +121,41 @@ static void file_sent(void *data, int status, const char *json, const char *erro
         free(fs);
 }
 
+/* On the thread pool, once per process: removes what sends of processes
+ * that no longer run left in outbox (send-PID-*: a daemon killed while
+ * TDLib was sending). */
+static void outbox_sweep(const char *outbox)
+{
+    static atomic_flag swept = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&swept))
+        return;
+    DIR *d = opendir(outbox);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        long pid = 0;
+        if (sscanf(e->d_name, "send-%ld-", &pid) != 1 || pid <= 0 || pid == (long)getpid() ||
+            pid > INT_MAX || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int dir = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *sub = dir >= 0 ? fdopendir(dir) : NULL;
+        struct dirent *f;
+        while (sub && (f = readdir(sub)) != NULL)
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0)
+                unlinkat(dir, f->d_name, 0);
+        if (sub)
+            closedir(sub);
+        else if (dir >= 0)
+            close(dir);
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* On the thread pool: TDLib resolves a local path (realpath) and reads the
  * file by the path it found, naming the document after it; /proc/self/fd/N
  * would resolve to the toolset's path, which may name another file by now.
- * So the open file is given a name of its own, OUTBOX/send-XXXXXX/NAME
+ * So the open file is given a name of its own, OUTBOX/send-PID-XXXXXX/NAME
  * (OUTBOX: the account's outbox/, 0700): a hard link to the open file
  * (linkat of /proc/self/fd/N), else, when the file system or
  * protected_hardlinks refuses one, a copy read from the descriptor. */
@@ -138,7 +172,8 @@ static void link_work(uv_work_t *w)
         fs->status = -errno;
         return;
     }
-    snprintf(fs->dir, sizeof fs->dir, "%s/send-XXXXXX", outbox);
+    outbox_sweep(outbox);
+    snprintf(fs->dir, sizeof fs->dir, "%s/send-%d-XXXXXX", outbox, (int)getpid());
     if (mkdtemp(fs->dir) == NULL) {
         fs->status = -errno;
         fs->dir[0] = '\0';

@@ -108,10 +108,8 @@ after(() => {
   psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
 });
 
-test("files through the account: messagesSendFile, mediaDownload, a refused download", async () => {
-  const signed = await login("12345\n");
-  assert.equal(signed.code, 0, signed.err);
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
+async function serve(extra = []) {
+  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra], env());
   const port = /\(port (\d+)\)/.exec(d.log())[1];
   const c = new Client({ name: "tg-user-files", version: "1" });
   await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
@@ -120,8 +118,23 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     assert.ok(!r.isError, `${name}: ${textOf(r)}`);
     return r.structuredContent;
   };
+  await until("the account ready", async () => (await call("authStatus")).authenticated === true);
+  return { d, c, call };
+}
+
+const sentLines = () => fs.readFileSync(path.join(tdDir, "fake_sent.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+
+test("files through the account: messagesSendFile, mediaDownload, a refused download", async () => {
+  const signed = await login("12345\n");
+  assert.equal(signed.code, 0, signed.err);
+  // What sends of a daemon killed mid-send left in the outbox goes; what a
+  // live process's sends hold stays.
+  const outbox = path.join(dataDir, "telegram", "15550001", "outbox");
+  fs.mkdirSync(path.join(outbox, "send-2147483000-abcdef"), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(outbox, "send-2147483000-abcdef", "left.bin"), "left");
+  fs.mkdirSync(path.join(outbox, `send-${process.pid}-abcdef`), { mode: 0o700 });
+  const { d, c, call } = await serve();
   try {
-    await until("the account ready", async () => (await call("authStatus")).authenticated === true);
     await until("the chat", () => psql(`SELECT count(*) FROM chats WHERE id = ${BOB}`) === "1");
 
     // Sending a file: TDLib reads what the toolset opened and checked.
@@ -131,7 +144,7 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     fs.writeFileSync(path.join(uploads, "report.bin"), bytes);
     const sent = await call("messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report", filename: "Q3 report.bin" });
     assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 3, JSON.stringify(sent));
-    const lines = fs.readFileSync(path.join(tdDir, "fake_sent.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = sentLines();
     assert.equal(lines.length, 1);
     // TDLib resolves the path it is given and reads by the path it finds:
     // it is given the open file under a name of its own in the account's
@@ -145,7 +158,8 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     await until("the sent document stored", () =>
       psql(`SELECT m.outgoing || ':' || f.kind || ':' || f.file_id FROM messages m JOIN media f ON f.chat_id = m.chat_id AND f.message_id = m.id
             WHERE m.chat_id = ${BOB} AND m.id = ${sent.messageId}`) === "true:document:sent-1");
-    await until("the link removed once sent", () => fs.readdirSync(path.join(dataDir, "telegram", "15550001", "outbox")).length === 0);
+    await until("the outbox's name removed once sent", () => fs.readdirSync(outbox).join() === `send-${process.pid}-abcdef`);
+    fs.rmdirSync(path.join(outbox, `send-${process.pid}-abcdef`));
 
     // A message with a document arrives; mediaDownload downloads it through
     // the account into the media store, then copies it to the export root.
@@ -186,5 +200,34 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
   } finally {
     await c.close();
     assert.equal(await d.stop(), 0);
+  }
+});
+
+// An upload root on another file system: no hard link into the outbox, so
+// the open file is copied there; the bytes and the name are the same.
+test("messagesSendFile through the account from another file system", async (t) => {
+  const shm = "/dev/shm";
+  if (!fs.existsSync(shm) || fs.statSync(shm).dev === fs.statSync(dataDir).dev) {
+    t.skip("no second file system at /dev/shm");
+    return;
+  }
+  const root = fs.mkdtempSync(path.join(shm, "parley-tgufiles-"));
+  try {
+    const bytes = crypto.randomBytes(700 * 1024 + 3);
+    fs.writeFileSync(path.join(root, "far.bin"), bytes);
+    const { d, c, call } = await serve(["--upload-root", root]);
+    try {
+      const sent = await call("messagesSendFile", { channelId: BOB, filePath: "far.bin" });
+      assert.ok(Number.isInteger(sent.messageId), JSON.stringify(sent));
+      const last = sentLines().at(-1);
+      assert.equal(last.name, "far.bin");
+      assert.equal(last.size, bytes.length);
+      assert.ok(fs.readFileSync(path.join(tdDir, "fake_sent", String(last.n))).equals(bytes), "the copy sent holds the file's bytes");
+    } finally {
+      await c.close();
+      assert.equal(await d.stop(), 0);
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });
