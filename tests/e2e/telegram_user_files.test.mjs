@@ -231,3 +231,30 @@ test("messagesSendFile through the account from another file system", async (t) 
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+// A download that outlasts the wait for TDLib's answer (1 s here) is asked
+// for again while it progresses: TDLib joins the running download, and the
+// file is downloaded once.
+test("mediaDownload through the account: a download longer than the answer timeout", async () => {
+  fs.writeFileSync(scriptPath, JSON.stringify({ ...script(), download_ms: 2500 }));
+  const { d, c } = await serve(["--telegram-td-timeout-s", "1"]);
+  try {
+    deliver([{ "@type": "updateNewMessage", message: docMsg(12, 503, 100000, "slow.pdf") }]);
+    await until("the document stored", () => psql(`SELECT count(*) FROM media WHERE chat_id = ${BOB} AND message_id = 12`) === "1");
+    const before = Number(fs.readFileSync(path.join(tdDir, "fake_downloads"), "utf8"));
+    const progress = [];
+    const r = await c.callTool({ name: "mediaDownload", arguments: { channelId: BOB, messageId: 12 } }, undefined,
+      { onprogress: (p) => progress.push(p.progress), timeout: 60000 });
+    assert.ok(!r.isError, textOf(r));
+    assert.equal(r.structuredContent.bytes, 100000);
+    const want = Buffer.alloc(100000);
+    for (let i = 0; i < want.length; i++) want[i] = "u-503".charCodeAt(i % 5);
+    assert.ok(fs.readFileSync(r.structuredContent.path).equals(want));
+    assert.equal(Number(fs.readFileSync(path.join(tdDir, "fake_downloads"), "utf8")), before + 1, "downloaded once");
+    assert.ok(progress.length >= 2, `progress: ${progress}`);
+  } finally {
+    await c.close();
+    assert.equal(await d.stop(), 0);
+    fs.writeFileSync(scriptPath, JSON.stringify(script()));
+  }
+});

@@ -21,8 +21,11 @@
  *   remote.unique_id[i % its length]) is written as <database_directory>/
  *   files/<id>, two updateFile {file} are sent (half downloaded, then
  *   complete), then the answer: the file with local {path,
- *   is_downloading_completed: true, downloaded_size}. The number of
- *   downloads is counted in <database_directory>/fake_downloads.
+ *   is_downloading_completed: true, downloaded_size}. With the script's
+ *   download_ms, a download takes that long: updateFile each quarter, the
+ *   answer at the end; downloadFile of a file being downloaded joins it
+ *   (answered when it ends, as TDLib does). The number of downloads is
+ *   counted in <database_directory>/fake_downloads.
  * - deleteFile {file_id}: removes that local file; ok. */
 #include "fake_tdjson_internal.h"
 
@@ -185,6 +188,19 @@ static void count_download(fake_client_t *c)
     free(p);
 }
 
+/* Downloads running (download_ms): "client:file id" -> when they end. */
+static json_t *g_running;
+
+static void write_file(const char *path, json_int_t size, const char *uid)
+{
+    FILE *out = fopen(path, "wb");
+    size_t ul = strlen(uid);
+    for (json_int_t i = 0; out && i < size; i++)
+        fputc(uid[i % (json_int_t)ul], out);
+    if (out)
+        fclose(out);
+}
+
 static void h_download_file(fake_client_t *c, json_t *req, json_t *extra)
 {
     json_int_t id = json_integer_value(json_object_get(req, "file_id"));
@@ -207,19 +223,43 @@ static void h_download_file(fake_client_t *c, json_t *req, json_t *extra)
         fake__answer_error(c, extra, 400, "fake_tdjson: the file's size or unique_id is unusable");
         return;
     }
-    count_download(c);
     char *path = sub_path(c, "files", id);
-    FILE *out = fopen(path, "wb");
-    size_t ul = strlen(uid);
-    for (json_int_t i = 0; out && i < size; i++)
-        fputc(uid[i % (json_int_t)ul], out);
-    if (out)
-        fclose(out);
-    fake__update(c, json_pack("{s:s,s:o}", "@type", "updateFile", "file",
-                              file_state(f, path, size / 2, false)));
-    fake__update(
-        c, json_pack("{s:s,s:o}", "@type", "updateFile", "file", file_state(f, path, size, true)));
-    fake__answer(c, extra, file_state(f, path, size, true));
+    json_int_t ms = fake__script_int("download_ms", 0);
+    if (ms <= 0) {
+        count_download(c);
+        write_file(path, size, uid);
+        fake__update(c, json_pack("{s:s,s:o}", "@type", "updateFile", "file",
+                                  file_state(f, path, size / 2, false)));
+        fake__update(c, json_pack("{s:s,s:o}", "@type", "updateFile", "file",
+                                  file_state(f, path, size, true)));
+        fake__answer(c, extra, file_state(f, path, size, true));
+        free(path);
+        return;
+    }
+    /* A download that takes download_ms: progress each quarter, the answer
+     * at the end; asked again meanwhile, it is joined (answered when that
+     * one ends). */
+    if (!g_running)
+        g_running = json_object();
+    char rkey[48];
+    snprintf(rkey, sizeof rkey, "%d:%lld", c->id, (long long)id);
+    uint64_t now = fake__now_ms();
+    json_int_t due = json_integer_value(json_object_get(g_running, rkey));
+    if (due <= (json_int_t)now) {
+        count_download(c);
+        write_file(path, size, uid);
+        due = (json_int_t)now + ms;
+        json_object_set_new(g_running, rkey, json_integer(due));
+        for (int q = 1; q <= 3; q++)
+            fake__out_push(c->id,
+                           json_pack("{s:s,s:o}", "@type", "updateFile", "file",
+                                     file_state(f, path, size * q / 4, false)),
+                           (uint64_t)(ms * q / 4), false, true);
+    }
+    json_t *answer = file_state(f, path, size, true);
+    if (extra)
+        json_object_set(answer, "@extra", extra);
+    fake__out_push(c->id, answer, (uint64_t)(due - (json_int_t)now), false, true);
     free(path);
 }
 
