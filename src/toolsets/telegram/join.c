@@ -90,8 +90,8 @@ void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg)
     for (size_t i = 0; i < n; i++)
         users[i] = json_integer_value(json_array_get(ids, i));
     *ad = (adding_t){.call = c, .chat = json_integer_value(json_object_get(answer, "channelId"))};
-    int rc = connector_add_members(tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADD_MEMBERS), ad->chat, users,
-                                   n, added, ad);
+    int rc = connector_add_members(tg_ts_conn_for(tg_ts(c), CONNECTOR_CAN_ADD_MEMBERS, answer),
+                                   ad->chat, users, n, added, ad);
     free(users);
     if (rc != 0) {
         free(ad);

@@ -71,7 +71,7 @@ static void sent(void *data, int status, const char *json, const char *error)
 static void send_text(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
-    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_SEND);
+    connector_t *conn = tg_ts_conn_for(tg_ts(c), CONNECTOR_CAN_SEND, answer);
     int rc = connector_send_text(conn, channel_of(answer), arg_str(c, "text"),
                                  arg_int(c, "topicId"), arg_int(c, "replyToMessageId"), sent, c);
     if (rc != 0)
@@ -93,6 +93,7 @@ void tg_ts_messages_send(mcp_call_t *c)
 typedef struct upload_open_s {
     mcp_call_t *call;
     int64_t chat;
+    connector_t *conn; /* the one that sends to chat */
 } upload_open_t;
 
 static void upload_opened(void *data, int status, uint64_t size)
@@ -100,6 +101,7 @@ static void upload_opened(void *data, int status, uint64_t size)
     upload_open_t *uo = data;
     mcp_call_t *c = uo->call;
     int64_t chat = uo->chat;
+    connector_t *conn = uo->conn;
     free(uo);
     (void)size;
     tg_toolset_t *ts = tg_ts(c);
@@ -133,8 +135,8 @@ static void upload_opened(void *data, int status, uint64_t size)
         name = name ? name + 1 : path;
     }
     /* The connector owns the descriptor from here on. */
-    int rc = connector_send_file(tg_ts_conn(ts, CONNECTOR_CAN_SEND), chat, status,
-                                 arg_str(c, "caption"), name, arg_int(c, "topicId"), 0, sent, c);
+    int rc = connector_send_file(conn, chat, status, arg_str(c, "caption"), name,
+                                 arg_int(c, "topicId"), 0, sent, c);
     if (rc != 0)
         tg_ts_connector_failed(c, rc, NULL);
 }
@@ -150,6 +152,7 @@ static void send_file(mcp_call_t *c, json_t *answer, void *arg)
     }
     uo->call = c;
     uo->chat = channel_of(answer);
+    uo->conn = tg_ts_conn_for(ts, CONNECTOR_CAN_SEND, answer);
     const char *path = arg_str(c, "filePath");
     int rc = path ? beneath_open_read_async(mcp_call_loop(c), ts->upload_root, path, TG_UPLOAD_MAX,
                                             upload_opened, uo)
@@ -185,6 +188,7 @@ void tg_ts_realtime_set(mcp_call_t *c)
 
 typedef struct removal_s {
     mcp_call_t *call;
+    connector_t *conn;
     int64_t chat;
     json_t *users; /* ids to remove */
     size_t next;
@@ -219,7 +223,7 @@ static void removal_step(removal_t *rm)
         free(rm);
         return;
     }
-    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER);
+    connector_t *conn = rm->conn;
     int rc = connector_remove_member(
         conn, rm->chat, json_integer_value(json_array_get(rm->users, rm->next)), removal_done, rm);
     if (rc != 0)
@@ -261,7 +265,7 @@ static void admin_done(void *data, int status, const char *json, const char *err
 static void administer(mcp_call_t *c, json_t *answer, void *arg)
 {
     (void)arg;
-    connector_t *conn = tg_ts_conn(tg_ts(c), CONNECTOR_CAN_ADMINISTER);
+    connector_t *conn = tg_ts_conn_for(tg_ts(c), CONNECTOR_CAN_ADMINISTER, answer);
     const char *tool = c->tool->def->name;
     int64_t chat = channel_of(answer);
     if (strcmp(tool, "groupsMembersRemove") == 0) {
@@ -271,6 +275,7 @@ static void administer(mcp_call_t *c, json_t *answer, void *arg)
             return;
         }
         *rm = (removal_t){.call = c,
+                          .conn = conn,
                           .chat = chat,
                           .users = json_incref(json_object_get(answer, "userIds")),
                           .removed = json_array(),

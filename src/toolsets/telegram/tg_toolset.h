@@ -52,6 +52,20 @@ static inline connector_t *tg_ts_conn(const tg_toolset_t *ts, connector_cap_t ca
     return ts->conn;
 }
 
+/* The connector that does cap on the chat the archive resolved (answer:
+ * {"channelId", "accountId"}): the one that serves the account the chat
+ * was stored under (a user account's private chat goes through that
+ * account, a bot's group through the bot), else tg_ts_conn. */
+static inline connector_t *tg_ts_conn_for(const tg_toolset_t *ts, connector_cap_t cap,
+                                          const json_t *answer)
+{
+    int64_t account = json_integer_value(json_object_get(answer, "accountId"));
+    for (int i = 0; account != 0 && i < ts->nconns; i++)
+        if (connector_can(ts->conns[i], cap) && connector_serves_account(ts->conns[i], account))
+            return ts->conns[i];
+    return tg_ts_conn(ts, cap);
+}
+
 /* Runs SQL function fn with args (JSON text; NULL: the call's arguments)
  * and the daemon's context; cb gets data. Returns false when it could not
  * start (the call is finished then). */
