@@ -228,6 +228,11 @@ static const opt_t opts[] = {
      "A TDLib request of a user account unanswered this long fails (the tool or job says so and "
      "a job is retried).",
      "SECONDS", 60 /* tdjson.h TDJSON_REQUEST_TIMEOUT_MS */},
+    {"telegram_history_jobs", "PARLEY_TELEGRAM_HISTORY_JOBS", OPT_INT, OFF(telegram_history_jobs),
+     0, 1, 16, NULL,
+     "History backfill jobs (syncJobsAdd through a user account) one daemon runs at once, each "
+     "on its own chat.",
+     "N", 2 /* tg_user_internal.h TGU_HISTORY_JOBS */},
     {"phone", "PARLEY_PHONE", OPT_STR, OFF(phone), SZ(phone), 0, 0, "(none)",
      "login telegram: the phone number of the account to sign in (+ and digits).", "PHONE", 0},
     {"account", "PARLEY_ACCOUNT", OPT_STR, OFF(account), SZ(account), 0, 0,

@@ -100,6 +100,7 @@ typedef struct config_s {
     int telegram_api_id;                   /* the app's api_id (user accounts) */
     char telegram_api_hash[64];            /* its api_hash: secret, never logged */
     int telegram_td_timeout_s;             /* a TDLib request unanswered this long fails */
+    int telegram_history_jobs;             /* backfill jobs run at once (per daemon) */
     char phone[32];                        /* login telegram: the account's phone number */
     char account[64];                      /* login telegram: the account's name */
     char bluesky_service[CONFIG_URL_MAX];

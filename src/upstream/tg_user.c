@@ -275,8 +275,9 @@ static int tu_new(const connector_env_t *env, tgu_t **out, char *err, size_t err
     u->api_id = connector_env_int(env, "telegram_api_id");
     connector_env_text(env, "telegram_api_hash", u->api_hash, sizeof u->api_hash);
     u->td_timeout_ms = (uint32_t)connector_env_int(env, "telegram_td_timeout_s") * 1000;
+    long jobs = connector_env_int(env, "telegram_history_jobs");
     u->classes[0] = (sync_class_t){.name = "telegram.history",
-                                   .concurrency = TGU_HISTORY_JOBS,
+                                   .concurrency = jobs > 0 ? (int)jobs : TGU_HISTORY_JOBS,
                                    .exec = tgu__history_exec,
                                    .ctx = u};
     if (u->api_id <= 0 || u->api_hash[0] == '\0') {
@@ -465,8 +466,14 @@ static void login_stored(void *data, int status, const char *value, const char *
     (void)value;
     (void)sqlstate;
     tgu_t *u = data;
+    char why[512];
     if (status != 0) {
         login_end(u, status, error ? error : "storing the account failed");
+        return;
+    }
+    int rc = tgu__session_commit(&u->login_session, why, sizeof why);
+    if (rc != 0) {
+        login_end(u, rc, why);
         return;
     }
     login_end(u, 0, u->login_line);
@@ -517,6 +524,11 @@ static void login_update(tdjson_client_t *c, json_t *update, void *data)
     (void)c;
     tgu_t *u = data;
     (void)tgu__auth_update(&u->login_auth, update);
+    const char *st =
+        json_string_value(json_object_get(json_object_get(update, "authorization_state"), "@type"));
+    /* tdjson frees a client that reported Closed right after this call. */
+    if (st && strcmp(st, "authorizationStateClosed") == 0)
+        u->login_client = NULL;
 }
 
 static int def_login(const connector_env_t *env, const connector_prompt_t *prompt,

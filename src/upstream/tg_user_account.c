@@ -116,7 +116,9 @@ void tgu__account_store(tgu_account_t *acc, json_t *op)
         return;
     }
     json_array_append_new(acc->ops, op);
-    if (!acc->writing)
+    /* A flush TGU_FLUSH_MS after the first update waiting (a stream of
+     * updates must not push it back). */
+    if (!acc->writing && !uv_is_active((uv_handle_t *)&acc->timer))
         acc_schedule(acc, TGU_FLUSH_MS);
 }
 
@@ -212,6 +214,8 @@ static json_int_t int_of(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
+static void client_closed(void *data);
+
 static void acc_on_update(tdjson_client_t *c, json_t *u, void *data)
 {
     (void)c;
@@ -228,6 +232,9 @@ static void acc_on_update(tdjson_client_t *c, json_t *u, void *data)
                      "with parleyd login telegram",
                      acc->session.name);
             log_error(TGU_TAG, "%s", acc->error);
+            /* The client ends: closed through client_closed (tdjson frees a
+             * client that reported Closed right after this callback). */
+            tdjson_client_close(acc->client, client_closed, acc);
         }
         return;
     }
@@ -259,7 +266,7 @@ static void acc_on_update(tdjson_client_t *c, json_t *u, void *data)
         tgu__account_store(acc, op1("messages", "messages", m));
         sends_answer(acc, int_of(u, "old_message_id"), 0, m, NULL);
     } else if (strcmp(t, "updateFile") == 0) {
-        tgu__files_update(acc->u, json_object_get(u, "file"));
+        tgu__files_update(acc, json_object_get(u, "file"));
     } else if (strcmp(t, "updateMessageSendFailed") == 0) {
         json_t *e = json_object_get(u, "error");
         sends_answer(acc, int_of(u, "old_message_id"), UV_EPROTO, NULL,
@@ -289,12 +296,12 @@ static void chats_loaded(void *data, int status, json_t *reply)
              acc->session.name);
 }
 
-static void client_closed(void *data);
-
 /* A step after sign-in failed (acc->error says which): the client closes
  * and starts again after TGU_RESTART_MS (client_closed). */
 static void acc_fail(tgu_account_t *acc)
 {
+    if (acc->state >= TGU_ACC_CLOSING)
+        return;
     log_error(TGU_TAG, "account %s: %s; starting it again in %d s", acc->session.name, acc->error,
               TGU_RESTART_MS / 1000);
     acc->state = TGU_ACC_FAILED;
@@ -377,6 +384,8 @@ static void client_closed(void *data)
         acc_maybe_closed(acc);
     } else if (acc->state == TGU_ACC_FAILED) {
         acc_schedule(acc, TGU_RESTART_MS);
+    } else if (acc->state == TGU_ACC_STANDBY && acc->lock && pg_lock_held(acc->lock)) {
+        acc_start_client(acc); /* the lock came back while the client closed */
     }
 }
 

@@ -318,6 +318,8 @@ typedef struct tgu_fetch_s {
     json_t *row;    /* the claimed media row; results are added to it */
     json_int_t file_id;
     uint64_t bytes, total, bytes_at_ask;
+    uint64_t expect;        /* the size store_work checks (its own copy: total moves on the loop) */
+    bool storing;           /* on the thread pool: updateFile no longer counts */
     char src[TGU_PATH_MAX]; /* TDLib's finished file */
     char root[TGU_PATH_MAX + 16];
     char error[600];
@@ -406,9 +408,9 @@ static void store_work(uv_work_t *w)
     uint64_t size = 0;
     if (media_store_put(f->root, f->src, sha, rel, &size, f->error, sizeof f->error) != 0)
         return;
-    if (f->total > 0 && size != f->total) {
+    if (f->expect > 0 && size != f->expect) {
         snprintf(f->error, sizeof f->error, "TDLib's file has %llu bytes of the %llu the file has",
-                 (unsigned long long)size, (unsigned long long)f->total);
+                 (unsigned long long)size, (unsigned long long)f->expect);
         return;
     }
     json_object_set_new(f->row, "sha256", json_string(sha));
@@ -461,6 +463,8 @@ static void downloaded(void *data, int status, json_t *file)
     snprintf(f->src, sizeof f->src, "%s", path);
     snprintf(f->root, sizeof f->root, "%s/media", f->u->data_dir);
     f->error[0] = '\0';
+    f->expect = f->total;
+    f->storing = true;
     f->work.data = f;
     if (uv_queue_work(f->u->loop, &f->work, store_work, store_after) != 0)
         fetch_finish(f, "error", "cannot queue the store", true);
@@ -630,12 +634,14 @@ void tgu__fetch_cancel(void *impl, void *handle)
         f->cancelled = true; /* the download goes on and is recorded */
 }
 
-void tgu__files_update(tgu_t *u, json_t *file)
+void tgu__files_update(tgu_account_t *acc, json_t *file)
 {
+    tgu_t *u = acc->u;
     json_int_t id = json_integer_value(json_object_get(file, "id"));
     for (queue_node_t *q = queue_head(&u->fetches); q != &u->fetches; q = q->next) {
         tgu_fetch_t *f = queue_entry(q, tgu_fetch_t, node);
-        if (f->file_id == 0 || f->file_id != id)
+        /* File ids are a client's own: only this account's downloads. */
+        if (f->acc != acc || f->storing || f->file_id == 0 || f->file_id != id)
             continue;
         json_int_t got =
             json_integer_value(json_object_get(json_object_get(file, "local"), "downloaded_size"));

@@ -37,7 +37,8 @@ static void hist_page(hist_t *h);
 
 static void hist_end(hist_t *h, sync_outcome_t outcome, const char *error)
 {
-    sync_job_finish(h->job, outcome, error, h->stored, 0);
+    /* fetched: counted page by page (parley_tdu_history_page) */
+    sync_job_finish(h->job, outcome, error, 0, 0);
     free(h);
 }
 

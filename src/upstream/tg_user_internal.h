@@ -56,7 +56,8 @@
 #define TGU_DB_KEY_BYTES 32
 /* A job of an account this daemon does not run waits this long. */
 #define TGU_HISTORY_ELSEWHERE_S 3
-/* Backfill jobs run at once (per daemon). */
+/* Backfill jobs run at once (per daemon): the default of the setting
+ * telegram_history_jobs. */
 #define TGU_HISTORY_JOBS 2
 
 typedef struct tgu_s tgu_t;
@@ -69,6 +70,7 @@ typedef struct tgu_session_s {
     char dir[TGU_PATH_MAX];    /* DATA_DIR/telegram/NAME */
     char td_dir[TGU_PATH_MAX]; /* its td/: TDLib's database_directory */
     char key_b64[64];          /* database_encryption_key, base64 */
+    bool pending;              /* its key is db.key.pending: not signed in yet */
 } tgu_session_t;
 
 /* The account's name: name when given (letters, digits, _ and -), else the
@@ -77,13 +79,16 @@ int tgu__session_name(const char *name, const char *phone, char *out, size_t cap
                       size_t errcap);
 /* Opens (create: or makes) the account NAME's directory and key: every
  * directory 0700, db.key 0600 sealed under "telegram_user:NAME" with the
- * credentials key. UV_ENOENT when there is none and !create. Small and
- * bounded: at start. */
+ * credentials key (create, before the sign-in succeeded: db.key.pending). UV_ENOENT when there is
+ * none and !create. Small and bounded: at start. */
 int tgu__session_open(const char *data_dir, const sealed_key_t *cred, const char *name, bool create,
                       tgu_session_t *out, char *err, size_t errcap);
 /* The names of the accounts signed in under data_dir (those with a
  * db.key), at most max; their count. */
 int tgu__session_list(const char *data_dir, char names[][TGU_NAME_MAX], int max);
+/* The sign-in succeeded: db.key.pending becomes db.key (the directory is
+ * an account from now on). 0, or a negative errno with err. */
+int tgu__session_commit(tgu_session_t *s, char *err, size_t errcap);
 void tgu__session_wipe(tgu_session_t *s);
 
 /* ---- sign-in (tg_user_auth.c) --------------------------------------------------- */
@@ -269,7 +274,7 @@ int tgu__fetch_media(void *impl, int64_t chat, int64_t message, connector_progre
                      connector_cb done, void *data, void **handle);
 void tgu__fetch_cancel(void *impl, void *handle);
 /* An updateFile's file (borrowed): progress of a download. */
-void tgu__files_update(tgu_t *u, json_t *file);
+void tgu__files_update(tgu_account_t *acc, json_t *file);
 /* cb(u) once no download and no send preparing is left (at once when
  * none is); nothing new starts from then on. */
 void tgu__files_close(tgu_t *u, void (*cb)(void *data));

@@ -55,6 +55,8 @@ typedef struct tul_read_s {
     json_t *ids;       /* dialogs: chat ids found */
     json_t *items;     /* chats or messages gathered */
     json_int_t total;  /* search: the upstream's count */
+    bool first;        /* the first request is being sent (its failure is returned) */
+    int first_rc;
 } tul_read_t;
 
 static void tul_step(tul_read_t *r);
@@ -97,10 +99,27 @@ static void tul_fail(tul_read_t *r, int status, json_t *reply)
 static void tul_send(tul_read_t *r, json_t *rq, tdjson_reply_cb cb)
 {
     int rc = rq ? tgu__account_send(r->acc, rq, cb, r) : UV_ENOMEM;
-    if (rc != 0) {
+    if (rc != 0 && r->first) {
+        r->first_rc = rc; /* returned by tul_begin: a verb that fails at once never calls back */
+    } else if (rc != 0) {
         r->cb(r->data, rc, NULL, rc == UV_ENOTCONN ? "the account is not signed in" : NULL);
         tul_free(r);
     }
+}
+
+/* Sends the first request: 0 (the callback comes later, exactly once) or
+ * its error (r freed, no callback). */
+static int tul_begin(tul_read_t *r)
+{
+    r->first = true;
+    tul_step(r);
+    int rc = r->first_rc;
+    if (rc != 0) {
+        tul_free(r);
+        return rc;
+    }
+    r->first = false;
+    return 0;
 }
 
 static bool has_id(json_t *ids, json_t *id)
@@ -286,9 +305,7 @@ int tgu__live_search_dialogs(void *impl, const char *query, int limit, connector
 {
     tul_read_t *r;
     int rc = tul_start(impl, TUL_DIALOGS, 0, query, limit, cb, data, &r);
-    if (rc == 0)
-        tul_step(r);
-    return rc;
+    return rc == 0 ? tul_begin(r) : rc;
 }
 
 int tgu__live_search_messages(void *impl, int64_t chat, const char *query, int64_t min_date,
@@ -300,8 +317,7 @@ int tgu__live_search_messages(void *impl, int64_t chat, const char *query, int64
         return rc;
     r->min_date = min_date;
     r->max_date = max_date;
-    tul_step(r);
-    return 0;
+    return tul_begin(r);
 }
 
 int tgu__live_history(void *impl, int64_t chat, int64_t from, int newer, int limit, connector_cb cb,
@@ -313,8 +329,7 @@ int tgu__live_history(void *impl, int64_t chat, int64_t from, int newer, int lim
         return rc;
     r->from = (json_int_t)from << 20;
     r->newer = newer < 0 ? 0 : newer >= TUL_PAGE ? TUL_PAGE - 1 : newer;
-    tul_step(r);
-    return 0;
+    return tul_begin(r);
 }
 
 int tgu__live_get_message(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data)
@@ -324,6 +339,5 @@ int tgu__live_get_message(void *impl, int64_t chat, int64_t message, connector_c
     if (rc != 0)
         return rc;
     r->from = (json_int_t)message << 20;
-    tul_step(r);
-    return 0;
+    return tul_begin(r);
 }

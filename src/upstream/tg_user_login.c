@@ -171,6 +171,14 @@ static void si_stored(void *data, int status, const char *value, const char *sql
         si_fail(s, status, error ? error : "storing the account failed");
         return;
     }
+    char why[512];
+    int rc = tgu__session_commit(&s->session, why, sizeof why);
+    if (rc != 0) {
+        free(s->account);
+        s->account = NULL;
+        si_fail(s, rc, why);
+        return;
+    }
     s->stored = true;
     s->status = 0;
     si_fail(s, 0, NULL); /* closes the client; the account starts after */

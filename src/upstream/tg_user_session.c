@@ -159,8 +159,18 @@ int tgu__session_open(const char *data_dir, const sealed_key_t *cred, const char
         (rc = private_dir(out->td_dir, err, errcap)) != 0)
         return rc;
     uint8_t key[TGU_DB_KEY_BYTES];
-    rc = stat(key_path, &st) == 0 ? key_read(key_path, cred, ctx, key, err, errcap)
-                                  : key_write(key_path, cred, ctx, key, err, errcap);
+    char pending[TGU_PATH_MAX + 32];
+    snprintf(pending, sizeof pending, "%s/db.key.pending", out->dir);
+    if (stat(key_path, &st) == 0) {
+        rc = key_read(key_path, cred, ctx, key, err, errcap);
+    } else {
+        /* Not signed in yet: the key waits under db.key.pending until the
+         * sign-in succeeds (tgu__session_commit), so that a directory of a
+         * failed sign-in is no account; a second try uses it again. */
+        out->pending = true;
+        rc = stat(pending, &st) == 0 ? key_read(pending, cred, ctx, key, err, errcap)
+                                     : key_write(pending, cred, ctx, key, err, errcap);
+    }
     if (rc == 0)
         EVP_EncodeBlock((unsigned char *)out->key_b64, key, TGU_DB_KEY_BYTES);
     OPENSSL_cleanse(key, sizeof key);
@@ -176,7 +186,9 @@ int tgu__session_list(const char *data_dir, char names[][TGU_NAME_MAX], int max)
         return 0;
     int n = 0;
     struct dirent *e;
-    while (n < max && (e = readdir(d)) != NULL) {
+    /* The first max in name order (the same every start, whatever order
+     * the directory lists them in): each kept sorted as it comes. */
+    while (max > 0 && (e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
         if (e->d_name[0] == '.' || len >= TGU_NAME_MAX)
             continue;
@@ -185,19 +197,35 @@ int tgu__session_list(const char *data_dir, char names[][TGU_NAME_MAX], int max)
         if (snprintf(key_path, sizeof key_path, "%s/%.*s/db.key", root, TGU_NAME_MAX - 1,
                      e->d_name) >= (int)sizeof key_path)
             continue;
-        if (stat(key_path, &st) == 0 && S_ISREG(st.st_mode))
-            memcpy(names[n++], e->d_name, len + 1);
+        if (stat(key_path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == max && strcmp(e->d_name, names[max - 1]) >= 0)
+            continue;
+        int at = n < max ? n++ : max - 1;
+        while (at > 0 && strcmp(names[at - 1], e->d_name) > 0) {
+            memcpy(names[at], names[at - 1], TGU_NAME_MAX);
+            at--;
+        }
+        memcpy(names[at], e->d_name, len + 1);
     }
     closedir(d);
-    /* In name order, so that the first is the same every start. */
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-            char t[TGU_NAME_MAX];
-            memcpy(t, names[j], TGU_NAME_MAX);
-            memcpy(names[j], names[j - 1], TGU_NAME_MAX);
-            memcpy(names[j - 1], t, TGU_NAME_MAX);
-        }
     return n;
+}
+
+int tgu__session_commit(tgu_session_t *s, char *err, size_t errcap)
+{
+    if (!s->pending)
+        return 0;
+    char from[TGU_PATH_MAX + 32], to[TGU_PATH_MAX + 32];
+    snprintf(from, sizeof from, "%s/db.key.pending", s->dir);
+    snprintf(to, sizeof to, "%s/db.key", s->dir);
+    if (rename(from, to) != 0) {
+        int e = errno;
+        snprintf(err, errcap, "%s: %s", to, strerror(e));
+        return -e;
+    }
+    s->pending = false;
+    return 0;
 }
 
 void tgu__session_wipe(tgu_session_t *s)

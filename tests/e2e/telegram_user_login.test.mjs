@@ -176,8 +176,10 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
     await c.close();
     assert.equal(await d.stop(), 0, d.log());
   }
-  // A restart finds the directory the failed sign-in made (signed out): it
-  // stays signed out, and authLogin signs it in.
+  // A restart finds the directory the failed sign-in made: no account (its
+  // key waits as db.key.pending), and authLogin signs it in with that key.
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key")), "a failed sign-in is no account");
+  assert.ok(fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key.pending")));
   d = await serve();
   c = await connect(d, { elicitation: { form: {}, url: {} } });
   try {
@@ -217,7 +219,8 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
       return a.authenticated && a.userId === "777000111" ? a : null;
     });
     assert.equal(auth.kind, "user");
-    assert.match(d.log(), /account 15550001: signed in again; starting it/);
+    assert.match(d.log(), /TDLib 1\.8\.99-fake loaded; 0 user accounts signed in/);
+    assert.ok(fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key")), "signed in: db.key");
     assert.equal(auth.sessionPath, path.join(dataDir, "telegram", "15550001"));
     const chats = await until("the chats", async () => {
       const l = await call(c, "channelsList", { limit: 50 });

@@ -234,3 +234,20 @@ SELECT pg_temp.expect('apply', parley_tdu_apply(1, jsonb_build_array(
 SELECT pg_temp.expect('applied in order', (SELECT string_agg(id || ':' || text, ',' ORDER BY id) FROM messages WHERE chat_id = -1007000), '2:second');
 SELECT pg_temp.expect('applied chat and user', (SELECT title FROM chats WHERE id = -1007000) || ':' || (SELECT first_name FROM users WHERE id = 77), 'Ops:Zed');
 SELECT pg_temp.expect('signed out', parley_tg_auth_status('{}', '{"telegramUser": {"state": "signedOut", "error": ""}}') ->> 'authenticated', 'false');
+
+-- A private chat numbers its messages per account: a bot's chat with a
+-- person and an account's chat with the same person share the chat id, not
+-- their messages. The first to store it keeps it; the other's messages and
+-- deletions there are not applied. A supergroup's ids are shared by all.
+SELECT parley_bot_account('{"id": 900900, "username": "clash_bot", "first_name": "Clash"}', 'http://x') AS clash_bot \gset
+SELECT id AS clash_user FROM accounts WHERE kind = 'telegram_user' ORDER BY id LIMIT 1 \gset
+SELECT parley_bot_store_message(:clash_bot, '{"message_id": 1, "chat": {"id": 5555, "type": "private", "first_name": "Pat"}, "from": {"id": 5555, "first_name": "Pat"}, "date": 1700000000, "text": "to the bot"}', false);
+SELECT pg_temp.expect('the account does not write into the bot''s private chat',
+    parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(5555, 1, 1800000000, 'to the account'))), 0);
+SELECT pg_temp.expect('nor delete there',
+    parley_tdu_apply(:clash_user, '[{"op": "delete", "chat_id": 5555, "message_ids": [1048576], "is_permanent": true, "from_cache": false}]'), 0);
+SELECT pg_temp.expect('the bot''s message kept', (SELECT text FROM messages WHERE chat_id = 5555 AND id = 1), 'to the bot');
+SELECT parley_bot_store_message(:clash_bot, '{"message_id": 1, "chat": {"id": -1009990000000, "type": "supergroup", "title": "Shared"}, "from": {"id": 5555, "first_name": "Pat"}, "date": 1700000000, "text": "shared, first"}', false);
+SELECT pg_temp.expect('a supergroup''s messages are shared',
+    parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(-1009990000000, 1, 1700000000, 'shared, edited', '{"edit_date": 1700000500}'))), 1);
+SELECT pg_temp.expect('the newer version', (SELECT text FROM messages WHERE chat_id = -1009990000000 AND id = 1), 'shared, edited');

@@ -131,6 +131,21 @@ CREATE OR REPLACE FUNCTION parley_bot_batch_messages(p_updates jsonb, p_from big
       AND jsonb_typeof(m -> 'date') = 'number'
 $$;
 
+-- Whether account p_account may store messages of chat p_chat. Always in
+-- a supergroup or a channel (ids -100...: every member sees the same
+-- message ids). A private chat or a basic group numbers its messages per
+-- account (a bot's chat with a person and an account's chat with the same
+-- person share the chat id, not their messages): there, only while the
+-- chat is not another bot's or user account's. The first to store such a
+-- chat keeps it; the other's messages of it are not stored.
+CREATE OR REPLACE FUNCTION parley_tg_chat_ours(p_chat bigint, p_account bigint) RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT p_chat <= -1000000000000 OR NOT EXISTS (
+        SELECT 1 FROM chats c JOIN accounts a ON a.id = c.account_id
+        WHERE c.id = p_chat AND c.account_id <> p_account
+          AND a.kind IN ('telegram_bot', 'telegram_user'))
+$$;
+
 -- Stores mapped messages (parley_bot_msg rows: the bot's batches,
 -- parley_bot_batch_messages, and the user account's, parley_tdu_map in
 -- telegram/user.sql) with their files and their chats' last message; the
@@ -157,15 +172,17 @@ BEGIN
               ORDER BY chat_id, id, coalesce(edit_date, date) DESC, update_id DESC) AS v
         ORDER BY chat_id, id
         ON CONFLICT (chat_id, id) DO UPDATE
-            SET text = EXCLUDED.text, entities = EXCLUDED.entities,
+            -- the winner's date too: two sources' copies of a message
+            -- compare by it (a copy dated later stays the newer one)
+            SET date = EXCLUDED.date, text = EXCLUDED.text, entities = EXCLUDED.entities,
                 edit_date = coalesce(EXCLUDED.edit_date, x.edit_date),
                 media_kind = EXCLUDED.media_kind, has_link = EXCLUDED.has_link,
                 extra = coalesce(x.extra, '{}') || coalesce(EXCLUDED.extra, '{}'),
                 topic_id = coalesce(EXCLUDED.topic_id, x.topic_id), updated_at = now()
             -- an older version never overwrites a newer one
             WHERE coalesce(EXCLUDED.edit_date, EXCLUDED.date) >= coalesce(x.edit_date, x.date)
-              AND (x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
-                  (EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
+              AND (x.date, x.text, x.entities, x.edit_date, x.media_kind, x.topic_id) IS DISTINCT FROM
+                  (EXCLUDED.date, EXCLUDED.text, EXCLUDED.entities, coalesce(EXCLUDED.edit_date, x.edit_date),
                    EXCLUDED.media_kind, coalesce(EXCLUDED.topic_id, x.topic_id))
         RETURNING x.xmax = 0 AS fresh)
     SELECT count(*), count(*) FILTER (WHERE fresh) INTO changed, inserted FROM w;
@@ -208,7 +225,8 @@ CREATE OR REPLACE FUNCTION parley_bot_apply(p_account bigint, p_updates jsonb, p
     LANGUAGE plpgsql AS $$
 DECLARE
     -- The batch's messages, mapped once.
-    v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_updates, p_from) AS x);
+    v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_updates, p_from) AS x
+                                WHERE parley_tg_chat_ours(x.chat_id, p_account));
 BEGIN
     -- Chats named by messages and membership updates, as their latest update shows them.
     INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)

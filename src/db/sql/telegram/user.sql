@@ -275,7 +275,8 @@ BEGIN
     ORDER BY id
     ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, updated_at = now()
         WHERE x.account_id IS NULL AND x.kind = ANY (parley_source_kinds('telegram'));
-    v := ARRAY(SELECT x FROM parley_tdu_map(msgs) AS x);
+    v := ARRAY(SELECT x FROM parley_tdu_map(msgs) AS x
+               WHERE parley_tg_chat_ours(x.chat_id, p_account));
     INSERT INTO topics (chat_id, id, title, icon_color, creator_id, created_date)
     SELECT DISTINCT ON (chat_id, id) chat_id, id, coalesce(m -> 'content' ->> 'name', ''),
            (m -> 'content' -> 'icon' ->> 'color')::integer, sender_id, date
@@ -478,7 +479,7 @@ BEGIN
             run := '[]';
         END IF;
         run_kind := kind;
-        IF kind = 'delete' THEN
+        IF kind = 'delete' AND parley_tg_chat_ours((o ->> 'chat_id')::bigint, p_account) THEN
             n := n + parley_tdu_delete((o ->> 'chat_id')::bigint, o -> 'message_ids',
                                        coalesce((o ->> 'is_permanent')::boolean, false),
                                        coalesce((o ->> 'from_cache')::boolean, false));
