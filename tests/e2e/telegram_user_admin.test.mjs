@@ -9,19 +9,7 @@
 // words.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import fs from "node:fs";
-import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
-
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const db = `e2e_tguadmin_${process.pid}`;
-const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
-const psql = (sql) => psqlAt(pgDir, db, sql);
+import { call, dropAccounts, haveFake, refused, tgAccount, tgLogin, tgServe, until } from "./tg_user_lib.mjs";
 
 const ME = 777000111;
 const BOB = 42, CAROL = 43, DAVE = 44, EVE = 45;
@@ -30,9 +18,7 @@ const BIG = -1001234567890;
 const RO = -1002222222222;
 const JOINABLE = -1003333333333;
 const PUBLIC = -1004444444444;
-let dataDir, scriptPath;
-
-const script = () => ({
+const script = {
   phone: "+15550002",
   code: "24680",
   user: { id: ME, first_name: "Ada", last_name: "Lovelace", username: "ada", phone_number: "15550002" },
@@ -58,68 +44,17 @@ const script = () => ({
     { id: PUBLIC, type: "channel", title: "Public news", username: "publicnews" },
     { id: -1005555555555, type: "supergroup", title: "Closed club", invite_link: "https://t.me/+AskFirst", join_request: true },
   ],
-});
+};
 
-const settings = () => [
-  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
-  "--telegram-api-id", "12345", "--telegram-api-hash", "0123456789abcdef-admin",
-];
-const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
-
-async function login(input) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...settings()], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, ...env() },
-  });
-  let out = "", err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.end(input);
-  const [code] = await once(child, "exit");
-  return { code, out, err };
-}
-
-async function serve() {
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-user-admin", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return { d, c };
-}
-
-async function call(c, name, args = {}) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-  return r.structuredContent;
-}
-
-async function refused(c, name, args) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.equal(r.isError, true, `${name} should fail: ${textOf(r)}`);
-  return textOf(r);
-}
-
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-let d, c;
+let d, c, psql;
 
 before(async () => {
-  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dataDir = tmpdir("parley-tguadmin-");
-  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
-  fs.writeFileSync(scriptPath, JSON.stringify(script()));
-  const l = await login("24680\n");
+  haveFake();
+  const a = tgAccount(script, { apiHash: "0123456789abcdef-admin" });
+  psql = a.psql;
+  const l = await tgLogin(a, "24680\n");
   assert.equal(l.code, 0, l.err);
-  ({ d, c } = await serve());
+  ({ d, c } = await tgServe(a));
   // The chats and the users stored: the tools resolve ids in the archive.
   await until("the chats and users", () =>
     psql(`SELECT count(*) FROM chats WHERE id IN (${BOB}, ${TEAM}, ${BIG}, ${RO})`) === "4" &&
@@ -128,7 +63,7 @@ before(async () => {
 
 after(async () => {
   if (d) assert.equal(await d.stop(), 0);
-  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  dropAccounts();
 });
 
 test("groupsInfo: the chat, its member count and administrators as TDLib has them, in the Bot API's shapes", async () => {

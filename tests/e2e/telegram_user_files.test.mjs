@@ -8,27 +8,18 @@
 // isError with its reason and is recorded as failed.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
-
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const db = `e2e_tgufiles_${process.pid}`;
-const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
-const psql = (sql) => psqlAt(pgDir, db, sql);
+import { textOf } from "./lib.mjs";
+import { call, deliver, dropAccounts, haveFake, refused, tdMsg, tgAccount, tgLogin, tgServe, until } from "./tg_user_lib.mjs";
 
 const BOB = 42;
 const ME = 777000111;
 const DOC_UID = "AgADdocUNIQUE";
-let dataDir, inbox, scriptPath, tdDir;
+let a, dataDir, psql, tdDir;
 
-const script = () => ({
+const script = {
   phone: "+15550001",
   code: "12345",
   user: { id: ME, first_name: "Ada", username: "ada", phone_number: "15550001" },
@@ -36,50 +27,11 @@ const script = () => ({
   chats: [{ id: BOB, type: "private", user_id: BOB, title: "Bob", messages: 3 }],
   // File 502 is refused by TDLib.
   download_errors: { 502: { code: 400, message: "FILE_REFERENCE_EXPIRED" } },
-  inbox,
-});
-
-const settings = () => [
-  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
-  "--telegram-api-id", "12345", "--telegram-api-hash", "0123456789abcdef",
-];
-const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
-
-async function login(input) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550001", ...settings()], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, ...env() },
-  });
-  let out = "", err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.end(input);
-  const [code] = await once(child, "exit");
-  return { code, out, err };
-}
-
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function deliver(updates) {
-  const tmp = path.join(inbox, `.u${Date.now()}${Math.random()}`);
-  fs.writeFileSync(tmp, JSON.stringify(updates));
-  fs.renameSync(tmp, `${tmp.replace("/.u", "/u")}.json`);
-}
+};
 
 // A message of Bob's with a document: TDLib's shapes (file id, size,
 // remote ids).
-const docMsg = (sid, fileId, size, name) => ({
-  "@type": "message", id: sid * 1048576, chat_id: BOB, date: 1800000000 + sid,
-  sender_id: { "@type": "messageSenderUser", user_id: BOB }, is_outgoing: false, edit_date: 0,
-  reply_to: null, message_thread_id: 0,
+const docMsg = (sid, fileId, size, name) => tdMsg(BOB, sid, "", BOB, {
   content: {
     "@type": "messageDocument",
     document: {
@@ -95,37 +47,26 @@ const docMsg = (sid, fileId, size, name) => ({
 });
 
 before(() => {
-  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dataDir = tmpdir("parley-tgufiles-");
-  inbox = tmpdir("parley-tdinbox-");
-  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
-  fs.writeFileSync(scriptPath, JSON.stringify(script()));
+  haveFake();
+  a = tgAccount(script, { apiHash: "0123456789abcdef" });
+  dataDir = a.data;
+  psql = a.psql;
   tdDir = path.join(dataDir, "telegram", "15550001", "td");
 });
 
-after(() => {
-  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-});
+after(dropAccounts);
 
+// A daemon serving the account, once it is signed in: {d, c}.
 async function serve(extra = []) {
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra], env());
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-user-files", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  const call = async (name, args = {}) => {
-    const r = await c.callTool({ name, arguments: args });
-    assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-    return r.structuredContent;
-  };
-  await until("the account ready", async () => (await call("authStatus")).authenticated === true);
-  return { d, c, call };
+  const s = await tgServe(a, extra);
+  await until("the account ready", async () => (await call(s.c, "authStatus")).authenticated === true);
+  return s;
 }
 
 const sentLines = () => fs.readFileSync(path.join(tdDir, "fake_sent.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
 
 test("files through the account: messagesSendFile, mediaDownload, a refused download", async () => {
-  const signed = await login("12345\n");
+  const signed = await tgLogin(a, "12345\n");
   assert.equal(signed.code, 0, signed.err);
   // What sends of a daemon killed mid-send left in the outbox goes; what a
   // live process's sends hold stays.
@@ -133,7 +74,7 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
   fs.mkdirSync(path.join(outbox, "send-2147483000-abcdef"), { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(outbox, "send-2147483000-abcdef", "left.bin"), "left");
   fs.mkdirSync(path.join(outbox, `send-${process.pid}-abcdef`), { mode: 0o700 });
-  const { d, c, call } = await serve();
+  const { d, c } = await serve();
   try {
     await until("the chat", () => psql(`SELECT count(*) FROM chats WHERE id = ${BOB}`) === "1");
 
@@ -142,7 +83,7 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     fs.mkdirSync(uploads, { recursive: true });
     const bytes = crypto.randomBytes(200 * 1024 + 7);
     fs.writeFileSync(path.join(uploads, "report.bin"), bytes);
-    const sent = await call("messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report", filename: "Q3 report.bin" });
+    const sent = await call(c, "messagesSendFile", { channelId: BOB, filePath: "report.bin", caption: "the report", filename: "Q3 report.bin" });
     assert.ok(Number.isInteger(sent.messageId) && sent.messageId > 3, JSON.stringify(sent));
     const lines = sentLines();
     assert.equal(lines.length, 1);
@@ -163,8 +104,8 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
 
     // A message with a document arrives; mediaDownload downloads it through
     // the account into the media store, then copies it to the export root.
-    deliver([{ "@type": "updateNewMessage", message: docMsg(10, 501, 300000, "spec.pdf") },
-             { "@type": "updateNewMessage", message: docMsg(11, 502, 1234, "gone.pdf") }]);
+    deliver(a, [{ "@type": "updateNewMessage", message: docMsg(10, 501, 300000, "spec.pdf") },
+                { "@type": "updateNewMessage", message: docMsg(11, 502, 1234, "gone.pdf") }]);
     await until("the documents stored", () =>
       psql(`SELECT string_agg(message_id || '=' || file_id, ',' ORDER BY message_id) FROM media WHERE chat_id = ${BOB} AND message_id IN (10, 11)`) ===
         "10=BQACAgIAAx-501,11=BQACAgIAAx-502");
@@ -187,14 +128,13 @@ test("files through the account: messagesSendFile, mediaDownload, a refused down
     assert.equal(fs.existsSync(path.join(tdDir, "files", "501")), false, "TDLib's own copy is deleted");
 
     // Downloaded once: the second call answers from the store.
-    const again = await call("mediaDownload", { channelId: BOB, messageId: 10, outputPath: "again.pdf" });
+    const again = await call(c, "mediaDownload", { channelId: BOB, messageId: 10, outputPath: "again.pdf" });
     assert.ok(fs.readFileSync(again.path).equals(want));
     assert.equal(fs.readFileSync(path.join(tdDir, "fake_downloads"), "utf8").trim(), "1");
 
     // TDLib refuses the other one: isError with its reason, recorded.
-    const bad = await c.callTool({ name: "mediaDownload", arguments: { channelId: BOB, messageId: 11 } });
-    assert.equal(bad.isError, true);
-    assert.match(textOf(bad), /could not be downloaded \(state error\): downloadFile failed: FILE_REFERENCE_EXPIRED/);
+    assert.match(await refused(c, "mediaDownload", { channelId: BOB, messageId: 11 }),
+      /could not be downloaded \(state error\): downloadFile failed: FILE_REFERENCE_EXPIRED/);
     assert.equal(psql(`SELECT state || ':' || error FROM media WHERE chat_id = ${BOB} AND message_id = 11`),
       "error:downloadFile failed: FILE_REFERENCE_EXPIRED");
   } finally {
@@ -215,9 +155,9 @@ test("messagesSendFile through the account from another file system", async (t) 
   try {
     const bytes = crypto.randomBytes(700 * 1024 + 3);
     fs.writeFileSync(path.join(root, "far.bin"), bytes);
-    const { d, c, call } = await serve(["--upload-root", root]);
+    const { d, c } = await serve(["--upload-root", root]);
     try {
-      const sent = await call("messagesSendFile", { channelId: BOB, filePath: "far.bin" });
+      const sent = await call(c, "messagesSendFile", { channelId: BOB, filePath: "far.bin" });
       assert.ok(Number.isInteger(sent.messageId), JSON.stringify(sent));
       const last = sentLines().at(-1);
       assert.equal(last.name, "far.bin");
@@ -236,10 +176,10 @@ test("messagesSendFile through the account from another file system", async (t) 
 // for again while it progresses: TDLib joins the running download, and the
 // file is downloaded once.
 test("mediaDownload through the account: a download longer than the answer timeout", async () => {
-  fs.writeFileSync(scriptPath, JSON.stringify({ ...script(), download_ms: 2500 }));
+  a.rescript({ download_ms: 2500 });
   const { d, c } = await serve(["--telegram-td-timeout-s", "1"]);
   try {
-    deliver([{ "@type": "updateNewMessage", message: docMsg(12, 503, 100000, "slow.pdf") }]);
+    deliver(a, [{ "@type": "updateNewMessage", message: docMsg(12, 503, 100000, "slow.pdf") }]);
     await until("the document stored", () => psql(`SELECT count(*) FROM media WHERE chat_id = ${BOB} AND message_id = 12`) === "1");
     const before = Number(fs.readFileSync(path.join(tdDir, "fake_downloads"), "utf8"));
     const progress = [];
@@ -255,6 +195,6 @@ test("mediaDownload through the account: a download longer than the answer timeo
   } finally {
     await c.close();
     assert.equal(await d.stop(), 0);
-    fs.writeFileSync(scriptPath, JSON.stringify(script()));
+    a.rescript();
   }
 });

@@ -8,27 +8,14 @@
 // do.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import fs from "node:fs";
-import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
-
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const db = `e2e_tglive_${process.pid}`;
-const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
-const psql = (sql) => psqlAt(pgDir, db, sql);
+import { call, dropAccounts, haveFake, refused, tgAccount, tgLogin, tgServe, until } from "./tg_user_lib.mjs";
 
 const BOB = 42;
 const BIG = -1001234567890;
 const NEWS = -1009876543210;
 const OPEN = -1007777777777; // public, not joined
-let dataDir, scriptPath;
 
-const script = () => ({
+const script = {
   phone: "+15550002",
   code: "12345",
   user: { id: 777000222, first_name: "Ada", username: "ada2", phone_number: "15550002" },
@@ -41,71 +28,20 @@ const script = () => ({
   ],
   history_page_max: 50,
   flood_wait: { method: "searchChatMessages", after_calls: 1, seconds: 30 },
-});
-
-const settings = () => [
-  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
-  "--telegram-api-id", "12345", "--telegram-api-hash", "0123456789abcdef",
-];
-const env = () => ({ FAKE_TDJSON_SCRIPT: scriptPath });
-
-async function login(input) {
-  const child = spawn(PARLEYD, ["login", "telegram", "--phone", "+15550002", ...settings()], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, ...env() },
-  });
-  let out = "", err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  child.stdin.end(input);
-  const [code] = await once(child, "exit");
-  return { code, out, err };
-}
-
-async function call(c, name, args = {}) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-  return r.structuredContent;
-}
-
-async function refused(c, name, args) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.equal(r.isError, true, `${name} should fail: ${textOf(r)}`);
-  return textOf(r);
-}
-
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+};
 
 const ids = (msgs) => msgs.map((m) => m.messageId);
 
-before(() => {
-  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dataDir = tmpdir("parley-tglive-");
-  scriptPath = path.join(tmpdir("parley-tdscript-"), "account.json");
-  fs.writeFileSync(scriptPath, JSON.stringify(script()));
-});
-
-after(() => {
-  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-});
+before(haveFake);
+after(dropAccounts);
 
 test("live reads through the user account: dialogs, history, one message, context, search", async () => {
-  const signed = await login("12345\n");
+  const a = tgAccount(script, { apiHash: "0123456789abcdef" });
+  const psql = a.psql;
+  const signed = await tgLogin(a, "12345\n");
   assert.equal(signed.code, 0, signed.err);
 
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram"], env());
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-live", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  const { d, c } = await tgServe(a);
   try {
     await until("the chats", async () => (await call(c, "channelsList", { limit: 50 })).channels.length >= 3);
     assert.equal(psql(`SELECT count(*) FROM chats WHERE id = ${OPEN}`), "0", "a chat not joined is not listed");

@@ -11,20 +11,14 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { psqlAt, startDaemon, textOf, tmpdir } from "./lib.mjs";
+import { textOf } from "./lib.mjs";
+import { call, dropAccounts, haveFake, refused, tgAccount, tgClient, tgDaemon, until } from "./tg_user_lib.mjs";
 
-const FAKE = process.env.FAKE_TDJSON;
-const pgDir = process.env.PARLEY_TEST_PG_DIR;
-const db = `e2e_tglogin_${process.pid}`;
-const url = `host=${pgDir} port=5432 user=parley dbname=${db}`;
-const psql = (sql) => psqlAt(pgDir, db, sql);
 const API_HASH = "0123456789abcdef-api-hash-secret";
 const CODE = "24680";
 const PASSWORD = "correct-horse-battery";
-let dataDir, scriptPath;
+let a, dataDir, psql;
 const daemons = [];
 
 const script = (phone, id, first) => ({
@@ -41,38 +35,12 @@ const script = (phone, id, first) => ({
   ],
 });
 
-const settings = () => [
-  "--db", url, "--data-dir", dataDir, "--telegram-tdjson", FAKE,
-  "--telegram-api-id", "12345", "--telegram-api-hash", API_HASH, "--toolsets", "telegram",
-];
-
-async function serve() {
-  const d = await startDaemon([...settings(), "--listen", "http://127.0.0.1:0/mcp"], { FAKE_TDJSON_SCRIPT: scriptPath });
+// A daemon serving account acc (signed in or not), stopped and checked
+// for sanitizer reports after the tests.
+async function serve(acc = a) {
+  const d = await tgDaemon(acc);
   daemons.push(d);
-  d.url = `http://127.0.0.1:${/\(port (\d+)\)/.exec(d.log())[1]}/mcp`;
   return d;
-}
-
-async function connect(d, capabilities = {}) {
-  const c = new Client({ name: "tg-login", version: "1" }, { capabilities });
-  await c.connect(new StreamableHTTPClientTransport(new URL(d.url)));
-  return c;
-}
-
-async function call(c, name, args = {}) {
-  const r = await c.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${textOf(r)}`);
-  return r.structuredContent;
-}
-
-async function until(what, fn, ms = 60000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 // The user's browser on the login page: types secret, then follows the
@@ -95,12 +63,26 @@ async function typeOnPage(pageUrl, secret) {
   throw new Error("the login page kept checking");
 }
 
+// The user answering authLogin's elicitations: the phone by form, then on
+// the page the code and the password (seen.afterCode and seen.done: what
+// the page said after each; seen.browser: the browser's work). asked gets
+// each request's params.
+const signIn = (phone, asked, seen) => async (req) => {
+  asked.push(req.params);
+  if ((req.params.mode ?? "form") === "form") return { action: "accept", content: { phone } };
+  seen.browser = (async () => {
+    seen.afterCode = await typeOnPage(req.params.url, CODE);
+    seen.done = await typeOnPage(req.params.url, PASSWORD);
+  })();
+  await seen.browser;
+  return { action: "accept" };
+};
+
 before(() => {
-  assert.ok(FAKE && fs.existsSync(FAKE), "FAKE_TDJSON names the fake libtdjson");
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  dataDir = tmpdir("parley-tglogin-");
-  scriptPath = path.join(tmpdir("parley-tglscript-"), "account.json");
-  fs.writeFileSync(scriptPath, JSON.stringify(script("+15550001", 777000111, "Ada")));
+  haveFake();
+  a = tgAccount(script("+15550001", 777000111, "Ada"), { apiHash: API_HASH });
+  dataDir = a.data;
+  psql = a.psql;
 });
 
 after(async () => {
@@ -108,30 +90,27 @@ after(async () => {
     await d.stop();
     if (/ERROR: AddressSanitizer|runtime error:|LeakSanitizer/.test(d.log())) console.error(d.log());
   }
-  psqlAt(pgDir, "postgres", `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  dropAccounts();
 });
 
 test("a client without elicitation is told to sign in on the server; nothing is asked", async () => {
   const d = await serve();
-  const c = await connect(d);
+  const c = await tgClient(d);
   try {
     const { tools } = await c.listTools();
     const login = tools.find((t) => t.name === "authLogin");
     assert.ok(login, "authLogin is listed");
     assert.deepEqual(Object.keys(login.inputSchema.properties).sort(), ["account", "phone"]);
     assert.equal((await call(c, "authStatus")).authenticated, false);
-    const r = await c.callTool({ name: "authLogin", arguments: { phone: "+15550001" } });
-    assert.equal(r.isError, true);
-    assert.match(textOf(r), /elicitation with URL mode/);
-    assert.match(textOf(r), /parleyd login telegram --phone \+NNN/);
+    const r = await refused(c, "authLogin", { phone: "+15550001" });
+    assert.match(r, /elicitation with URL mode/);
+    assert.match(r, /parleyd login telegram --phone \+NNN/);
     assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001")), "no account directory was made");
     // form mode alone cannot take the code either
-    const f = await connect(d, { elicitation: {} });
+    const f = await tgClient(d, { elicitation: {} });
     let asked = 0;
     f.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: "cancel" }));
-    const r2 = await f.callTool({ name: "authLogin", arguments: {} });
-    assert.equal(r2.isError, true);
-    assert.match(textOf(r2), /parleyd login telegram/);
+    assert.match(await refused(f, "authLogin"), /parleyd login telegram/);
     assert.equal(asked, 0);
     await f.close();
   } finally {
@@ -142,7 +121,7 @@ test("a client without elicitation is told to sign in on the server; nothing is 
 
 test("authLogin: the phone by form, a wrong code, then the code and the 2FA password on the page; the account serves at once", async () => {
   let d = await serve();
-  let c = await connect(d, { elicitation: { form: {}, url: {} } });
+  let c = await tgClient(d, { elicitation: { form: {}, url: {} } });
   try {
     // A wrong code: the page says so, the call answers isError with the reason.
     const asked = [];
@@ -160,11 +139,10 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
       await seen.browser;
       return { action: "accept" };
     });
-    const wrong = await c.callTool({ name: "authLogin", arguments: {} });
+    const wrong = await refused(c, "authLogin");
     await seen.browser;
-    assert.equal(wrong.isError, true, textOf(wrong));
-    assert.match(textOf(wrong), /the code is wrong \(PHONE_CODE_INVALID\)/);
-    assert.match(textOf(wrong), /call authLogin again/);
+    assert.match(wrong, /the code is wrong \(PHONE_CODE_INVALID\)/);
+    assert.match(wrong, /call authLogin again/);
     assert.match(seen.wrong, /The sign-in failed: .*the code is wrong/);
     assert.equal(asked.length, 2);
     assert.deepEqual(Object.keys(asked[0].requestedSchema.properties), ["phone"]);
@@ -181,23 +159,14 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
   assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key")), "a failed sign-in is no account");
   assert.ok(fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key.pending")));
   d = await serve();
-  c = await connect(d, { elicitation: { form: {}, url: {} } });
+  c = await tgClient(d, { elicitation: { form: {}, url: {} } });
   try {
     const asked = [];
     let seen = {};
     assert.equal((await call(c, "authStatus")).authenticated, false);
 
     // Again: the code, then the password the page asks for next.
-    c.setRequestHandler(ElicitRequestSchema, async (req) => {
-      asked.push(req.params);
-      if ((req.params.mode ?? "form") === "form") return { action: "accept", content: { phone: "+15550001" } };
-      seen.browser = (async () => {
-        seen.afterCode = await typeOnPage(req.params.url, CODE);
-        seen.done = await typeOnPage(req.params.url, PASSWORD);
-      })();
-      await seen.browser;
-      return { action: "accept" };
-    });
+    c.setRequestHandler(ElicitRequestSchema, signIn("+15550001", asked, seen));
     const ok = await c.callTool({ name: "authLogin", arguments: {} });
     await seen.browser;
     assert.equal(ok.isError ?? false, false, textOf(ok));
@@ -234,9 +203,7 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
 
     // Signed in already: said so, nothing asked.
     asked.length = 0;
-    const again = await c.callTool({ name: "authLogin", arguments: { phone: "+15550001" } });
-    assert.equal(again.isError, true);
-    assert.match(textOf(again), /signed in already/);
+    assert.match(await refused(c, "authLogin", { phone: "+15550001" }), /signed in already/);
     assert.equal(asked.length, 0);
   } finally {
     await c.close();
@@ -244,7 +211,7 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
   }
   // The next start runs it without asking anything.
   const d2 = await serve();
-  const c2 = await connect(d2);
+  const c2 = await tgClient(d2);
   try {
     await until("the account after a restart", async () => {
       const a = await call(c2, "authStatus");
@@ -257,10 +224,10 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
 });
 
 test("2026-07-28: authLogin by multi round-trip requests (phone by form, code and password on the page)", async () => {
-  // Another account of the scripted fake, in a data directory of its own.
-  dataDir = tmpdir("parley-tglogin2-");
-  fs.writeFileSync(scriptPath, JSON.stringify(script("+15550002", 777000222, "Grace")));
-  const d = await serve();
+  // Another account of the scripted fake, in a data directory of its own
+  // (the same database).
+  const g = tgAccount(script("+15550002", 777000222, "Grace"), { apiHash: API_HASH, db: a.db });
+  const d = await serve(g);
   const { Client: V2, StreamableHTTPClientTransport: HttpV2 } = await import("@modelcontextprotocol/client");
   const c = new V2(
     { name: "v2-pinned", version: "1.0.0" },
@@ -271,16 +238,7 @@ test("2026-07-28: authLogin by multi round-trip requests (phone by form, code an
     assert.equal(c.getNegotiatedProtocolVersion(), "2026-07-28");
     const asked = [];
     const seen = {};
-    c.setRequestHandler("elicitation/create", async (req) => {
-      asked.push(req.params);
-      if ((req.params.mode ?? "form") === "form") return { action: "accept", content: { phone: "+15550002" } };
-      seen.browser = (async () => {
-        seen.afterCode = await typeOnPage(req.params.url, CODE);
-        seen.done = await typeOnPage(req.params.url, PASSWORD);
-      })();
-      await seen.browser;
-      return { action: "accept" };
-    });
+    c.setRequestHandler("elicitation/create", signIn("+15550002", asked, seen));
     const r = await c.callTool({ name: "authLogin", arguments: { account: "grace" } });
     await seen.browser;
     assert.equal(r.isError ?? false, false, textOf(r));
@@ -291,7 +249,7 @@ test("2026-07-28: authLogin by multi round-trip requests (phone by form, code an
     assert.equal(asked.length, 2);
     assert.equal(asked[1].mode, "url");
     assert.equal(psql("SELECT handle || ':' || external_id FROM accounts WHERE handle = 'grace'"), "grace:777000222");
-    assert.ok(fs.existsSync(path.join(dataDir, "telegram", "grace", "db.key")));
+    assert.ok(fs.existsSync(path.join(g.data, "telegram", "grace", "db.key")));
 
     // Declined: an outcome, the page withdrawn, nothing signed in.
     let pageUrl;

@@ -1,8 +1,9 @@
 // Helpers for the Telegram user-account tests: a scripted account of the
 // fake libtdjson (tests/support/fake_tdjson*.c) with a database and a data
-// directory of its own, `parleyd login telegram`, a daemon serving it with
-// an MCP client over Streamable HTTP, and updates dropped into the fake's
-// inbox.
+// directory of its own, `parleyd login telegram`, a daemon serving it and
+// MCP clients of it over Streamable HTTP (with the capabilities a test
+// declares), tool calls that must succeed or fail, and updates dropped
+// into the fake's inbox.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -21,17 +22,20 @@ export function haveFake() {
 }
 
 // An account of the fake: script (merged over a default, with its inbox
-// directory set), a new database and data directory. Returns {data, inbox,
-// db, psql, env, settings, phone, script}.
-export function tgAccount(script, { apiHash = "test-api-hash" } = {}) {
+// directory set), a data directory and a new database, or the database
+// `db` names (another account's, then left to that account to drop).
+// Returns {data, inbox, db, psql, env, settings, phone, script}.
+export function tgAccount(script, { apiHash = "test-api-hash", db } = {}) {
   const dir = tmpdir("parley-tguser-");
   const inbox = tmpdir("parley-tdinbox-");
   const file = path.join(dir, "account.json");
   const full = { inbox, ...script };
   fs.writeFileSync(file, JSON.stringify(full));
-  const db = `e2e_tguser_${process.pid}_${made.length}`;
-  psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
-  made.push(db);
+  if (!db) {
+    db = `e2e_tguser_${process.pid}_${made.length}`;
+    psqlAt(pgDir, "postgres", `CREATE DATABASE ${db}`);
+    made.push(db);
+  }
   const data = path.join(dir, "data");
   return {
     data, inbox, db, script: full, phone: full.phone,
@@ -39,6 +43,11 @@ export function tgAccount(script, { apiHash = "test-api-hash" } = {}) {
     env: { FAKE_TDJSON_SCRIPT: file },
     settings: ["--db", `host=${pgDir} port=5432 user=parley dbname=${db}`, "--data-dir", data,
       "--telegram-tdjson", FAKE, "--telegram-api-id", "12345", "--telegram-api-hash", apiHash],
+    // Rewrites the fake's script as a.script with changes over it (none:
+    // back to a.script); the fake reads it when a daemon starts.
+    rescript(changes = {}) {
+      fs.writeFileSync(file, JSON.stringify({ ...full, ...changes }));
+    },
   };
 }
 
@@ -61,14 +70,27 @@ export async function tgLogin(a, input, extra = []) {
   return { code, out, err };
 }
 
-// A daemon serving account a (telegram toolset unless extra says) and an
-// MCP client of it: {d, c, port}.
-export async function tgServe(a, extra = []) {
+// A daemon serving account a (telegram toolset; extra: more flags), with
+// d.port and d.url (its MCP endpoint).
+export async function tgDaemon(a, extra = []) {
   const d = await startDaemon([...a.settings, "--listen", "http://127.0.0.1:0/mcp", "--toolsets", "telegram", ...extra], a.env);
-  const port = /\(port (\d+)\)/.exec(d.log())[1];
-  const c = new Client({ name: "tg-user", version: "1" });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return { d, c, port };
+  d.port = /\(port (\d+)\)/.exec(d.log())[1];
+  d.url = `http://127.0.0.1:${d.port}/mcp`;
+  return d;
+}
+
+// An MCP client of daemon d over Streamable HTTP, declaring capabilities
+// (elicitation, say).
+export async function tgClient(d, capabilities = {}) {
+  const c = new Client({ name: "tg-user", version: "1" }, { capabilities });
+  await c.connect(new StreamableHTTPClientTransport(new URL(d.url)));
+  return c;
+}
+
+// A daemon serving account a and a client of it: {d, c, port}.
+export async function tgServe(a, extra = [], { capabilities } = {}) {
+  const d = await tgDaemon(a, extra);
+  return { d, c: await tgClient(d, capabilities), port: d.port };
 }
 
 // A tool call that must succeed: its structuredContent.
@@ -76,6 +98,13 @@ export async function call(c, name, args = {}) {
   const r = await c.callTool({ name, arguments: args });
   assert.ok(!r.isError, `${name}: ${textOf(r)}`);
   return r.structuredContent;
+}
+
+// A tool call that must fail (isError): its text, which says why.
+export async function refused(c, name, args = {}) {
+  const r = await c.callTool({ name, arguments: args });
+  assert.equal(r.isError, true, `${name} should fail: ${textOf(r)}`);
+  return textOf(r);
 }
 
 // Polls fn until it returns something truthy (returned), or fails after ms.
