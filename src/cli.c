@@ -190,8 +190,15 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             return rc;
         }
     }
-    if (cli->command == CLI_CMD_LOGIN)
+    if (cli->command == CLI_CMD_LOGIN) {
+        const connector_def_t *d = connectors_find_login(cli->args[0]);
         snprintf(cfg->login_name, sizeof cfg->login_name, "%s", cli->args[0]);
+        char v[8];
+        if (d->login_requires && (config_get(cfg, d->login_requires, v, sizeof v) != 0 || !v[0])) {
+            snprintf(err, errcap, "login %s needs --%s", d->login_name, d->login_requires);
+            return UV_EINVAL;
+        }
+    }
     if (cli->command == CLI_CMD_IMPORT) {
         const importer_def_t *d = importers_find(cli->args[0]);
         snprintf(cfg->import_source, sizeof cfg->import_source, "%s", d->name);

@@ -79,6 +79,9 @@ typedef struct connector_def_s {
      * done once. *obj is closed and freed with close and free. 0, or a
      * negative code with err (done is not called). */
     const char *login_name;
+    /* The setting the login cannot do without ("phone"), checked with the
+     * other settings before any work (a usage error); NULL: none. */
+    const char *login_requires;
     int (*login)(const connector_env_t *env, const connector_prompt_t *prompt,
                  connector_login_cb done, void *data, void **obj, char *err, size_t errcap);
 } connector_def_t;

@@ -584,5 +584,6 @@ const connector_def_t tg_user_connector_def = {
     .close = def_close,
     .free = def_free,
     .login_name = "telegram",
+    .login_requires = "phone",
     .login = def_login,
 };

@@ -26,6 +26,11 @@ echo "nonsense line" >"$TMP/bad.conf"
 expect_usage "bad.conf:1: expected 'key = value'" --config "$TMP/bad.conf"
 expect_usage "No such file" --config "$TMP/missing.conf"
 PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
+# login: what signs in, and the phone, before any work (no data directory made).
+expect_usage "usage: parleyd login telegram --phone" login
+expect_usage "usage: parleyd login telegram --phone" login bluesky
+expect_usage "login telegram needs --phone" login telegram --data-dir "$TMP/never-login"
+[ ! -e "$TMP/never-login" ] || fail "login created $TMP/never-login"
 expect_usage "bad database URL" migrate --db "host='unterminated" && true
 # parleyd import --help and parleyd import SOURCE --help: their own help.
 out=$("$PARLEYD" import --help) || fail "import --help exited non-zero"
