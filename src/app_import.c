@@ -1,9 +1,13 @@
 /* app_import: one run of `parleyd import SOURCE`, after the migrations:
  * the word forms' target is set (so that the trigger fills the forms of
- * the rows as they load; serve brings in the rest, archive/search_forms.h),
- * the source's importer runs (found by name in import/importers.c), its
- * summary is logged, the words its rows appended are merged into the
- * fuzzy search's vocabulary, and the command ends. The importer is a part
+ * the rows as they load), the source's importer runs (found by name in
+ * import/importers.c), its summary is logged, then the word forms are
+ * brought into use as serve would (archive/search_forms.h: the rows
+ * written before the list was asked for filled, the index built, the
+ * search switched, with its progress lines), so that the first search of
+ * the next serve already matches every form; then the words the rows
+ * appended are merged into the fuzzy search's vocabulary, and the command
+ * ends. The importer is a part
  * on the entry's stack: a signal stops it at its next step. Its progress
  * lines come every IMPORT_PROGRESS_MS; the environment variable
  * PARLEY_IMPORT_PROGRESS_MS (not a setting: for tests, which watch the
@@ -75,6 +79,21 @@ static void merge_words(app_t *a)
     }
 }
 
+/* The word forms are in use (or the list cannot be: an unknown
+ * configuration, which the target step would have refused already): the
+ * builder stops (its vocabulary work is serve's), the words are merged. */
+static void forms_ready(search_forms_t *sf, int status)
+{
+    app_t *a = search_forms_data(sf);
+    if (status != 0) {
+        app_fatal(a, "search", search_forms_error(sf));
+        return;
+    }
+    search_forms_stop(sf);
+    if (a->state == APP_STARTING)
+        merge_words(a);
+}
+
 static void imported(importer_t *imp, int status)
 {
     app_t *a = importer_data(imp);
@@ -87,7 +106,17 @@ static void imported(importer_t *imp, int status)
     bool changed;
     importer_summary(imp, line, sizeof line, &changed);
     log_info(APP_TAG, "%s", line);
-    merge_words(a);
+    const config_t *cfg = a->cfg;
+    search_forms_t *sf = NULL;
+    char why[CONFIG_ERR_MAX] = "";
+    int rc = search_forms_start(&a->loop, &a->conninfo, a->rw, cfg->search_languages,
+                                cfg->search_fill_batch, (uint32_t)cfg->db_connect_timeout_ms,
+                                forms_ready, a, &sf, why, sizeof why);
+    if (rc != 0) {
+        app_fatal(a, "search_languages", why);
+        return;
+    }
+    (void)app_push(a, &app_forms_part, sf);
 }
 
 /* The interval between progress lines: PARLEY_IMPORT_PROGRESS_MS when it

@@ -92,6 +92,9 @@ int app_auto_first(app_t *a, char *err, size_t errcap);
 void app_auto_refresh(app_t *a);
 /* A pool part (its data pointer is the app): app.c. */
 extern const app_part_ops_t app_pool_part;
+/* The word forms' builder (archive/search_forms.h) as a part: serve's,
+ * and the end of an import's (app_serve.c). */
+extern const app_part_ops_t app_forms_part;
 /* import, after the migrations: the one import (app_import.c). */
 void app_import_start(app_t *a);
 /* login, after the migrations: one account signed in (app_login.c). */

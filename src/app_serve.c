@@ -129,7 +129,7 @@ static const app_part_ops_t net_part = {.name = "URL client", .close = net_close
 static const app_part_ops_t uploads_part = {.name = "uploads", .free = uploads_part_free};
 static const app_part_ops_t memory_part = {.name = "memory database", .close = memory_close};
 static const app_part_ops_t memory_store_part = {.name = "memory", .free = memory_store_part_free};
-static const app_part_ops_t forms_part = {
+const app_part_ops_t app_forms_part = {
     .name = "search", .stop = forms_stop, .idle = forms_idle, .free = forms_free};
 static const app_part_ops_t follow_part = {
     .name = "follow", .stop = follow_stop, .idle = follow_idle, .free = follow_free};
@@ -363,7 +363,7 @@ static int start_background(app_t *a, char *err, size_t errcap)
                                 search_forms_done, a, &sf, why, sizeof why);
     if (rc != 0)
         snprintf(err, errcap, "search_languages: %s", why);
-    if (rc != 0 || (rc = app_push(a, &forms_part, sf)) != 0)
+    if (rc != 0 || (rc = app_push(a, &app_forms_part, sf)) != 0)
         return rc;
     if (cfg->chatwise_db[0] == '\0')
         return 0;

@@ -103,11 +103,17 @@ test("scenario C: a vague Chinese description, converging through the guidance i
   assert.match(mixed.results[0].snippets[0].text, /rust 异步/);
 });
 
-test("a misspelling finds nothing exactly; the guidance's retry finds it", async () => {
+test("a misspelling answers with its near reading, marked; fuzzy and expansion find it too", async () => {
   const r = await call("search_conversations", { intent_query: "tokoi" });
-  assert.equal(r.results.length, 0);
-  assert.equal(r.confidence, 0);
-  const retry = r.guidance.nextActions[0];
+  assert.deepEqual(r.topChatIds, ["chat-rust-async-0001"]);
+  assert.equal(r.results[0].near, true);
+  assert.deepEqual(r.corrections, [{ from: "tokoi", to: "tokio" }]);
+  assert.match(r.notes[0], /read as tokoi → tokio/);
+  // A word with no near spelling finds nothing; the guidance offers fuzzy.
+  const none = await call("search_conversations", { intent_query: "qqzzxx" });
+  assert.equal(none.results.length, 0);
+  assert.equal(none.confidence, 0);
+  const retry = none.guidance.nextActions[0];
   assert.equal(retry.tool, "search_conversations");
   assert.equal(retry.args.precision_mode, "fuzzy");
   const f = await call("search_conversations", { intent_query: "tokoi", precision_mode: "fuzzy" });

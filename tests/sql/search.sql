@@ -130,5 +130,6 @@ SELECT pg_temp.expect('cjk pairs, a sample', parley_cjk_bigrams('检索 ipsum �
 -- parley_search runs without JIT whatever the database's setting: its
 -- enable_seqscan = off prices the scans it cannot avoid past
 -- jit_above_cost, and a compile per search cost 400 ms on six messages.
-SELECT pg_temp.expect('parley_search: jit off',
-    (SELECT 'jit=off' = ANY (proconfig) FROM pg_proc WHERE proname = 'parley_search'), true);
+SELECT pg_temp.expect('parley_search: jit off in ' || f,
+    (SELECT 'jit=off' = ANY (proconfig) FROM pg_proc WHERE proname = f), true)
+FROM unnest(ARRAY['parley_search_run', 'parley_search_near', 'parley_search_near_words']) AS f;

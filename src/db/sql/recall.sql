@@ -110,7 +110,7 @@ BEGIN
                'snippet', h ->> 'snippet',
                'sender', h ->> 'sender_name',
                'ref', parley_source_of(c.kind) || ':' || c.id || '/' || m.id,
-               'rank', h -> 'rank',
+               'rank', h -> 'rank', 'near', h -> 'near',
                'next', parley_recall_next(parley_source_of(c.kind), c.id, m.id, c.external_id,
                                           m.external_id, ctx))) ORDER BY ord), '[]')
     INTO hits
@@ -150,8 +150,14 @@ BEGIN
         'total', (r ->> 'count')::integer + lane_n,
         'totalCapped', coalesce(r -> 'countCapped', 'false'),
         'limit', lim, 'hits', hits,
-        'text', parley_recall_text(a ->> 'query', hits, (r ->> 'count')::integer + lane_n,
-                                   coalesce((r ->> 'countCapped')::boolean, false)))
+        'text', concat_ws(E'\n', (SELECT string_agg(x, E'\n')
+                                  FROM jsonb_array_elements_text(r -> 'notes') x),
+                          parley_recall_text(a ->> 'query', hits,
+                                             (r ->> 'count')::integer + lane_n,
+                                             coalesce((r ->> 'countCapped')::boolean, false))))
+        || jsonb_strip_nulls(jsonb_build_object('corrections', r -> 'corrections',
+                                                'formsPending', r -> 'formsPending',
+                                                'notes', r -> 'notes'))
         || CASE WHEN a ? '_laneError' AND 'memory' = ANY (srcs) THEN jsonb_build_object(
                'memoryError', 'the memory-lane database did not answer: ' || (a ->> '_laneError'))
            ELSE '{}' END;

@@ -113,12 +113,66 @@ $$;
 
 -- The search of every surface: a page of the messages matching p_q (and
 -- the other filters), as JSON. p_source names the source whose chats are
--- searched (src/db/sql/sources.sql; NULL: every chat).
+-- searched (src/db/sql/sources.sql; NULL: every chat). When a full-text
+-- query finds nothing because of a word found nowhere that has near
+-- spellings in the archive (src/db/sql/search_near.sql), the answer is
+-- that of the near reading: "corrections" [{from, to}], each result
+-- "near": true, and a sentence in "notes"; while the word forms asked for
+-- are being brought in, "notes" says that the search matched without
+-- them ("formsPending": true).
 CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_chat_ids bigint[], p_topic bigint, p_sender bigint,
                                          p_from_date timestamptz, p_to_date timestamptz,
                                          p_kind text, p_order_by text, p_lim integer,
                                          p_off integer, p_source text DEFAULT NULL)
+    RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    r jsonb;
+    near jsonb;
+    r2 jsonb;
+    note text;
+BEGIN
+    r := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender, p_from_date,
+                           p_to_date, p_kind, p_order_by, p_lim, p_off, p_source, NULL);
+    IF r ->> 'mode' <> 'fulltext' THEN
+        RETURN r;
+    END IF;
+    IF (r ->> 'count')::integer = 0 THEN
+        near := parley_search_near(parley_search_exact_query(btrim(p_q)),
+                                   parley_search_languages(), p_source);
+        IF near IS NOT NULL THEN
+            r2 := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender,
+                                    p_from_date, p_to_date, p_kind, p_order_by, p_lim, p_off,
+                                    p_source, (near ->> 'query')::tsquery);
+            IF (r2 ->> 'count')::integer > 0 THEN
+                r := jsonb_set(r2, '{results}', coalesce((
+                         SELECT jsonb_agg(h || '{"near": true}' ORDER BY o)
+                         FROM jsonb_array_elements(r2 -> 'results') WITH ORDINALITY AS x(h, o)),
+                         '[]'))
+                     || jsonb_build_object('corrections', near -> 'corrections',
+                                           'notes', jsonb_build_array(
+                                               parley_search_near_note(p_q, near -> 'corrections')));
+            END IF;
+        END IF;
+    END IF;
+    note := parley_search_forms_note();
+    IF note IS NOT NULL THEN
+        r := r || jsonb_build_object('formsPending', true,
+                                     'notes', coalesce(r -> 'notes', '[]') || to_jsonb(note));
+    END IF;
+    RETURN r;
+END
+$$;
+
+-- One reading of a search: parley_search's page for p_q, or for the query
+-- of words as written p_qx when given (a near reading, in place of p_q's
+-- own; full-text mode only).
+CREATE OR REPLACE FUNCTION parley_search_run(p_q text, p_rx text, p_fuzzy boolean,
+                                             p_chat_ids bigint[], p_topic bigint, p_sender bigint,
+                                             p_from_date timestamptz, p_to_date timestamptz,
+                                             p_kind text, p_order_by text, p_lim integer,
+                                             p_off integer, p_source text, p_qx tsquery)
     RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET pg_trgm.word_similarity_threshold = 0.5
@@ -180,7 +234,7 @@ BEGIN
         END IF;
     END LOOP;
     IF mode = 'fulltext' THEN
-        qx := parley_search_exact_query(q);
+        qx := coalesce(p_qx, parley_search_exact_query(q));
         langs := parley_search_languages();
         IF langs = '' THEN
             tsq := qx;

@@ -193,6 +193,11 @@ static void archive_found(void *data, int status, const char *json, archive_err_
     json_t *doc = json_loads(json, 0, NULL);
     json_decref(op->slim);
     op->slim = json_incref(json_object_get(doc, "posts"));
+    /* The archive's own word: a near reading, word forms not in use yet. */
+    const char *more = json_string_value(json_object_get(doc, "note"));
+    size_t used = strlen(op->note);
+    if (more && used + 2 < sizeof op->note)
+        snprintf(op->note + used, sizeof op->note - used, " _%s_", more);
     json_decref(doc);
     if (!json_is_array(op->slim)) {
         op_fail(op, UV_EIO, "the archive answered no posts");

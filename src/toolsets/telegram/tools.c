@@ -188,7 +188,9 @@ static const mcp_tool_def_t tools[] = {
      RO, tg_ts_live_read, "parley_tg_messages_context"},
     {"messagesSearch", "Search messages",
      "Full-text search (web syntax: words, \"phrases\", OR, -word; CJK by substring), regex "
-     "filter, chats, tags, topic and dates; hits carry a snippet with matches in **.",
+     "filter, chats, tags, topic and dates; hits carry a snippet with matches in **. A word "
+     "found nowhere is read as the archive's word one letter away: such hits have match "
+     "\"near\", and corrections say which word was read as which.",
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          "},\"regex\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX "}," SOURCE
          ",\"channelIds\":{\"type\":\"array\",\"items\":{" ID_TYPES "}},"

@@ -109,15 +109,15 @@ BEGIN
 END
 $$;
 
--- The posts of the archive matching p_query (every word, in any of its
--- forms: the archive search's words, src/db/sql/search.sql), for the
--- bluesky toolset when the service cannot be reached: slim posts, newest
--- first.
-CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit integer)
+-- The posts of the archive matching qx (a query of words as written) in
+-- every form of its words (the archive search's words,
+-- src/db/sql/search.sql), slim, newest first; each "near": true when
+-- near is (a near reading's posts).
+CREATE OR REPLACE FUNCTION parley_bsky_archive_posts(qx tsquery, p_limit integer, near boolean)
     RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
 DECLARE
     langs text := parley_search_languages();
-    q tsquery := parley_forms_query(plainto_tsquery('simple', p_query), langs);
+    q tsquery := parley_forms_query(qx, langs);
     res jsonb;
 BEGIN
     SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb) INTO res
@@ -126,7 +126,8 @@ BEGIN
                    'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
                    'did', c.external_id, 'handle', c.username, 'text', m.text,
                    'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                   'displayName', u.first_name)) || coalesce(m.extra - 'cid', '{}') AS post
+                   'displayName', u.first_name, 'near', CASE WHEN near THEN true END))
+               || coalesce(m.extra - 'cid', '{}') AS post
         FROM messages m
         JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('bluesky'))
         LEFT JOIN users u ON u.id = m.sender_id
@@ -139,6 +140,13 @@ BEGIN
 END
 $$;
 
+-- The posts of the archive matching p_query (every word, in any of its
+-- forms), for the bluesky toolset when the service cannot be reached.
+CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit integer)
+    RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT parley_bsky_archive_posts(plainto_tsquery('simple', p_query), p_limit, false)
+$$;
+
 -- The bluesky toolset's calls (archive_call: args, ctx). Stores the posts
 -- a tool fetched: args {account: id, posts: [postView]}; {stored: n}.
 CREATE OR REPLACE FUNCTION parley_bsky_archive_store(p_args jsonb, p_ctx jsonb)
@@ -148,9 +156,33 @@ CREATE OR REPLACE FUNCTION parley_bsky_archive_store(p_args jsonb, p_ctx jsonb)
 $$;
 
 -- The archive's posts for a search when the service cannot answer: args
--- {query, limit}; {posts: [slim]}.
+-- {query, limit}; {posts: [slim], corrections, note}. When none matches
+-- and a word found nowhere has a near spelling (src/db/sql/search_near.sql),
+-- the near reading's posts, "corrections" [{from, to}] and the "note"
+-- saying so; the note also says when the word forms are not in use yet.
 CREATE OR REPLACE FUNCTION parley_bsky_archive_find(p_args jsonb, p_ctx jsonb)
-    RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT jsonb_build_object('posts',
-        parley_bsky_archive_search(p_args->>'query', (p_args->>'limit')::integer))
+    RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    qx tsquery := plainto_tsquery('simple', p_args ->> 'query');
+    lim integer := (p_args ->> 'limit')::integer;
+    posts jsonb := parley_bsky_archive_posts(qx, lim, false);
+    near jsonb;
+    notes text[] := '{}';
+BEGIN
+    IF jsonb_array_length(posts) = 0 THEN
+        near := parley_search_near(qx, parley_search_languages(), 'bluesky');
+        IF near IS NOT NULL THEN
+            posts := parley_bsky_archive_posts((near ->> 'query')::tsquery, lim, true);
+            IF jsonb_array_length(posts) = 0 THEN
+                near := NULL;
+            ELSE
+                notes := notes || parley_search_near_note(p_args ->> 'query', near -> 'corrections');
+            END IF;
+        END IF;
+    END IF;
+    notes := notes || parley_search_forms_note();
+    RETURN jsonb_strip_nulls(jsonb_build_object(
+        'posts', posts, 'corrections', near -> 'corrections',
+        'note', nullif(array_to_string(notes, ' '), '')));
+END
 $$;

@@ -310,7 +310,12 @@ DECLARE
     top_ids jsonb;
     iterations integer := 1;
     next_actions jsonb := '[]';
+    near jsonb;
+    retry jsonb;
+    -- The near reading's own call (below): it reads no further.
+    near_pass boolean := a ? '_near';
 BEGIN
+    a := a - '_near';
     IF cardinality(terms) = 0 THEN
         RAISE EXCEPTION 'intent_query: give words or a phrase to look for (a string, or an array of strings)'
             USING ERRCODE = 'PT400';
@@ -476,6 +481,39 @@ BEGIN
         WHERE (r ->> 'score')::numeric >= 0.6 * s1 AND o <= 3;
     END IF;
     top_ids := coalesce(top_ids, '[]');
+
+    -- Nothing: a word found nowhere may be a slip of one the chats have
+    -- (src/db/sql/search_near.sql); the search is asked again with the
+    -- near words, once, and answers that reading, marked, if it finds any.
+    IF jsonb_array_length(results) = 0 AND NOT fuzzy AND NOT near_pass THEN
+        near := parley_search_near(
+            (SELECT string_agg(quote_literal(lower(w)), ' | ')::tsquery
+             FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
+             WHERE w <> '' AND NOT parley_has_cjk(w)),
+            parley_search_languages(), 'chatwise');
+        IF near IS NOT NULL THEN
+            retry := parley_cw_search_conversations(
+                a || jsonb_build_object('_near', true, 'intent_query', (
+                    SELECT jsonb_agg((SELECT string_agg(coalesce(
+                                          (SELECT x ->> 'to' FROM jsonb_array_elements(
+                                               near -> 'corrections') x
+                                           WHERE x ->> 'from' = lower(w)), w), ' ' ORDER BY o)
+                                      FROM regexp_split_to_table(t, '\s+') WITH ORDINALITY
+                                           AS y(w, o)
+                                      WHERE w <> ''))
+                    FROM unnest(terms) t)),
+                ctx);
+            IF jsonb_array_length(retry -> 'results') > 0 THEN
+                RETURN jsonb_set(retry, '{results}', (
+                           SELECT jsonb_agg(r || '{"near": true}' ORDER BY o)
+                           FROM jsonb_array_elements(retry -> 'results') WITH ORDINALITY x(r, o)))
+                       || jsonb_build_object('corrections', near -> 'corrections',
+                                             'notes', jsonb_build_array(parley_search_near_note(
+                                                 array_to_string(terms, ', '),
+                                                 near -> 'corrections')));
+            END IF;
+        END IF;
+    END IF;
 
     -- Guidance: what to do next, with ready arguments.
     IF jsonb_array_length(results) = 0 THEN

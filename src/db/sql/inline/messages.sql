@@ -80,10 +80,16 @@ BEGIN
         'chatId', chat, 'mode', r -> 'mode', 'total', r -> 'count',
         'totalCapped', coalesce(r -> 'countCapped', 'false'), 'limit', lim,
         'items', coalesce((SELECT jsonb_agg(parley_inline_message_json(m, me, h ->> 'snippet')
+                                            || CASE WHEN (h ->> 'near')::boolean
+                                                    THEN '{"near": true}'::jsonb
+                                                    ELSE '{}' END
                                             ORDER BY ord)
                            FROM jsonb_array_elements(r -> 'results') WITH ORDINALITY AS x(h, ord)
                            JOIN messages m ON m.chat_id = (h ->> 'chat_id')::bigint
-                                          AND m.id = (h ->> 'id')::bigint), '[]'));
+                                          AND m.id = (h ->> 'id')::bigint), '[]'))
+        || jsonb_strip_nulls(jsonb_build_object('corrections', r -> 'corrections',
+                                                'formsPending', r -> 'formsPending',
+                                                'notes', r -> 'notes'));
 END
 $$;
 

@@ -178,27 +178,49 @@ $$;
 CREATE OR REPLACE FUNCTION parley_memory_search_messages(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    -- The archive search's words, forms and rank (src/db/sql/search.sql).
+    -- The archive search's words, forms, rank and near spellings
+    -- (src/db/sql/search.sql, search_near.sql).
     langs text := parley_search_languages();
     qx tsquery := parley_search_exact_query(coalesce(a ->> 'query', ''));
-    q tsquery := parley_forms_query(qx, langs);
+    q tsquery;
     lim integer := parley_memory_limit(a, 50);
     rows jsonb;
+    near jsonb;
+    extra jsonb := '{}';
+    note text := parley_search_forms_note();
 BEGIN
-    SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
-                              || jsonb_build_object('relevance_score', round(x.rank::numeric, 4),
-                                                    'snippet', ts_headline(
-                                                        parley_search_headline_config(langs),
-                                                        (x.m).text, q,
-                                                        'StartSel=**, StopSel=**, MaxWords=30, MinWords=10'))
-                              ORDER BY x.rank DESC, x.at DESC), '[]')
-    INTO rows
-    FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
-          FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv
-                                 ELSE setweight((y.m).tsv, 'A') || (y.m).forms END AS v
-                FROM parley_memory_messages() y) x
-          WHERE x.v @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 50) || jsonb_build_object('scan', 'index');
+    FOR pass IN 1 .. 2 LOOP
+        q := parley_forms_query(qx, langs);
+        SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
+                                  || jsonb_build_object('relevance_score', round(x.rank::numeric, 4),
+                                                        'snippet', ts_headline(
+                                                            parley_search_headline_config(langs),
+                                                            (x.m).text, q,
+                                                            'StartSel=**, StopSel=**, MaxWords=30, MinWords=10'))
+                                  || CASE WHEN near IS NOT NULL THEN '{"near": true}'::jsonb
+                                          ELSE '{}' END
+                                  ORDER BY x.rank DESC, x.at DESC), '[]')
+        INTO rows
+        FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
+              FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv
+                                     ELSE setweight((y.m).tsv, 'A') || (y.m).forms END AS v
+                    FROM parley_memory_messages() y) x
+              WHERE x.v @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
+        EXIT WHEN jsonb_array_length(rows) > 0 OR near IS NOT NULL;
+        -- Nothing: a word found nowhere may be a slip of one the archive has.
+        near := parley_search_near(qx, langs, 'agents');
+        EXIT WHEN near IS NULL;
+        qx := (near ->> 'query')::tsquery;
+    END LOOP;
+    IF near IS NOT NULL AND jsonb_array_length(rows) > 0 THEN
+        extra := jsonb_build_object('corrections', near -> 'corrections', 'notes',
+                                    jsonb_build_array(parley_search_near_note(a ->> 'query',
+                                                                              near -> 'corrections')));
+    END IF;
+    IF note IS NOT NULL THEN
+        extra := extra || jsonb_build_object('notes', coalesce(extra -> 'notes', '[]') || to_jsonb(note));
+    END IF;
+    RETURN parley_memory_page(rows, a, 50) || jsonb_build_object('scan', 'index') || extra;
 END
 $$;
 

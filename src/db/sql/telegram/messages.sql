@@ -85,7 +85,8 @@ $$;
 
 -- messagesSearch: parley_search over the chats, tags, topic and dates the
 -- arguments name, in Telegram's chats only; "total" says when it is
--- capped.
+-- capped; a near reading's "corrections" and "notes" are passed on, its
+-- hits "match": "near".
 CREATE OR REPLACE FUNCTION parley_tg_messages_search(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -117,15 +118,19 @@ BEGIN
         PERFORM parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',
                                      to_jsonb(a ->> 'regex')::text, SQLERRM));
     END;
-    RETURN parley_tg_page(a, 100, 500) || jsonb_build_object(
+    RETURN parley_tg_page(a, 100, 500) || jsonb_strip_nulls(jsonb_build_object(
         'mode', r -> 'mode', 'total', r -> 'count',
         'totalCapped', coalesce(r -> 'countCapped', 'false'),
+        'corrections', r -> 'corrections', 'formsPending', r -> 'formsPending',
+        'notes', r -> 'notes')) || jsonb_build_object(
         'messages', coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
             'channelId', h -> 'chat_id', 'channelTitle', h -> 'chat_title',
             'messageId', h -> 'id', 'topicId', h -> 'topic_id', 'date', h -> 'date',
             'senderId', h -> 'sender_id', 'senderName', h -> 'sender_name', 'text', h -> 'text',
             'snippet', h -> 'snippet', 'rank', h -> 'rank', 'mediaKind', h -> 'media_kind',
-            'hasLink', h -> 'has_link', 'match', r -> 'mode')) ORDER BY ord)
+            'hasLink', h -> 'has_link',
+            'match', CASE WHEN (h ->> 'near')::boolean THEN to_jsonb('near'::text)
+                          ELSE r -> 'mode' END)) ORDER BY ord)
             FROM jsonb_array_elements(r -> 'results') WITH ORDINALITY AS x(h, ord)), '[]'));
 END
 $$;

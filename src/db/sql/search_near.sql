@@ -1,0 +1,246 @@
+-- search_near: near spellings (docs/search.md "Near spellings"). A search
+-- whose query words match nothing, neither as written nor in any of their
+-- forms, is read again with each such word replaced by a word of the
+-- archive's vocabulary (search_words, migration 024) one edit away: a
+-- letter inserted, deleted, replaced, or two neighbours swapped, for words
+-- of SEARCH_NEAR_MIN_LEN (4) letters or more. Of several near words the
+-- one that makes the whole query find most messages of the surface wins
+-- ("metting agenda": meeting, not setting). parley_search and the other
+-- search tools call parley_search_near when they found nothing and answer
+-- with the near reading, marked, saying which word was read as which.
+--
+-- Why edits and not trigram similarity: a one-letter slip of a short word
+-- shares few trigrams with the word ("metting" has a word similarity of
+-- 0.45 with "meeting", "dota" 0.25 with "data"), so no similarity
+-- threshold finds the slips without also finding many unrelated words;
+-- the words one edit away are few (about 70 per letter of the word) and
+-- each is one probe of the vocabulary's primary key.
+
+-- The words one edit away from w: deletions, transpositions of
+-- neighbours, substitutions and insertions of a letter of w's alphabet
+-- (Latin or Cyrillic, digits, and w's own characters).
+CREATE OR REPLACE FUNCTION parley_edits1(w text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH a AS (
+        SELECT DISTINCT c FROM regexp_split_to_table(
+            CASE WHEN w ~ '[а-яё]' THEN 'абвгдеёжзийклмнопрстуфхцчшщъыьэюя'
+                 ELSE 'abcdefghijklmnopqrstuvwxyz' END || '0123456789' || w, '') AS c),
+    p AS (SELECT i FROM generate_series(1, length(w) + 1) AS i)
+    SELECT array_agg(DISTINCT v) FILTER (WHERE v <> w AND v <> '')
+    FROM (SELECT left(w, i - 1) || substr(w, i + 1) AS v FROM p WHERE i <= length(w)
+          UNION ALL
+          SELECT left(w, i - 1) || substr(w, i + 1, 1) || substr(w, i, 1) || substr(w, i + 2)
+          FROM p WHERE i < length(w)
+          UNION ALL
+          SELECT left(w, i - 1) || a.c || substr(w, i + 1) FROM p, a WHERE i <= length(w)
+          UNION ALL
+          SELECT left(w, i - 1) || a.c || substr(w, i) FROM p, a) x
+$$;
+
+-- The tokens of a tsquery's text: quoted lexemes (with a weight suffix
+-- when there is one), operators and parentheses, in order; positive is
+-- false for a lexeme under a negation ("!'x'" or "!( ... )").
+CREATE OR REPLACE FUNCTION parley_tsquery_tokens(q tsquery)
+    RETURNS TABLE (ord integer, tok text, word text, positive boolean)
+    LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    toks text[];
+    neg boolean[] := ARRAY[false];
+    pending boolean := false;
+    t text;
+BEGIN
+    IF q IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT array_agg(m[1] ORDER BY o) INTO toks
+    FROM regexp_matches(q::text, '(''(?:[^'']|'''')*''(?::[A-D*]+)?|<(?:-|[0-9]+)>|[&|!()])', 'g')
+         WITH ORDINALITY AS r(m, o);
+    FOR i IN 1 .. coalesce(cardinality(toks), 0) LOOP
+        t := toks[i];
+        ord := i;
+        tok := t;
+        word := NULL;
+        positive := NULL;
+        IF t = '!' THEN
+            pending := true;
+        ELSIF t = '(' THEN
+            neg := neg || (pending OR neg[cardinality(neg)]);
+            pending := false;
+        ELSIF t = ')' THEN
+            neg := neg[1:greatest(cardinality(neg) - 1, 1)];
+        ELSIF left(t, 1) = '''' THEN
+            word := replace(replace(substring(t FROM '^''((?:[^'']|'''')*)'''), '''''', ''''),
+                            '\\', '\');
+            positive := NOT (pending OR neg[cardinality(neg)]);
+            pending := false;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- The words of qx (a query of words as written: parley_search_exact_query)
+-- that may be misspelt: positive, of 4 letters or more, with a letter,
+-- found in no message as written (the vocabulary) nor in any form (the
+-- forms of langs), each with its near words in the vocabulary (the
+-- closest 8 by trigram similarity): [{"from": w, "near": [..]}], or NULL
+-- when there is none. Reads the vocabulary's new words too (merged every
+-- few seconds), so a word stored a moment ago counts.
+CREATE OR REPLACE FUNCTION parley_search_near_words(qx tsquery, langs text) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    -- A word found nowhere is probed through the indexes, never by
+    -- reading the table.
+    SET enable_seqscan = off
+    SET jit = off
+AS $$
+DECLARE
+    w text;
+    alts text[];
+    out jsonb := '[]';
+BEGIN
+    IF qx IS NULL OR NOT parley_search_words_ready() THEN
+        RETURN NULL;
+    END IF;
+    FOR w IN SELECT DISTINCT ON (t.word) t.word FROM parley_tsquery_tokens(qx) t
+             WHERE t.positive AND char_length(t.word) >= 4 AND t.word ~ '[[:alpha:]]'
+               AND NOT parley_has_cjk(t.word)
+             ORDER BY t.word, t.ord LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM search_words s WHERE s.word = w)
+                   OR EXISTS (SELECT 1 FROM search_words_new n WHERE n.word = w);
+        CONTINUE WHEN coalesce(langs, '') <> '' AND EXISTS (
+            SELECT 1 FROM messages m
+            WHERE (setweight(m.tsv, 'A') || m.forms)
+                  @@ parley_forms_query(quote_literal(w)::tsquery, langs));
+        SELECT array_agg(v ORDER BY similarity(w, v) DESC, v) INTO alts
+        FROM (SELECT s.word AS v FROM search_words s WHERE s.word = ANY (parley_edits1(w))
+              UNION
+              SELECT n.word FROM search_words_new n WHERE n.word = ANY (parley_edits1(w))) e
+        WHERE char_length(v) >= 3;
+        IF cardinality(alts) > 0 THEN
+            out := out || jsonb_build_object('from', w, 'near', to_jsonb(alts[1:8]));
+        END IF;
+    END LOOP;
+    RETURN CASE WHEN jsonb_array_length(out) > 0 THEN out END;
+END
+$$;
+
+-- qx with every positive occurrence of the word w replaced by the
+-- alternatives alts (one word as is; several ORed in parentheses).
+CREATE OR REPLACE FUNCTION parley_search_near_rewrite(qx tsquery, w text, alts text[])
+    RETURNS tsquery LANGUAGE sql IMMUTABLE AS $$
+    SELECT string_agg(CASE WHEN t.positive AND t.word = w THEN
+                          CASE WHEN cardinality(alts) = 1 THEN quote_literal(alts[1])
+                               ELSE '( ' || (SELECT string_agg(quote_literal(x), ' | ')
+                                             FROM unnest(alts) x) || ' )' END
+                               || coalesce(substring(t.tok FROM '''(:[A-D*]+)$'), '')
+                      ELSE t.tok END, ' ' ORDER BY t.ord)::tsquery
+    FROM parley_tsquery_tokens(qx) t
+$$;
+
+-- How many messages of p_source (NULL: every source) match qx in every
+-- form, counted to p_cap.
+CREATE OR REPLACE FUNCTION parley_search_near_count(qx tsquery, langs text, p_source text,
+                                                    p_cap integer) RETURNS integer
+    LANGUAGE sql STABLE AS $$
+    SELECT count(*)::integer FROM (
+        SELECT 1 FROM messages m
+        WHERE CASE WHEN coalesce(langs, '') = '' THEN m.tsv @@ qx
+                   ELSE (setweight(m.tsv, 'A') || m.forms) @@ parley_forms_query(qx, langs) END
+          AND (p_source IS NULL
+               OR m.chat_id IN (SELECT c.id FROM chats c
+                                WHERE c.kind = ANY (parley_source_kinds(p_source))))
+        LIMIT p_cap) x
+$$;
+
+-- The near reading of qx for the messages of p_source, or NULL when qx
+-- has no misspelt word with a near word: {"query": the query with each
+-- misspelt word replaced (tsquery text), "corrections": [{"from", "to"}]}.
+-- Each misspelt word in turn takes the near word under which the whole
+-- query finds most messages (counted to 50; the other misspelt words read
+-- as any of their near words; ties to the closest spelling); a word whose
+-- near words find nothing is left as it is.
+CREATE OR REPLACE FUNCTION parley_search_near(qx tsquery, langs text, p_source text)
+    RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET enable_seqscan = off
+    SET jit = off
+AS $$
+DECLARE
+    words jsonb := parley_search_near_words(qx, langs);
+    e jsonb;
+    alts text[];
+    c text;
+    best text;
+    best_n integer;
+    n integer;
+    q tsquery;
+    fixed tsquery;
+    corr jsonb := '[]';
+BEGIN
+    IF words IS NULL THEN
+        RETURN NULL;
+    END IF;
+    fixed := qx;
+    FOR e IN SELECT value FROM jsonb_array_elements(words) LOOP
+        fixed := parley_search_near_rewrite(fixed, e ->> 'from',
+                                            ARRAY(SELECT jsonb_array_elements_text(e -> 'near')));
+    END LOOP;
+    -- fixed: every misspelt word as any of its near words; now each picks one.
+    FOR e IN SELECT value FROM jsonb_array_elements(words) LOOP
+        alts := ARRAY(SELECT jsonb_array_elements_text(e -> 'near'));
+        best := NULL;
+        best_n := 0;
+        FOREACH c IN ARRAY alts LOOP
+            q := qx;
+            FOR i IN 0 .. jsonb_array_length(words) - 1 LOOP
+                q := parley_search_near_rewrite(q, words -> i ->> 'from',
+                         CASE WHEN words -> i ->> 'from' = e ->> 'from' THEN ARRAY[c]
+                              WHEN corr @> jsonb_build_array(jsonb_build_object(
+                                       'from', words -> i ->> 'from'))
+                              THEN ARRAY[(SELECT x ->> 'to' FROM jsonb_array_elements(corr) x
+                                          WHERE x ->> 'from' = words -> i ->> 'from')]
+                              ELSE ARRAY(SELECT jsonb_array_elements_text(words -> i -> 'near'))
+                         END);
+            END LOOP;
+            n := parley_search_near_count(q, langs, p_source, 50);
+            IF n > best_n THEN
+                best := c;
+                best_n := n;
+            END IF;
+        END LOOP;
+        IF best IS NOT NULL THEN
+            corr := corr || jsonb_build_object('from', e ->> 'from', 'to', best);
+        END IF;
+    END LOOP;
+    IF jsonb_array_length(corr) = 0 THEN
+        RETURN NULL;
+    END IF;
+    q := qx;
+    FOR e IN SELECT value FROM jsonb_array_elements(corr) LOOP
+        q := parley_search_near_rewrite(q, e ->> 'from', ARRAY[e ->> 'to']);
+    END LOOP;
+    RETURN jsonb_build_object('query', q::text, 'corrections', corr);
+END
+$$;
+
+-- The sentence an answer read with near words carries.
+CREATE OR REPLACE FUNCTION parley_search_near_note(p_q text, corr jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT format('Nothing matches %s as written; these are near matches, read as %s.',
+                  to_jsonb(p_q)::text,
+                  (SELECT string_agg(format('%s → %s', x ->> 'from', x ->> 'to'), ', ')
+                   FROM jsonb_array_elements(corr) x))
+$$;
+
+-- The sentence an answer carries while the word forms asked for are
+-- being brought in (src/archive/search_forms.c), or NULL.
+CREATE OR REPLACE FUNCTION parley_search_forms_note() RETURNS text
+    LANGUAGE sql STABLE AS $$
+    SELECT format('Word forms (%s) are still being brought in (%s rows filled so far); until '
+                  'then this search matched %s, so other forms of the words may be missing.',
+                  f.languages, f.rows_filled,
+                  CASE WHEN parley_search_languages() = '' THEN 'words as written only'
+                       ELSE 'the forms of ' || parley_search_languages() END)
+    FROM search_forms f
+    WHERE f.target AND NOT f.active AND f.languages <> ''
+$$;
