@@ -538,9 +538,17 @@ $$;
 
 -- The query for messages.forms of q, the query as the simple
 -- configuration reads it (websearch_to_tsquery), and langs: each word
--- becomes ('word' | its forms), so that an excluded word excludes every
--- form and OR works across forms; a word of a phrase (words joined by
--- <->, <N>) stays as written, on its A positions. q itself for no langs.
+-- becomes ('word' | its forms | the forms of its irregular group), so
+-- that an excluded word excludes every form and OR works across forms; a
+-- word of a phrase (words joined by <->, <N>) stays as written, on its A
+-- positions. q itself for no langs. The words of the word's irregular
+-- group (parley_irregular_group, search_irregular.sql: mice for mouse,
+-- went for go) are matched through their forms on the D positions only
+-- ('mice':D, 'peopl':D), where every message holding them has them: they
+-- weigh as other forms (0.1) in parley_search_score, not as words as
+-- written. A group word without a form in any of langs (a stop word of
+-- each: was, has, did) or marked to match as written only ("=lives") is
+-- matched as written, on any position.
 CREATE OR REPLACE FUNCTION parley_forms_query(q tsquery, langs text) RETURNS tsquery
     LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -552,6 +560,8 @@ DECLARE
     l text;
     seen text[];
     forms text;
+    g text;
+    gforms text[];
     out text := '';
 BEGIN
     IF q IS NULL OR coalesce(langs, '') = '' THEN
@@ -578,6 +588,34 @@ BEGIN
                     seen := seen || f;
                     forms := forms || ' | ''' || replace(replace(f, '\', '\\'), '''', '''''')
                              || '''';
+                END IF;
+            END LOOP;
+            FOREACH g IN ARRAY parley_irregular_group(w) LOOP
+                gforms := '{}';
+                IF left(g, 1) <> '=' THEN
+                    FOREACH l IN ARRAY string_to_array(langs, ',') LOOP
+                        SELECT CASE WHEN count(*) = 1 THEN min(x) END INTO f
+                        FROM unnest(tsvector_to_array(to_tsvector(l::regconfig, g))) AS x;
+                        IF f IS NOT NULL AND NOT f = ANY (gforms) THEN
+                            gforms := gforms || f;
+                        END IF;
+                    END LOOP;
+                END IF;
+                IF cardinality(gforms) = 0 THEN
+                    g := ltrim(g, '=');
+                    IF NOT g = ANY (seen) THEN
+                        seen := seen || g;
+                        forms := forms || ' | ''' || replace(replace(g, '\', '\\'), '''', '''''')
+                                 || '''';
+                    END IF;
+                ELSIF NOT gforms && seen THEN
+                    -- (a form seen already: a stemmer relates g to a word
+                    -- asked for, and every message holding g has that form)
+                    FOREACH f IN ARRAY gforms LOOP
+                        seen := seen || f;
+                        forms := forms || ' | ''' || replace(replace(f, '\', '\\'), '''', '''''')
+                                 || ''':D';
+                    END LOOP;
                 END IF;
             END LOOP;
             out := out || CASE WHEN cardinality(seen) > 1 THEN ' ( ' || forms || ' )'
