@@ -2,8 +2,9 @@
 // database with an imported export, parleyd bringing in the default
 // search_languages (english,russian) in the background, then messagesSearch
 // through the official SDK client: English and Russian forms, exact
-// phrases, exclusions, exact forms ranked first; switching the forms off
-// and an unknown configuration refused at start.
+// phrases, exclusions, exact forms ranked first, irregular forms (issue
+// #30: mouse finds mice); switching the forms off and an unknown
+// configuration refused at start.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -26,6 +27,10 @@ const TEXTS = [
   "встреча в Москве завтра",
   "Москва слезам не верит",
   "error ERR_CONN_42 on k8s-node-3",
+  "two mice ran away",
+  "the children were late",
+  "two better monitors",
+  "люди пришли",
 ];
 
 function writeExport(file) {
@@ -87,6 +92,15 @@ test("word forms: the issue's examples through messagesSearch", async () => {
   const ranked = await search({ query: "servers", orderBy: "rank" });
   assert.deepEqual(ranked.slice(0, 2).sort(), ["the servers deployed themselves", "we deployed the servers"]);
   assert.equal(ranked.at(-1), "deploy the server again");
+});
+
+test("irregular forms: the issue's examples through messagesSearch", async () => {
+  assert.deepEqual(await search({ query: "mouse" }), ["two mice ran away"]);
+  assert.deepEqual(await search({ query: "child" }), ["the children were late"]);
+  assert.deepEqual(await search({ query: "good monitor" }), ["two better monitors"]);
+  assert.deepEqual(await search({ query: "человек" }), ["люди пришли"]);
+  assert.deepEqual(await search({ query: "ran -mouse" }), []);
+  assert.deepEqual(await search({ query: "\"mouse ran\"" }), []);
 });
 
 test("word forms: rows written later are found in every form", async () => {
