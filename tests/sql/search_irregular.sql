@@ -101,6 +101,12 @@ SELECT pg_temp.expect('the forms query',
     parley_forms_query(parley_search_exact_query('mouse'), 'english,russian')::text,
     '''mouse'' | ''mous'' | ''mice'':D');
 
+-- Snippets mark the irregular form found.
+SELECT pg_temp.expect('snippet marks mice', pg_temp.s('mouse') #>> '{results,1,snippet}',
+                      'two **mice** ran away');
+SELECT pg_temp.expect('snippet marks люди', pg_temp.s('человек') #>> '{results,0,snippet}',
+                      '**люди** пришли');
+
 -- Exclusions exclude the irregular forms too; phrases stay exact.
 SELECT pg_temp.expect('exclusion of mice', pg_temp.hits('ran -mouse'), '-100:13');
 SELECT pg_temp.expect('exclusion of люди', pg_temp.hits('пришли -человек'), '');
