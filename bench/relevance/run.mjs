@@ -204,14 +204,20 @@ async function serve(languages) {
 }
 
 // What an answer says about near spellings, read defensively (the field
-// names are the near-spelling work's): the answer's fields of that kind,
-// and how many hits are marked as near matches.
-const NEAR_FIELDS = ["corrections", "nearMatches", "near", "readAs", "spelling", "didYouMean", "suggestions", "notice", "note"];
+// names are the near-spelling work's, not known here): the answer's fields
+// named like corrections, near matches, spelling, "read as", "did you
+// mean" or suggestions, and how many hits are marked as near matches (a
+// field so named that is set, or a match, kind or mode field whose value
+// is "near", "fuzzy" or "approximate").
+const NEAR_KEY = /correct|near|spell|readAs|didYouMean|suggest|approx/i;
 function nearOf(sc, hits) {
   const fields = {};
-  for (const k of NEAR_FIELDS) if (sc?.[k] !== undefined && sc[k] !== null) fields[k] = sc[k];
+  for (const [k, v] of Object.entries(sc ?? {}))
+    if (NEAR_KEY.test(k) && v !== undefined && v !== null && v !== false && !(Array.isArray(v) && !v.length)) fields[k] = v;
   const marked = (hits ?? []).filter((h) =>
-    Object.entries(h ?? {}).some(([k, v]) => /near|correct|approx/i.test(k) && v !== false && v !== null && v !== undefined)).length;
+    Object.entries(h ?? {}).some(([k, v]) =>
+      (NEAR_KEY.test(k) && v !== false && v !== null && v !== undefined) ||
+      (/match|kind|mode/i.test(k) && typeof v === "string" && /^(near|fuzzy|approximate)([ _-]?match)?$/i.test(v)))).length;
   return Object.keys(fields).length || marked ? { fields, marked } : null;
 }
 
@@ -367,7 +373,7 @@ if (counts.length) md += `\nphrase_common, in the archive (generated + planted T
 const xs = after.per.filter((r) => r.sources).map((r) => `- \`${r.q}\`: ${r.top.map((k, i) => `${k}(${r.sources[i]})`).join(" ") || "no hits"}`);
 if (xs.length) md += `\ncross_source (recall), the hits after, with their source:\n\n${xs.join("\n")}\n`;
 const near = [["before", before], ["after", after]].flatMap(([when, m]) => m.per.filter((r) => r.class === "typo" && r.near)
-  .map((r) => `- ${when} \`${r.q}\`: ${JSON.stringify(r.near.fields)}${r.near.marked ? `, ${r.near.marked} hit(s) marked near` : ""}`));
+  .map((r) => `- ${when} \`${r.q}\`: ${JSON.stringify(r.near.fields).slice(0, 400)}${r.near.marked ? `, ${r.near.marked} hit(s) marked near` : ""}`));
 md += near.length ? `\nTypo: what the answers said about near spellings:\n\n${near.join("\n")}\n`
   : "\nTypo: no answer reported near spellings (no corrections field, no hit marked near).\n";
 fs.writeFileSync(`${opt.out}.md`, md);
