@@ -138,18 +138,33 @@ CREATE OR REPLACE FUNCTION parley_search_near_rewrite(qx tsquery, w text, alts t
 $$;
 
 -- How many messages of p_source (NULL: every source) match qx in every
--- form, counted to p_cap.
+-- form, counted to p_cap, through the full-text indexes (the query is
+-- computed once, never per row).
 CREATE OR REPLACE FUNCTION parley_search_near_count(qx tsquery, langs text, p_source text,
                                                     p_cap integer) RETURNS integer
-    LANGUAGE sql STABLE AS $$
-    SELECT count(*)::integer FROM (
-        SELECT 1 FROM messages m
-        WHERE CASE WHEN coalesce(langs, '') = '' THEN m.tsv @@ qx
-                   ELSE (setweight(m.tsv, 'A') || m.forms) @@ parley_forms_query(qx, langs) END
-          AND (p_source IS NULL
-               OR m.chat_id IN (SELECT c.id FROM chats c
-                                WHERE c.kind = ANY (parley_source_kinds(p_source))))
-        LIMIT p_cap) x
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    fq tsquery := parley_forms_query(qx, langs);
+    kinds text[] := parley_source_kinds(p_source);
+    n integer;
+BEGIN
+    IF coalesce(langs, '') = '' THEN
+        SELECT count(*) INTO n FROM (
+            SELECT 1 FROM messages m
+            WHERE m.tsv @@ qx
+              AND (p_source IS NULL
+                   OR m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (kinds)))
+            LIMIT p_cap) x;
+    ELSE
+        SELECT count(*) INTO n FROM (
+            SELECT 1 FROM messages m
+            WHERE (setweight(m.tsv, 'A') || m.forms) @@ fq
+              AND (p_source IS NULL
+                   OR m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (kinds)))
+            LIMIT p_cap) x;
+    END IF;
+    RETURN n;
+END
 $$;
 
 -- The near reading of qx for the messages of p_source, or NULL when qx
