@@ -76,7 +76,7 @@ SELECT pg_temp.expect('four letters: read', pg_temp.read_as(pg_temp.s('sunn')), 
 SELECT pg_temp.expect('three letters: none', pg_temp.s('snu') ? 'corrections', false);
 SELECT pg_temp.expect('no near word', pg_temp.s('zzzzqqq') ? 'corrections', false);
 SELECT pg_temp.expect('nothing with the rest', pg_temp.ids(pg_temp.s('metting kubernetes')), '');
-SELECT pg_temp.expect('a hit as written: no reading', pg_temp.s('printer metting OR agenda')
+SELECT pg_temp.expect('enough hits as written: no reading', pg_temp.s('the OR metting')
                       ? 'corrections', false);
 -- A surface's reading comes from its own messages: kubernetes is a word of
 -- the bluesky feed only.
@@ -156,3 +156,27 @@ SELECT pg_temp.expect('chatwise guidance args',
 -- A telegram slip is not read as an AI chat's word.
 SELECT pg_temp.expect('chatwise own words',
     parley_cw_search_conversations('{"intent_query": "agneda"}', '{}') ? 'corrections', false);
+
+-- A slip someone made too: "relese" is in one message. A search finding
+-- few messages reads it as itself or "release" (in three), its own hit
+-- kept and not marked, the others marked near.
+INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
+    (-100, 10, 7, '2026-01-10 10:00Z', 'relese party tonight'),
+    (-100, 11, 7, '2026-01-11 10:00Z', 'release the hounds'),
+    (-100, 12, 7, '2026-01-12 10:00Z', 'the release went fine');
+SELECT pg_temp.expect('rare: read as itself or the near word', pg_temp.read_as(pg_temp.s('relese')),
+                      'relese>release');
+SELECT pg_temp.expect('rare: its own hit first, not near',
+    (SELECT string_agg((e ->> 'id') || ':' || coalesce(e ->> 'near', '-'), ',' ORDER BY o)
+     FROM jsonb_array_elements(pg_temp.s('relese') -> 'results') WITH ORDINALITY x(e, o)),
+    '10:-,12:true,11:true,3:true');
+SELECT pg_temp.expect('rare: the note', pg_temp.s('relese') #>> '{notes,0}',
+    'Only 1 message matches "relese" as written; near matches (marked) are added, read as relese → release.');
+SELECT pg_temp.expect('rare: with another word', pg_temp.ids(pg_temp.s('relese notes')), '-100:3');
+-- A near word itself rare is no reading for a word found in some.
+SELECT pg_temp.expect('rare near word: none', pg_temp.s('agendas') ? 'corrections', false);
+SELECT pg_temp.expect('enough hits: no reading', pg_temp.s('release') ? 'corrections', false);
+-- fuzzy finds one-letter slips whose trigram similarity is low.
+SELECT pg_temp.expect('fuzzy: a one-letter slip',
+    pg_temp.ids(parley_search('metting', NULL, true, ARRAY[-100::bigint], NULL, NULL, NULL, NULL, NULL,
+                              'time', 50, 0)) LIKE '%-100:1%', true);

@@ -114,12 +114,13 @@ $$;
 -- The search of every surface: a page of the messages matching p_q (and
 -- the other filters), as JSON. p_source names the source whose chats are
 -- searched (src/db/sql/sources.sql; NULL: every chat). When a full-text
--- query finds nothing because of a word found nowhere that has near
--- spellings in the archive (src/db/sql/search_near.sql), the answer is
--- that of the near reading: "corrections" [{from, to}], each result
--- "near": true, and a sentence in "notes"; while the word forms asked for
--- are being brought in, "notes" says that the search matched without
--- them ("formsPending": true).
+-- query finds few messages (or none) because of a word found in few
+-- messages (or none) that has near spellings in the archive
+-- (src/db/sql/search_near.sql), the answer is that of the near reading
+-- when it finds more: "corrections" [{from, to}], each result that does
+-- not match the query as written "near": true, and a sentence in "notes";
+-- while the word forms asked for are being brought in, "notes" says that
+-- the search matched without them ("formsPending": true).
 CREATE OR REPLACE FUNCTION parley_search(p_q text, p_rx text, p_fuzzy boolean,
                                          p_chat_ids bigint[], p_topic bigint, p_sender bigint,
                                          p_from_date timestamptz, p_to_date timestamptz,
@@ -131,6 +132,10 @@ DECLARE
     r jsonb;
     near jsonb;
     r2 jsonb;
+    have integer;
+    langs text;
+    qx tsquery;
+    fq tsquery;
     note text;
 BEGIN
     r := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender, p_from_date,
@@ -138,21 +143,27 @@ BEGIN
     IF r ->> 'mode' <> 'fulltext' THEN
         RETURN r;
     END IF;
-    IF (r ->> 'count')::integer = 0 THEN
-        near := parley_search_near(parley_search_exact_query(btrim(p_q)),
-                                   parley_search_languages(), p_source);
+    have := (r ->> 'count')::integer;
+    IF have < (parley_search_near_limits() ->> 'few')::integer THEN
+        langs := parley_search_languages();
+        qx := parley_search_exact_query(btrim(p_q));
+        near := parley_search_near(qx, langs, p_source, have);
         IF near IS NOT NULL THEN
             r2 := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender,
                                     p_from_date, p_to_date, p_kind, p_order_by, p_lim, p_off,
                                     p_source, (near ->> 'query')::tsquery);
-            IF (r2 ->> 'count')::integer > 0 THEN
+            IF (r2 ->> 'count')::integer > have THEN
+                fq := CASE WHEN langs <> '' THEN parley_forms_query(qx, langs) END;
                 r := jsonb_set(r2, '{results}', coalesce((
-                         SELECT jsonb_agg(h || '{"near": true}' ORDER BY o)
+                         SELECT jsonb_agg(CASE WHEN parley_search_matches(
+                                                   (h ->> 'chat_id')::bigint, (h ->> 'id')::bigint,
+                                                   qx, fq)
+                                               THEN h ELSE h || '{"near": true}' END ORDER BY o)
                          FROM jsonb_array_elements(r2 -> 'results') WITH ORDINALITY AS x(h, o)),
                          '[]'))
                      || jsonb_build_object('corrections', near -> 'corrections',
-                                           'notes', jsonb_build_array(
-                                               parley_search_near_note(p_q, near -> 'corrections')));
+                                           'notes', jsonb_build_array(parley_search_near_note(
+                                               p_q, near -> 'corrections', have)));
             END IF;
         END IF;
     END IF;
@@ -212,6 +223,7 @@ DECLARE
     src text := 'messages m WHERE %s';
     langs text;
     qx tsquery;
+    qx_rank tsquery;
     phr tsquery;
     vec text;
     stmt text;
@@ -235,6 +247,9 @@ BEGIN
     END LOOP;
     IF mode = 'fulltext' THEN
         qx := coalesce(p_qx, parley_search_exact_query(q));
+        -- The rank's exact term is the query's as asked: in a near
+        -- reading, the messages holding its words as written come first.
+        qx_rank := parley_search_exact_query(q);
         langs := parley_search_languages();
         IF langs = '' THEN
             tsq := qx;
@@ -361,7 +376,7 @@ BEGIN
                    'FROM (SELECT m.chat_id, m.id FROM messages m WHERE %s LIMIT $13) x', cond)
         INTO n, hit_chats, hit_ids
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr,
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank, rank_window, phr,
               hit_chats, hit_ids, others;
     PERFORM set_config('enable_seqscan', 'off', true);
     IF n <= count_max AND mode <> 'filter' THEN
@@ -402,7 +417,7 @@ BEGIN
         format(src, cond));
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
-              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx, rank_window, phr,
+              p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank, rank_window, phr,
               hit_chats, hit_ids, others;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
@@ -829,8 +844,10 @@ END
 $$;
 
 -- The fuzzy query of terms: each term (not -excluded) becomes the OR of
--- its near words in the vocabulary (word similarity at least 0.5, the
--- closest 64), the terms ANDed; the words not merged yet are read too
+-- its near words in the vocabulary (word similarity at least 0.5, and
+-- for a term of 4 letters or more the words one edit away, which a short
+-- word's slip can be without that similarity: "metting" has 0.45 with
+-- "meeting"; src/db/sql/search_near.sql; the closest 64), the terms ANDed; the words not merged yet are read too
 -- (a few seconds' worth, without an index), so that a message is found as
 -- soon as it is stored. NULL when a term has no near word (nothing can
 -- match) or there is no term.
@@ -845,7 +862,15 @@ AS $$
                                           WHERE t <% s.word
                                           UNION
                                           SELECT n.word FROM search_words_new n
-                                          WHERE t <% n.word) u
+                                          WHERE t <% n.word
+                                          UNION
+                                          SELECT s.word FROM search_words s
+                                          WHERE char_length(t) >= 4
+                                            AND s.word = ANY (parley_edits1(t))
+                                          UNION
+                                          SELECT n.word FROM search_words_new n
+                                          WHERE char_length(t) >= 4
+                                            AND n.word = ANY (parley_edits1(t))) u
                          ORDER BY word_similarity(t, u.w) DESC, u.w
                          LIMIT 64) x) AS alts
         FROM unnest(terms) AS t

@@ -1,13 +1,21 @@
 -- search_near: near spellings (docs/search.md "Near spellings"). A search
--- whose query words match nothing, neither as written nor in any of their
--- forms, is read again with each such word replaced by a word of the
--- archive's vocabulary (search_words, migration 024) one edit away: a
--- letter inserted, deleted, replaced, or two neighbours swapped, for words
--- of SEARCH_NEAR_MIN_LEN (4) letters or more. Of several near words the
--- one that makes the whole query find most messages of the surface wins
--- ("metting agenda": meeting, not setting). parley_search and the other
--- search tools call parley_search_near when they found nothing and answer
--- with the near reading, marked, saying which word was read as which.
+-- that finds fewer than SEARCH_NEAR_FEW (3) messages, because a query word
+-- is in none (neither as written nor in any of its forms) or in fewer
+-- than SEARCH_NEAR_RARE (3) messages (a slip someone else made too), is
+-- read again with that word replaced by a word of the archive's
+-- vocabulary (search_words, migration 024) one edit away: a letter
+-- inserted, deleted, replaced, or two neighbours swapped, for words of
+-- SEARCH_NEAR_MIN_LEN (4) letters or more (a word found in a few messages
+-- is read as itself or the near word, so its own hits stay). Of several
+-- near words the one that makes the whole query find most messages of the
+-- surface wins ("metting agenda": meeting, not setting). parley_search and
+-- the other search tools call parley_search_near when they found few
+-- messages and answer with the near reading when it finds more, its new
+-- hits marked, saying which word was read as which. The three limits are
+-- the constants of parley_search_near_limits.
+--
+-- Applied before search.sql (the fuzzy query uses parley_edits1); what
+-- this file calls of search.sql is called from PL/pgSQL, at run time.
 --
 -- Why edits and not trigram similarity: a one-letter slip of a short word
 -- shares few trigrams with the word ("metting" has a word similarity of
@@ -15,6 +23,13 @@
 -- threshold finds the slips without also finding many unrelated words;
 -- the words one edit away are few (about 70 per letter of the word) and
 -- each is one probe of the vocabulary's primary key.
+
+-- SEARCH_NEAR_FEW, SEARCH_NEAR_RARE and SEARCH_NEAR_MIN_LEN (above), as
+-- JSON {"few", "rare", "min_len"}.
+CREATE OR REPLACE FUNCTION parley_search_near_limits() RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT '{"few": 3, "rare": 3, "min_len": 4}'::jsonb
+$$;
 
 -- The words one edit away from w: deletions, transpositions of
 -- neighbours, substitutions and insertions of a letter of w's alphabet
@@ -80,21 +95,26 @@ END
 $$;
 
 -- The words of qx (a query of words as written: parley_search_exact_query)
--- that may be misspelt: positive, of 4 letters or more, with a letter,
--- found in no message as written (the vocabulary) nor in any form (the
--- forms of langs), each with its near words in the vocabulary (the
--- closest 8 by trigram similarity): [{"from": w, "near": [..]}], or NULL
--- when there is none. Reads the vocabulary's new words too (merged every
--- few seconds), so a word stored a moment ago counts.
-CREATE OR REPLACE FUNCTION parley_search_near_words(qx tsquery, langs text) RETURNS jsonb
+-- that may be misspelt: positive, of SEARCH_NEAR_MIN_LEN letters or more,
+-- with a letter, in fewer than SEARCH_NEAR_RARE messages of p_source
+-- (NULL: every source) as written or in any form (langs), each with its
+-- near words of the vocabulary that are in that many messages of it (one
+-- at least, for a word found nowhere), the closest 8 by trigram
+-- similarity: [{"from": w, "seen": messages holding w, "near": [..]}], or
+-- NULL when there is none. Reads the vocabulary's new words too (merged
+-- every few seconds), so a word stored a moment ago counts.
+CREATE OR REPLACE FUNCTION parley_search_near_words(qx tsquery, langs text, p_source text)
+    RETURNS jsonb
     LANGUAGE plpgsql STABLE
-    -- A word found nowhere is probed through the indexes, never by
-    -- reading the table.
+    -- Every count goes through the indexes, never by reading the table.
     SET enable_seqscan = off
     SET jit = off
 AS $$
 DECLARE
+    lim jsonb := parley_search_near_limits();
+    rare integer := (lim ->> 'rare')::integer;
     w text;
+    seen integer;
     alts text[];
     out jsonb := '[]';
 BEGIN
@@ -102,22 +122,23 @@ BEGIN
         RETURN NULL;
     END IF;
     FOR w IN SELECT DISTINCT ON (t.word) t.word FROM parley_tsquery_tokens(qx) t
-             WHERE t.positive AND char_length(t.word) >= 4 AND t.word ~ '[[:alpha:]]'
-               AND NOT parley_has_cjk(t.word)
+             WHERE t.positive AND char_length(t.word) >= (lim ->> 'min_len')::integer
+               AND t.word ~ '[[:alpha:]]' AND NOT parley_has_cjk(t.word)
              ORDER BY t.word, t.ord LOOP
-        CONTINUE WHEN EXISTS (SELECT 1 FROM search_words s WHERE s.word = w)
-                   OR EXISTS (SELECT 1 FROM search_words_new n WHERE n.word = w);
-        CONTINUE WHEN coalesce(langs, '') <> '' AND EXISTS (
-            SELECT 1 FROM messages m
-            WHERE (setweight(m.tsv, 'A') || m.forms)
-                  @@ parley_forms_query(quote_literal(w)::tsquery, langs));
-        SELECT array_agg(v ORDER BY similarity(w, v) DESC, v) INTO alts
-        FROM (SELECT s.word AS v FROM search_words s WHERE s.word = ANY (parley_edits1(w))
-              UNION
-              SELECT n.word FROM search_words_new n WHERE n.word = ANY (parley_edits1(w))) e
-        WHERE char_length(v) >= 3;
+        seen := parley_search_near_count(quote_literal(w)::tsquery, langs, p_source, rare);
+        CONTINUE WHEN seen >= rare;
+        SELECT array_agg(v ORDER BY sim DESC, v) INTO alts
+        FROM (SELECT v, similarity(w, v) AS sim
+              FROM (SELECT s.word AS v FROM search_words s WHERE s.word = ANY (parley_edits1(w))
+                    UNION
+                    SELECT n.word FROM search_words_new n WHERE n.word = ANY (parley_edits1(w))) e
+              WHERE char_length(v) >= 3
+                AND parley_search_near_count(quote_literal(v)::tsquery, langs, p_source, rare)
+                    >= CASE WHEN seen > 0 THEN rare ELSE 1 END
+              ORDER BY sim DESC, v
+              LIMIT 8) x;
         IF cardinality(alts) > 0 THEN
-            out := out || jsonb_build_object('from', w, 'near', to_jsonb(alts[1:8]));
+            out := out || jsonb_build_object('from', w, 'seen', seen, 'near', to_jsonb(alts));
         END IF;
     END LOOP;
     RETURN CASE WHEN jsonb_array_length(out) > 0 THEN out END;
@@ -167,55 +188,46 @@ BEGIN
 END
 $$;
 
--- The near reading of qx for the messages of p_source, or NULL when qx
--- has no misspelt word with a near word: {"query": the query with each
+-- The near reading of qx for the messages of p_source, when it finds more
+-- than p_have messages (what qx found), or NULL: {"query": qx with each
 -- misspelt word replaced (tsquery text), "corrections": [{"from", "to"}]}.
--- Each misspelt word in turn takes the near word under which the whole
--- query finds most messages (counted to 50; the other misspelt words read
--- as any of their near words; ties to the closest spelling); a word whose
--- near words find nothing is left as it is.
-CREATE OR REPLACE FUNCTION parley_search_near(qx tsquery, langs text, p_source text)
+-- A word found nowhere is replaced by its near word; a word found in a
+-- few messages by itself or its near word. Each misspelt word in turn
+-- takes the near word under which the whole query finds most messages
+-- (counted to 50; the other misspelt words read meanwhile as any of
+-- their near words; ties to the closest spelling); a word whose near
+-- words find no more than p_have is left as it is.
+CREATE OR REPLACE FUNCTION parley_search_near(qx tsquery, langs text, p_source text,
+                                              p_have integer)
     RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET enable_seqscan = off
     SET jit = off
 AS $$
 DECLARE
-    words jsonb := parley_search_near_words(qx, langs);
+    words jsonb := parley_search_near_words(qx, langs, p_source);
     e jsonb;
-    alts text[];
     c text;
     best text;
     best_n integer;
     n integer;
     q tsquery;
-    fixed tsquery;
     corr jsonb := '[]';
 BEGIN
     IF words IS NULL THEN
         RETURN NULL;
     END IF;
-    fixed := qx;
     FOR e IN SELECT value FROM jsonb_array_elements(words) LOOP
-        fixed := parley_search_near_rewrite(fixed, e ->> 'from',
-                                            ARRAY(SELECT jsonb_array_elements_text(e -> 'near')));
-    END LOOP;
-    -- fixed: every misspelt word as any of its near words; now each picks one.
-    FOR e IN SELECT value FROM jsonb_array_elements(words) LOOP
-        alts := ARRAY(SELECT jsonb_array_elements_text(e -> 'near'));
         best := NULL;
-        best_n := 0;
-        FOREACH c IN ARRAY alts LOOP
+        best_n := coalesce(p_have, 0);
+        FOR c IN SELECT jsonb_array_elements_text(e -> 'near') LOOP
             q := qx;
             FOR i IN 0 .. jsonb_array_length(words) - 1 LOOP
                 q := parley_search_near_rewrite(q, words -> i ->> 'from',
-                         CASE WHEN words -> i ->> 'from' = e ->> 'from' THEN ARRAY[c]
-                              WHEN corr @> jsonb_build_array(jsonb_build_object(
-                                       'from', words -> i ->> 'from'))
-                              THEN ARRAY[(SELECT x ->> 'to' FROM jsonb_array_elements(corr) x
-                                          WHERE x ->> 'from' = words -> i ->> 'from')]
-                              ELSE ARRAY(SELECT jsonb_array_elements_text(words -> i -> 'near'))
-                         END);
+                         parley_search_near_alts(words -> i,
+                             CASE WHEN words -> i ->> 'from' = e ->> 'from' THEN c
+                                  ELSE (SELECT x ->> 'to' FROM jsonb_array_elements(corr) x
+                                        WHERE x ->> 'from' = words -> i ->> 'from') END));
             END LOOP;
             n := parley_search_near_count(q, langs, p_source, 50);
             IF n > best_n THEN
@@ -231,31 +243,63 @@ BEGIN
         RETURN NULL;
     END IF;
     q := qx;
-    FOR e IN SELECT value FROM jsonb_array_elements(corr) LOOP
-        q := parley_search_near_rewrite(q, e ->> 'from', ARRAY[e ->> 'to']);
+    FOR e IN SELECT value FROM jsonb_array_elements(words) LOOP
+        c := (SELECT x ->> 'to' FROM jsonb_array_elements(corr) x WHERE x ->> 'from' = e ->> 'from');
+        IF c IS NOT NULL THEN
+            q := parley_search_near_rewrite(q, e ->> 'from', parley_search_near_alts(e, c));
+        END IF;
     END LOOP;
     RETURN jsonb_build_object('query', q::text, 'corrections', corr);
 END
 $$;
 
--- The sentence an answer read with near words carries.
-CREATE OR REPLACE FUNCTION parley_search_near_note(p_q text, corr jsonb) RETURNS text
+-- What a misspelt word w (an element of parley_search_near_words) is read
+-- as: its near word c, or w or c when w is in some messages; with c NULL
+-- (not chosen yet), any of its near words (and w when it is in some).
+CREATE OR REPLACE FUNCTION parley_search_near_alts(w jsonb, c text) RETURNS text[]
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT format('Nothing matches %s as written; these are near matches, read as %s.',
-                  to_jsonb(p_q)::text,
-                  (SELECT string_agg(format('%s → %s', x ->> 'from', x ->> 'to'), ', ')
-                   FROM jsonb_array_elements(corr) x))
+    SELECT CASE WHEN (w ->> 'seen')::integer > 0 THEN ARRAY[w ->> 'from'] ELSE '{}' END
+           || CASE WHEN c IS NOT NULL THEN ARRAY[c]
+                   ELSE ARRAY(SELECT jsonb_array_elements_text(w -> 'near')) END
+$$;
+
+-- The sentence an answer read with near words carries; p_have: how many
+-- messages the query found as written.
+CREATE OR REPLACE FUNCTION parley_search_near_note(p_q text, corr jsonb, p_have integer)
+    RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN coalesce(p_have, 0) = 0
+                THEN format('Nothing matches %s as written; these are near matches, read as %s.',
+                            to_jsonb(p_q)::text, r)
+                ELSE format('Only %s message%s match%s %s as written; near matches (marked) are '
+                            'added, read as %s.', p_have, CASE WHEN p_have = 1 THEN '' ELSE 's' END,
+                            CASE WHEN p_have = 1 THEN 'es' ELSE '' END, to_jsonb(p_q)::text, r)
+           END
+    FROM (SELECT string_agg(format('%s → %s', x ->> 'from', x ->> 'to'), ', ') AS r
+          FROM jsonb_array_elements(corr) x) y
+$$;
+
+-- Whether the message (chat, msg) matches qx (words as written), or its
+-- forms query fq when word forms are in use (parley_forms_query; NULL
+-- when they are not): which hits of a near reading are near matches.
+CREATE OR REPLACE FUNCTION parley_search_matches(chat bigint, msg bigint, qx tsquery, fq tsquery)
+    RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM messages m
+                   WHERE m.chat_id = chat AND m.id = msg
+                     AND CASE WHEN fq IS NULL THEN m.tsv @@ qx
+                              ELSE (setweight(m.tsv, 'A') || m.forms) @@ fq END)
 $$;
 
 -- The sentence an answer carries while the word forms asked for are
 -- being brought in (src/archive/search_forms.c), or NULL.
 CREATE OR REPLACE FUNCTION parley_search_forms_note() RETURNS text
-    LANGUAGE sql STABLE AS $$
-    SELECT format('Word forms (%s) are still being brought in (%s rows filled so far); until '
-                  'then this search matched %s, so other forms of the words may be missing.',
-                  f.languages, f.rows_filled,
-                  CASE WHEN parley_search_languages() = '' THEN 'words as written only'
-                       ELSE 'the forms of ' || parley_search_languages() END)
-    FROM search_forms f
-    WHERE f.target AND NOT f.active AND f.languages <> ''
+    LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT format('Word forms (%s) are still being brought in (%s rows filled so far); '
+                          'until then this search matched %s, so other forms of the words may '
+                          'be missing.', f.languages, f.rows_filled,
+                          CASE WHEN parley_search_languages() = '' THEN 'words as written only'
+                               ELSE 'the forms of ' || parley_search_languages() END)
+            FROM search_forms f
+            WHERE f.target AND NOT f.active AND f.languages <> '');
+END
 $$;

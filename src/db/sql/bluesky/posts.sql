@@ -111,13 +111,14 @@ $$;
 
 -- The posts of the archive matching qx (a query of words as written) in
 -- every form of its words (the archive search's words,
--- src/db/sql/search.sql), slim, newest first; each "near": true when
--- near is (a near reading's posts).
-CREATE OR REPLACE FUNCTION parley_bsky_archive_posts(qx tsquery, p_limit integer, near boolean)
+-- src/db/sql/search.sql), slim, newest first; with orig (the query asked,
+-- when qx is its near reading), each post not matching orig "near": true.
+CREATE OR REPLACE FUNCTION parley_bsky_archive_posts(qx tsquery, p_limit integer, orig tsquery)
     RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
 DECLARE
     langs text := parley_search_languages();
     q tsquery := parley_forms_query(qx, langs);
+    q0 tsquery := parley_forms_query(orig, langs);
     res jsonb;
 BEGIN
     SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb) INTO res
@@ -126,7 +127,11 @@ BEGIN
                    'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
                    'did', c.external_id, 'handle', c.username, 'text', m.text,
                    'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                   'displayName', u.first_name, 'near', CASE WHEN near THEN true END))
+                   'displayName', u.first_name,
+                   'near', CASE WHEN orig IS NOT NULL
+                                 AND NOT (CASE WHEN langs = '' THEN m.tsv
+                                               ELSE setweight(m.tsv, 'A') || m.forms END) @@ q0
+                                THEN true END))
                || coalesce(m.extra - 'cid', '{}') AS post
         FROM messages m
         JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('bluesky'))
@@ -144,7 +149,7 @@ $$;
 -- forms), for the bluesky toolset when the service cannot be reached.
 CREATE OR REPLACE FUNCTION parley_bsky_archive_search(p_query text, p_limit integer)
     RETURNS jsonb LANGUAGE sql STABLE AS $$
-    SELECT parley_bsky_archive_posts(plainto_tsquery('simple', p_query), p_limit, false)
+    SELECT parley_bsky_archive_posts(plainto_tsquery('simple', p_query), p_limit, NULL)
 $$;
 
 -- The bluesky toolset's calls (archive_call: args, ctx). Stores the posts
@@ -156,27 +161,32 @@ CREATE OR REPLACE FUNCTION parley_bsky_archive_store(p_args jsonb, p_ctx jsonb)
 $$;
 
 -- The archive's posts for a search when the service cannot answer: args
--- {query, limit}; {posts: [slim], corrections, note}. When none matches
--- and a word found nowhere has a near spelling (src/db/sql/search_near.sql),
--- the near reading's posts, "corrections" [{from, to}] and the "note"
--- saying so; the note also says when the word forms are not in use yet.
+-- {query, limit}; {posts: [slim], corrections, note}. When few match and
+-- a word in few posts has a near spelling (src/db/sql/search_near.sql),
+-- the near reading's posts (those not matching the query "near": true),
+-- "corrections" [{from, to}] and the "note" saying so; the note also says
+-- when the word forms are not in use yet.
 CREATE OR REPLACE FUNCTION parley_bsky_archive_find(p_args jsonb, p_ctx jsonb)
     RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
 DECLARE
     qx tsquery := plainto_tsquery('simple', p_args ->> 'query');
-    lim integer := (p_args ->> 'limit')::integer;
-    posts jsonb := parley_bsky_archive_posts(qx, lim, false);
+    lim integer := greatest(1, least(coalesce((p_args ->> 'limit')::integer, 25), 100));
+    posts jsonb := parley_bsky_archive_posts(qx, lim, NULL);
+    have integer := jsonb_array_length(posts);
     near jsonb;
+    more jsonb;
     notes text[] := '{}';
 BEGIN
-    IF jsonb_array_length(posts) = 0 THEN
-        near := parley_search_near(qx, parley_search_languages(), 'bluesky');
+    IF have < least(lim, (parley_search_near_limits() ->> 'few')::integer) THEN
+        near := parley_search_near(qx, parley_search_languages(), 'bluesky', have);
         IF near IS NOT NULL THEN
-            posts := parley_bsky_archive_posts((near ->> 'query')::tsquery, lim, true);
-            IF jsonb_array_length(posts) = 0 THEN
-                near := NULL;
+            more := parley_bsky_archive_posts((near ->> 'query')::tsquery, lim, qx);
+            IF jsonb_array_length(more) > have THEN
+                posts := more;
+                notes := notes || parley_search_near_note(p_args ->> 'query',
+                                                          near -> 'corrections', have);
             ELSE
-                notes := notes || parley_search_near_note(p_args ->> 'query', near -> 'corrections');
+                near := NULL;
             END IF;
         END IF;
     END IF;

@@ -490,7 +490,7 @@ BEGIN
             (SELECT string_agg(quote_literal(lower(w)), ' | ')::tsquery
              FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
              WHERE w <> '' AND NOT parley_has_cjk(w)),
-            parley_search_languages(), 'chatwise');
+            parley_search_languages(), 'chatwise', 0);
         IF near IS NOT NULL THEN
             retry := parley_cw_search_conversations(
                 a || jsonb_build_object('_near', true, 'intent_query', (
@@ -510,7 +510,7 @@ BEGIN
                        || jsonb_build_object('corrections', near -> 'corrections',
                                              'notes', jsonb_build_array(parley_search_near_note(
                                                  array_to_string(terms, ', '),
-                                                 near -> 'corrections')));
+                                                 near -> 'corrections', 0)));
             END IF;
         END IF;
     END IF;

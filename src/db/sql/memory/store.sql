@@ -181,10 +181,13 @@ DECLARE
     -- The archive search's words, forms, rank and near spellings
     -- (src/db/sql/search.sql, search_near.sql).
     langs text := parley_search_languages();
-    qx tsquery := parley_search_exact_query(coalesce(a ->> 'query', ''));
+    qx0 tsquery := parley_search_exact_query(coalesce(a ->> 'query', ''));
+    q0 tsquery := parley_forms_query(qx0, langs);
+    qx tsquery := qx0;
     q tsquery;
     lim integer := parley_memory_limit(a, 50);
     rows jsonb;
+    have integer;
     near jsonb;
     extra jsonb := '{}';
     note text := parley_search_forms_note();
@@ -197,8 +200,8 @@ BEGIN
                                                             parley_search_headline_config(langs),
                                                             (x.m).text, q,
                                                             'StartSel=**, StopSel=**, MaxWords=30, MinWords=10'))
-                                  || CASE WHEN near IS NOT NULL THEN '{"near": true}'::jsonb
-                                          ELSE '{}' END
+                                  || CASE WHEN pass = 2 AND NOT x.v @@ q0
+                                          THEN '{"near": true}'::jsonb ELSE '{}' END
                                   ORDER BY x.rank DESC, x.at DESC), '[]')
         INTO rows
         FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
@@ -206,16 +209,21 @@ BEGIN
                                      ELSE setweight((y.m).tsv, 'A') || (y.m).forms END AS v
                     FROM parley_memory_messages() y) x
               WHERE x.v @@ q ORDER BY rank DESC, x.at DESC LIMIT lim) x;
-        EXIT WHEN jsonb_array_length(rows) > 0 OR near IS NOT NULL;
-        -- Nothing: a word found nowhere may be a slip of one the archive has.
-        near := parley_search_near(qx, langs, 'agents');
+        EXIT WHEN pass = 2;
+        -- Few or none: a word in few messages may be a slip of one the
+        -- archive has.
+        have := jsonb_array_length(rows);
+        EXIT WHEN have >= least(lim, (parley_search_near_limits() ->> 'few')::integer);
+        near := parley_search_near(qx0, langs, 'agents', have);
         EXIT WHEN near IS NULL;
         qx := (near ->> 'query')::tsquery;
     END LOOP;
-    IF near IS NOT NULL AND jsonb_array_length(rows) > 0 THEN
+    IF near IS NOT NULL AND jsonb_array_length(rows) > have THEN
         extra := jsonb_build_object('corrections', near -> 'corrections', 'notes',
-                                    jsonb_build_array(parley_search_near_note(a ->> 'query',
-                                                                              near -> 'corrections')));
+                                    jsonb_build_array(parley_search_near_note(
+                                        a ->> 'query', near -> 'corrections', have)));
+    ELSIF near IS NOT NULL THEN
+        rows := (SELECT coalesce(jsonb_agg(r - 'near'), '[]') FROM jsonb_array_elements(rows) r);
     END IF;
     IF note IS NOT NULL THEN
         extra := extra || jsonb_build_object('notes', coalesce(extra -> 'notes', '[]') || to_jsonb(note));
