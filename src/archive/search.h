@@ -9,7 +9,12 @@
  *    "mode": "fulltext" | "substring" | "fuzzy" | "regex" | "filter"}
  *
  * count is exact up to 1,000; past it count is 1000 and "countCapped" is
- * true.
+ * true. A full-text query that found few messages because of a word in few
+ * (or none) may be answered by its near reading (src/db/sql/search_near.sql):
+ * "corrections": [{from, to}], "notes": [sentence], and "near": true on
+ * each result that does not match the query as written. While the word
+ * forms asked for are being brought in, "formsPending": true and a
+ * sentence in "notes".
  *
  * Query syntax is web-search syntax: words, "quoted phrases", OR, -word.
  * Text in scripts without spaces (CJK, Thai) is matched by substring;
