@@ -79,16 +79,24 @@ static void merge_words(app_t *a)
     }
 }
 
-/* The word forms are in use (or the list cannot be: an unknown
- * configuration, which the target step would have refused already): the
- * builder stops (its vocabulary work is serve's), the words are merged. */
+/* The word forms are in use: the builder stops (its vocabulary work is
+ * serve's), the words are merged. Or they could not be brought in: an
+ * unknown configuration (which the target step would have refused
+ * already) fails the command; a failed statement (fail-fast: a lost
+ * connection, a full disk) leaves them to the next serve, with a warning,
+ * and the import still ends 0, its rows stored. */
 static void forms_ready(search_forms_t *sf, int status)
 {
     app_t *a = search_forms_data(sf);
-    if (status != 0) {
+    if (status == UV_EINVAL) {
         app_fatal(a, "search", search_forms_error(sf));
         return;
     }
+    if (status != 0)
+        log_warn(APP_TAG,
+                 "word forms not brought into use (%s); the next serve does, and its "
+                 "searches say so until then",
+                 search_forms_error(sf));
     search_forms_stop(sf);
     if (a->state == APP_STARTING)
         merge_words(a);
@@ -106,6 +114,8 @@ static void imported(importer_t *imp, int status)
     bool changed;
     importer_summary(imp, line, sizeof line, &changed);
     log_info(APP_TAG, "%s", line);
+    if (a->state != APP_STARTING) /* stopped meanwhile: the forms are serve's */
+        return;
     const config_t *cfg = a->cfg;
     search_forms_t *sf = NULL;
     char why[CONFIG_ERR_MAX] = "";
@@ -116,6 +126,7 @@ static void imported(importer_t *imp, int status)
         app_fatal(a, "search_languages", why);
         return;
     }
+    search_forms_fail_fast(sf);
     (void)app_push(a, &app_forms_part, sf);
 }
 

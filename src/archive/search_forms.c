@@ -42,6 +42,7 @@ struct search_forms_s {
     int handles_open;
     sf_state_t state;
     bool pool_closing, failing, ready_said;
+    bool fail_fast;           /* search_forms_fail_fast */
     pg_call_t *call;          /* on pool, in flight */
     pg_call_t *progress_call; /* on rw, in flight */
     char languages[256];
@@ -94,10 +95,18 @@ static void retry_cb(uv_timer_t *t)
     run(s);
 }
 
-/* A statement failed: said once until a step succeeds, tried again later. */
+/* A statement failed: said once until a step succeeds, tried again later;
+ * with fail_fast, before the list is in use, the callback is told instead
+ * (UV_EIO, the reason in search_forms_error). */
 static void fail(search_forms_t *s, const char *what, const char *error)
 {
     uv_timer_stop(&s->progress);
+    if (s->fail_fast && !s->ready_said) {
+        snprintf(s->error, sizeof s->error, "%s failed: %s", what, error ? error : "?");
+        shut(s, SF_DONE);
+        s->cb(s, UV_EIO);
+        return;
+    }
     if (!s->failing)
         log_warn(SF_TAG, "word forms (%s): %s failed, tried again in %d s: %s", s->languages, what,
                  SEARCH_FORMS_RETRY_MS / 1000, error ? error : "?");
@@ -430,6 +439,11 @@ int search_forms_start(uv_loop_t *loop, const pg_conninfo_t *conninfo, pg_pool_t
     run(s);
     *out = s;
     return 0;
+}
+
+void search_forms_fail_fast(search_forms_t *s)
+{
+    s->fail_fast = true;
 }
 
 void search_forms_stop(search_forms_t *s)

@@ -53,8 +53,9 @@ typedef struct search_forms_s search_forms_t;
 
 /* Called once when the search uses the list (status 0; the vocabulary
  * work goes on after it), or when the list
- * cannot be used (UV_EINVAL: an unknown configuration; the reason in
- * search_forms_error). Not called after search_forms_stop. */
+ * cannot be used (UV_EINVAL: an unknown configuration; UV_EIO: a failure
+ * under search_forms_fail_fast; the reason in search_forms_error). Not
+ * called after search_forms_stop. */
 typedef void (*search_forms_cb)(search_forms_t *s, int status);
 
 /* Starts bringing the search to languages (comma-separated text search
@@ -65,6 +66,12 @@ int search_forms_start(uv_loop_t *loop, const pg_conninfo_t *conninfo, pg_pool_t
                        const char *languages, int fill_batch, uint32_t connect_timeout_ms,
                        search_forms_cb cb, void *data, search_forms_t **out, char *err,
                        size_t errcap);
+
+/* Makes a failed statement before the list is in use end the work (the
+ * callback with UV_EIO, the reason in search_forms_error) instead of
+ * trying again every SEARCH_FORMS_RETRY_MS: for a command that must end
+ * (parleyd import), where serve would wait. Call right after start. */
+void search_forms_fail_fast(search_forms_t *s);
 
 /* Stops: a statement in flight is cancelled (an unfinished index build is
  * left invalid and built again at the next start). */

@@ -180,3 +180,79 @@ SELECT pg_temp.expect('enough hits: no reading', pg_temp.s('release') ? 'correct
 SELECT pg_temp.expect('fuzzy: a one-letter slip',
     pg_temp.ids(parley_search('metting', NULL, true, ARRAY[-100::bigint], NULL, NULL, NULL, NULL, NULL,
                               'time', 50, 0)) LIKE '%-100:1%', true);
+
+-- The query's own hits come first in every order, its note saying they
+-- are few: "deploymnet" is in two older messages, "deployment" in four
+-- newer ones.
+INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
+    (-100, 20, 7, '2025-01-01 10:00Z', 'the deploymnet broke'),
+    (-100, 21, 7, '2025-01-02 10:00Z', 'deploymnet again'),
+    (-100, 22, 7, '2026-02-01 10:00Z', 'deployment done'),
+    (-100, 23, 7, '2026-02-02 10:00Z', 'deployment two'),
+    (-100, 24, 7, '2026-02-03 10:00Z', 'deployment three'),
+    (-100, 25, 7, '2026-02-04 10:00Z', 'deployment four');
+SELECT parley_search_words_merge(1000);
+SELECT pg_temp.expect('own first, newest first',
+    (SELECT string_agg((e ->> 'id') || ':' || coalesce(e ->> 'near', '-'), ',' ORDER BY o)
+     FROM jsonb_array_elements(parley_search('deploymnet', NULL, false, NULL, NULL, NULL, NULL, NULL,
+                                             NULL, 'time', 3, 0) -> 'results')
+          WITH ORDINALITY x(e, o)),
+    '21:-,20:-,25:true');
+SELECT pg_temp.expect('own first, the next page',
+    (SELECT string_agg((e ->> 'id') || ':' || coalesce(e ->> 'near', '-'), ',' ORDER BY o)
+     FROM jsonb_array_elements(parley_search('deploymnet', NULL, false, NULL, NULL, NULL, NULL, NULL,
+                                             NULL, 'time', 3, 3) -> 'results')
+          WITH ORDINALITY x(e, o)),
+    '24:true,23:true,22:true');
+-- (and the agent session's "deployment pipeline": every source here)
+SELECT pg_temp.expect('own first: count of the reading',
+    parley_search('deploymnet', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'time', 3, 0) ->> 'count',
+    '7');
+SELECT pg_temp.expect('messagesSearch: own first',
+    (SELECT string_agg(e ->> 'match', ',' ORDER BY o)
+     FROM jsonb_array_elements(parley_tg_messages_search('{"query": "deploymnet", "limit": 3}', '{}')
+                               -> 'messages') WITH ORDINALITY x(e, o)),
+    'fulltext,fulltext,near');
+
+-- A phrase's word is read as the near word alone, so the phrase stays a
+-- phrase ("agenda meeting" is in no message; "Meetings: ... agenda" has
+-- both words, apart).
+INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
+    (-100, 30, 7, '2026-03-01 10:00Z', 'Meetings: review the agenda'),
+    (-100, 31, 7, '2026-03-02 10:00Z', 'metting notes here'),
+    (-100, 32, 7, '2026-03-03 10:00Z', 'the metting was long'),
+    (-100, 33, 7, '2026-03-04 10:00Z', 'meeting at noon');
+SELECT parley_search_words_merge(1000);
+SELECT pg_temp.expect('phrase: stays a phrase', pg_temp.ids(pg_temp.s('"agenda metting"')), '');
+SELECT pg_temp.expect('phrase: read in order', pg_temp.ids(pg_temp.s('"metting agenda"')), '-100:1');
+SELECT pg_temp.expect('a prefix keeps its suffix',
+    parley_search_near_rewrite('''relese'':*'::tsquery, 'relese', ARRAY['relese', 'release'])::text,
+    '''relese'':* | ''release'':*');
+
+-- The near word is chosen in the chats searched: "setting" is in more
+-- messages of the store, "meeting" in this chat.
+INSERT INTO chats (id, kind, title) VALUES (-700, 'group', 'Five');
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+SELECT -400, 100 + g, 9, '2026-04-01 10:00Z', 'setting number ' || g FROM generate_series(1, 6) g;
+INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
+    (-700, 1, 9, '2026-04-02 10:00Z', 'the meeting is at five');
+SELECT parley_search_words_merge(1000);
+SELECT pg_temp.expect('the chat''s own near word',
+    pg_temp.read_as(parley_search('metting', NULL, false, ARRAY[-700::bigint], NULL, NULL, NULL, NULL,
+                                  NULL, 'rank', 10, 0)), 'metting>meeting');
+SELECT pg_temp.expect('inline: the chat''s own near word',
+    parley_inline_messages_search('{"chatId": -700, "query": "metting"}', '{}') #>> '{items,0,near}',
+    'true');
+
+-- Words no tsquery lexeme can hold, or with backslashes: no error.
+SELECT pg_temp.expect('chatwise: a backslash',
+    parley_cw_search_conversations('{"intent_query": "open c:\\temp\\x"}', '{}') ->> 'status', 'ok');
+SELECT pg_temp.expect('a backslash lexeme', parley_tsquery_lexeme('a\b')::tsquery::text, '''a\\b''');
+SELECT pg_temp.expect('a long word', pg_temp.s(repeat('я', 1500)) ? 'corrections', false);
+-- memory: the own hit first by rank.
+INSERT INTO messages (chat_id, id, sender_id, date, text, external_id) VALUES
+    (-400, 200, 9, '2025-01-01 10:00Z', 'settin typo', 'm200');
+SELECT pg_temp.expect('memory: own first',
+    parley_memory_search_messages('{"query": "settin", "limit": 2}', '{}') #>> '{messages,0,id}', 'm200');
+SELECT pg_temp.expect('memory: then near',
+    parley_memory_search_messages('{"query": "settin", "limit": 2}', '{}') #>> '{messages,1,near}', 'true');

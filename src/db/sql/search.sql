@@ -133,9 +133,10 @@ DECLARE
     near jsonb;
     r2 jsonb;
     have integer;
+    own jsonb;
+    page jsonb;
     langs text;
     qx tsquery;
-    fq tsquery;
     note text;
 BEGIN
     r := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender, p_from_date,
@@ -147,24 +148,38 @@ BEGIN
     IF have < (parley_search_near_limits() ->> 'few')::integer THEN
         langs := parley_search_languages();
         qx := parley_search_exact_query(btrim(p_q));
-        near := parley_search_near(qx, langs, p_source, have);
-        IF near IS NOT NULL THEN
-            r2 := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender,
-                                    p_from_date, p_to_date, p_kind, p_order_by, p_lim, p_off,
-                                    p_source, (near ->> 'query')::tsquery);
-            IF (r2 ->> 'count')::integer > have THEN
-                fq := CASE WHEN langs <> '' THEN parley_forms_query(qx, langs) END;
-                r := jsonb_set(r2, '{results}', coalesce((
-                         SELECT jsonb_agg(CASE WHEN parley_search_matches(
-                                                   (h ->> 'chat_id')::bigint, (h ->> 'id')::bigint,
-                                                   qx, fq)
-                                               THEN h ELSE h || '{"near": true}' END ORDER BY o)
-                         FROM jsonb_array_elements(r2 -> 'results') WITH ORDINALITY AS x(h, o)),
-                         '[]'))
-                     || jsonb_build_object('corrections', near -> 'corrections',
-                                           'notes', jsonb_build_array(parley_search_near_note(
-                                               p_q, near -> 'corrections', have)));
-            END IF;
+        near := parley_search_near(qx, langs, p_source, p_chat_ids, have);
+    END IF;
+    IF near IS NOT NULL THEN
+        -- The near reading's hits in order, the query's own hits (fewer
+        -- than few, all read) first whatever the order: a page of the
+        -- list own ++ near-only, the near-only ones read from the
+        -- reading's first offset + limit + have.
+        r2 := parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender, p_from_date,
+                                p_to_date, p_kind, p_order_by,
+                                greatest(p_off, 0) + greatest(p_lim, 0) + have, 0, p_source,
+                                (near ->> 'query')::tsquery);
+        IF (r2 ->> 'count')::integer > have THEN
+            own := CASE WHEN have = 0 THEN '[]'
+                        WHEN p_off = 0 AND p_lim >= have THEN r -> 'results'
+                        ELSE parley_search_run(p_q, p_rx, p_fuzzy, p_chat_ids, p_topic, p_sender,
+                                               p_from_date, p_to_date, p_kind, p_order_by, have, 0,
+                                               p_source, NULL) -> 'results' END;
+            SELECT coalesce(jsonb_agg(h ORDER BY k, o), '[]') INTO page
+            FROM (SELECT h, k, o FROM (
+                      SELECT h, 0 AS k, o FROM jsonb_array_elements(own) WITH ORDINALITY AS x(h, o)
+                      UNION ALL
+                      SELECT h || '{"near": true}', 1, o
+                      FROM jsonb_array_elements(r2 -> 'results') WITH ORDINALITY AS x(h, o)
+                      WHERE NOT own @> jsonb_build_array(jsonb_build_object(
+                                'chat_id', h -> 'chat_id', 'id', h -> 'id'))) u
+                  ORDER BY k, o
+                  OFFSET greatest(p_off, 0) LIMIT greatest(p_lim, 0)) z;
+            r := jsonb_set(r2, '{results}', page)
+                 || jsonb_build_object('limit', p_lim, 'offset', p_off,
+                                       'corrections', near -> 'corrections',
+                                       'notes', jsonb_build_array(parley_search_near_note(
+                                           p_q, near -> 'corrections', have)));
         END IF;
     END IF;
     note := parley_search_forms_note();
@@ -864,16 +879,15 @@ AS $$
                                           SELECT n.word FROM search_words_new n
                                           WHERE t <% n.word
                                           UNION
-                                          SELECT s.word FROM search_words s
-                                          WHERE char_length(t) >= 4
-                                            AND s.word = ANY (parley_edits1(t))
+                                          SELECT s.word FROM unnest(e) v
+                                          JOIN search_words s ON s.word = v
                                           UNION
-                                          SELECT n.word FROM search_words_new n
-                                          WHERE char_length(t) >= 4
-                                            AND n.word = ANY (parley_edits1(t))) u
+                                          SELECT n.word FROM unnest(e) v
+                                          JOIN search_words_new n ON n.word = v) u
                          ORDER BY word_similarity(t, u.w) DESC, u.w
                          LIMIT 64) x) AS alts
-        FROM unnest(terms) AS t
+        FROM (SELECT t, CASE WHEN char_length(t) >= 4 THEN parley_edits1(t) END AS e
+              FROM unnest(terms) AS t) tt
         WHERE t NOT LIKE '-%')
     SELECT CASE WHEN count(*) > 0 AND bool_and(alts IS NOT NULL)
                 THEN string_agg('(' || alts || ')', ' & ')::tsquery END

@@ -94,16 +94,27 @@ BEGIN
 END
 $$;
 
+-- w as a tsquery lexeme ('w', quotes doubled, backslashes escaped as
+-- the tsquery input reads them), or NULL for a word too long to be one
+-- (2,046 bytes).
+CREATE OR REPLACE FUNCTION parley_tsquery_lexeme(w text) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN octet_length(w) < 2047
+                THEN '''' || replace(replace(w, '\', '\\'), '''', '''''') || '''' END
+$$;
+
 -- The words of qx (a query of words as written: parley_search_exact_query)
 -- that may be misspelt: positive, of SEARCH_NEAR_MIN_LEN letters or more,
--- with a letter, in fewer than SEARCH_NEAR_RARE messages of p_source
--- (NULL: every source) as written or in any form (langs), each with its
--- near words of the vocabulary that are in that many messages of it (one
--- at least, for a word found nowhere), the closest 8 by trigram
--- similarity: [{"from": w, "seen": messages holding w, "near": [..]}], or
--- NULL when there is none. Reads the vocabulary's new words too (merged
--- every few seconds), so a word stored a moment ago counts.
-CREATE OR REPLACE FUNCTION parley_search_near_words(qx tsquery, langs text, p_source text)
+-- with a letter, in fewer than SEARCH_NEAR_RARE messages of the scope (the
+-- chats p_chat_ids, else those of p_source, else every chat) as written or
+-- in any form (langs), each with its near words of the vocabulary that are
+-- in that many messages of the scope (one at least, for a word found
+-- nowhere), the closest 8 by trigram similarity: [{"from": w, "seen":
+-- messages holding w, "near": [..]}], or NULL when there is none. Reads
+-- the vocabulary's new words too (merged every few seconds), so a word
+-- stored a moment ago counts.
+CREATE OR REPLACE FUNCTION parley_search_near_words(qx tsquery, langs text, p_source text,
+                                                    p_chat_ids bigint[])
     RETURNS jsonb
     LANGUAGE plpgsql STABLE
     -- Every count goes through the indexes, never by reading the table.
@@ -115,6 +126,7 @@ DECLARE
     rare integer := (lim ->> 'rare')::integer;
     w text;
     seen integer;
+    edits text[];
     alts text[];
     out jsonb := '[]';
 BEGIN
@@ -123,17 +135,21 @@ BEGIN
     END IF;
     FOR w IN SELECT DISTINCT ON (t.word) t.word FROM parley_tsquery_tokens(qx) t
              WHERE t.positive AND char_length(t.word) >= (lim ->> 'min_len')::integer
+               AND octet_length(t.word) < 2047
                AND t.word ~ '[[:alpha:]]' AND NOT parley_has_cjk(t.word)
              ORDER BY t.word, t.ord LOOP
-        seen := parley_search_near_count(quote_literal(w)::tsquery, langs, p_source, rare);
+        seen := parley_search_near_count(parley_tsquery_lexeme(w)::tsquery, langs, p_source,
+                                         p_chat_ids, rare);
         CONTINUE WHEN seen >= rare;
+        edits := parley_edits1(w);
         SELECT array_agg(v ORDER BY sim DESC, v) INTO alts
         FROM (SELECT v, similarity(w, v) AS sim
-              FROM (SELECT s.word AS v FROM search_words s WHERE s.word = ANY (parley_edits1(w))
+              FROM (SELECT s.word AS v FROM unnest(edits) e JOIN search_words s ON s.word = e
                     UNION
-                    SELECT n.word FROM search_words_new n WHERE n.word = ANY (parley_edits1(w))) e
-              WHERE char_length(v) >= 3
-                AND parley_search_near_count(quote_literal(v)::tsquery, langs, p_source, rare)
+                    SELECT n.word FROM unnest(edits) e JOIN search_words_new n ON n.word = e) e
+              WHERE char_length(v) >= 3 AND octet_length(v) < 2047
+                AND parley_search_near_count(parley_tsquery_lexeme(v)::tsquery, langs, p_source,
+                                             p_chat_ids, rare)
                     >= CASE WHEN seen > 0 THEN rare ELSE 1 END
               ORDER BY sim DESC, v
               LIMIT 8) x;
@@ -146,23 +162,34 @@ END
 $$;
 
 -- qx with every positive occurrence of the word w replaced by the
--- alternatives alts (one word as is; several ORed in parentheses).
+-- alternatives alts: one word as is; several ORed in parentheses, each
+-- with the token's weight or prefix suffix (":*"), except in a phrase
+-- (beside <-> or <N>), where a group would make the phrase's words match
+-- any form on any position: there the last alternative alone (the near
+-- word; parley_search_near_alts puts it last).
 CREATE OR REPLACE FUNCTION parley_search_near_rewrite(qx tsquery, w text, alts text[])
     RETURNS tsquery LANGUAGE sql IMMUTABLE AS $$
     SELECT string_agg(CASE WHEN t.positive AND t.word = w THEN
-                          CASE WHEN cardinality(alts) = 1 THEN quote_literal(alts[1])
-                               ELSE '( ' || (SELECT string_agg(quote_literal(x), ' | ')
+                          CASE WHEN cardinality(alts) = 1 OR t.in_phrase
+                               THEN parley_tsquery_lexeme(alts[cardinality(alts)]) || t.suffix
+                               ELSE '( ' || (SELECT string_agg(parley_tsquery_lexeme(x) || t.suffix,
+                                                               ' | ')
                                              FROM unnest(alts) x) || ' )' END
-                               || coalesce(substring(t.tok FROM '''(:[A-D*]+)$'), '')
                       ELSE t.tok END, ' ' ORDER BY t.ord)::tsquery
-    FROM parley_tsquery_tokens(qx) t
+    FROM (SELECT t.*, coalesce(substring(t.tok FROM '''(:[A-D*]+)$'), '') AS suffix,
+                 coalesce(lag(t.tok) OVER o ~ '^<', false)
+                 OR coalesce(lead(t.tok) OVER o ~ '^<', false) AS in_phrase
+          FROM parley_tsquery_tokens(qx) t
+          WINDOW o AS (ORDER BY t.ord)) t
 $$;
 
--- How many messages of p_source (NULL: every source) match qx in every
--- form, counted to p_cap, through the full-text indexes (the query is
--- computed once, never per row).
+-- How many messages of the scope (the chats p_chat_ids, else those of
+-- p_source, else every chat) match qx in every form, counted to p_cap,
+-- through the full-text indexes (the query is computed once, never per
+-- row).
 CREATE OR REPLACE FUNCTION parley_search_near_count(qx tsquery, langs text, p_source text,
-                                                    p_cap integer) RETURNS integer
+                                                    p_chat_ids bigint[], p_cap integer)
+    RETURNS integer
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
     fq tsquery := parley_forms_query(qx, langs);
@@ -173,14 +200,16 @@ BEGIN
         SELECT count(*) INTO n FROM (
             SELECT 1 FROM messages m
             WHERE m.tsv @@ qx
-              AND (p_source IS NULL
+              AND (p_chat_ids IS NULL OR m.chat_id = ANY (p_chat_ids))
+              AND (p_source IS NULL OR p_chat_ids IS NOT NULL
                    OR m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (kinds)))
             LIMIT p_cap) x;
     ELSE
         SELECT count(*) INTO n FROM (
             SELECT 1 FROM messages m
             WHERE (setweight(m.tsv, 'A') || m.forms) @@ fq
-              AND (p_source IS NULL
+              AND (p_chat_ids IS NULL OR m.chat_id = ANY (p_chat_ids))
+              AND (p_source IS NULL OR p_chat_ids IS NOT NULL
                    OR m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (kinds)))
             LIMIT p_cap) x;
     END IF;
@@ -188,8 +217,10 @@ BEGIN
 END
 $$;
 
--- The near reading of qx for the messages of p_source, when it finds more
--- than p_have messages (what qx found), or NULL: {"query": qx with each
+-- The near reading of qx for the messages of the scope (p_chat_ids, else
+-- p_source's chats, else all; the search's other filters are not applied
+-- to the counts), when it finds more than p_have messages (what qx
+-- found), or NULL: {"query": qx with each
 -- misspelt word replaced (tsquery text), "corrections": [{"from", "to"}]}.
 -- A word found nowhere is replaced by its near word; a word found in a
 -- few messages by itself or its near word. Each misspelt word in turn
@@ -198,14 +229,14 @@ $$;
 -- their near words; ties to the closest spelling); a word whose near
 -- words find no more than p_have is left as it is.
 CREATE OR REPLACE FUNCTION parley_search_near(qx tsquery, langs text, p_source text,
-                                              p_have integer)
+                                              p_chat_ids bigint[], p_have integer)
     RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET enable_seqscan = off
     SET jit = off
 AS $$
 DECLARE
-    words jsonb := parley_search_near_words(qx, langs, p_source);
+    words jsonb := parley_search_near_words(qx, langs, p_source, p_chat_ids);
     e jsonb;
     c text;
     best text;
@@ -229,7 +260,7 @@ BEGIN
                                   ELSE (SELECT x ->> 'to' FROM jsonb_array_elements(corr) x
                                         WHERE x ->> 'from' = words -> i ->> 'from') END));
             END LOOP;
-            n := parley_search_near_count(q, langs, p_source, 50);
+            n := parley_search_near_count(q, langs, p_source, p_chat_ids, 50);
             IF n > best_n THEN
                 best := c;
                 best_n := n;
@@ -276,17 +307,6 @@ CREATE OR REPLACE FUNCTION parley_search_near_note(p_q text, corr jsonb, p_have 
            END
     FROM (SELECT string_agg(format('%s → %s', x ->> 'from', x ->> 'to'), ', ') AS r
           FROM jsonb_array_elements(corr) x) y
-$$;
-
--- Whether the message (chat, msg) matches qx (words as written), or its
--- forms query fq when word forms are in use (parley_forms_query; NULL
--- when they are not): which hits of a near reading are near matches.
-CREATE OR REPLACE FUNCTION parley_search_matches(chat bigint, msg bigint, qx tsquery, fq tsquery)
-    RETURNS boolean LANGUAGE sql STABLE AS $$
-    SELECT EXISTS (SELECT 1 FROM messages m
-                   WHERE m.chat_id = chat AND m.id = msg
-                     AND CASE WHEN fq IS NULL THEN m.tsv @@ qx
-                              ELSE (setweight(m.tsv, 'A') || m.forms) @@ fq END)
 $$;
 
 -- The sentence an answer carries while the word forms asked for are

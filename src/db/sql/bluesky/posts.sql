@@ -121,26 +121,30 @@ DECLARE
     q0 tsquery := parley_forms_query(orig, langs);
     res jsonb;
 BEGIN
-    SELECT coalesce(jsonb_agg(x.post ORDER BY x.date DESC, x.id DESC), '[]'::jsonb) INTO res
+    -- A near reading's posts matching orig (the query's own) come first.
+    SELECT coalesce(jsonb_agg(CASE WHEN y.near THEN y.post || '{"near": true}' ELSE y.post END
+                              ORDER BY y.near, y.date DESC, y.id DESC), '[]'::jsonb) INTO res
     FROM (
-        SELECT DISTINCT ON (m.date, m.external_id) m.date, m.id, jsonb_strip_nulls(jsonb_build_object(
-                   'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
-                   'did', c.external_id, 'handle', c.username, 'text', m.text,
-                   'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                   'displayName', u.first_name,
-                   'near', CASE WHEN orig IS NOT NULL
-                                 AND NOT (CASE WHEN langs = '' THEN m.tsv
-                                               ELSE setweight(m.tsv, 'A') || m.forms END) @@ q0
-                                THEN true END))
-               || coalesce(m.extra - 'cid', '{}') AS post
-        FROM messages m
-        JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('bluesky'))
-        LEFT JOIN users u ON u.id = m.sender_id
-        WHERE (langs = '' AND m.tsv @@ q)
-           OR (langs <> '' AND (setweight(m.tsv, 'A') || m.forms) @@ q)
-        ORDER BY m.date DESC, m.external_id, m.id DESC
+        SELECT * FROM (
+            SELECT DISTINCT ON (m.date, m.external_id) m.date, m.id,
+                   orig IS NOT NULL
+                   AND NOT (CASE WHEN langs = '' THEN m.tsv
+                                 ELSE setweight(m.tsv, 'A') || m.forms END) @@ q0 AS near,
+                   jsonb_strip_nulls(jsonb_build_object(
+                       'uri', m.external_id, 'rkey', regexp_replace(m.external_id, '^.*/', ''),
+                       'did', c.external_id, 'handle', c.username, 'text', m.text,
+                       'createdAt', to_char(m.date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                       'displayName', u.first_name))
+                   || coalesce(m.extra - 'cid', '{}') AS post
+            FROM messages m
+            JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('bluesky'))
+            LEFT JOIN users u ON u.id = m.sender_id
+            WHERE (langs = '' AND m.tsv @@ q)
+               OR (langs <> '' AND (setweight(m.tsv, 'A') || m.forms) @@ q)
+            ORDER BY m.date DESC, m.external_id, m.id DESC) x
+        ORDER BY x.near, x.date DESC, x.id DESC
         LIMIT greatest(1, least(coalesce(p_limit, 25), 100))
-    ) x;
+    ) y;
     RETURN res;
 END
 $$;
@@ -178,7 +182,7 @@ DECLARE
     notes text[] := '{}';
 BEGIN
     IF have < least(lim, (parley_search_near_limits() ->> 'few')::integer) THEN
-        near := parley_search_near(qx, parley_search_languages(), 'bluesky', have);
+        near := parley_search_near(qx, parley_search_languages(), 'bluesky', NULL, have);
         IF near IS NOT NULL THEN
             more := parley_bsky_archive_posts((near ->> 'query')::tsquery, lim, qx);
             IF jsonb_array_length(more) > have THEN
@@ -190,7 +194,9 @@ BEGIN
             END IF;
         END IF;
     END IF;
-    notes := notes || parley_search_forms_note();
+    IF qx IS NOT NULL THEN
+        notes := notes || parley_search_forms_note();
+    END IF;
     RETURN jsonb_strip_nulls(jsonb_build_object(
         'posts', posts, 'corrections', near -> 'corrections',
         'note', nullif(array_to_string(notes, ' '), '')));

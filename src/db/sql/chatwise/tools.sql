@@ -487,10 +487,10 @@ BEGIN
     -- near words, once, and answers that reading, marked, if it finds any.
     IF jsonb_array_length(results) = 0 AND NOT fuzzy AND NOT near_pass THEN
         near := parley_search_near(
-            (SELECT string_agg(quote_literal(lower(w)), ' | ')::tsquery
+            (SELECT string_agg(parley_tsquery_lexeme(lower(w)), ' | ')::tsquery
              FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
-             WHERE w <> '' AND NOT parley_has_cjk(w)),
-            parley_search_languages(), 'chatwise', 0);
+             WHERE w <> '' AND NOT parley_has_cjk(w) AND parley_tsquery_lexeme(lower(w)) IS NOT NULL),
+            parley_search_languages(), 'chatwise', NULL, 0);
         IF near IS NOT NULL THEN
             retry := parley_cw_search_conversations(
                 a || jsonb_build_object('_near', true, 'intent_query', (

@@ -204,7 +204,9 @@ BEGIN
                                           THEN '{"near": true}'::jsonb ELSE '{}' END
                                   ORDER BY x.rank DESC, x.at DESC), '[]')
         INTO rows
-        FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx, q, x.at) AS rank
+        -- The exact term of the rank is the query's as asked: in a near
+        -- reading, the messages holding its words as written come first.
+        FROM (SELECT x.*, parley_search_score((x.m).tsv, x.v, qx0, q, x.at) AS rank
               FROM (SELECT y.*, CASE WHEN langs = '' THEN (y.m).tsv
                                      ELSE setweight((y.m).tsv, 'A') || (y.m).forms END AS v
                     FROM parley_memory_messages() y) x
@@ -214,7 +216,7 @@ BEGIN
         -- archive has.
         have := jsonb_array_length(rows);
         EXIT WHEN have >= least(lim, (parley_search_near_limits() ->> 'few')::integer);
-        near := parley_search_near(qx0, langs, 'agents', have);
+        near := parley_search_near(qx0, langs, 'agents', NULL, have);
         EXIT WHEN near IS NULL;
         qx := (near ->> 'query')::tsquery;
     END LOOP;
@@ -225,7 +227,7 @@ BEGIN
     ELSIF near IS NOT NULL THEN
         rows := (SELECT coalesce(jsonb_agg(r - 'near'), '[]') FROM jsonb_array_elements(rows) r);
     END IF;
-    IF note IS NOT NULL THEN
+    IF note IS NOT NULL AND qx0 IS NOT NULL THEN
         extra := extra || jsonb_build_object('notes', coalesce(extra -> 'notes', '[]') || to_jsonb(note));
     END IF;
     RETURN parley_memory_page(rows, a, 50) || jsonb_build_object('scan', 'index') || extra;
