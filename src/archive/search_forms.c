@@ -49,6 +49,7 @@ struct search_forms_s {
     char resolved[256];
     char fill_batch[16];
     char create_sql[512], drop_sql[512];
+    char index_name[64]; /* what the index being built serves, for the log */
     long long rows_filled, rows_estimate;
     uint64_t started_ms;
     search_forms_cb cb;
@@ -201,8 +202,10 @@ static bool on_step(search_forms_t *s, json_t *r)
     if (state && strcmp(state, "index") == 0) {
         const char *create = json_string_value(json_object_get(r, "create"));
         const char *drop = json_string_value(json_object_get(r, "drop_invalid"));
+        const char *index = json_string_value(json_object_get(r, "index"));
         snprintf(s->create_sql, sizeof s->create_sql, "%s", create ? create : "");
         snprintf(s->drop_sql, sizeof s->drop_sql, "%s", drop ? drop : "");
+        snprintf(s->index_name, sizeof s->index_name, "%s", index ? index : "messages.forms");
         s->state = SF_LOCK;
         return true;
     }
@@ -322,7 +325,7 @@ static void call_done(void *data, int status, const char *value, const char *sql
         break;
     case SF_CREATE:
         uv_timer_stop(&s->progress);
-        log_info(SF_TAG, "word forms (%s): index built", s->resolved);
+        log_info(SF_TAG, "word forms (%s): index of %s built", s->resolved, s->index_name);
         s->state = SF_UNLOCK;
         break;
     default:
@@ -361,7 +364,7 @@ static void run(search_forms_t *s)
         rc = pg_pool_call(s->pool, NULL, s->drop_sql, 0, NULL, call_done, s, &s->call);
         break;
     case SF_CREATE:
-        log_info(SF_TAG, "word forms (%s): building the index of messages.forms", s->resolved);
+        log_info(SF_TAG, "word forms (%s): building the index of %s", s->resolved, s->index_name);
         uv_timer_start(&s->progress, progress_cb, SEARCH_FORMS_PROGRESS_MS,
                        SEARCH_FORMS_PROGRESS_MS);
         rc = pg_pool_call(s->pool, NULL, s->create_sql, 0, NULL, call_done, s, &s->call);

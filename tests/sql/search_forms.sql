@@ -76,6 +76,18 @@ SELECT pg_temp.expect('the plan reads messages_forms_idx',
     pg_temp.plan($$SELECT 1 FROM messages m WHERE (setweight(m.tsv, 'A') || m.forms) @@ 'x'::tsquery$$)
         LIKE '%messages_forms_idx%', true);
 RESET enable_seqscan;
+-- The list is in use at once; then the phrases' index of word pairs
+-- (migration 030) is asked for.
+SELECT pg_temp.expect('step: the pairs', parley_search_forms_step('english,russian') ->> 'index',
+                      'phrase word pairs');
+SELECT pg_temp.expect('in use before the pairs', parley_search_languages(), 'english,russian');
+SELECT pg_temp.expect('the pairs'' statement',
+    parley_search_forms_step('english,russian') ->> 'create',
+    'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_pairs_idx ON messages USING gin (parley_word_pairs(tsv))');
+SELECT pg_temp.expect('pairs not ready', parley_search_pairs_ready(), false);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_pairs_idx ON messages
+    USING gin (parley_word_pairs(tsv));
+SELECT pg_temp.expect('pairs ready', parley_search_pairs_ready(), true);
 SELECT pg_temp.expect('step: ready', parley_search_forms_step('english,russian') ->> 'state',
                       'ready');
 SELECT pg_temp.expect('in use', parley_search_languages(), 'english,russian');

@@ -12,6 +12,8 @@ SELECT pg_temp.expect('step: index', parley_search_forms_step('english,russian')
                       'index');
 CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx ON messages
     USING gin ((setweight(tsv, 'A') || forms));
+CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_pairs_idx ON messages
+    USING gin (parley_word_pairs(tsv));
 SELECT pg_temp.expect('step: ready', parley_search_forms_step('english,russian') ->> 'state',
                       'ready');
 

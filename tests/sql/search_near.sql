@@ -100,6 +100,7 @@ SELECT pg_temp.expect('the note says so', pg_temp.s('invoices') #>> '{notes,0}' 
 SELECT parley_search_forms_fill('english,russian', 1000);
 SELECT parley_search_forms_step('english,russian');
 CREATE INDEX messages_forms_idx ON messages USING gin ((setweight(tsv, 'A') || forms));
+CREATE INDEX messages_pairs_idx ON messages USING gin (parley_word_pairs(tsv));
 SELECT pg_temp.expect('in use', parley_search_forms_step('english,russian') ->> 'state', 'ready');
 SELECT pg_temp.expect('no note once in use', pg_temp.s('invoice') ? 'notes', false);
 SELECT pg_temp.expect('a form, not a slip', pg_temp.s('reconciling') ? 'corrections', false);

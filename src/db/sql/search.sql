@@ -240,6 +240,7 @@ DECLARE
     qx tsquery;
     qx_rank tsquery;
     phr tsquery;
+    wpairs text[];
     vec text;
     stmt text;
     res jsonb;
@@ -266,21 +267,37 @@ BEGIN
         -- reading, the messages holding its words as written come first.
         qx_rank := parley_search_exact_query(q);
         langs := parley_search_languages();
+        -- A phrase's pairs of adjacent words, once their index is built
+        -- (migration 030): the rows holding them all are about those
+        -- holding the phrase, checked on the stored vector ("|| ''": not
+        -- through the exact index too, whose bitmap of every row holding
+        -- the words would be ANDed in).
+        IF parley_search_pairs_ready() THEN
+            wpairs := parley_phrase_pairs(parley_phrase_query(qx));
+        END IF;
         IF langs = '' THEN
             tsq := qx;
-            cond := 'm.tsv @@ $1';
+            cond := CASE WHEN cardinality(wpairs) > 0
+                         THEN 'parley_word_pairs(m.tsv) @> $22 AND (m.tsv || ''''::tsvector) @@ $1'
+                         ELSE 'm.tsv @@ $1' END;
             vec := 'm.tsv';
         ELSE
             tsq := parley_forms_query(qx, langs);
             vec := parley_search_vector_sql('m');
             phr := parley_phrase_query(qx);
-            -- With a phrase, the exact index finds the rows with its words
-            -- and checks it on the stored vector; the forms are checked on
-            -- those rows only ("|| ''" keeps the planner from the forms
-            -- index, whose recheck of a phrase would build the vector of
-            -- every row holding the phrase's words). A query of phrases
-            -- only is matched by the exact index alone.
+            -- With a phrase, the pairs' index (or else the exact index)
+            -- finds the rows with its words and checks it on the stored
+            -- vector; the forms are checked on those rows only ("|| ''"
+            -- keeps the planner from the forms index, whose recheck of a
+            -- phrase would build the vector of every row holding the
+            -- phrase's words). A query of phrases only is matched by the
+            -- exact vector alone.
             cond := CASE WHEN phr IS NULL THEN vec || ' @@ $1'
+                         WHEN cardinality(wpairs) > 0 AND phr::text = qx::text
+                             THEN 'parley_word_pairs(m.tsv) @> $22 AND (m.tsv || ''''::tsvector) @@ $18'
+                         WHEN cardinality(wpairs) > 0
+                             THEN format('parley_word_pairs(m.tsv) @> $22 AND (m.tsv || ''''::tsvector) '
+                                         '@@ $18 AND (%s || ''''::tsvector) @@ $1', vec)
                          WHEN phr::text = qx::text THEN 'm.tsv @@ $18'
                          ELSE format('m.tsv @@ $18 AND (%s || ''''::tsvector) @@ $1', vec) END;
         END IF;
@@ -392,7 +409,7 @@ BEGIN
         INTO n, hit_chats, hit_ids
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank, rank_window, phr,
-              hit_chats, hit_ids, others;
+              hit_chats, hit_ids, others, wpairs;
     PERFORM set_config('enable_seqscan', 'off', true);
     IF n <= count_max AND mode <> 'filter' THEN
         src := '(SELECT m.* FROM unnest($19::bigint[], $20::bigint[]) AS k(chat_id, id) '
@@ -433,7 +450,7 @@ BEGIN
     EXECUTE stmt INTO res
         USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date, p_to_date,
               p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank, rank_window, phr,
-              hit_chats, hit_ids, others;
+              hit_chats, hit_ids, others, wpairs;
     RETURN res || jsonb_build_object(
         'count', least(n, count_max),
         'limit', p_lim, 'offset', p_off,
@@ -656,6 +673,27 @@ BEGIN
 END
 $$;
 
+-- The pairs of adjacent words ('w1 w2', as parley_word_pairs gives them:
+-- migration 030) that every message matching phr (parley_phrase_query's)
+-- holds: of each phrase, its words joined by <-> two by two ('{}' for
+-- none: words <N> apart give none).
+CREATE OR REPLACE FUNCTION parley_phrase_pairs(phr tsquery) RETURNS text[]
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(DISTINCT a.word || ' ' || c.word), '{}')
+    FROM parley_tsquery_tokens(phr) a
+    JOIN parley_tsquery_tokens(phr) b ON b.ord = a.ord + 1 AND b.tok = '<->'
+    JOIN parley_tsquery_tokens(phr) c ON c.ord = a.ord + 2
+    WHERE a.positive AND c.positive
+      AND a.tok = parley_tsquery_lexeme(a.word) AND c.tok = parley_tsquery_lexeme(c.word)
+$$;
+
+-- True once the phrases' index of word pairs (migration 030) is built.
+CREATE OR REPLACE FUNCTION parley_search_pairs_ready() RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT i.indisvalid FROM pg_index i
+                     WHERE i.indexrelid = to_regclass('messages_pairs_idx')), false)
+$$;
+
 -- The exact phrases q (a query of words as written, without OR) requires,
 -- as one query for messages.tsv, or NULL when it has none (or has OR). A
 -- row with a phrase must have the phrase's words as written, so the exact
@@ -678,7 +716,9 @@ $$;
 --   "fill": rows written before L was asked for must be filled first
 --       (parley_search_forms_fill until it says finished), then this step
 --       again;
---   "index": the search's vector needs its index: run "create" (after
+--   "index": the search's vector needs its index ("index":
+--       "messages.forms"), or, once the list is in use, the phrases need
+--       theirs ("phrase word pairs", migration 030): run "create" (after
 --       "drop_invalid" when not null: what a failed build left), then
 --       this step again.
 -- The statements are built here, from constant names only.
@@ -712,7 +752,7 @@ BEGIN
         WHERE i.indexrelid = to_regclass('messages_forms_idx') AND i.indrelid = 'messages'::regclass;
         IF NOT coalesce(valid, false) THEN
             RETURN jsonb_build_object(
-                'languages', langs, 'state', 'index',
+                'languages', langs, 'state', 'index', 'index', 'messages.forms',
                 'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx '
                           'ON messages USING gin (' || parley_search_vector_sql('') || ')',
                 'drop_invalid', CASE WHEN valid IS NOT NULL
@@ -724,6 +764,19 @@ BEGIN
         UPDATE search_forms SET active = true, ready_at = now() WHERE languages = langs;
     END IF;
     DELETE FROM search_forms WHERE NOT target AND NOT active;
+    -- Then the phrases' index of word pairs (migration 030), whatever the
+    -- list: the search uses it once it is valid.
+    SELECT i.indisvalid INTO valid
+    FROM pg_index i
+    WHERE i.indexrelid = to_regclass('messages_pairs_idx') AND i.indrelid = 'messages'::regclass;
+    IF NOT coalesce(valid, false) THEN
+        RETURN jsonb_build_object(
+            'languages', langs, 'state', 'index', 'index', 'phrase word pairs',
+            'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_pairs_idx '
+                      'ON messages USING gin (parley_word_pairs(tsv))',
+            'drop_invalid', CASE WHEN valid IS NOT NULL
+                                 THEN 'DROP INDEX CONCURRENTLY IF EXISTS messages_pairs_idx' END);
+    END IF;
     RETURN jsonb_build_object('languages', langs, 'state', 'ready');
 END
 $$;
