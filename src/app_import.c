@@ -94,8 +94,8 @@ static void forms_ready(search_forms_t *sf, int status)
     }
     if (status != 0)
         log_warn(APP_TAG,
-                 "word forms not brought into use (%s); the next serve does, and its "
-                 "searches say so until then",
+                 "the search's word forms or indexes not all brought into use (%s); the next "
+                 "serve does (its searches say so while the forms are missing)",
                  search_forms_error(sf));
     search_forms_stop(sf);
     if (a->state == APP_STARTING)

@@ -89,3 +89,44 @@ SELECT pg_temp.expect('same with forms: ' || w.q, pg_temp.ids(pg_temp.s(w.q)), w
 FROM with_pairs w;
 SELECT pg_temp.expect('a phrase beside a form', (SELECT ids FROM with_pairs WHERE q = '"search index" indexes'),
                       '1,3,4,5,6,7');
+
+-- Two long tokens side by side (signed URLs): their pair is left out of
+-- the index (a GIN entry holds at most 2,712 bytes), the write and the
+-- index's build never fail, and the phrase is still found.
+INSERT INTO messages (chat_id, id, date, text) VALUES
+    (-100, 50, '2026-02-01 10:00Z', repeat('abcdefghij', 140) || ' ' || repeat('klmnopqrst', 140));
+CREATE INDEX messages_pairs_idx ON messages USING gin (parley_word_pairs(tsv));
+INSERT INTO messages (chat_id, id, date, text) VALUES
+    (-100, 51, '2026-02-02 10:00Z', repeat('uvwxyzabcd', 140) || ' ' || repeat('efghijklmn', 140));
+SELECT pg_temp.expect('a long pair left out', parley_word_pairs((SELECT tsv FROM messages WHERE id = 51)),
+                      '{}'::text[]);
+SELECT pg_temp.expect('its phrase found', pg_temp.ids(pg_temp.s(
+    '"' || repeat('uvwxyzabcd', 140) || ' ' || repeat('efghijklmn', 140) || '"')), '51');
+
+-- A common pair (more than 1,000 rows): the page is the same with the
+-- pairs as without them (it is read without them), the count capped.
+INSERT INTO messages (chat_id, id, date, text)
+SELECT -100, 1000 + g, '2026-03-01 10:00Z'::timestamptz + g * interval '1 minute', 'alpha beta ' || g
+FROM generate_series(1, 1100) g;
+SELECT pg_temp.expect('common pair: newest first',
+    (SELECT string_agg(e ->> 'id', ',' ORDER BY o)
+     FROM jsonb_array_elements(parley_search('"alpha beta"', NULL, false, NULL, NULL, NULL, NULL, NULL,
+                                             NULL, 'time', 3, 0) -> 'results') WITH ORDINALITY x(e, o)),
+    '2100,2099,2098');
+SELECT pg_temp.expect('common pair: capped',
+    parley_search('"alpha beta"', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'time', 3, 0)
+        ->> 'countCapped', 'true');
+SELECT pg_temp.expect('common pair: by rank',
+    parley_search('"alpha beta"', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'rank', 3, 0)
+        #>> '{results,0,id}', '2100');
+
+-- A relation of the index's name that is not messages' index: the step
+-- says so (no endless asking), the search does not take it for the index.
+DROP INDEX messages_pairs_idx;
+CREATE TABLE messages_pairs_idx (x integer);
+SELECT pg_temp.expect('not ready: another relation', parley_search_pairs_ready(), false);
+SELECT pg_temp.expect_error('the step says so', $$SELECT parley_search_forms_step('english,russian')$$,
+                            '55000', 'messages_pairs_idx exists that is not the index');
+DROP TABLE messages_pairs_idx;
+SELECT pg_temp.expect('then asks for it', parley_search_forms_step('english,russian') ->> 'index',
+                      'phrase word pairs');

@@ -12,11 +12,16 @@
 
 -- The distinct pairs of adjacent words of v ('w1 w2'), read from its
 -- positions: a vector of the simple configuration (messages.tsv), which
--- has no stop words, so adjacent positions are adjacent words. Part of the
+-- has no stop words, so adjacent positions are adjacent words. A pair of
+-- 1,000 bytes or more is left out (a GIN entry holds at most 2,712: two
+-- long tokens, such as signed URLs, must never fail a write or the
+-- index's build); parley_phrase_pairs leaves the same pairs out of a
+-- phrase's, so the pairs stay a condition every match meets. Part of the
 -- table (the index is built on it): it stays here.
 CREATE FUNCTION parley_word_pairs(v tsvector) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT coalesce(array_agg(DISTINCT a.lexeme || ' ' || b.lexeme), '{}')
     FROM (SELECT lexeme, unnest(positions) AS p FROM unnest(v)) a
     JOIN (SELECT lexeme, unnest(positions) AS p FROM unnest(v)) b ON b.p = a.p + 1
+    WHERE octet_length(a.lexeme) + octet_length(b.lexeme) < 1000
 $$;
