@@ -29,3 +29,16 @@ EXCEPTION WHEN OTHERS THEN
     END IF;
 END
 $$;
+
+-- The plan of q (EXPLAIN's lines), for tests that check an index serves.
+CREATE FUNCTION pg_temp.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    r text;
+    o text := '';
+BEGIN
+    FOR r IN EXECUTE 'EXPLAIN ' || q LOOP
+        o := o || r || E'\n';
+    END LOOP;
+    RETURN o;
+END
+$$;

@@ -61,17 +61,6 @@ SELECT pg_temp.expect('the index serves the search',
     (SELECT count(*) FROM messages m
      WHERE (setweight(m.tsv, 'A') || m.forms) @@ parley_forms_query(to_tsquery('simple', 'deployed'),
                                                                     'english,russian')), 3::bigint);
-CREATE FUNCTION pg_temp.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-    o text := '';
-BEGIN
-    FOR r IN EXECUTE 'EXPLAIN ' || q LOOP
-        o := o || r || E'\n';
-    END LOOP;
-    RETURN o;
-END
-$$;
 SELECT pg_temp.expect('the plan reads messages_forms_idx',
     pg_temp.plan($$SELECT 1 FROM messages m WHERE (setweight(m.tsv, 'A') || m.forms) @@ 'x'::tsquery$$)
         LIKE '%messages_forms_idx%', true);

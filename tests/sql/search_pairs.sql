@@ -56,17 +56,6 @@ SELECT pg_temp.expect('ready', parley_search_pairs_ready(), true);
 SELECT pg_temp.expect('same with the pairs (forms off): ' || c.q, pg_temp.ids(pg_temp.s(c.q)), b.ids)
 FROM cases c JOIN before b USING (q);
 -- The plan: the phrase's rows come from the pairs' index.
-CREATE FUNCTION pg_temp.plan(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-    o text := '';
-BEGIN
-    FOR r IN EXECUTE 'EXPLAIN ' || q LOOP
-        o := o || r || E'\n';
-    END LOOP;
-    RETURN o;
-END
-$$;
 SET enable_seqscan = off;
 SELECT pg_temp.expect('the plan reads messages_pairs_idx',
     pg_temp.plan($$SELECT 1 FROM messages m WHERE parley_word_pairs(m.tsv) @> '{"search index"}'

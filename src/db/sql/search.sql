@@ -704,12 +704,18 @@ CREATE OR REPLACE FUNCTION parley_phrase_pairs(phr tsquery) RETURNS text[]
       AND octet_length(a.word) + octet_length(c.word) < 1000
 $$;
 
+-- Whether messages' index name is valid: true, false (being built, or
+-- a build that failed), NULL (none of messages by that name).
+CREATE OR REPLACE FUNCTION parley_search_index_valid(name text) RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT i.indisvalid FROM pg_index i
+    WHERE i.indexrelid = to_regclass(name) AND i.indrelid = 'messages'::regclass
+$$;
+
 -- True once the phrases' index of word pairs (migration 030) is built.
 CREATE OR REPLACE FUNCTION parley_search_pairs_ready() RETURNS boolean
     LANGUAGE sql STABLE AS $$
-    SELECT coalesce((SELECT i.indisvalid FROM pg_index i
-                     WHERE i.indexrelid = to_regclass('messages_pairs_idx')
-                       AND i.indrelid = 'messages'::regclass), false)
+    SELECT coalesce(parley_search_index_valid('messages_pairs_idx'), false)
 $$;
 
 -- The exact phrases q (a query of words as written, without OR) requires,
@@ -726,18 +732,30 @@ CREATE OR REPLACE FUNCTION parley_phrase_query(q tsquery) RETURNS tsquery
     END
 $$;
 
--- Raises 55000 when a relation named name exists that is not the index
--- of messages the builder makes (valid NULL: none of messages by that
--- name): CREATE INDEX ... IF NOT EXISTS would skip it, and the builder
+-- The builder's "index" step for messages' index name (what it serves:
+-- what, for the log; on the expression expr), or NULL when it is valid.
+-- Raises 55000 when a relation of that name exists that is not messages'
+-- index: CREATE INDEX ... IF NOT EXISTS would skip it, and the builder
 -- would ask again and again.
-CREATE OR REPLACE FUNCTION parley_search_index_name_free(name text, valid boolean) RETURNS void
-    LANGUAGE plpgsql STABLE AS $$
+CREATE OR REPLACE FUNCTION parley_search_index_state(langs text, name text, what text, expr text)
+    RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    valid boolean := parley_search_index_valid(name);
 BEGIN
     IF valid IS NULL AND to_regclass(name) IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
             MESSAGE = format('a relation named %s exists that is not the index of messages the '
                              'search builds: rename or drop it', name);
     END IF;
+    IF coalesce(valid, false) THEN
+        RETURN NULL;
+    END IF;
+    RETURN jsonb_build_object(
+        'languages', langs, 'state', 'index', 'index', what,
+        'create', format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON messages USING gin (%s)',
+                         name, expr),
+        'drop_invalid', CASE WHEN valid IS NOT NULL
+                             THEN format('DROP INDEX CONCURRENTLY IF EXISTS %I', name) END);
 END
 $$;
 
@@ -760,7 +778,7 @@ CREATE OR REPLACE FUNCTION parley_search_forms_step(p_langs text) RETURNS jsonb
 DECLARE
     langs text := parley_search_languages_resolve(p_langs);
     r search_forms;
-    valid boolean;
+    idx jsonb;
 BEGIN
     INSERT INTO search_forms (languages) VALUES (langs) ON CONFLICT (languages) DO NOTHING;
     IF NOT (SELECT target FROM search_forms WHERE languages = langs) THEN
@@ -780,17 +798,10 @@ BEGIN
                                   'rows_filled', r.rows_filled);
     END IF;
     IF langs <> '' THEN
-        SELECT i.indisvalid INTO valid
-        FROM pg_index i
-        WHERE i.indexrelid = to_regclass('messages_forms_idx') AND i.indrelid = 'messages'::regclass;
-        PERFORM parley_search_index_name_free('messages_forms_idx', valid);
-        IF NOT coalesce(valid, false) THEN
-            RETURN jsonb_build_object(
-                'languages', langs, 'state', 'index', 'index', 'messages.forms',
-                'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_forms_idx '
-                          'ON messages USING gin (' || parley_search_vector_sql('') || ')',
-                'drop_invalid', CASE WHEN valid IS NOT NULL
-                                     THEN 'DROP INDEX CONCURRENTLY IF EXISTS messages_forms_idx' END);
+        idx := parley_search_index_state(langs, 'messages_forms_idx', 'messages.forms',
+                                         parley_search_vector_sql(''));
+        IF idx IS NOT NULL THEN
+            RETURN idx;
         END IF;
     END IF;
     IF NOT r.active THEN
@@ -800,19 +811,9 @@ BEGIN
     DELETE FROM search_forms WHERE NOT target AND NOT active;
     -- Then the phrases' index of word pairs (migration 030), whatever the
     -- list: the search uses it once it is valid.
-    SELECT i.indisvalid INTO valid
-    FROM pg_index i
-    WHERE i.indexrelid = to_regclass('messages_pairs_idx') AND i.indrelid = 'messages'::regclass;
-    PERFORM parley_search_index_name_free('messages_pairs_idx', valid);
-    IF NOT coalesce(valid, false) THEN
-        RETURN jsonb_build_object(
-            'languages', langs, 'state', 'index', 'index', 'phrase word pairs',
-            'create', 'CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_pairs_idx '
-                      'ON messages USING gin (parley_word_pairs(tsv))',
-            'drop_invalid', CASE WHEN valid IS NOT NULL
-                                 THEN 'DROP INDEX CONCURRENTLY IF EXISTS messages_pairs_idx' END);
-    END IF;
-    RETURN jsonb_build_object('languages', langs, 'state', 'ready');
+    RETURN coalesce(parley_search_index_state(langs, 'messages_pairs_idx', 'phrase word pairs',
+                                              'parley_word_pairs(tsv)'),
+                    jsonb_build_object('languages', langs, 'state', 'ready'));
 END
 $$;
 
