@@ -545,20 +545,58 @@ BEGIN
 END
 $$;
 
--- Fills messages.tsv (the exact words: parley_text_tsv, migration 025)
--- and messages.forms of every row written (text inserted or changed), the
--- forms with the target list: the one asked for last, being filled or in
--- use.
-CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger
+-- The row trigger's function, parley_messages_forms(), for the target
+-- list langs (the one asked for last, being filled or in use): it fills
+-- messages.tsv (the exact words: parley_text_tsv, migration 025) and
+-- messages.forms (parley_forms_vector) of every row written (text inserted
+-- or changed). It is written with the list in it, so a row pays neither a
+-- look-up of search_forms nor parley_forms_vector's loop over the list
+-- (a third of the trigger's cost, bench/README.md "The cost of a row"):
+-- a text of up to 32 kB is read by each configuration's to_tsvector
+-- directly, a longer one by the functions that keep a vector within
+-- PostgreSQL's limit; the vectors are the same. Called by this file (for
+-- the target in the store) and by parley_search_forms_step when the target
+-- changes, in the same transaction. Configuration names come from
+-- search_forms (resolved by parley_search_languages_resolve) and go in
+-- quoted (format %L). Returns whether the function was replaced (false:
+-- it already read so).
+CREATE OR REPLACE FUNCTION parley_messages_forms_define(langs text) RETURNS boolean
     LANGUAGE plpgsql AS $$
+DECLARE
+    forms text;
+    body text;
 BEGIN
-    NEW.tsv := CASE WHEN NEW.text IS NULL OR octet_length(NEW.text) <= 65536
-                    THEN to_tsvector('simple', coalesce(NEW.text, ''))
-                    ELSE parley_text_tsv(NEW.text) END;
-    NEW.forms := parley_forms_vector(NEW.text, (SELECT languages FROM search_forms WHERE target));
+    SELECT coalesce(string_agg(format('to_tsvector(%L::regconfig, NEW.text)', l), ' || ' ORDER BY o),
+                    'NULL')
+    INTO forms
+    FROM unnest(string_to_array(coalesce(langs, ''), ',')) WITH ORDINALITY AS u(l, o)
+    WHERE l <> '';
+    body := format($b$
+-- Written by parley_messages_forms_define(%1$L) (src/db/sql/search.sql).
+BEGIN
+    IF NEW.text IS NULL THEN
+        NEW.tsv := to_tsvector('simple', '');
+        NEW.forms := NULL;
+    ELSIF octet_length(NEW.text) <= 32768 THEN
+        NEW.tsv := to_tsvector('simple', NEW.text);
+        NEW.forms := %2$s;
+    ELSE
+        NEW.tsv := parley_text_tsv(NEW.text);
+        NEW.forms := parley_forms_vector(NEW.text, %1$L);
+    END IF;
     RETURN NEW;
 END
+$b$, coalesce(langs, ''), forms);
+    IF (SELECT prosrc FROM pg_proc WHERE oid = 'parley_messages_forms()'::regprocedure) = body THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger '
+                   'LANGUAGE plpgsql AS %L', body);
+    RETURN true;
+END
 $$;
+
+SELECT parley_messages_forms_define((SELECT languages FROM search_forms WHERE target));
 
 -- The configurations the search uses now, comma-separated; '' when it
 -- matches words as written only (no list chosen, or its column and index
@@ -791,6 +829,7 @@ BEGIN
             fill_chat_id = NULL, fill_id = NULL,
             rows_filled = 0, started_at = now()
         WHERE languages = langs;
+        PERFORM parley_messages_forms_define(langs);
     END IF;
     SELECT * INTO r FROM search_forms WHERE languages = langs;
     IF NOT r.filled THEN
