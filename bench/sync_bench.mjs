@@ -36,12 +36,18 @@ const query = (sql) => new Promise((r) => { pending.push(r); psql.stdin.write(sq
 const control = async (p, body) => (await fetch(`${api}${p}`, body ? { method: "POST", body: JSON.stringify(body) } : {})).json();
 
 // Stored: the offset parleyd commits with each batch (one row, read by
-// key; counting messages would load the database the benchmark measures).
-// pauseMs between probes (0: back to back, for latency).
+// key; counting messages would load the database the benchmark measures),
+// and, where batches are staged before they are applied (a parleyd with
+// bot_update_batches), no staged batch that may hold the update (a table of
+// a few rows). pauseMs between probes (0: back to back, for latency).
+const staging = (await query("SELECT to_regclass('bot_update_batches') IS NOT NULL;")) === "t";
 async function waitStored(lastUpdateId, pauseMs) {
+  const id = Number(lastUpdateId);
+  const sql = staging
+    ? `SELECT coalesce(max((cursor ->> 'offset')::bigint), 0) > ${id} AND NOT EXISTS (SELECT 1 FROM bot_update_batches WHERE first_update_id <= ${id}) FROM sync_state WHERE stream = 'updates';`
+    : `SELECT coalesce(max((cursor ->> 'offset')::bigint), 0) > ${id} FROM sync_state WHERE stream = 'updates';`;
   for (;;) {
-    const off = Number(await query("SELECT coalesce(max((cursor ->> 'offset')::bigint), 0) FROM sync_state WHERE stream = 'updates';"));
-    if (off > lastUpdateId) return;
+    if ((await query(sql)) === "t") return;
     if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
@@ -57,6 +63,12 @@ if (stored !== N) {
   process.exit(1);
 }
 console.log(`updates=${N} ingest_seconds=${secs.toFixed(2)} ingest_updates_per_s=${Math.round(N / secs)}`);
+// The rows ingest stored, for bench/sync.sh's COPY floor (FLOOR_ROWS_FILE,
+// FLOOR_COLS: where, and which columns).
+if (process.env.FLOOR_ROWS_FILE) {
+  execFileSync("psql", ["-X", "-q", "-h", pgHost, "-U", "parley", "-d", "postgres", "-c",
+    `\\copy (SELECT ${process.env.FLOOR_COLS} FROM messages) TO '${process.env.FLOOR_ROWS_FILE}'`]);
+}
 
 const lat = [];
 for (let i = 0; i < SAMPLES; i++) {
@@ -72,6 +84,10 @@ const hwm = () => /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "
 console.log(`parleyd_peak_rss_kib=${hwm()}`);
 
 // Media: MEDIA_FILES new files, downloaded into the store in the background.
+if (MEDIA_FILES === 0) {
+  psql.stdin.end();
+  process.exit(0);
+}
 const bytes = MEDIA_FILES * MEDIA_MB * 1024 * 1024;
 t0 = process.hrtime.bigint();
 await control("/control/generate", { n: MEDIA_FILES, chats: 10, editEvery: 0, photoEvery: 1, photoSize: MEDIA_MB * 1024 * 1024 });
