@@ -14,6 +14,7 @@
  *   parley-loadgen --url unix:/path | tcp://127.0.0.1:P | http://127.0.0.1:P/mcp
  *                  [--sessions N] [--seconds S] [--tool NAME | --calls FILE]
  *                  [--idle] [--label TEXT] [--protocol 2025-11-25|2026-07-28]
+ *                  [--raw --expect FILE]
  *
  * --protocol 2026-07-28: no initialize; every request carries the
  * revision's _meta envelope (and over HTTP its headers: MCP-Protocol-
@@ -21,6 +22,13 @@
  * --calls the request is server/discover (the revision has no ping).
  * --calls FILE: one {"name": ..., "arguments": {...}} per line; session k
  * starts at line k * 7919 and goes on in order, wrapping around.
+ * --raw: the floors of bench/run (nginx answering a fixed body, a minimal
+ * echo on a Unix socket): the same request bytes as in 2025-11-25 (with
+ * --tool, the same tools/call), the same HTTP request headers, but no
+ * initialize and no session id; an answer counts as good only when it is
+ * (over HTTP with status 200) exactly the bytes of --expect FILE (over a
+ * stream, the line without its newline). A session has started once its
+ * first request is answered.
  *
  * Output: one line of key=value pairs (label, transport, sessions, requests,
  * errors, seconds, rps, p50_ms, p90_ms, p95_ms, p99_ms, max_ms); with
@@ -55,6 +63,9 @@ static struct {
     bool idle;
     const char *label;
     bool modern; /* --protocol 2026-07-28 */
+    bool raw;    /* --raw: no initialize; answers must be expect's bytes */
+    char *expect;
+    size_t expect_len;
 } opt = {.sessions = 10, .seconds = 5, .label = "-"};
 
 static char **calls; /* --calls: the lines */
@@ -75,6 +86,14 @@ static bool measuring;
 static bool is_failure(const char *p, size_t len)
 {
     return memmem(p, len, "\"error\":{", 9) != NULL || memmem(p, len, "\"isError\":true", 14) != NULL;
+}
+
+/* An answer that is not a good one: in --raw, anything but expect's bytes. */
+static bool is_bad(const char *p, size_t len)
+{
+    if (opt.raw)
+        return len != opt.expect_len || memcmp(p, opt.expect, len) != 0;
+    return is_failure(p, len);
 }
 
 /* The first ERRORS_SHOWN failures are printed to stderr, so that a run's
@@ -236,16 +255,17 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
     char *nl;
     while (!s->done && (nl = memchr(s->rbuf, '\n', s->rlen)) != NULL) {
         size_t len = (size_t)(nl - s->rbuf) + 1;
-        bool is_error = is_failure(s->rbuf, len);
+        bool is_error = is_bad(s->rbuf, opt.raw ? len - 1 : len);
         if (is_error)
             show_error("an error answer", s->rbuf, len);
-        bool is_init = !opt.modern && s->next_id == 0;
+        bool is_init = !opt.modern && !opt.raw && s->next_id == 0;
         memmove(s->rbuf, s->rbuf + len, s->rlen - len);
         s->rlen -= len;
         if (is_error)
             errors++;
-        if (opt.modern && !s->up) {
-            /* The first answer in 2026-07-28: the session has started. */
+        if ((opt.modern || opt.raw) && !s->up) {
+            /* The first answer in 2026-07-28 or --raw: the session has
+             * started. */
             s->up = true;
             ready++;
             start_more();
@@ -284,7 +304,7 @@ static void s_connected(uv_connect_t *c, int status)
         return;
     }
     uv_read_start((uv_stream_t *)&s->h, s_alloc, s_read);
-    if (!opt.modern) {
+    if (!opt.modern && !opt.raw) {
         s_send(s, INIT, sizeof INIT - 1);
         return;
     }
@@ -423,6 +443,8 @@ static void h_done(hsess_t *h, CURLcode res)
     bool ok = res == CURLE_OK && status >= 200 && status < 300 &&
               (h->phase == 1 || (memmem(h->resp, h->resp_len, "\"result\"", 8) != NULL &&
                                  !is_failure(h->resp, h->resp_len)));
+    if (opt.raw)
+        ok = res == CURLE_OK && status == 200 && !is_bad(h->resp, h->resp_len);
     if (!ok) {
         errors++;
         char what[96];
@@ -438,7 +460,7 @@ static void h_done(hsess_t *h, CURLcode res)
      * connection back before they look for one (else it opens another,
      * and a burst of new connections goes past parleyd's count of those
      * without a complete request, which it shuts down). */
-    if (opt.modern && !h->up) {
+    if ((opt.modern || opt.raw) && !h->up) {
         h->up = true;
         ready++;
     }
@@ -563,12 +585,12 @@ static void h_start(void)
     h->resp = malloc(READ_CHUNK);
     h->cursor = (size_t)started * 7919;
     live_sessions++;
-    if (!opt.modern) {
+    if (!opt.modern && !opt.raw) {
         h_post(h, INIT, NULL);
         return;
     }
-    /* 2026-07-28: the first request is a request; the session has
-     * started once it is answered (h_done). */
+    /* 2026-07-28 and --raw: the first request is a request; the session
+     * has started once it is answered (h_done). */
     h->phase = 2;
     if (opt.idle) {
         h->up = true;
@@ -673,11 +695,28 @@ static void load_calls(void)
     }
 }
 
+/* --expect FILE: the answer --raw expects, byte for byte. */
+static void load_expect(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (f == NULL) {
+        perror(file);
+        exit(2);
+    }
+    opt.expect = malloc(READ_CHUNK);
+    opt.expect_len = fread(opt.expect, 1, READ_CHUNK, f);
+    fclose(f);
+    if (opt.expect_len == 0 || opt.expect_len == READ_CHUNK) {
+        fprintf(stderr, "%s: empty or too long\n", file);
+        exit(2);
+    }
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: parley-loadgen --url unix:PATH|tcp://IP:PORT|http://IP:PORT/mcp "
                     "[--sessions N] [--seconds S] [--tool NAME | --calls FILE] [--idle] "
-                    "[--label TEXT] [--protocol 2025-11-25|2026-07-28]\n");
+                    "[--label TEXT] [--protocol 2025-11-25|2026-07-28] [--raw --expect FILE]\n");
     exit(2);
 }
 
@@ -686,6 +725,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--idle") == 0) {
             opt.idle = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--raw") == 0) {
+            opt.raw = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -702,6 +745,8 @@ int main(int argc, char **argv)
             opt.calls_file = argv[++i];
         else if (strcmp(argv[i], "--label") == 0)
             opt.label = argv[++i];
+        else if (strcmp(argv[i], "--expect") == 0)
+            load_expect(argv[++i]);
         else if (strcmp(argv[i], "--protocol") == 0) {
             const char *v = argv[++i];
             if (strcmp(v, "2026-07-28") == 0)
@@ -712,7 +757,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (opt.url == NULL || opt.sessions < 1 || opt.seconds <= 0)
+    if (opt.url == NULL || opt.sessions < 1 || opt.seconds <= 0 ||
+        opt.raw != (opt.expect != NULL) || (opt.raw && (opt.modern || opt.idle)))
         usage();
     if (strncmp(opt.url, "unix:", 5) == 0) {
         opt.transport = T_UNIX;
@@ -771,7 +817,8 @@ int main(int argc, char **argv)
     qsort(samples, nsamples, sizeof *samples, cmp);
     printf("label=%s transport=%s protocol=%s sessions=%d requests=%zu errors=%llu seconds=%.2f "
            "rps=%.0f p50_ms=%.3f p90_ms=%.3f p95_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
-           opt.label, names[opt.transport], opt.modern ? "2026-07-28" : "2025-11-25", opt.sessions,
+           opt.label, names[opt.transport],
+           opt.raw ? "raw" : opt.modern ? "2026-07-28" : "2025-11-25", opt.sessions,
            nsamples, (unsigned long long)errors,
            secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
            nsamples ? samples[nsamples - 1] : 0.0);
