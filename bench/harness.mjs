@@ -14,7 +14,11 @@
 //      each server's CPU time and peak RSS; then the trivial and the
 //      database mix again in MCP 2026-07-28 (loadgen --protocol 2026-07-28,
 //      Unix socket and HTTP) at parley and at the SDK v2 peer
-//      (peers/ts-sdk-v2-peer.mjs), each beside its 2025-11-25 run;
+//      (peers/ts-sdk-v2-peer.mjs), each beside its 2025-11-25 run; beside
+//      the trivial call, its floors: a throw-away nginx (one worker)
+//      answering parleyd's captured answer over HTTP, and a minimal echo
+//      (parley-echo-floor) answering it on a Unix socket, each driven by
+//      parley-loadgen --raw with the same request bytes;
 //   5. opens idle sessions (Unix socket, HTTP) and measures parleyd's RSS
 //      per session;
 //   6. writes results/<date>.json and results/<date>.md, and with
@@ -25,8 +29,13 @@
 //        [--messages N] [--chats N] [--sessions 1,16,...] [--transports unix,tcp,http]
 //        [--seconds S] [--idle N,...] [--update-readme]
 //        [--modern-sessions 1,16,...] [--modern-trivial-sessions 1,16,...]
-//        [--modern-transports unix,http]
-import { execFileSync, spawn } from "node:child_process";
+//        [--modern-transports unix,http] [--nginx BIN] [--echo-floor BIN]
+//
+// --nginx (or PARLEY_BENCH_NGINX): the nginx binary of the HTTP floor
+// (default: nginx on PATH or /usr/sbin/nginx; none: the floor is skipped,
+// saying so). --echo-floor: the Unix-socket floor's server (default:
+// parley-echo-floor beside --loadgen; none: skipped likewise).
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import net from "node:net";
@@ -69,12 +78,20 @@ if (!cfg.parleyd || !cfg.loadgen) {
   process.exit(2);
 }
 const say = (s) => process.stderr.write(`bench: ${s}\n`);
+// The floors' servers: found here, started once parleyd is up (section 3b).
+const lookPath = (name) =>
+  [...(process.env.PATH ?? "").split(":").filter(Boolean), "/usr/sbin", "/usr/local/sbin"]
+    .map((d) => path.join(d, name)).find((f) => { try { fs.accessSync(f, fs.constants.X_OK); return true; } catch { return false; } });
+cfg.nginx = opt("nginx", process.env.PARLEY_BENCH_NGINX ?? lookPath("nginx") ?? "");
+cfg.echoFloor = opt("echo-floor", path.join(path.dirname(cfg.loadgen), "parley-echo-floor"));
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
 fs.chmodSync(work, 0o755);
 const pg = path.join(work, "pg");
 const children = [];
+const orphans = []; // processes that are not our children (nginx's worker)
 function cleanup() {
+  for (const pid of orphans) try { process.kill(pid, "SIGKILL"); } catch {}
   for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
   try {
     execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["destroy", pg], { stdio: "ignore" });
@@ -88,16 +105,20 @@ const psql = (sql, db = "bench") =>
   execFileSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", pg, "-U", "parley", "-d", db, "-c", sql], { encoding: "utf8", maxBuffer: 1 << 28 }).trim();
 const conninfo = `host=${pg} port=5432 user=parley dbname=bench`;
 
-// /proc figures of a process: CPU seconds (user+system) and peak RSS.
+// /proc figures of a process, or of a server's processes (an array of
+// pids: their sum): CPU seconds (user+system) and peak RSS.
 function cpuSeconds(pid) {
+  if (Array.isArray(pid)) return pid.reduce((sum, p) => sum + cpuSeconds(p), 0);
   const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(f[11]) + Number(f[12])) / 100;
 }
-const status = (pid, key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+const status = (pid, key) => Array.isArray(pid) ? pid.reduce((sum, p) => sum + status(p, key), 0) :
+  Number(new RegExp(`${key}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 const resetPeak = (pid) => {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, "5");
-  } catch {}
+  for (const p of [].concat(pid))
+    try {
+      fs.writeFileSync(`/proc/${p}/clear_refs`, "5");
+    } catch {}
 };
 
 function kv(line) {
@@ -358,6 +379,161 @@ const pids = { parley: parley.child.pid, "ts-sdk-peer": peer.child.pid, "ts-sdk-
   say(`answers checked: ${results.problems.length ? "DIFFER" : "alike"}`);
 }
 
+// ---- 3b. the floors ----
+// What one request/answer costs on this kernel without any MCP: over HTTP,
+// nginx answering a fixed body; over the Unix socket, parley-echo-floor
+// answering a fixed line. Both answer with the bytes parleyd answers the
+// trivial call (tools/call test_simple_text) with, captured here, and
+// parley-loadgen --raw drives them with the same request bytes (no
+// initialize, no session), checking every answer against those bytes. A
+// floor that cannot run is skipped, saying why (results.floors).
+const TRIVIAL = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}';
+const INIT_2025 = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } });
+const INITIALIZED_2025 = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+const HTTP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+async function trivialAnswerHttp(url) {
+  const r0 = await fetch(url, { method: "POST", headers: HTTP_HEADERS, body: INIT_2025 });
+  await r0.arrayBuffer();
+  const h = { ...HTTP_HEADERS, "mcp-session-id": r0.headers.get("mcp-session-id"), "mcp-protocol-version": "2025-11-25" };
+  await (await fetch(url, { method: "POST", headers: h, body: INITIALIZED_2025 })).arrayBuffer();
+  const r = await fetch(url, { method: "POST", headers: h, body: TRIVIAL });
+  return { status: r.status, type: r.headers.get("content-type"), body: Buffer.from(await r.arrayBuffer()) };
+}
+// The answer line (without its newline) to each line sent, over a Unix socket.
+async function trivialAnswerSocket(file) {
+  const sock = net.createConnection(file);
+  await once(sock, "connect");
+  let buf = Buffer.alloc(0);
+  const lines = [];
+  sock.on("data", (d) => {
+    buf = Buffer.concat([buf, d]);
+    let nl;
+    while ((nl = buf.indexOf(10)) >= 0) {
+      lines.push(buf.subarray(0, nl));
+      buf = buf.subarray(nl + 1);
+    }
+  });
+  const next = async () => {
+    const deadline = Date.now() + 10000;
+    while (!lines.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    return lines.shift();
+  };
+  sock.write(INIT_2025 + "\n");
+  await next();
+  sock.write(INITIALIZED_2025 + "\n" + TRIVIAL + "\n");
+  const answer = await next();
+  sock.destroy();
+  return answer;
+}
+const freePort = () => new Promise((resolve, reject) => {
+  const srv = net.createServer().listen(0, "127.0.0.1", () => {
+    const p = srv.address().port;
+    srv.close(() => resolve(p));
+  }).on("error", reject);
+});
+results.floors = {};
+const floors = {}; // transport -> { server, expect (file of the answer's bytes) }
+{
+  const dir = path.join(work, "floors");
+  fs.mkdirSync(dir, { recursive: true });
+  // HTTP: nginx.
+  const a = await trivialAnswerHttp(urls.parley.http);
+  const skipHttp = (why) => {
+    results.floors.http = { server: "nginx", skipped: why };
+    say(`HTTP floor (nginx) skipped: ${why}`);
+  };
+  if (a.status !== 200 || !a.body.length) skipHttp(`parleyd answered the trivial call with HTTP ${a.status}`);
+  else if (!cfg.nginx || !fs.existsSync(cfg.nginx))
+    skipHttp(`no nginx${cfg.nginx ? ` at ${cfg.nginx}` : " on PATH or in /usr/sbin"}: install it with \`apt-get install nginx-light\` ` +
+      "(bench/run does so when run as root, except with --smoke), or name it with --nginx BIN or PARLEY_BENCH_NGINX");
+  else if (a.body.includes("$")) skipHttp("the answer holds a $, which nginx's return would read as a variable");
+  else {
+    const expect = path.join(dir, "http-answer.json");
+    fs.writeFileSync(expect, a.body);
+    const ngx = path.join(dir, "nginx");
+    fs.mkdirSync(path.join(ngx, "tmp"), { recursive: true });
+    // nginx -V prints its version and build to stderr.
+    const v = spawnSync(cfg.nginx, ["-V"], { encoding: "utf8" });
+    const info = `${v.stdout}${v.stderr}`;
+    const version = /nginx\/[\d.]+/.exec(info) ?? ["nginx"];
+    const temps = ["client_body", "proxy", "fastcgi", "scgi", "uwsgi"]
+      .filter((m) => m === "client_body" || !info.includes(`--without-http_${m}_module`))
+      .map((m) => `    ${m}_temp_path ${path.join(ngx, "tmp", m)};`);
+    const body = a.body.toString("utf8").replace(/\\/g, "\\\\").replace(/'/g, "\\'");
+    let started;
+    for (let attempt = 1; !started; attempt++) {
+      const nport = await freePort();
+      fs.writeFileSync(path.join(ngx, "nginx.conf"), [
+        "# The HTTP floor of bench/run (written by bench/harness.mjs).",
+        "# One worker: parleyd is one loop on one core.",
+        "daemon off;", "master_process on;", "worker_processes 1;",
+        `pid ${path.join(ngx, "nginx.pid")};`, `error_log ${path.join(ngx, "error.log")} warn;`,
+        "events {", "    worker_connections 8192;", "}",
+        "http {", "    access_log off;", ...temps,
+        "    keepalive_requests 1000000000;", "    keepalive_timeout 300s;",
+        "    server {", `        listen 127.0.0.1:${nport};`,
+        "        location = /mcp {",
+        `            default_type "${a.type ?? "application/json"}";`,
+        `            return 200 '${body}';`,
+        "        }", "    }", "}", ""].join("\n"));
+      try {
+        const p = await startProcess(cfg.nginx, ["-p", ngx + "/", "-c", path.join(ngx, "nginx.conf"), "-e", path.join(ngx, "error.log")],
+          () => fs.existsSync(path.join(ngx, "nginx.pid")));
+        started = { p, port: nport };
+      } catch (e) {
+        const log = fs.existsSync(path.join(ngx, "error.log")) ? fs.readFileSync(path.join(ngx, "error.log"), "utf8") : "";
+        if (attempt < 5 && /Address already in use/.test(log + e.message)) continue;
+        skipHttp(`nginx did not start: ${(e.message + log).slice(-600)}`);
+        break;
+      }
+    }
+    if (started) {
+      const master = started.p.child.pid;
+      let worker;
+      for (const deadline = Date.now() + 10000; !worker && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20)))
+        worker = Number(fs.readFileSync(`/proc/${master}/task/${master}/children`, "utf8").trim().split(/\s+/)[0]) || undefined;
+      if (worker) orphans.push(worker);
+      urls.nginx = { http: `http://127.0.0.1:${started.port}/mcp` };
+      const b = worker ? await fetch(urls.nginx.http, { method: "POST", headers: HTTP_HEADERS, body: TRIVIAL }) : null;
+      const bb = b ? Buffer.from(await b.arrayBuffer()) : null;
+      if (!worker) skipHttp("nginx started no worker");
+      else if (b.status !== 200 || !bb.equals(a.body) || b.headers.get("content-type") !== a.type)
+        skipHttp(`nginx answers otherwise than parleyd: HTTP ${b.status}, ${b.headers.get("content-type")}, ${bb.toString().slice(0, 200)}`);
+      else {
+        pids.nginx = [master, worker];
+        floors.http = { server: "nginx", expect, stop: started.p };
+        results.floors.http = { server: "nginx", version: version[0], workers: 1, answer_bytes: a.body.length, content_type: a.type };
+        say(`HTTP floor: ${version[0]}, one worker, answering ${a.body.length} bytes of ${a.type} on port ${started.port}`);
+      }
+      if (!floors.http) await stop(started.p);
+    }
+  }
+  // The Unix socket: parley-echo-floor.
+  const line = await trivialAnswerSocket(sock);
+  const skipUnix = (why) => {
+    results.floors.unix = { server: "echo-floor", skipped: why };
+    say(`Unix-socket floor (parley-echo-floor) skipped: ${why}`);
+  };
+  if (!line?.length) skipUnix("parleyd gave no answer line to the trivial call");
+  else if (!fs.existsSync(cfg.echoFloor)) skipUnix(`no ${cfg.echoFloor} (built beside parley-loadgen: bench/CMakeLists.txt)`);
+  else {
+    const expect = path.join(dir, "unix-answer.json");
+    fs.writeFileSync(expect, line);
+    const echoSock = path.join(dir, "echo.sock");
+    try {
+      const p = await startProcess(cfg.echoFloor, [echoSock, expect], (out) => /ready/.test(out));
+      urls["echo-floor"] = { unix: `unix:${echoSock}` };
+      pids["echo-floor"] = p.child.pid;
+      floors.unix = { server: "echo-floor", expect, stop: p };
+      results.floors.unix = { server: "echo-floor", answer_bytes: line.length + 1 };
+      say(`Unix-socket floor: parley-echo-floor answering ${line.length + 1} bytes`);
+    } catch (e) {
+      skipUnix(`it did not start: ${e.message.slice(-600)}`);
+    }
+  }
+}
+
 // ---- 4. workload ----
 // One loadgen run against one server; CPU per call is the server's user +
 // system time over the calls answered.
@@ -388,8 +564,13 @@ for (const n of cfg.trivialSessions)
   for (const transport of cfg.trivialTransports) {
     const p = measure("trivial", "parley", transport, n, ["--tool", "test_simple_text"]);
     const q = measure("trivial", "ts-sdk-peer", transport, n, ["--tool", "test_simple_text"]);
+    // The transport's floor (section 3b), same sessions and seconds.
+    const fl = floors[transport];
+    const f = fl ? measure("trivial", fl.server, transport, n, ["--tool", "test_simple_text", "--raw", "--expect", fl.expect], "raw") : null;
     results.trivial.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
-      peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms });
+      peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms,
+      floor: fl?.server ?? null, floor_rps: f?.rps ?? null, floor_p99_ms: f?.p99_ms ?? null, floor_cpu_us: f?.cpu_us_per_call ?? null,
+      parley_vs_floor_cpu: ratio(p.cpu_us_per_call, f?.cpu_us_per_call) });
   }
 // The same in MCP 2026-07-28: parley beside the SDK v2 peer.
 for (const n of cfg.modernTrivialSessions)
@@ -397,10 +578,13 @@ for (const n of cfg.modernTrivialSessions)
     const p = measure("trivial", "parley", transport, n, ["--tool", "test_simple_text"], MODERN);
     const q = measure("trivial", "ts-sdk-v2-peer", transport, n, ["--tool", "test_simple_text"], MODERN);
     const old = findRun("trivial", "2025-11-25", "parley", transport, n);
+    const f = floors[transport] ? findRun("trivial", "raw", floors[transport].server, transport, n) : null;
     results.trivial_2026.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
       peer_vs_parley_cpu: ratio(q.cpu_us_per_call, p.cpu_us_per_call, 1), parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms,
-      parley_rps_vs_2025: ratio(p.rps, old?.rps) });
+      parley_rps_vs_2025: ratio(p.rps, old?.rps), floor_cpu_us: f?.cpu_us_per_call ?? null, parley_vs_floor_cpu: ratio(p.cpu_us_per_call, f?.cpu_us_per_call) });
   }
+for (const fl of Object.values(floors)) await stop(fl.stop);
+orphans.length = 0; // nginx's worker ended with its master
 // Search latency per query class, one session (Unix socket): each class's
 // queries alone, newest first and by relevance.
 const searchClasses = {
@@ -517,11 +701,20 @@ md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cor
   `${fmt(results.dataset.storedMessages)} messages in ${fmt(cfg.chats)} chats, imported at ${fmt(results.dataset.importMsgsPerSec)} msg/s; ` +
   `${cfg.seconds} s per run; pgbench clients capped at ${cfg.pgbenchMaxClients}.`, "");
 md.push("MCP 2025-11-25 (each session `initialize`s first; the peer: TypeScript SDK v1).", "");
-md.push("Transport-bound mix (`test_simple_text`, no database):", "");
-md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU |");
-md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+md.push("Transport-bound mix (`test_simple_text`, no database). The floor: what one request/answer costs with no MCP at all, " +
+  "driven by the same load generator with the same request bytes (`--raw`: no `initialize`, no session) and answered with " +
+  "the bytes of parleyd's answer: over HTTP nginx with one worker (parleyd is one loop), over the Unix socket " +
+  "`parley-echo-floor` (one libuv loop, a fixed line per line read). parley/floor: parleyd's CPU per call over the floor's " +
+  "CPU per request (1.25 = 125 % of the floor); peer/parley: the peer's CPU per call over parleyd's.", "");
+for (const [t, f] of Object.entries(results.floors ?? {}))
+  md.push(f.skipped ? `- ${t} floor (${f.server}): skipped: ${f.skipped}` :
+    `- ${t} floor: ${f.version ?? f.server}${f.workers ? `, ${f.workers} worker` : ""}, answering ${f.answer_bytes} bytes${f.content_type ? ` of ${f.content_type}` : ""}`);
+md.push("");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | floor | floor req/s | floor µs CPU/req | parley/floor CPU | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU |");
+md.push("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const t of results.trivial)
-  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} |`);
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${t.floor ?? "–"} | ${fmt(t.floor_rps)} | ${fmt(t.floor_cpu_us)} | ${fmt(t.parley_vs_floor_cpu)} | ` +
+    `${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} |`);
 md.push("", "Search latency per query class (`messagesSearch`, one session, Unix socket; each query newest first and by relevance):", "");
 md.push("| class | queries | calls | p50 ms | p95 ms | p99 ms |", "|---|---|---:|---:|---:|---:|");
 for (const r of results.search)
@@ -540,12 +733,13 @@ for (const c of results.comparisons) {
     `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
 }
 md.push("", "MCP 2026-07-28 (no `initialize`; the envelope in every request's `_meta`, over HTTP its headers and no session; the peer: TypeScript SDK v2, " +
-  "`@modelcontextprotocol/server`; \"2026/2025\": parley's req/s over its 2025-11-25 run above, same transport and sessions).", "");
+  "`@modelcontextprotocol/server`; \"2026/2025\": parley's req/s over its 2025-11-25 run above, same transport and sessions; " +
+  "parley/floor: over the floor's CPU per request measured above at the same sessions).", "");
 md.push("Transport-bound mix (`test_simple_text`, no database):", "");
-md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | parley 2026/2025 req/s |");
-md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | parley/floor CPU | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | parley 2026/2025 req/s |");
+md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const t of results.trivial_2026)
-  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.parley_rps_vs_2025)} |`);
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.parley_vs_floor_cpu)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.parley_rps_vs_2025)} |`);
 md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext; pgbench from the table above):", "");
 md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | parley/peer | parley/pgbench | parley 2026/2025 req/s |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
