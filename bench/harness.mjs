@@ -432,6 +432,21 @@ const freePort = () => new Promise((resolve, reject) => {
     srv.close(() => resolve(p));
   }).on("error", reject);
 });
+// A process's children (nginx's worker): /proc/PID/task/PID/children, or
+// where the kernel lacks it, every process's parent in /proc/N/stat.
+function childrenOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((d) => {
+      try {
+        return Number(fs.readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    }).map(Number);
+  }
+}
 results.floors = {};
 const floors = {}; // transport -> { server, expect (file of the answer's bytes) }
 {
@@ -492,21 +507,26 @@ const floors = {}; // transport -> { server, expect (file of the answer's bytes)
       const master = started.p.child.pid;
       let worker;
       for (const deadline = Date.now() + 10000; !worker && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20)))
-        worker = Number(fs.readFileSync(`/proc/${master}/task/${master}/children`, "utf8").trim().split(/\s+/)[0]) || undefined;
+        worker = childrenOf(master)[0];
       if (worker) orphans.push(worker);
       urls.nginx = { http: `http://127.0.0.1:${started.port}/mcp` };
       const b = worker ? await fetch(urls.nginx.http, { method: "POST", headers: HTTP_HEADERS, body: TRIVIAL }) : null;
       const bb = b ? Buffer.from(await b.arrayBuffer()) : null;
       if (!worker) skipHttp("nginx started no worker");
-      else if (b.status !== 200 || !bb.equals(a.body) || b.headers.get("content-type") !== a.type)
+      else if (b.status !== 200 || !bb.equals(a.body) || b.headers.get("content-type") !== a.type) {
+        // The harness's own fault (the body's quoting, the type): a problem.
         skipHttp(`nginx answers otherwise than parleyd: HTTP ${b.status}, ${b.headers.get("content-type")}, ${bb.toString().slice(0, 200)}`);
-      else {
+        results.problems.push(`HTTP floor: ${results.floors.http.skipped}`);
+      } else {
         pids.nginx = [master, worker];
         floors.http = { server: "nginx", expect, stop: started.p };
         results.floors.http = { server: "nginx", version: version[0], workers: 1, answer_bytes: a.body.length, content_type: a.type };
         say(`HTTP floor: ${version[0]}, one worker, answering ${a.body.length} bytes of ${a.type} on port ${started.port}`);
       }
-      if (!floors.http) await stop(started.p);
+      if (!floors.http) {
+        await stop(started.p);
+        orphans.length = 0;
+      }
     }
   }
   // The Unix socket: parley-echo-floor.
