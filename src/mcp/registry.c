@@ -33,6 +33,43 @@ static const mcp_toolset_t *toolset_find(const mcp_toolset_t *const *available, 
     return NULL;
 }
 
+_Static_assert(MCP_REGISTRY_TOOL_SLOTS >= 4 * MCP_REGISTRY_MAX_TOOLS &&
+                   (MCP_REGISTRY_TOOL_SLOTS & (MCP_REGISTRY_TOOL_SLOTS - 1)) == 0,
+               "the tool table is a power of two, never more than half full");
+
+/* FNV-1a: tool names are short, and the table at most half full. */
+static unsigned name_hash(const char *name)
+{
+    unsigned h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+static bool tool_named(const mcp_tool_t *t, const char *name)
+{
+    return strcmp(t->name, name) == 0 || strcmp(t->def->name, name) == 0;
+}
+
+/* The slot holding name, or the empty slot where it would go; *probes
+ * counts the slots examined. */
+static unsigned tool_slot(const mcp_registry_t *r, const char *name, int *probes)
+{
+    unsigned mask = MCP_REGISTRY_TOOL_SLOTS - 1, i = name_hash(name) & mask;
+    for (*probes = 1;; i = (i + 1) & mask, (*probes)++) {
+        unsigned v = r->tool_slots[i];
+        if (v == 0 || tool_named(&r->tools[v - 1], name))
+            return i;
+    }
+}
+
+/* Enters tool number k under name (not yet entered). */
+static void tool_enter(mcp_registry_t *r, const char *name, int k)
+{
+    int probes;
+    r->tool_slots[tool_slot(r, name, &probes)] = (unsigned short)(k + 1);
+}
+
 static json_t *make_listing(const mcp_tool_t *t, json_t *output_schema)
 {
     const mcp_tool_def_t *d = t->def;
@@ -73,7 +110,7 @@ static int add_tool(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_tool_d
         snprintf(err, errcap, "tool %s: name must match ^[A-Za-z0-9_-]{1,64}$", d->name);
         return UV_EINVAL;
     }
-    if (mcp_registry_find(r, t->name) != NULL) {
+    if (mcp_registry_find(r, t->name) != NULL || mcp_registry_find(r, d->name) != NULL) {
         snprintf(err, errcap, "tool %s: defined twice", t->name);
         return UV_EINVAL;
     }
@@ -97,6 +134,9 @@ static int add_tool(mcp_registry_t *r, const mcp_toolset_t *ts, const mcp_tool_d
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
+    tool_enter(r, t->name, r->ntools);
+    if (strcmp(d->name, t->name) != 0)
+        tool_enter(r, d->name, r->ntools);
     r->ntools++;
     return 0;
 }
@@ -212,9 +252,10 @@ int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
 {
     memset(r, 0, sizeof *r);
     r->tools = calloc(MCP_REGISTRY_MAX_TOOLS, sizeof *r->tools);
+    r->tool_slots = calloc(MCP_REGISTRY_TOOL_SLOTS, sizeof *r->tool_slots);
     r->resources = calloc(MCP_REGISTRY_MAX_RESOURCES, sizeof *r->resources);
     r->prompts = calloc(MCP_REGISTRY_MAX_PROMPTS, sizeof *r->prompts);
-    if (r->tools == NULL || r->resources == NULL || r->prompts == NULL) {
+    if (r->tools == NULL || r->tool_slots == NULL || r->resources == NULL || r->prompts == NULL) {
         mcp_registry_free(r);
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
@@ -270,6 +311,7 @@ void mcp_registry_free(mcp_registry_t *r)
         json_decref(r->prompts[i].listing);
     }
     free(r->tools);
+    free(r->tool_slots);
     free(r->resources);
     free(r->prompts);
     memset(r, 0, sizeof *r);
@@ -365,10 +407,19 @@ const mcp_prompt_t *mcp_registry_find_prompt(const mcp_registry_t *r, const char
 
 const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name)
 {
-    for (int i = 0; i < r->ntools; i++)
-        if (strcmp(r->tools[i].name, name) == 0 || strcmp(r->tools[i].def->name, name) == 0)
-            return &r->tools[i];
-    return NULL;
+    if (r->tool_slots == NULL)
+        return NULL;
+    int probes;
+    unsigned v = r->tool_slots[tool_slot(r, name, &probes)];
+    return v ? &r->tools[v - 1] : NULL;
+}
+
+int mcp_registry__find_probes(const mcp_registry_t *r, const char *name)
+{
+    int probes = 0;
+    if (r->tool_slots != NULL)
+        (void)tool_slot(r, name, &probes);
+    return probes;
 }
 
 bool mcp_registry_lists_change(const mcp_registry_t *r)

@@ -23,8 +23,13 @@ typedef struct mcp_call_s mcp_call_t;
 #define MCP_TOOL_IDEMPOTENT  0x4u
 #define MCP_TOOL_OPEN_WORLD  0x8u
 
-#define MCP_TOOL_NAME_MAX          64
-#define MCP_REGISTRY_MAX_TOOLS     512
+#define MCP_TOOL_NAME_MAX      64
+#define MCP_REGISTRY_MAX_TOOLS 512
+/* The tool names' hash table: a power of two, at least four times
+ * MCP_REGISTRY_MAX_TOOLS (each tool may be entered under two names: its
+ * listed and its dotted spec name), so that it is never more than half
+ * full and a lookup compares one or two names, whatever the tool count. */
+#define MCP_REGISTRY_TOOL_SLOTS    2048
 #define MCP_REGISTRY_MAX_RESOURCES 256
 #define MCP_REGISTRY_MAX_PROMPTS   256
 
@@ -115,6 +120,10 @@ typedef struct mcp_registry_s {
     int ntoolsets;
     mcp_tool_t *tools;
     int ntools;
+    /* MCP_REGISTRY_TOOL_SLOTS slots, open addressing with linear probing:
+     * 0 empty, else 1 + the index in tools of the tool whose listed or
+     * spec name hashes there (mcp_registry_find). */
+    unsigned short *tool_slots;
     mcp_resource_t *resources; /* fixed ones and templates */
     int nresources;
     mcp_prompt_t *prompts;
@@ -153,8 +162,13 @@ void mcp_registry_set_context(mcp_registry_t *r, const mcp_toolset_t *ts, void *
 void *mcp_registry_context(const mcp_registry_t *r, const mcp_toolset_t *ts);
 void mcp_registry_free(mcp_registry_t *r);
 
-/* Finds a tool by listed name or spec name; NULL if none. */
+/* Finds a tool by listed name or spec name; NULL if none. By hash: the
+ * cost does not grow with the number of tools served. */
 const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name);
+
+/* The number of slots mcp_registry_find examines to answer name (for the
+ * tests: a lookup by hash examines one or two, a walk ntools). */
+int mcp_registry__find_probes(const mcp_registry_t *r, const char *name);
 
 /* A set of selected toolsets: bit i stands for r->toolsets[i]
  * (MCP_REGISTRY_ALL_TOOLSETS: every one). A session's policy holds one. */

@@ -1,6 +1,7 @@
 /* Tests for mcp/registry and mcp/schema: toolset selection, dotted names
  * listed with underscores and found both ways, read-only filtering, URI
  * templates, and argument validation messages that name the field. */
+#include <stdio.h>
 #include <string.h>
 
 #include "mcp/registry.h"
@@ -59,6 +60,48 @@ static void test_names_and_read_only(void **state)
     assert_false(mcp_tool_name_valid(""));
     assert_false(mcp_tool_name_valid("a.b"));
     assert_true(mcp_tool_name_valid("a-b_C9"));
+}
+
+/* A tools/call finds its tool by hash: among the most tools a registry
+ * holds, each is found under both its names, and every lookup (the last
+ * tool's, an unknown name's) examines a few slots, where a walk of the
+ * table examined one per tool before it. */
+static void test_find_by_hash(void **state)
+{
+    (void)state;
+    enum { N = MCP_REGISTRY_MAX_TOOLS };
+    static char names[N][24];
+    static mcp_tool_def_t defs[N];
+    for (int i = 0; i < N; i++) {
+        if (i % 2)
+            snprintf(names[i], sizeof names[i], "ns%d.tool_%d", i / 7, i);
+        else
+            snprintf(names[i], sizeof names[i], "tool_%d", i);
+        defs[i] = (mcp_tool_def_t){names[i],           "T", "D.", "{\"type\":\"object\"}", NULL,
+                                   MCP_TOOL_READ_ONLY, fn,  NULL};
+    }
+    const mcp_toolset_t many = {"many", "M", defs, N, NULL, 0, NULL, 0, false, false};
+    const mcp_toolset_t *const sets[] = {&many, NULL};
+    mcp_registry_t r;
+    char err[256];
+    int rc = mcp_registry_build(&r, sets, "many", false, err, sizeof err);
+    if (rc != 0)
+        fail_msg("%s", err);
+    assert_int_equal(r.ntools, N);
+    int most = 0, total = 0;
+    for (int i = 0; i < N; i++) {
+        assert_ptr_equal(mcp_registry_find(&r, names[i]), &r.tools[i]);
+        assert_ptr_equal(mcp_registry_find(&r, r.tools[i].name), &r.tools[i]);
+        int p = mcp_registry__find_probes(&r, r.tools[i].name);
+        total += p;
+        most = p > most ? p : most;
+    }
+    assert_true(most <= 8);
+    assert_true(total <= 2 * N); /* one or two slots a lookup on average */
+    assert_null(mcp_registry_find(&r, "tool_none"));
+    assert_true(mcp_registry__find_probes(&r, "tool_none") <= 8);
+    assert_true(mcp_registry__find_probes(&r, r.tools[N - 1].name) <= 8);
+    mcp_registry_free(&r);
 }
 
 static void test_uri_templates(void **state)
@@ -173,9 +216,9 @@ static void test_schema_message_utf8(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names_and_read_only), cmocka_unit_test(test_uri_templates),
-        cmocka_unit_test(test_schema_messages),     cmocka_unit_test(test_schema_any_of),
-        cmocka_unit_test(test_schema_message_utf8),
+        cmocka_unit_test(test_names_and_read_only), cmocka_unit_test(test_find_by_hash),
+        cmocka_unit_test(test_uri_templates),       cmocka_unit_test(test_schema_messages),
+        cmocka_unit_test(test_schema_any_of),       cmocka_unit_test(test_schema_message_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
