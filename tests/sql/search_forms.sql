@@ -173,14 +173,28 @@ SELECT pg_temp.expect('a text that fits: the same vector',
 -- The trigger is written with the target list in it
 -- (parley_messages_forms_define): every row written gets exactly the
 -- vectors parley_text_tsv and parley_forms_vector give for that list —
--- short, 40 kB (past the inline branch), NULL and empty texts — and it
--- follows the target when the builder's step changes it; applying it again
--- for the same list replaces nothing.
+-- short, 40 kB (past the inline branch), NULL and empty texts — a text of
+-- ASCII characters only those of the configurations that read it
+-- differently (parley_forms_ascii_list), and it follows the target when
+-- the builder's step changes it; applying it again for the same list
+-- replaces nothing.
+SELECT pg_temp.expect('ascii list: russian reads ASCII as english does',
+    parley_forms_ascii_list('english,russian'), 'english');
+SELECT pg_temp.expect('ascii list: the first kept', parley_forms_ascii_list('russian,english'), 'russian');
+SELECT pg_temp.expect('ascii list: one', parley_forms_ascii_list('english'), 'english');
+SELECT pg_temp.expect('ascii list: different stemmers kept',
+    parley_forms_ascii_list('german,english,simple'), 'german,english,simple');
+SELECT pg_temp.expect('ascii list: the same lexemes',
+    (SELECT count(*) FROM messages WHERE text IS NOT NULL AND octet_length(text) = length(text)
+       AND tsvector_to_array(parley_forms_vector(text, 'english'))
+           <> tsvector_to_array(parley_forms_vector(text, 'english,russian'))), 0::bigint);
 INSERT INTO messages (chat_id, id, sender_id, date, text) VALUES
     (-100, 200, 8, '2026-03-01 10:00Z', 'The runners were running; бегуны бежали'),
     (-100, 201, 8, '2026-03-01 10:01Z', repeat('deployments встречи ', 2000)),
     (-100, 202, 8, '2026-03-01 10:02Z', NULL),
-    (-100, 203, 8, '2026-03-01 10:03Z', '');
+    (-100, 203, 8, '2026-03-01 10:03Z', ''),
+    (-100, 204, 8, '2026-03-01 10:04Z', 'The runners were running'),
+    (-100, 205, 8, '2026-03-01 10:05Z', repeat('deployments meetings ', 2000));
 SELECT pg_temp.expect('trigger: the function names its list',
     (SELECT prosrc LIKE '%parley_messages_forms_define(''english,russian'')%'
      FROM pg_proc WHERE oid = 'parley_messages_forms()'::regprocedure), true);
@@ -188,15 +202,23 @@ SELECT pg_temp.expect('trigger: the vectors of the list',
     (SELECT count(*) FROM messages WHERE id BETWEEN 200 AND 203
        AND tsv = parley_text_tsv(text)
        AND forms IS NOT DISTINCT FROM parley_forms_vector(text, 'english,russian')), 4::bigint);
+SELECT pg_temp.expect('trigger: ASCII text parsed once',
+    (SELECT count(*) FROM messages WHERE id IN (204, 205)
+       AND tsv = parley_text_tsv(text) AND forms = parley_forms_vector(text, 'english')), 2::bigint);
 SELECT pg_temp.expect('trigger: a long text is read whole',
     (SELECT forms @@ 'встреч'::tsquery AND forms @@ 'deploy'::tsquery FROM messages WHERE id = 201), true);
 SELECT pg_temp.expect('trigger: same list, nothing replaced',
     parley_messages_forms_define('english,russian'), false);
 SELECT pg_temp.expect('trigger: a new target', parley_search_forms_step('russian') ->> 'state', 'fill');
-UPDATE messages SET text = 'The runners were running again' WHERE chat_id = -100 AND id = 200;
+UPDATE messages SET text = 'The runners were running; бегуны бежали снова' WHERE chat_id = -100 AND id = 200;
 SELECT pg_temp.expect('trigger: rows written now get the new list',
     (SELECT forms = parley_forms_vector(text, 'russian') AND forms <> parley_forms_vector(text, 'english,russian')
      FROM messages WHERE chat_id = -100 AND id = 200), true);
+-- The backfill reads ASCII text as the trigger does.
+SELECT pg_temp.expect('backfill: refilled', parley_search_forms_fill('russian', 1000) ->> 'finished', 'false');
+SELECT pg_temp.expect('backfill: the trigger''s vectors',
+    (SELECT count(*) FROM messages WHERE text IS NOT NULL
+       AND forms IS DISTINCT FROM parley_forms_vector(text, 'russian')), 0::bigint);
 SELECT pg_temp.expect('trigger: words as written only', parley_search_forms_step('') ->> 'state', 'ready');
 UPDATE messages SET text = 'running once more' WHERE chat_id = -100 AND id = 200;
 SELECT pg_temp.expect('trigger: no forms without a list',

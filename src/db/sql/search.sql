@@ -494,6 +494,34 @@ CREATE OR REPLACE FUNCTION parley_search_vector_sql(alias text) RETURNS text
                   CASE WHEN alias <> '' THEN alias || '.' ELSE '' END)
 $$;
 
+-- The configurations of langs (a resolved list) that a text of ASCII
+-- characters only needs, comma-separated: a configuration whose parser and
+-- whose dictionaries for every token type such a text can hold (all but
+-- word, hword and hword_part, which need a letter beyond ASCII) are those
+-- of one before it in the list reads that text into the same lexemes, so
+-- it is left out. 'english,russian' gives 'english' (russian reads ASCII
+-- words with english_stem too): an English message is parsed once for its
+-- forms, not twice. langs itself when nothing can be left out.
+CREATE OR REPLACE FUNCTION parley_forms_ascii_list(langs text) RETURNS text
+    LANGUAGE sql STABLE AS $$
+    WITH l AS (
+        SELECT u.c, u.o, cfg.oid, cfg.cfgparser
+        FROM unnest(string_to_array(langs, ',')) WITH ORDINALITY AS u(c, o)
+        JOIN pg_ts_config cfg ON cfg.oid = u.c::regconfig),
+    m AS (
+        SELECT l.c, l.o, l.cfgparser,
+               (SELECT array_agg(mm.maptokentype || ':' || mm.mapseqno || ':' || mm.mapdict
+                                 ORDER BY mm.maptokentype, mm.mapseqno)
+                FROM pg_ts_config_map mm
+                WHERE mm.mapcfg = l.oid
+                  AND mm.maptokentype NOT IN (SELECT t.tokid FROM ts_token_type(l.cfgparser) AS t
+                                              WHERE t.alias IN ('word', 'hword', 'hword_part'))) AS sig
+        FROM l)
+    SELECT string_agg(m.c, ',' ORDER BY m.o) FROM m
+    WHERE NOT EXISTS (SELECT 1 FROM m e
+                      WHERE e.o < m.o AND e.cfgparser = m.cfgparser AND e.sig IS NOT DISTINCT FROM m.sig)
+$$;
+
 -- messages.forms of t for langs (a resolved list), NULL for none: the
 -- lexemes of each configuration in turn. The trigger below and the
 -- backfill fill the column with it. A text over 32 kB (which could reach
@@ -554,7 +582,9 @@ $$;
 -- (a third of the trigger's cost, bench/README.md "The cost of a row"):
 -- a text of up to 32 kB is read by each configuration's to_tsvector
 -- directly, a longer one by the functions that keep a vector within
--- PostgreSQL's limit; the vectors are the same. Called by this file (for
+-- PostgreSQL's limit; a text of ASCII characters only by the
+-- configurations of parley_forms_ascii_list (english,russian: english
+-- alone, the same lexemes). Called by this file (for
 -- the target in the store) and by parley_search_forms_step when the target
 -- changes, in the same transaction. Configuration names come from
 -- search_forms (resolved by parley_search_languages_resolve) and go in
@@ -563,7 +593,10 @@ $$;
 CREATE OR REPLACE FUNCTION parley_messages_forms_define(langs text) RETURNS boolean
     LANGUAGE plpgsql AS $$
 DECLARE
+    alist text := CASE WHEN coalesce(langs, '') <> '' THEN parley_forms_ascii_list(langs) END;
     forms text;
+    forms_ascii text;
+    long_langs text;
     body text;
 BEGIN
     SELECT coalesce(string_agg(format('to_tsvector(%L::regconfig, NEW.text)', l), ' || ' ORDER BY o),
@@ -571,6 +604,19 @@ BEGIN
     INTO forms
     FROM unnest(string_to_array(coalesce(langs, ''), ',')) WITH ORDINALITY AS u(l, o)
     WHERE l <> '';
+    SELECT string_agg(format('to_tsvector(%L::regconfig, NEW.text)', l), ' || ' ORDER BY o)
+    INTO forms_ascii
+    FROM unnest(string_to_array(alist, ',')) WITH ORDINALITY AS u(l, o);
+    -- A text of ASCII characters only (as many bytes as characters) takes
+    -- the shorter list when there is one.
+    IF alist <> langs THEN
+        forms := format('CASE WHEN octet_length(NEW.text) = length(NEW.text) THEN %s ELSE %s END',
+                        forms_ascii, forms);
+        long_langs := format('CASE WHEN octet_length(NEW.text) = length(NEW.text) THEN %L ELSE %L END',
+                             alist, langs);
+    ELSE
+        long_langs := quote_literal(coalesce(langs, ''));
+    END IF;
     body := format($b$
 -- Written by parley_messages_forms_define(%1$L) (src/db/sql/search.sql).
 BEGIN
@@ -582,11 +628,11 @@ BEGIN
         NEW.forms := %2$s;
     ELSE
         NEW.tsv := parley_text_tsv(NEW.text);
-        NEW.forms := parley_forms_vector(NEW.text, %1$L);
+        NEW.forms := parley_forms_vector(NEW.text, %3$s);
     END IF;
     RETURN NEW;
 END
-$b$, coalesce(langs, ''), forms);
+$b$, coalesce(langs, ''), forms, long_langs);
     IF (SELECT prosrc FROM pg_proc WHERE oid = 'parley_messages_forms()'::regprocedure) = body THEN
         RETURN false;
     END IF;
@@ -870,6 +916,8 @@ DECLARE
     last_chat bigint;
     last_id bigint;
     n bigint;
+    -- as the trigger reads them (parley_messages_forms_define)
+    alist text := CASE WHEN p_langs <> '' THEN parley_forms_ascii_list(p_langs) END;
 BEGIN
     SELECT * INTO r FROM search_forms WHERE languages = p_langs AND target FOR UPDATE;
     IF NOT FOUND THEN
@@ -882,7 +930,9 @@ BEGIN
         ORDER BY m.chat_id, m.id
         LIMIT greatest(p_batch, 1)),
     upd AS (
-        UPDATE messages m SET forms = parley_forms_vector(m.text, p_langs)
+        UPDATE messages m
+        SET forms = parley_forms_vector(m.text, CASE WHEN octet_length(m.text) = length(m.text)
+                                                     THEN alist ELSE p_langs END)
         FROM batch b WHERE m.chat_id = b.chat_id AND m.id = b.id
         RETURNING m.chat_id, m.id)
     SELECT count(*), (max(ARRAY[chat_id, id]))[1], (max(ARRAY[chat_id, id]))[2]
