@@ -615,11 +615,19 @@ const searchClasses = {
   "phrase": ["\"search index\""],
   "exclusion": ["database -release"],
   "fuzzy": ["databse"],
+  // regex alone, over every chat: the class the trigram index of
+  // messages.text serves (bench/README.md "The cost of a row").
+  "regex": ["data.?base", "ser(ver|vers) down"],
 };
 for (const [cls, qs] of Object.entries(searchClasses)) {
   const file = path.join(work, `search-${cls.replace(/\W+/g, "-")}.jsonl`);
   const lines = [];
   for (const q of qs) {
+    if (cls === "regex") {
+      // newest first only: a regex alone has no rank
+      lines.push(JSON.stringify({ name: "messagesSearch", arguments: { regex: q, limit: 20 } }));
+      continue;
+    }
     lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
     lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, orderBy: "rank", ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
   }
