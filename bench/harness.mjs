@@ -224,9 +224,20 @@ async function mcpSocketModern(file) {
   };
 }
 
+// Its result line, and with errors what failed: parley-loadgen prints, at
+// the end, a line per kind of failure to stderr ("loadgen: failed COUNT:
+// KIND; first: EXAMPLE"), passed on here and kept as failures [{count,
+// kind, first}].
 function loadgen(url, sessions, label, extra = []) {
-  const out = execFileSync(cfg.loadgen, ["--url", url, "--sessions", String(sessions), "--seconds", String(cfg.seconds), "--label", label, ...extra], { encoding: "utf8" });
-  return kv(out.trim().split("\n").pop());
+  const r = spawnSync(cfg.loadgen, ["--url", url, "--sessions", String(sessions), "--seconds", String(cfg.seconds), "--label", label, ...extra],
+    { encoding: "utf8", maxBuffer: 1 << 26 });
+  if (r.stderr) process.stderr.write(r.stderr);
+  const last = (r.stdout ?? "").trim().split("\n").pop();
+  if (r.error || !last) throw new Error(`parley-loadgen: ${r.error ?? `no result (exit ${r.status})`}`);
+  const failures = [];
+  for (const m of (r.stderr ?? "").matchAll(/^loadgen: failed (\d+): (.*?); first: (.*)$/gm))
+    failures.push({ count: Number(m[1]), kind: m[2], first: m[3] });
+  return { ...kv(last), failures };
 }
 
 function percentile(sorted, p) {
@@ -566,15 +577,18 @@ function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
   try {
     r = loadgen(urls[server][transport], n, server, [...extra, ...(protocol === MODERN ? ["--protocol", MODERN] : [])]);
   } catch (e) {
-    r = kv((e.stdout ?? "").toString().trim().split("\n").pop() || "errors=1 requests=0");
+    say(String(e.message));
+    r = kv("errors=1 requests=0");
   }
   const cpu = cpuSeconds(pid) - cpu0;
   const run = { mix, protocol, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
     p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
-    cpu_us_per_call: r.requests ? +((cpu * 1e6) / r.requests).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM") };
+    cpu_us_per_call: r.requests ? +((cpu * 1e6) / r.requests).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
+    ...(r.failures?.length ? { failures: r.failures } : {}) };
   results.runs.push(run);
   say(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
-  if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests`);
+  if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests` +
+    (run.failures ?? []).map((f) => `; ${f.count}× ${f.kind} (first: \`${f.first.slice(0, 160).replace(/`/g, "'")}\`)`).join(""));
   return run;
 }
 const findRun = (mix, protocol, server, transport, n) =>
@@ -692,10 +706,11 @@ for (const n of cfg.modernSessions)
 async function idle(transport, n) {
   const pid = pids.parley;
   const before = status(pid, "VmRSS");
-  const child = spawn(cfg.loadgen, ["--url", urls.parley[transport], "--sessions", String(n), "--seconds", "2", "--idle", "--label", "idle"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(cfg.loadgen, ["--url", urls.parley[transport], "--sessions", String(n), "--seconds", "2", "--idle", "--label", "idle"], { stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
-  let out = "";
+  let out = "", err = "";
   child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => { err += d; process.stderr.write(d); });
   const deadline = Date.now() + 300000;
   while (!/idle_ready=\d+/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   const during = status(pid, "VmRSS");
@@ -703,6 +718,8 @@ async function idle(transport, n) {
   const r = kv(out.trim().split("\n").pop());
   const row = { transport, sessions: n, ready: r.ready ?? 0, errors: r.errors ?? 0, rss_before_kib: before, rss_during_kib: during,
     kib_per_session: r.ready ? +((during - before) / r.ready).toFixed(2) : null };
+  const failures = [...err.matchAll(/^loadgen: failed (\d+): (.*?); first: (.*)$/gm)].map((m) => ({ count: Number(m[1]), kind: m[2], first: m[3] }));
+  if (failures.length) row.failures = failures;
   results.idle.push(row);
   say(`idle ${transport}: ${row.ready}/${n} sessions, ${row.kib_per_session} KiB each`);
   return row;
@@ -710,7 +727,8 @@ async function idle(transport, n) {
 for (const n of cfg.idle)
   for (const transport of ["unix", "http"]) {
     const row = await idle(transport, n);
-    if (row.ready !== n) results.problems.push(`idle ${transport}: ${row.ready} of ${n} sessions`);
+    if (row.ready !== n) results.problems.push(`idle ${transport}: ${row.ready} of ${n} sessions` +
+      (row.failures ?? []).map((f) => `; ${f.count}× ${f.kind}`).join(""));
   }
 for (const spec of cfg.idleMax.split(",").filter(Boolean)) {
   const [transport, n] = spec.split(":");

@@ -33,7 +33,9 @@
  * Output: one line of key=value pairs (label, transport, sessions, requests,
  * errors, seconds, rps, p50_ms, p90_ms, p95_ms, p99_ms, max_ms); with
  * --idle, "idle_ready=N" once N sessions are initialized, then
- * label, transport, sessions, ready, errors. */
+ * label, transport, sessions, ready, errors. With errors, what failed goes
+ * to stderr first, a line per kind of failure (see fail()). A request
+ * unanswered for LOADGEN_TIMEOUT_S fails as a timeout. */
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,6 +49,9 @@
 #define MAX_SAMPLES  (20u * 1000 * 1000)
 #define READ_CHUNK   (1u << 20) /* the largest response line */
 #define LOADGEN_RAMP 128
+/* LOADGEN_TIMEOUT_S: a request unanswered for this long fails as a
+ * timeout (over HTTP curl 28; over a stream, its connection is closed). */
+#define LOADGEN_TIMEOUT_S 60
 #define REQ_MAX      8192
 
 typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
@@ -96,15 +101,97 @@ static bool is_bad(const char *p, size_t len)
     return is_failure(p, len);
 }
 
-/* The first ERRORS_SHOWN failures are printed to stderr, so that a run's
- * error count says what failed. */
-#define ERRORS_SHOWN 5
-static void show_error(const char *what, const char *body, size_t len)
+/* What failed, by kind: a kind is what a failure says without its
+ * variable parts (a curl error, an HTTP status, a JSON-RPC error's code
+ * and message, an isError result's text, a closed connection, a
+ * timeout), with the number of failures of that kind and the first
+ * answer's bytes (FAIL_EXAMPLE at most). Up to FAIL_KINDS kinds; later
+ * new kinds count under the last one, "other". Printed to stderr at the
+ * end of a run, one line per kind:
+ *   loadgen: failed COUNT: KIND; first: EXAMPLE */
+#define FAIL_KINDS   32
+#define FAIL_TEXT    120 /* bytes of a message or text kept in a kind */
+#define FAIL_EXAMPLE 300
+typedef struct {
+    char kind[FAIL_TEXT + 96];
+    char example[FAIL_EXAMPLE + 1];
+    uint64_t count;
+} failure_t;
+static failure_t failures[FAIL_KINDS];
+static int nfailures;
+
+/* Counts one failure: errors++ and its kind's count. */
+static void fail(const char *kind, const char *body, size_t len)
 {
-    static int shown;
-    if (shown++ >= ERRORS_SHOWN)
-        return;
-    fprintf(stderr, "loadgen: %s: %.*s\n", what, (int)(len > 300 ? 300 : len), body ? body : "");
+    errors++;
+    int i = 0;
+    while (i < nfailures && strcmp(failures[i].kind, kind) != 0)
+        i++;
+    if (i == nfailures && nfailures == FAIL_KINDS) {
+        i = FAIL_KINDS - 1; /* "other" */
+    } else if (i == nfailures) {
+        if (nfailures == FAIL_KINDS - 1)
+            kind = "other";
+        nfailures++;
+        snprintf(failures[i].kind, sizeof failures[i].kind, "%s", kind);
+        size_t n = len > FAIL_EXAMPLE ? FAIL_EXAMPLE : len;
+        /* One line: the example's newlines become spaces. */
+        for (size_t k = 0; k < n; k++)
+            failures[i].example[k] = body[k] == '\n' || body[k] == '\r' ? ' ' : body[k];
+        failures[i].example[n] = '\0';
+    }
+    failures[i].count++;
+}
+
+/* A JSON string's bytes after key (as "key":"), escapes kept, up to
+ * FAIL_TEXT of them, into out; false without it. */
+static bool json_text(const char *p, size_t len, const char *key, char *out, size_t cap)
+{
+    const char *k = memmem(p, len, key, strlen(key));
+    if (k == NULL)
+        return false;
+    const char *v = k + strlen(key), *end = p + len;
+    size_t n = 0;
+    while (v < end && *v != '"' && n + 1 < cap && n < FAIL_TEXT) {
+        if (*v == '\\' && v + 1 < end)
+            out[n++] = *v++;
+        if (n + 1 < cap)
+            out[n++] = *v++;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+/* The kind of a bad answer (is_bad, or over HTTP no result): a JSON-RPC
+ * error's code and message, an isError result's first text. */
+static void fail_answer(const char *phase, const char *p, size_t len)
+{
+    char kind[FAIL_TEXT + 96], text[FAIL_TEXT + 2];
+    const char *e;
+    if (opt.raw) {
+        snprintf(kind, sizeof kind, "%sanswer other than --expect's", phase);
+    } else if ((e = memmem(p, len, "\"error\":{", 9)) != NULL) {
+        size_t rest = len - (size_t)(e - p);
+        const char *c = memmem(e, rest, "\"code\":", 7);
+        long code = c ? strtol(c + 7, NULL, 10) : 0;
+        if (!json_text(e, rest, "\"message\":\"", text, sizeof text))
+            snprintf(text, sizeof text, "(no message)");
+        snprintf(kind, sizeof kind, "%sJSON-RPC error %ld: %s", phase, code, text);
+    } else if ((e = memmem(p, len, "\"isError\":true", 14)) != NULL) {
+        if (!json_text(p, len, "\"text\":\"", text, sizeof text))
+            snprintf(text, sizeof text, "(no text)");
+        snprintf(kind, sizeof kind, "%sisError: %s", phase, text);
+    } else {
+        snprintf(kind, sizeof kind, "%sno result in the answer", phase);
+    }
+    fail(kind, p, len);
+}
+
+static void print_failures(void)
+{
+    for (int i = 0; i < nfailures; i++)
+        fprintf(stderr, "loadgen: failed %llu: %s; first: %s\n",
+                (unsigned long long)failures[i].count, failures[i].kind, failures[i].example);
 }
 
 static void record(uint64_t t0)
@@ -178,13 +265,19 @@ typedef struct {
     bool done;
     bool up;   /* started: counted in ready */
     bool idle; /* initialized, holding (--idle) */
+    bool waiting; /* a request (or initialize) unanswered since t0 */
+    int index;    /* in stream_sessions */
 } ssess_t;
 
-static ssess_t **idle_sessions; /* --idle: closed at the end */
+/* Every stream session, by start order, until closed (NULL after): the
+ * idle ones are closed at the end of the hold, and a request unanswered
+ * after LOADGEN_TIMEOUT_S fails as a timeout. */
+static ssess_t **stream_sessions;
 
 static void s_closed(uv_handle_t *h)
 {
     ssess_t *s = h->data;
+    stream_sessions[s->index] = NULL;
     free(s->rbuf);
     free(s);
     live_sessions--;
@@ -192,8 +285,11 @@ static void s_closed(uv_handle_t *h)
 
 static void s_write_done(uv_write_t *w, int status)
 {
-    if (status != 0)
-        errors++;
+    if (status != 0) {
+        char kind[64];
+        snprintf(kind, sizeof kind, "write: %s", uv_err_name(status));
+        fail(kind, NULL, 0);
+    }
     free(w->data);
     free(w);
 }
@@ -206,8 +302,11 @@ static void s_send(ssess_t *s, const char *text, size_t len)
     copy[len] = '\n';
     w->data = copy;
     uv_buf_t b = uv_buf_init(copy, (unsigned)len + 1);
-    if (uv_write(w, (uv_stream_t *)&s->h, &b, 1, s_write_done) != 0) {
-        errors++;
+    int rc = uv_write(w, (uv_stream_t *)&s->h, &b, 1, s_write_done);
+    if (rc != 0) {
+        char kind[64];
+        snprintf(kind, sizeof kind, "write: %s", uv_err_name(rc));
+        fail(kind, NULL, 0);
         free(copy);
         free(w);
     }
@@ -224,6 +323,7 @@ static void s_next(ssess_t *s)
     const char *name;
     int n = request_text(req, sizeof req, ++s->next_id, &s->cursor, &name);
     s->t0 = uv_hrtime();
+    s->waiting = true;
     s_send(s, req, (size_t)n);
 }
 
@@ -241,7 +341,10 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
     (void)b;
     if (n < 0) {
         if (!s->done) {
-            errors++;
+            char kind[96];
+            snprintf(kind, sizeof kind, "%sconnection closed by the peer (%s)",
+                     s->up ? "" : "initialize: ", uv_err_name((int)n));
+            fail(kind, s->rbuf, s->rlen);
             s->done = true;
             uv_close((uv_handle_t *)&s->h, s_closed);
             if (!s->up) {
@@ -256,13 +359,12 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
     while (!s->done && (nl = memchr(s->rbuf, '\n', s->rlen)) != NULL) {
         size_t len = (size_t)(nl - s->rbuf) + 1;
         bool is_error = is_bad(s->rbuf, opt.raw ? len - 1 : len);
-        if (is_error)
-            show_error("an error answer", s->rbuf, len);
         bool is_init = !opt.modern && !opt.raw && s->next_id == 0;
+        if (is_error)
+            fail_answer(is_init ? "initialize: " : "", s->rbuf, len);
         memmove(s->rbuf, s->rbuf + len, s->rlen - len);
         s->rlen -= len;
-        if (is_error)
-            errors++;
+        s->waiting = false;
         if ((opt.modern || opt.raw) && !s->up) {
             /* The first answer in 2026-07-28 or --raw: the session has
              * started. */
@@ -286,7 +388,7 @@ static void s_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
         s_next(s);
     }
     if (s->rlen == READ_CHUNK) {
-        errors++;
+        fail("an answer line longer than READ_CHUNK (1 MiB)", s->rbuf, s->rlen);
         s->rlen = 0;
     }
 }
@@ -295,8 +397,9 @@ static void s_connected(uv_connect_t *c, int status)
 {
     ssess_t *s = c->data;
     if (status != 0) {
-        fprintf(stderr, "connect: %s\n", uv_strerror(status));
-        errors++;
+        char kind[96];
+        snprintf(kind, sizeof kind, "connect: %s (%s)", uv_err_name(status), uv_strerror(status));
+        fail(kind, NULL, 0);
         s->done = true;
         uv_close((uv_handle_t *)&s->h, s_closed);
         init_failed++;
@@ -305,6 +408,8 @@ static void s_connected(uv_connect_t *c, int status)
     }
     uv_read_start((uv_stream_t *)&s->h, s_alloc, s_read);
     if (!opt.modern && !opt.raw) {
+        s->t0 = uv_hrtime();
+        s->waiting = true;
         s_send(s, INIT, sizeof INIT - 1);
         return;
     }
@@ -327,8 +432,8 @@ static void s_start(void)
     s->rbuf = malloc(READ_CHUNK);
     s->connect.data = s;
     s->cursor = (size_t)started * 7919;
-    if (opt.idle)
-        idle_sessions[started] = s;
+    s->index = started;
+    stream_sessions[started] = s;
     live_sessions++;
     if (opt.transport == T_UNIX) {
         uv_pipe_init(loop, &s->h.pipe, 0);
@@ -446,11 +551,24 @@ static void h_done(hsess_t *h, CURLcode res)
     if (opt.raw)
         ok = res == CURLE_OK && status == 200 && !is_bad(h->resp, h->resp_len);
     if (!ok) {
-        errors++;
-        char what[96];
-        snprintf(what, sizeof what, "HTTP %ld, curl %d (%s), phase %d", status, (int)res,
-                 curl_easy_strerror(res), h->phase);
-        show_error(what, h->resp, h->resp_len);
+        static const char *const phases[] = {"initialize: ", "notifications/initialized: ", ""};
+        char kind[FAIL_TEXT + 96];
+        if (res != CURLE_OK) {
+            /* 52: closed with nothing answered; 55/56: closed while
+             * sending/receiving (errno says how); 7: refused; 28: timeout. */
+            long os_errno = 0;
+            curl_easy_getinfo(h->easy, CURLINFO_OS_ERRNO, &os_errno);
+            snprintf(kind, sizeof kind, "%scurl %d (%s)%s%s%s", phases[h->phase], (int)res,
+                     curl_easy_strerror(res), os_errno ? " (" : "",
+                     os_errno ? uv_err_name(-(int)os_errno) : "", os_errno ? ")" : "");
+            fail(kind, h->resp, h->resp_len);
+        } else if (status < 200 || status >= 300) {
+            char phase[FAIL_TEXT];
+            snprintf(phase, sizeof phase, "%sHTTP %ld: ", phases[h->phase], status);
+            fail_answer(phase, h->resp, h->resp_len);
+        } else {
+            fail_answer(phases[h->phase], h->resp, h->resp_len);
+        }
     }
     if (h->phase == 2 && ok)
         record(h->t0);
@@ -582,6 +700,7 @@ static void h_start(void)
     curl_easy_setopt(h->easy, CURLOPT_HEADERDATA, h);
     curl_easy_setopt(h->easy, CURLOPT_PRIVATE, h);
     curl_easy_setopt(h->easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h->easy, CURLOPT_TIMEOUT, (long)LOADGEN_TIMEOUT_S);
     h->resp = malloc(READ_CHUNK);
     h->cursor = (size_t)started * 7919;
     live_sessions++;
@@ -636,7 +755,7 @@ static void on_hold_end(uv_timer_t *t)
     hold_done = true;
     if (opt.transport != T_HTTP)
         for (int i = 0; i < started; i++) {
-            ssess_t *s = idle_sessions[i];
+            ssess_t *s = stream_sessions[i];
             if (s && !s->done) {
                 s->done = true;
                 uv_close((uv_handle_t *)&s->h, s_closed);
@@ -645,6 +764,29 @@ static void on_hold_end(uv_timer_t *t)
 }
 
 static uv_timer_t hold_timer;
+static uv_timer_t timeout_timer;
+
+/* Every second: a stream session's request unanswered for
+ * LOADGEN_TIMEOUT_S fails as a timeout, and its connection is closed. */
+static void on_timeout_check(uv_timer_t *t)
+{
+    (void)t;
+    uint64_t limit = (uint64_t)LOADGEN_TIMEOUT_S * 1000000000u, now = uv_hrtime();
+    for (int i = 0; i < started; i++) {
+        ssess_t *s = stream_sessions[i];
+        if (s == NULL || s->done || !s->waiting || now - s->t0 < limit)
+            continue;
+        char kind[96];
+        snprintf(kind, sizeof kind, "%stimeout: no answer in %d s", s->up ? "" : "initialize: ",
+                 LOADGEN_TIMEOUT_S);
+        fail(kind, s->rbuf, s->rlen);
+        s->done = true;
+        uv_close((uv_handle_t *)&s->h, s_closed);
+        if (!s->up)
+            init_failed++;
+    }
+    start_more();
+}
 
 /* Starts sessions while fewer than LOADGEN_RAMP are initializing; with
  * --idle, starts the hold once every session is up. */
@@ -778,9 +920,12 @@ int main(int argc, char **argv)
     if (opt.calls_file)
         load_calls();
     samples = malloc(MAX_SAMPLES * sizeof *samples);
-    idle_sessions = calloc((size_t)opt.sessions, sizeof *idle_sessions);
+    stream_sessions = calloc((size_t)opt.sessions, sizeof *stream_sessions);
     loop = uv_default_loop();
     uv_timer_init(loop, &hold_timer);
+    uv_timer_init(loop, &timeout_timer);
+    if (opt.transport != T_HTTP)
+        uv_timer_start(&timeout_timer, on_timeout_check, 1000, 1000);
     /* A short warm-up (connections, first requests) is not measured. */
     double warmup = opt.seconds > 2 && !opt.idle ? 1.0 : 0.0;
     deadline_ns = uv_hrtime() + (uint64_t)((opt.seconds + warmup) * 1e9);
@@ -799,7 +944,8 @@ int main(int argc, char **argv)
     start_more();
     while (live_sessions > 0 || (opt.idle && !hold_done))
         uv_run(loop, UV_RUN_ONCE);
-    double secs = (double)(uv_hrtime() - started_ns) / 1e9;
+    /* 0 when the run ended before its warm-up did (nothing measured). */
+    double secs = measuring ? (double)(uv_hrtime() - started_ns) / 1e9 : 0;
     if (opt.transport == T_HTTP) {
         uv_close((uv_handle_t *)&curl_timer, NULL);
         curl_multi_cleanup(multi);
@@ -807,7 +953,9 @@ int main(int argc, char **argv)
     }
     uv_close((uv_handle_t *)&warm, NULL);
     uv_close((uv_handle_t *)&hold_timer, NULL);
+    uv_close((uv_handle_t *)&timeout_timer, NULL);
     uv_run(loop, UV_RUN_DEFAULT);
+    print_failures();
     static const char *const names[] = {"unix", "tcp", "http"};
     if (opt.idle) {
         printf("label=%s transport=%s sessions=%d ready=%d errors=%llu\n", opt.label,
@@ -820,7 +968,7 @@ int main(int argc, char **argv)
            opt.label, names[opt.transport],
            opt.raw ? "raw" : opt.modern ? "2026-07-28" : "2025-11-25", opt.sessions,
            nsamples, (unsigned long long)errors,
-           secs, (double)nsamples / secs, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
+           secs, secs > 0 ? (double)nsamples / secs : 0.0, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
            nsamples ? samples[nsamples - 1] : 0.0);
     free(samples);
     return errors > 0 ? 1 : 0;
