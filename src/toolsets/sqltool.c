@@ -21,6 +21,13 @@ bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *
     archive_call_t *op = NULL;
     int rc = args ? archive_call(ar, mode, fn, args, ctx_json, cb, data, &op) : UV_ENOMEM;
     free(args);
+    if (rc == UV_EBUSY) {
+        /* The pool's queue is full (db_queue_max): the bound on queries
+         * waiting for a connection, answered at once. */
+        mcp_call_finish_error(c, "The archive is busy: as many queries as it queues (db_queue_max) "
+                                 "already wait for a database connection; retry in a moment.");
+        return false;
+    }
     if (rc != 0) {
         mcp_call_finish_error(c, "The archive is busy (%s); retry in a moment.", uv_strerror(rc));
         return false;
