@@ -777,8 +777,8 @@ static void on_timeout_check(uv_timer_t *t)
         if (s == NULL || s->done || !s->waiting || now - s->t0 < limit)
             continue;
         char kind[96];
-        snprintf(kind, sizeof kind, "%stimeout: no answer in %d s", s->up ? "" : "initialize: ",
-                 LOADGEN_TIMEOUT_S);
+        const char *phase = s->up ? "" : "initialize: ";
+        snprintf(kind, sizeof kind, "%stimeout: no answer in %d s", phase, LOADGEN_TIMEOUT_S);
         fail(kind, s->rbuf, s->rlen);
         s->done = true;
         uv_close((uv_handle_t *)&s->h, s_closed);
