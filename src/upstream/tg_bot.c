@@ -15,6 +15,7 @@
 #include "util/log.h"
 
 static void poll_next(tg_bot_t *b);
+static void apply_next(tg_bot_t *b);
 static void lease_renew(tg_bot_t *b);
 static int lock_start(tg_bot_t *b);
 
@@ -62,8 +63,10 @@ static void q_submit(tg_bot_t *b, const char *name, const char *sql, int n,
     b->q_busy = true;
 }
 
-static void ingest_done(void *data, int status, const char *v, const char *sqlstate,
-                        const char *error)
+/* A batch staged with its offset: poll again at once (confirming it) and
+ * apply it beside the poll. */
+static void stage_done(void *data, int status, const char *v, const char *sqlstate,
+                       const char *error)
 {
     tg_bot_t *b = data;
     (void)sqlstate;
@@ -78,16 +81,72 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
     json_error_t je;
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     b->offset = json_integer_value(json_object_get(r, "offset"));
-    b->applied += (uint64_t)json_integer_value(json_object_get(r, "applied"));
-    if (b->media && json_integer_value(json_object_get(r, "applied")) > 0)
-        tg_media_kick(b->media);
+    b->pending = json_integer_value(json_object_get(r, "pending"));
     json_decref(r);
     b->backoff_ms = 0;
     if (b->state == BOT_CLOSING) {
         tg_bot__maybe_closed(b);
         return;
     }
+    apply_next(b);
     poll_next(b);
+}
+
+static void apply_done(void *data, int status, const char *v, const char *sqlstate,
+                       const char *error)
+{
+    tg_bot_t *b = data;
+    (void)sqlstate;
+    b->a_busy = false;
+    if (status != 0) {
+        /* The batches stay staged; retried after the backoff (poll_next). */
+        char why[PG_QUERY_ERROR_MAX + 32];
+        snprintf(why, sizeof why, "applying updates failed: %s", error);
+        b->a_failed = true;
+        if (b->state != BOT_BACKOFF)
+            backoff(b, 0, why);
+        tg_bot__maybe_closed(b);
+        return;
+    }
+    b->a_failed = false;
+    json_error_t je;
+    json_t *r = v ? json_loads(v, 0, &je) : NULL;
+    json_int_t applied = json_integer_value(json_object_get(r, "applied"));
+    b->pending = json_integer_value(json_object_get(r, "pending"));
+    json_decref(r);
+    if (applied > 0) {
+        b->applied += (uint64_t)applied;
+        if (b->media)
+            tg_media_kick(b->media);
+    }
+    if (b->state == BOT_CLOSING) {
+        tg_bot__maybe_closed(b);
+        return;
+    }
+    apply_next(b);
+    poll_next(b); /* it may have waited for the staged batches to drain */
+}
+
+/* Applies staged batches while there are any, one transaction at a time,
+ * beside the poller (the poller lock is not needed: appliers of an account
+ * take turns in the database, and each batch is applied once). */
+static void apply_next(tg_bot_t *b)
+{
+    if (b->state == BOT_CLOSING || b->a_busy || b->pending <= 0 || b->account == 0)
+        return;
+    char account[32], limit[16];
+    snprintf(account, sizeof account, "%lld", (long long)b->account);
+    snprintf(limit, sizeof limit, "%d", TG_BOT_APPLY_BATCHES_MAX);
+    const char *params[2] = {account, limit};
+    if (pg_pool_call(b->rw, "parley_bot_apply_staged",
+                     "SELECT parley_bot_apply_staged($1::bigint, $2::integer)::text", 2, params,
+                     apply_done, b, NULL) != 0) {
+        b->a_failed = true;
+        if (b->state != BOT_BACKOFF)
+            backoff(b, 0, "database busy");
+        return;
+    }
+    b->a_busy = true;
 }
 
 static void offset_done(void *data, int status, const char *v, const char *sqlstate,
@@ -103,6 +162,7 @@ static void offset_done(void *data, int status, const char *v, const char *sqlst
         return;
     }
     b->offset = strtoll(v, NULL, 10);
+    b->pending = 1; /* batches a previous run staged: the apply says how many */
     if (b->state == BOT_CLOSING) {
         tg_bot__maybe_closed(b);
         return;
@@ -266,8 +326,8 @@ static void updates_done(net_req_t *r, int status)
     char account[32];
     snprintf(account, sizeof account, "%lld", (long long)b->account);
     const char *params[2] = {account, updates ? updates : "[]"};
-    q_submit(b, "parley_bot_ingest", "SELECT parley_bot_ingest($1::bigint, $2::jsonb)::text", 2,
-             params, ingest_done);
+    q_submit(b, "parley_bot_stage", "SELECT parley_bot_stage($1::bigint, $2::jsonb)::text", 2,
+             params, stage_done);
     free(updates);
 }
 
@@ -368,6 +428,7 @@ static void lease_renew(tg_bot_t *b)
 /* The next step: identify the bot, or poll. */
 static void poll_next(tg_bot_t *b)
 {
+    apply_next(b); /* staged batches (left by a previous run, or after a failed apply) */
     if (b->state == BOT_CLOSING || b->req_busy || b->q_busy)
         return;
     if (!b->want_realtime) {
@@ -387,6 +448,10 @@ static void poll_next(tg_bot_t *b)
     }
     if (uv_now(b->loop) >= b->lease_until) {
         lease_renew(b);
+        return;
+    }
+    if (b->pending >= TG_BOT_STAGED_MAX) { /* apply_done polls once they drain */
+        b->state = BOT_POLLING;
         return;
     }
     b->state = BOT_POLLING;
@@ -566,8 +631,8 @@ static void lock_closed(void *data)
 
 void tg_bot__maybe_closed(tg_bot_t *b)
 {
-    if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->sending != NULL ||
-        b->media_open || !queue_empty(&b->calls) || b->releasing)
+    if (b->state != BOT_CLOSING || b->in_close || b->req_busy || b->q_busy || b->a_busy ||
+        b->sending != NULL || b->media_open || !queue_empty(&b->calls) || b->releasing)
         return;
     /* Only now, with no renewal in flight that could bring it back. */
     if (!b->released) {

@@ -1,10 +1,13 @@
 /* tg_bot: the Telegram Bot API connector. With a bot token it identifies
  * the bot (getMe, stored as the telegram_bot account), then long-polls
  * getUpdates (message, edited_message, channel_post, edited_channel_post,
- * message_reaction, my_chat_member, chat_member) and applies each batch
- * together with its new offset in one transaction (parley_bot_ingest), so
- * no update is lost or applied twice across kill -9, restarts and database
- * restarts. One daemon polls a bot at a time: it holds a PostgreSQL
+ * message_reaction, my_chat_member, chat_member). Each batch is staged
+ * with its new offset in one short transaction (parley_bot_stage), which
+ * lets the next getUpdates (confirming the batch to the Bot API) go out at
+ * once while the staged batches are applied beside it, oldest first,
+ * several in one transaction that also deletes them
+ * (parley_bot_apply_staged), so no update is lost or applied twice across
+ * kill -9, restarts and database restarts. One daemon polls a bot at a time: it holds a PostgreSQL
  * advisory lock on a connection of its own (db/lock.h), released by the
  * server the moment that daemon dies, so another one (or a restart) takes
  * over within seconds; the lease row in sync_state records who polls. 429
@@ -33,6 +36,12 @@
 #define TG_BOT_LEASE_S          30   /* the lease row's freshness beyond one poll */
 #define TG_BOT_SEND_PER_CHAT_MS 1000 /* about one message a second per chat */
 #define TG_BOT_SEND_GLOBAL_MS   34   /* about thirty a second overall */
+/* Staged batches applied in one transaction at most (a getUpdates batch
+ * holds up to 100 updates). */
+#define TG_BOT_APPLY_BATCHES_MAX 8
+/* The poller waits before the next getUpdates while this many batches are
+ * staged and not applied (the database is behind). */
+#define TG_BOT_STAGED_MAX 16
 
 typedef struct tg_bot_s tg_bot_t;
 

@@ -326,26 +326,83 @@ BEGIN
 END
 $$;
 
--- Applies a getUpdates batch and stores the next offset, atomically.
--- Returns {"applied": n, "offset": next}.
-CREATE OR REPLACE FUNCTION parley_bot_ingest(p_account bigint, p_updates jsonb) RETURNS jsonb
+-- Stages a getUpdates batch (its updates at or past the stored offset) in
+-- bot_update_batches and stores the next offset, atomically: once this
+-- commits, the poller may confirm the batch to the Bot API (ask for the
+-- next one) while the batch waits to be applied (parley_bot_apply_staged).
+-- Returns {"staged": n, "offset": next, "pending": batches staged and not
+-- applied, this one included}.
+CREATE OR REPLACE FUNCTION parley_bot_stage(p_account bigint, p_updates jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
     v_from bigint := parley_bot_offset(p_account);
     v_n integer;
+    v_first bigint;
     v_next bigint;
+    v_new jsonb;
 BEGIN
-    SELECT count(*), coalesce(max(update_id) + 1, v_from) INTO v_n, v_next
+    SELECT count(*), min(update_id), coalesce(max(update_id) + 1, v_from),
+           jsonb_agg(u ORDER BY update_id)
+    INTO v_n, v_first, v_next, v_new
     FROM parley_bot_batch(p_updates, v_from);
     IF v_n > 0 THEN
-        PERFORM parley_bot_apply(p_account, p_updates, v_from, false);
+        -- first_update_id is at or past the stored offset, past every
+        -- staged update: never a conflict.
+        INSERT INTO bot_update_batches (account_id, first_update_id, updates)
+        VALUES (p_account, v_first, v_new);
     END IF;
     INSERT INTO sync_state AS s (account_id, stream, cursor, last_update_at)
     VALUES (p_account, 'updates', jsonb_build_object('offset', v_next), now())
     ON CONFLICT (account_id, stream) DO UPDATE
         SET cursor = EXCLUDED.cursor, last_update_at = now(), updated_at = now()
         WHERE (s.cursor ->> 'offset')::bigint IS DISTINCT FROM v_next;
-    RETURN jsonb_build_object('applied', v_n, 'offset', v_next);
+    RETURN jsonb_build_object('staged', v_n, 'offset', v_next, 'pending',
+                              (SELECT count(*) FROM bot_update_batches
+                               WHERE account_id = p_account));
+END
+$$;
+
+-- Applies the account's staged batches, oldest first, at most p_limit of
+-- them, as one batch (parley_bot_apply: the result of applying their
+-- updates one by one in update_id order), and deletes them in the same
+-- transaction: each update is applied exactly once. Appliers of one
+-- account take turns (a daemon that lost the poller lock may still be
+-- applying): the account's row is locked to the end of the transaction.
+-- Returns {"applied": updates applied, "pending": batches left}.
+CREATE OR REPLACE FUNCTION parley_bot_apply_staged(p_account bigint, p_limit integer)
+    RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    v_all jsonb;
+    v_n integer;
+BEGIN
+    PERFORM 1 FROM accounts WHERE id = p_account FOR NO KEY UPDATE;
+    WITH d AS (
+        DELETE FROM bot_update_batches b
+        WHERE b.account_id = p_account AND b.first_update_id IN (
+            SELECT first_update_id FROM bot_update_batches
+            WHERE account_id = p_account ORDER BY first_update_id LIMIT p_limit)
+        RETURNING b.updates)
+    SELECT jsonb_agg(e), count(*) INTO v_all, v_n
+    FROM d, jsonb_array_elements(d.updates) AS x(e);
+    IF v_n > 0 THEN
+        PERFORM parley_bot_apply(p_account, v_all, 0, false);
+    END IF;
+    RETURN jsonb_build_object('applied', v_n, 'pending',
+                              (SELECT count(*) FROM bot_update_batches
+                               WHERE account_id = p_account));
+END
+$$;
+
+-- Applies a getUpdates batch and stores the next offset, atomically, in
+-- one statement: stages it and applies everything staged (earlier batches
+-- first). Returns {"applied": n (this batch's updates), "offset": next}.
+CREATE OR REPLACE FUNCTION parley_bot_ingest(p_account bigint, p_updates jsonb) RETURNS jsonb
+    LANGUAGE plpgsql AS $$
+DECLARE
+    v jsonb := parley_bot_stage(p_account, p_updates);
+BEGIN
+    PERFORM parley_bot_apply_staged(p_account, 2147483647);
+    RETURN jsonb_build_object('applied', v -> 'staged', 'offset', v -> 'offset');
 END
 $$;
 
