@@ -83,6 +83,8 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
     b->offset = json_integer_value(json_object_get(r, "offset"));
     b->pending = json_integer_value(json_object_get(r, "pending"));
     json_decref(r);
+    if (b->a_busy) /* that apply's count of what is left may predate this batch */
+        b->staged_since = true;
     b->backoff_ms = 0;
     if (b->state == BOT_CLOSING) {
         tg_bot__maybe_closed(b);
@@ -100,6 +102,9 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
     b->a_busy = false;
     if (status != 0) {
         /* The batches stay staged; retried after the backoff (poll_next). */
+        b->staged_since = false;
+        if (b->pending <= 0)
+            b->pending = 1;
         char why[PG_QUERY_ERROR_MAX + 32];
         snprintf(why, sizeof why, "applying updates failed: %s", error);
         b->a_failed = true;
@@ -114,6 +119,9 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
     b->pending = json_integer_value(json_object_get(r, "pending"));
     json_decref(r);
+    if (b->staged_since && b->pending <= 0) /* staged after this apply's snapshot */
+        b->pending = 1;
+    b->staged_since = false;
     if (applied > 0) {
         b->applied += (uint64_t)applied;
         if (b->media)

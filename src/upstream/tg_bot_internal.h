@@ -67,9 +67,10 @@ struct tg_bot_s {
     bool standby;         /* stood by last time the lease was asked for */
     bool q_busy;          /* the one database step of the poller in flight */
     /* Applying staged batches (parley_bot_apply_staged), beside the poller. */
-    bool a_busy;     /* an apply in flight */
-    int64_t pending; /* staged batches not applied, as last reported */
-    bool a_failed;   /* the last apply failed: retried after the backoff */
+    bool a_busy;       /* an apply in flight */
+    int64_t pending;   /* staged batches not applied, as last reported */
+    bool staged_since; /* a batch was staged while the apply in flight ran */
+    bool a_failed;     /* the last apply failed: retried after the backoff */
     /* Sending. */
     queue_node_t sends;
     int nsends;
