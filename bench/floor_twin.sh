@@ -23,11 +23,20 @@
 #   floor_twin_copy PSQLFN TABLE COLS FILE ROWS
 #       Empties TABLE, checkpoints, then COPYs FILE (COPY text format, the
 #       columns COLS) into it in one durable transaction; prints the rate,
-#       rows per second (ROWS / wall seconds, integer).
+#       rows per second (ROWS / wall seconds, integer). With FLOOR_TWIN_PGPID
+#       set (the postmaster's pid), a second word follows: the cluster's CPU
+#       time per row in microseconds (floor_twin_cpu_ticks around the COPY).
+#   floor_twin_cpu_ticks PID
+#       Prints the CPU time (clock ticks, user + system) that PID and its
+#       children have used: its own, its reaped children's and its live
+#       children's. For the cluster, PID is the postmaster's (the first line
+#       of postmaster.pid): a difference around a COPY is the database's CPU
+#       for it, which other work on a shared machine sways less than the
+#       wall time.
 
 floor_twin_make() {
   local q=$1 t=$2 mode=$3
-  "$q" "DROP TABLE IF EXISTS $t" >/dev/null
+  "$q" "DROP TABLE IF EXISTS $t" >/dev/null 2>&1
   case "$mode" in
     all)
       "$q" "CREATE TABLE $t (LIKE messages INCLUDING ALL)" >/dev/null
@@ -58,12 +67,32 @@ floor_twin_cols() {
   echo "chat_id,id,topic_id,sender_id,sender_name,date,edit_date,text,entities,reply_to_id,reply_to_chat_id,forward_from_name,media_kind,has_link,kind,outgoing,action,extra"
 }
 
+floor_twin_cpu_ticks() {
+  local p=$1 f line rest total=0
+  for f in /proc/[0-9]*/stat; do
+    line=$(cat "$f" 2>/dev/null) || continue
+    rest=${line##*) }
+    # shellcheck disable=SC2086
+    set -- $rest
+    if [ "${f#/proc/}" = "$p/stat" ]; then
+      total=$((total + ${12} + ${13} + ${14} + ${15}))
+    elif [ "$2" = "$p" ]; then
+      total=$((total + ${12} + ${13}))
+    fi
+  done
+  echo "$total"
+}
+
 floor_twin_copy() {
-  local q=$1 t=$2 cols=$3 file=$4 rows=$5 start end
+  local q=$1 t=$2 cols=$3 file=$4 rows=$5 start end c0=0 c1=0 hz
   "$q" "TRUNCATE $t" >/dev/null
   "$q" "CHECKPOINT" >/dev/null
+  [ -n "${FLOOR_TWIN_PGPID:-}" ] && c0=$(floor_twin_cpu_ticks "$FLOOR_TWIN_PGPID")
   start=$(date +%s.%N)
   "$q" "\\copy $t ($cols) FROM '$file'" >/dev/null
   end=$(date +%s.%N)
-  awk -v n="$rows" -v a="$start" -v b="$end" 'BEGIN{printf "%.0f\n", n/(b-a)}'
+  [ -n "${FLOOR_TWIN_PGPID:-}" ] && c1=$(floor_twin_cpu_ticks "$FLOOR_TWIN_PGPID")
+  hz=$(getconf CLK_TCK)
+  awk -v n="$rows" -v a="$start" -v b="$end" -v c="$((c1 - c0))" -v hz="$hz" -v cpu="${FLOOR_TWIN_PGPID:-}" \
+    'BEGIN{printf "%.0f", n/(b-a); if (cpu != "") printf " %.0f", c/hz*1e6/n; printf "\n"}'
 }

@@ -68,8 +68,14 @@ psql_t() { psql -X -q -At -h "$pg" -U parley -d postgres -c "$1"; }
 rows=$(wc -l <"$work/rows.copy")
 floor_twin_make psql_t messages_floor all
 floor_twin_make psql_t messages_pk pk
-floor=$(floor_twin_copy psql_t messages_floor "$FLOOR_COLS" "$work/rows.copy" "$rows")
-pk=$(floor_twin_copy psql_t messages_pk "$FLOOR_COLS" "$work/rows.copy" "$rows")
+FLOOR_TWIN_PGPID=$(head -1 "$pg/pg/data/postmaster.pid")
+export FLOOR_TWIN_PGPID
+read -r floor floor_cpu < <(floor_twin_copy psql_t messages_floor "$FLOOR_COLS" "$work/rows.copy" "$rows")
+read -r pk pk_cpu < <(floor_twin_copy psql_t messages_pk "$FLOOR_COLS" "$work/rows.copy" "$rows")
 ingest=$(sed -n 's/.*ingest_updates_per_s=\([0-9]*\).*/\1/p' "$work/bench.out")
+ingest_cpu=$(sed -n 's/.*ingest_db_cpu_us_per_update=\([0-9]*\).*/\1/p' "$work/bench.out")
 echo "floor_rows=$rows floor_copy_rows_per_s=$floor pk_only_copy_rows_per_s=$pk floor_vs_pk_only=$(awk -v a="$floor" -v b="$pk" 'BEGIN{printf "%.2f", b/a}')"
-echo "ingest_vs_floor=$(awk -v a="$ingest" -v b="$floor" 'BEGIN{printf "%.2f", a/b}')"
+echo "floor_db_cpu_us_per_row=$floor_cpu pk_only_db_cpu_us_per_row=$pk_cpu"
+# The rate against the floor's (wall time: swayed by other work on a shared
+# machine), and the floor's database CPU per row against the ingest's.
+echo "ingest_vs_floor=$(awk -v a="$ingest" -v b="$floor" 'BEGIN{printf "%.2f", a/b}') ingest_vs_floor_db_cpu=$(awk -v a="$ingest_cpu" -v b="$floor_cpu" 'BEGIN{printf "%.2f", b/a}')"

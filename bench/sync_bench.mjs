@@ -52,17 +52,43 @@ async function waitStored(lastUpdateId, pauseMs) {
   }
 }
 
+// CPU time (clock ticks, user + system) of a process and its children (its
+// own, its reaped children's, its live children's), as bench/floor_twin.sh's
+// floor_twin_cpu_ticks: the cluster's (its postmaster) and parleyd's.
+function cpuTicks(p) {
+  let total = 0;
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    let st;
+    try {
+      st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const f = st.slice(st.lastIndexOf(") ") + 2).split(" ");
+    if (d === String(p)) total += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    else if (f[1] === String(p)) total += Number(f[11]) + Number(f[12]);
+  }
+  return total;
+}
+const postmaster = Number(fs.readFileSync(path.join(pgHost, "pg", "data", "postmaster.pid"), "utf8").split("\n")[0]);
+
 const before = Number(await query("SELECT count(*) FROM messages;"));
+const cpu0 = [cpuTicks(postmaster), cpuTicks(pid)];
 let t0 = process.hrtime.bigint();
 const gen = await control("/control/generate", { n: N, chats: 50, editEvery: 0 });
-await waitStored(gen.lastUpdateId, 1);
+await waitStored(gen.lastUpdateId, 20); // probes of their own would load the database
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
 const stored = Number(await query("SELECT count(*) FROM messages;")) - before;
 if (stored !== N) {
   console.error(`sync_bench: ${stored} of ${N} updates stored`);
   process.exit(1);
 }
+const dbTicks = cpuTicks(postmaster) - cpu0[0];
+const daemonTicks = cpuTicks(pid) - cpu0[1];
+const hz = 100; // getconf CLK_TCK on Linux
 console.log(`updates=${N} ingest_seconds=${secs.toFixed(2)} ingest_updates_per_s=${Math.round(N / secs)}`);
+console.log(`ingest_db_cpu_us_per_update=${Math.round((dbTicks / hz) * 1e6 / N)} ingest_parleyd_cpu_us_per_update=${Math.round((daemonTicks / hz) * 1e6 / N)}`);
 // The rows ingest stored, for bench/sync.sh's COPY floor (FLOOR_ROWS_FILE,
 // FLOOR_COLS: where, and which columns).
 if (process.env.FLOOR_ROWS_FILE) {
