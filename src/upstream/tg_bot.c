@@ -94,6 +94,39 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
     poll_next(b);
 }
 
+/* A small batch staged and applied in one transaction (parley_bot_ingest),
+ * with everything staged before it. */
+static void ingest_done(void *data, int status, const char *v, const char *sqlstate,
+                        const char *error)
+{
+    tg_bot_t *b = data;
+    (void)sqlstate;
+    b->q_busy = false;
+    if (status != 0) {
+        char why[PG_QUERY_ERROR_MAX + 32];
+        snprintf(why, sizeof why, "storing updates failed: %s", error);
+        backoff(b, 0, why);
+        tg_bot__maybe_closed(b);
+        return;
+    }
+    json_error_t je;
+    json_t *r = v ? json_loads(v, 0, &je) : NULL;
+    json_int_t applied = json_integer_value(json_object_get(r, "applied"));
+    b->offset = json_integer_value(json_object_get(r, "offset"));
+    json_decref(r);
+    if (!b->a_busy)
+        b->pending = 0;
+    b->applied += (uint64_t)(applied > 0 ? applied : 0);
+    if (b->media && applied > 0)
+        tg_media_kick(b->media);
+    b->backoff_ms = 0;
+    if (b->state == BOT_CLOSING) {
+        tg_bot__maybe_closed(b);
+        return;
+    }
+    poll_next(b);
+}
+
 static void apply_done(void *data, int status, const char *v, const char *sqlstate,
                        const char *error)
 {
@@ -329,13 +362,18 @@ static void updates_done(net_req_t *r, int status)
         poll_next(b);
         return;
     }
+    bool direct = json_array_size(result) <= TG_BOT_DIRECT_MAX && !b->a_busy && b->pending <= 0;
     char *updates = json_dumps(result, JSON_COMPACT);
     json_decref(doc);
     char account[32];
     snprintf(account, sizeof account, "%lld", (long long)b->account);
     const char *params[2] = {account, updates ? updates : "[]"};
-    q_submit(b, "parley_bot_stage", "SELECT parley_bot_stage($1::bigint, $2::jsonb)::text", 2,
-             params, stage_done);
+    if (direct)
+        q_submit(b, "parley_bot_ingest", "SELECT parley_bot_ingest($1::bigint, $2::jsonb)::text", 2,
+                 params, ingest_done);
+    else
+        q_submit(b, "parley_bot_stage", "SELECT parley_bot_stage($1::bigint, $2::jsonb)::text", 2,
+                 params, stage_done);
     free(updates);
 }
 

@@ -7,8 +7,9 @@
  * once while the staged batches are applied beside it, oldest first,
  * several in one transaction that also deletes them
  * (parley_bot_apply_staged), so no update is lost or applied twice across
- * kill -9, restarts and database restarts. One daemon polls a bot at a time: it holds a PostgreSQL
- * advisory lock on a connection of its own (db/lock.h), released by the
+ * kill -9, restarts and database restarts; a small batch with nothing
+ * staged is staged and applied in one transaction (parley_bot_ingest). One daemon polls a bot at a
+ * time: it holds a PostgreSQL advisory lock on a connection of its own (db/lock.h), released by the
  * server the moment that daemon dies, so another one (or a restart) takes
  * over within seconds; the lease row in sync_state records who polls. 429
  * waits retry_after; 409 (another poller) and 401/404 (a bad
@@ -42,6 +43,11 @@
 /* The poller waits before the next getUpdates while this many batches are
  * staged and not applied (the database is behind). */
 #define TG_BOT_STAGED_MAX 16
+/* A batch of at most this many updates, with nothing staged or being
+ * applied, is staged and applied in one transaction (parley_bot_ingest):
+ * one commit, not two, before a trickle of updates is stored. Fuller
+ * batches (a backlog) are staged, so the next poll need not wait. */
+#define TG_BOT_DIRECT_MAX 10
 
 typedef struct tg_bot_s tg_bot_t;
 

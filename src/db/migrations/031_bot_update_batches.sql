@@ -17,3 +17,5 @@ CREATE TABLE bot_update_batches (
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (account_id, first_update_id)
 );
+-- Kept a few seconds at most: stored as it comes, not compressed.
+ALTER TABLE bot_update_batches ALTER COLUMN updates SET STORAGE EXTERNAL;

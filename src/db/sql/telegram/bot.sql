@@ -224,9 +224,13 @@ CREATE OR REPLACE FUNCTION parley_bot_apply(p_account bigint, p_updates jsonb, p
                                             p_outgoing boolean) RETURNS void
     LANGUAGE plpgsql AS $$
 DECLARE
-    -- The batch's messages, mapped once.
-    v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_updates, p_from) AS x
-                                WHERE parley_tg_chat_ours(x.chat_id, p_account));
+    -- The batch's messages, mapped once; whose chat is ours asked once a
+    -- chat, not once a message.
+    v parley_bot_msg[] := ARRAY(
+        WITH b AS MATERIALIZED (SELECT x FROM parley_bot_batch_messages(p_updates, p_from) AS x)
+        SELECT b.x FROM b
+        WHERE (b.x).chat_id IN (SELECT c FROM (SELECT DISTINCT (x).chat_id FROM b) AS d(c)
+                                WHERE parley_tg_chat_ours(c, p_account)));
 BEGIN
     -- Chats named by messages and membership updates, as their latest update shows them.
     INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)
@@ -341,11 +345,15 @@ DECLARE
     v_next bigint;
     v_new jsonb;
 BEGIN
-    SELECT count(*), min(update_id), coalesce(max(update_id) + 1, v_from),
-           jsonb_agg(u ORDER BY update_id)
-    INTO v_n, v_first, v_next, v_new
+    SELECT count(*), min(update_id), coalesce(max(update_id) + 1, v_from)
+    INTO v_n, v_first, v_next
     FROM parley_bot_batch(p_updates, v_from);
     IF v_n > 0 THEN
+        IF v_n = jsonb_array_length(p_updates) THEN
+            v_new := p_updates; -- every update new: the batch as it came
+        ELSE
+            SELECT jsonb_agg(u) INTO v_new FROM parley_bot_batch(p_updates, v_from);
+        END IF;
         -- first_update_id is at or past the stored offset, past every
         -- staged update: never a conflict.
         INSERT INTO bot_update_batches (account_id, first_update_id, updates)
