@@ -39,10 +39,10 @@
 #define TG_BOT_SEND_GLOBAL_MS   34   /* about thirty a second overall */
 /* Staged batches applied in one transaction at most (a getUpdates batch
  * holds up to 100 updates). */
-#define TG_BOT_APPLY_BATCHES_MAX 8
+#define TG_BOT_APPLY_BATCHES_MAX 16
 /* The poller waits before the next getUpdates while this many batches are
  * staged and not applied (the database is behind). */
-#define TG_BOT_STAGED_MAX 16
+#define TG_BOT_STAGED_MAX 32
 /* A batch of at most this many updates, with nothing staged or being
  * applied, is staged and applied in one transaction (parley_bot_ingest):
  * one commit, not two, before a trickle of updates is stored. Fuller

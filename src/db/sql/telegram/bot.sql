@@ -231,6 +231,10 @@ DECLARE
         SELECT b.x FROM b
         WHERE (b.x).chat_id IN (SELECT c FROM (SELECT DISTINCT (x).chat_id FROM b) AS d(c)
                                 WHERE parley_tg_chat_ours(c, p_account)));
+    -- Whether the batch holds reactions or membership updates: one pass
+    -- over it, and none of the passes looking for them when it does not.
+    v_reactions boolean := p_updates @? '$[*] ? (exists (@.message_reaction))';
+    v_members boolean := p_updates @? '$[*] ? (exists (@.my_chat_member) || exists (@.chat_member))';
 BEGIN
     -- Chats named by messages and membership updates, as their latest update shows them.
     INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)
@@ -243,7 +247,7 @@ BEGIN
                 UNION ALL
                 SELECT update_id, coalesce(u -> 'my_chat_member', u -> 'chat_member') -> 'chat'
                 FROM parley_bot_batch(p_updates, p_from)
-                WHERE u ? 'my_chat_member' OR u ? 'chat_member') AS s(update_id, c)
+                WHERE v_members AND (u ? 'my_chat_member' OR u ? 'chat_member')) AS s(update_id, c)
           WHERE jsonb_typeof(c -> 'id') = 'number'
           ORDER BY (c ->> 'id')::bigint, update_id DESC) AS l
     ORDER BY id
@@ -281,17 +285,22 @@ BEGIN
     ORDER BY chat_id, id, update_id
     ON CONFLICT (chat_id, id) DO NOTHING;
     PERFORM parley_tg_msgs_store(v, p_outgoing);
-    -- Reactions: the latest count of each message.
-    UPDATE messages AS x
-        SET extra = coalesce(x.extra, '{}') || jsonb_build_object('reactions', r.reactions),
-            updated_at = now()
-    FROM (SELECT DISTINCT ON (1, 2) (u -> 'message_reaction' -> 'chat' ->> 'id')::bigint,
-                 (u -> 'message_reaction' ->> 'message_id')::bigint,
-                 u -> 'message_reaction' -> 'new_reaction'
-          FROM parley_bot_batch(p_updates, p_from)
-          WHERE u ? 'message_reaction'
-          ORDER BY 1, 2, update_id DESC) AS r(chat_id, id, reactions)
-    WHERE x.chat_id = r.chat_id AND x.id = r.id;
+    IF v_reactions THEN
+        -- Reactions: the latest count of each message.
+        UPDATE messages AS x
+            SET extra = coalesce(x.extra, '{}') || jsonb_build_object('reactions', r.reactions),
+                updated_at = now()
+        FROM (SELECT DISTINCT ON (1, 2) (u -> 'message_reaction' -> 'chat' ->> 'id')::bigint,
+                     (u -> 'message_reaction' ->> 'message_id')::bigint,
+                     u -> 'message_reaction' -> 'new_reaction'
+              FROM parley_bot_batch(p_updates, p_from)
+              WHERE u ? 'message_reaction'
+              ORDER BY 1, 2, update_id DESC) AS r(chat_id, id, reactions)
+        WHERE x.chat_id = r.chat_id AND x.id = r.id;
+    END IF;
+    IF NOT v_members THEN
+        RETURN;
+    END IF;
     -- Members: the users first (known users stay as their messages show them).
     INSERT INTO users (id, first_name, last_name, username, is_bot)
     SELECT DISTINCT ON (1) (n -> 'user' ->> 'id')::bigint, n -> 'user' ->> 'first_name',
