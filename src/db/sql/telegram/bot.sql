@@ -1,8 +1,8 @@
 -- telegram/bot: the Telegram Bot API connector's store side
 -- (src/upstream/tg_bot.c, tg_media.c, tg_jobs.c): the bot's account and
--- update offset, applying a getUpdates batch with its offset in one
--- transaction, the media download queue, chat metadata, and the poller
--- lease (one poller per bot across daemons).
+-- update offset, staging a getUpdates batch with its offset in one
+-- transaction and applying the staged batches, the media download queue,
+-- chat metadata, and the poller lease (one poller per bot across daemons).
 
 -- The bot account from getMe; returns its accounts.id.
 CREATE OR REPLACE FUNCTION parley_bot_account(me jsonb, api_url text) RETURNS bigint
