@@ -148,7 +148,7 @@ test("updates arrive exactly once through faults and a kill -9", async () => {
   }
 });
 
-test("batches staged beside the next poll: nothing lost or doubled across kill -9, none left staged, each single update stored", async () => {
+test("batches staged beside the next poll: nothing lost or doubled across kill -9, none left staged, each small batch stored", async () => {
   // A batch is staged with its offset, the next getUpdates goes out while
   // it is applied: kill -9 while batches are in flight, twice, then
   // restart; the restart applies what was staged and polls from the
@@ -167,13 +167,15 @@ test("batches staged beside the next poll: nothing lost or doubled across kill -
     const stats = await control("/control/stats");
     assert.equal(Number(psql("SELECT cursor->>'offset' FROM sync_state WHERE stream = 'updates'")), 1000 + stats.updates);
     assert.equal(psql("SELECT count(*) FROM bot_update_batches"), "0");
-    // One update at a time, each waited for: each is stored without a
-    // later one to push it (an apply's count of what is left, taken before
-    // a batch staged beside it, must not leave that batch waiting).
+    // Small batches, each waited for: each is stored without a later one
+    // to push it. One update goes in one transaction with its offset; 11
+    // (past TG_BOT_DIRECT_MAX) are staged, and an apply's count of what is
+    // left, taken before a batch staged beside it, must not leave that
+    // batch waiting.
     for (let i = 0; i < 30; i++) {
-      await control("/control/generate", { n: 1, chats: 8, editEvery: 0, seed: 300 + i });
+      await control("/control/generate", { n: i % 2 ? 11 : 1, chats: 8, editEvery: 0, seed: 300 + i });
       const one = await expectedRows();
-      assert.deepEqual(await waitArchived(one, 10000), one, `single update ${i} not stored:\n${d.log()}`);
+      assert.deepEqual(await waitArchived(one, 10000), one, `small batch ${i} not stored:\n${d.log()}`);
     }
     assert.equal(psql("SELECT count(*) FROM bot_update_batches"), "0");
   } finally {
