@@ -2,10 +2,11 @@
 # bench/import.sh [MESSAGES]: the Telegram import benchmark. Generates an
 # export of one chat with MESSAGES messages (default 1,000,000), imports it
 # into a fresh database of a throw-away cluster with a release parleyd, and
-# reports the import rate and the importer's peak RSS; then measures a raw
-# COPY of the very rows the import produced into an empty copy of messages
-# (same columns, indexes and foreign keys: the database's own floor for
-# loading them). Prints key=value lines.
+# reports the import rate and the importer's peak RSS; then, in the same
+# run, the raw COPY floor of the very rows the import produced (a twin of
+# messages with its indexes, foreign keys and triggers) and a twin with the
+# primary key only (bench/floor_twin.sh), and the ratios. Prints key=value
+# lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
@@ -29,24 +30,22 @@ echo "export_messages=$n export_bytes=$bytes"
 read -r secs rss <"$work/time"
 grep "imported" "$work/import.log" | sed 's/.*\[main\] //'
 echo "import_seconds=$secs import_msgs_per_s=$(awk -v n="$n" -v s="$secs" 'BEGIN{printf "%.0f", n/s}') importer_peak_rss_kib=$rss"
-# The floor: COPY the same rows into an empty messages table.
-psql_t "COPY (SELECT chat_id, id, sender_id, sender_name, date, edit_date, text, entities, reply_to_id,
-               media_kind, has_link, kind, extra FROM messages) TO '$work/rows.copy'" 2>/dev/null ||
-  psql_t "\\copy (SELECT chat_id, id, sender_id, sender_name, date, edit_date, text, entities, reply_to_id, media_kind, has_link, kind, extra FROM messages) TO '$work/rows.copy'"
-psql_t "CREATE TABLE messages_copy (LIKE messages INCLUDING ALL)"
-# LIKE copies no foreign keys: add messages' own (to chats, ...), so the
-# floor checks what every row loaded into messages is checked for.
-psql_t "SELECT 'ALTER TABLE messages_copy ADD ' || pg_get_constraintdef(oid) FROM pg_constraint
-        WHERE conrelid = 'messages'::regclass AND contype = 'f'" | while read -r fk; do psql_t "$fk"; done
-# and its triggers: each row's word forms (messages.forms) are computed as
-# it loads, and the statement's words appended to the fuzzy search's
-# vocabulary, as they are for messages.
-psql_t "CREATE TRIGGER messages_copy_forms BEFORE INSERT OR UPDATE OF text ON messages_copy
-        FOR EACH ROW EXECUTE FUNCTION parley_messages_forms()"
-psql_t "CREATE TRIGGER messages_copy_words AFTER INSERT ON messages_copy
-        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION parley_messages_words()"
-start=$(date +%s.%N)
-psql_t "\\copy messages_copy (chat_id, id, sender_id, sender_name, date, edit_date, text, entities, reply_to_id, media_kind, has_link, kind, extra) FROM '$work/rows.copy'"
-end=$(date +%s.%N)
-copy=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.2f", b-a}')
-echo "raw_copy_seconds=$copy raw_copy_rows_per_s=$(awk -v n="$n" -v s="$copy" 'BEGIN{printf "%.0f", n/s}')"
+# The floor, in the same run: the rows the import stored COPYed (one
+# durable transaction) into a twin of messages with every index, foreign
+# key and trigger, and into a twin with the primary key only
+# (bench/floor_twin.sh: twins read from the live catalog). The import's
+# rate over the floor's, and the floor's cost over a bare row's.
+cols="chat_id,id,sender_id,sender_name,date,edit_date,text,entities,reply_to_id,media_kind,has_link,kind,extra"
+psql_t "\\copy (SELECT $cols FROM messages) TO '$work/rows.copy'"
+rm -f "$work/result.json"
+rows=$(wc -l <"$work/rows.copy")
+. bench/floor_twin.sh
+FLOOR_TWIN_PGPID=$(head -1 "$pg/pg/data/postmaster.pid")
+export FLOOR_TWIN_PGPID
+floor_twin_make psql_t messages_floor all
+floor_twin_make psql_t messages_pk pk
+read -r floor floor_cpu < <(floor_twin_copy psql_t messages_floor "$cols" "$work/rows.copy" "$rows")
+read -r pk pk_cpu < <(floor_twin_copy psql_t messages_pk "$cols" "$work/rows.copy" "$rows")
+echo "floor_copy_rows_per_s=$floor floor_cpu_us_per_row=$floor_cpu pk_only_copy_rows_per_s=$pk pk_only_cpu_us_per_row=$pk_cpu"
+awk -v i="$n" -v s="$secs" -v f="$floor" -v p="$pk" -v fc="$floor_cpu" -v pc="$pk_cpu" \
+  'BEGIN{printf "import_vs_floor=%.2f floor_vs_pk_only=%.2f floor_vs_pk_only_cpu=%.2f\n", (i/s)/f, p/f, (pc > 0 ? fc/pc : 0)}'
