@@ -63,6 +63,25 @@ static void q_submit(tg_bot_t *b, const char *name, const char *sql, int n,
     b->q_busy = true;
 }
 
+/* The answer of a poller's step (q_busy cleared): false after a failed
+ * statement (backing off; *out untouched), else true with *out the
+ * answer's JSON (NULL when there was none; the caller decrefs). */
+__attribute__((warn_unused_result)) static bool q_answer(tg_bot_t *b, int status, const char *v,
+                                                         const char *error, json_t **out)
+{
+    b->q_busy = false;
+    if (status != 0) {
+        char why[PG_QUERY_ERROR_MAX + 32];
+        snprintf(why, sizeof why, "storing updates failed: %s", error);
+        backoff(b, 0, why);
+        tg_bot__maybe_closed(b);
+        return false;
+    }
+    json_error_t je;
+    *out = v ? json_loads(v, 0, &je) : NULL;
+    return true;
+}
+
 /* A batch staged with its offset: poll again at once (confirming it) and
  * apply it beside the poll. */
 static void stage_done(void *data, int status, const char *v, const char *sqlstate,
@@ -70,16 +89,9 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
 {
     tg_bot_t *b = data;
     (void)sqlstate;
-    b->q_busy = false;
-    if (status != 0) {
-        char why[PG_QUERY_ERROR_MAX + 32];
-        snprintf(why, sizeof why, "storing updates failed: %s", error);
-        backoff(b, 0, why);
-        tg_bot__maybe_closed(b);
+    json_t *r;
+    if (!q_answer(b, status, v, error, &r))
         return;
-    }
-    json_error_t je;
-    json_t *r = v ? json_loads(v, 0, &je) : NULL;
     b->offset = json_integer_value(json_object_get(r, "offset"));
     b->pending = json_integer_value(json_object_get(r, "pending"));
     json_decref(r);
@@ -101,16 +113,9 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
 {
     tg_bot_t *b = data;
     (void)sqlstate;
-    b->q_busy = false;
-    if (status != 0) {
-        char why[PG_QUERY_ERROR_MAX + 32];
-        snprintf(why, sizeof why, "storing updates failed: %s", error);
-        backoff(b, 0, why);
-        tg_bot__maybe_closed(b);
+    json_t *r;
+    if (!q_answer(b, status, v, error, &r))
         return;
-    }
-    json_error_t je;
-    json_t *r = v ? json_loads(v, 0, &je) : NULL;
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
     b->offset = json_integer_value(json_object_get(r, "offset"));
     json_decref(r);
