@@ -309,7 +309,9 @@ for (let i = 0; i < 2000; i++) {
   switch (i % 4) {
     case 0: calls.push({ name: "channelsList", arguments: { limit: 20 } }); break;
     case 1: calls.push({ name: "messagesList", arguments: { channelId: chats[(i * 13) % chats.length], limit: 20 } }); break;
-    case 2: calls.push({ name: "messagesSearch", arguments: { query: words[i % words.length], limit: 20 } }); break;
+    // every word in turn (i % 12 at i % 4 == 2 named three of the twelve
+    // until 2026-11-26: meeting, сервер and deploy OR backup)
+    case 2: calls.push({ name: "messagesSearch", arguments: { query: words[(i >> 2) % words.length], limit: 20 } }); break;
     default: calls.push({ name: "messagesContext", arguments: { channelId: chat, messageId: msg, before: 5, after: 5 } });
   }
 }
