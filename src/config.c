@@ -92,7 +92,7 @@ static const opt_t opts[] = {
      "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS},
     {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, NULL,
      "Queries that may wait for a connection per pool; past it a query fails at once "
-     "with a busy error.",
+     "with a busy error (a tool answers isError naming db_queue_max).",
      "N", CONFIG_DEFAULT_DB_QUEUE_MAX},
     {"db_query_timeout_ms", "PARLEY_DB_QUERY_TIMEOUT_MS", OPT_INT, OFF(db_query_timeout_ms), 0, 100,
      3600000, NULL, "Default time limit of a query, queue wait included.", "MS",
