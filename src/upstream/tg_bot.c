@@ -145,13 +145,11 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
             b->pending = 1;
         char why[PG_QUERY_ERROR_MAX + 32];
         snprintf(why, sizeof why, "applying updates failed: %s", error);
-        b->a_failed = true;
         if (b->state != BOT_BACKOFF)
             backoff(b, 0, why);
         tg_bot__maybe_closed(b);
         return;
     }
-    b->a_failed = false;
     json_error_t je;
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
@@ -170,7 +168,10 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
         return;
     }
     apply_next(b);
-    poll_next(b); /* it may have waited for the staged batches to drain */
+    /* The poll may have waited for the staged batches to drain; one backing
+     * off (a failed getUpdates, Telegram's retry_after) waits for its timer. */
+    if (b->state != BOT_BACKOFF)
+        poll_next(b);
 }
 
 /* Applies staged batches while there are any, one transaction at a time,
@@ -187,7 +188,6 @@ static void apply_next(tg_bot_t *b)
     if (pg_pool_call(b->rw, "parley_bot_apply_staged",
                      "SELECT parley_bot_apply_staged($1::bigint, $2::integer)::text", 2, params,
                      apply_done, b, NULL) != 0) {
-        b->a_failed = true;
         if (b->state != BOT_BACKOFF)
             backoff(b, 0, "database busy");
         return;

@@ -70,7 +70,6 @@ struct tg_bot_s {
     bool a_busy;       /* an apply in flight */
     int64_t pending;   /* staged batches not applied, as last reported */
     bool staged_since; /* a batch was staged while the apply in flight ran */
-    bool a_failed;     /* the last apply failed: retried after the backoff */
     /* Sending. */
     queue_node_t sends;
     int nsends;
