@@ -501,7 +501,9 @@ $$;
 -- of one before it in the list reads that text into the same lexemes, so
 -- it is left out. 'english,russian' gives 'english' (russian reads ASCII
 -- words with english_stem too): an English message is parsed once for its
--- forms, not twice. langs itself when nothing can be left out.
+-- forms, not twice. langs itself when nothing can be left out, and in a
+-- database whose encoding is not UTF-8 (the callers tell ASCII text by
+-- having as many bytes as characters, which holds there for any text).
 CREATE OR REPLACE FUNCTION parley_forms_ascii_list(langs text) RETURNS text
     LANGUAGE sql STABLE AS $$
     WITH l AS (
@@ -517,7 +519,9 @@ CREATE OR REPLACE FUNCTION parley_forms_ascii_list(langs text) RETURNS text
                   AND mm.maptokentype NOT IN (SELECT t.tokid FROM ts_token_type(l.cfgparser) AS t
                                               WHERE t.alias IN ('word', 'hword', 'hword_part'))) AS sig
         FROM l)
-    SELECT string_agg(m.c, ',' ORDER BY m.o) FROM m
+    SELECT CASE WHEN current_setting('server_encoding') <> 'UTF8' THEN langs
+                ELSE string_agg(m.c, ',' ORDER BY m.o) END
+    FROM m
     WHERE NOT EXISTS (SELECT 1 FROM m e
                       WHERE e.o < m.o AND e.cfgparser = m.cfgparser AND e.sig IS NOT DISTINCT FROM m.sig)
 $$;
@@ -618,21 +622,21 @@ BEGIN
         long_langs := quote_literal(coalesce(langs, ''));
     END IF;
     body := format($b$
--- Written by parley_messages_forms_define(%1$L) (src/db/sql/search.sql).
+-- Written by parley_messages_forms_define (src/db/sql/search.sql).
 BEGIN
     IF NEW.text IS NULL THEN
         NEW.tsv := to_tsvector('simple', '');
         NEW.forms := NULL;
     ELSIF octet_length(NEW.text) <= 32768 THEN
         NEW.tsv := to_tsvector('simple', NEW.text);
-        NEW.forms := %2$s;
+        NEW.forms := %1$s;
     ELSE
         NEW.tsv := parley_text_tsv(NEW.text);
-        NEW.forms := parley_forms_vector(NEW.text, %3$s);
+        NEW.forms := parley_forms_vector(NEW.text, %2$s);
     END IF;
     RETURN NEW;
 END
-$b$, coalesce(langs, ''), forms, long_langs);
+$b$, forms, long_langs);
     IF (SELECT prosrc FROM pg_proc WHERE oid = 'parley_messages_forms()'::regprocedure) = body THEN
         RETURN false;
     END IF;
@@ -642,7 +646,20 @@ $b$, coalesce(langs, ''), forms, long_langs);
 END
 $$;
 
-SELECT parley_messages_forms_define((SELECT languages FROM search_forms WHERE target));
+-- parley_messages_forms_define for the target in the store, under the
+-- lock the builder's step takes to change it (a daemon starting while
+-- another changes the target would otherwise write the list it read
+-- before that change's commit, for good). Called by this file at every
+-- start.
+CREATE OR REPLACE FUNCTION parley_messages_forms_sync() RETURNS boolean
+    LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtextextended('parley_messages_forms', 0));
+    RETURN parley_messages_forms_define((SELECT languages FROM search_forms WHERE target));
+END
+$$;
+
+SELECT parley_messages_forms_sync();
 
 -- The configurations the search uses now, comma-separated; '' when it
 -- matches words as written only (no list chosen, or its column and index
@@ -868,7 +885,10 @@ BEGIN
     IF NOT (SELECT target FROM search_forms WHERE languages = langs) THEN
         -- A new target: rows written from now on get its forms; the
         -- others are filled again from the start (none to fill in an
-        -- empty store, as before the first import).
+        -- empty store, as before the first import). The lock of
+        -- parley_messages_forms_sync: a daemon starting meanwhile writes
+        -- the trigger after this commit.
+        PERFORM pg_advisory_xact_lock(hashtextextended('parley_messages_forms', 0));
         UPDATE search_forms SET target = false WHERE target;
         UPDATE search_forms
         SET target = true, filled = (langs = '' OR NOT EXISTS (SELECT 1 FROM messages)),
