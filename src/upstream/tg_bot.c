@@ -35,16 +35,22 @@ static void backoff_cb(uv_timer_t *t)
     }
 }
 
+/* The next delay of an exponential backoff whose last delay is *last_ms
+ * (0: none yet), with jitter: between 3/4 and 5/4 of it. */
+static uint32_t backoff_next(uint32_t *last_ms)
+{
+    *last_ms = *last_ms ? *last_ms * 2 : TG_BOT_BACKOFF_MIN_MS;
+    if (*last_ms > TG_BOT_BACKOFF_MAX_MS)
+        *last_ms = TG_BOT_BACKOFF_MAX_MS;
+    return *last_ms - *last_ms / 4 + (uint32_t)(rand() % (int)(*last_ms / 2 + 1));
+}
+
 static void backoff(tg_bot_t *b, uint32_t ms, const char *why)
 {
     if (b->state == BOT_CLOSING)
         return;
-    if (ms == 0) {
-        b->backoff_ms = b->backoff_ms ? b->backoff_ms * 2 : TG_BOT_BACKOFF_MIN_MS;
-        if (b->backoff_ms > TG_BOT_BACKOFF_MAX_MS)
-            b->backoff_ms = TG_BOT_BACKOFF_MAX_MS;
-        ms = b->backoff_ms - b->backoff_ms / 4 + (uint32_t)(rand() % (int)(b->backoff_ms / 2 + 1));
-    }
+    if (ms == 0)
+        ms = backoff_next(&b->backoff_ms);
     log_warn(BOT_TAG, "%s; retrying in %u ms", why, ms);
     b->state = BOT_BACKOFF;
     uv_timer_start(&b->timer, backoff_cb, ms, 0);
@@ -132,6 +138,27 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
     poll_next(b);
 }
 
+/* The applier's retry: staged batches are applied again after a backoff of
+ * their own (a standby daemon stays standing by, a poll in flight goes on;
+ * the poller waits for them only at TG_BOT_STAGED_MAX), or sooner when a
+ * newly staged batch or the poller's next step calls apply_next. */
+static void apply_timer_cb(uv_timer_t *t)
+{
+    tg_bot_t *b = t->data;
+    apply_next(b);
+    /* A poller waiting for the staged batches to drain polls from
+     * apply_done once they have. */
+}
+
+static void apply_retry(tg_bot_t *b, const char *why)
+{
+    if (b->state == BOT_CLOSING)
+        return;
+    uint32_t ms = backoff_next(&b->apply_backoff_ms);
+    log_warn(BOT_TAG, "%s; retrying in %u ms", why, ms);
+    uv_timer_start(&b->apply_timer, apply_timer_cb, ms, 0);
+}
+
 static void apply_done(void *data, int status, const char *v, const char *sqlstate,
                        const char *error)
 {
@@ -139,17 +166,17 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
     (void)sqlstate;
     b->a_busy = false;
     if (status != 0) {
-        /* The batches stay staged; retried after the backoff (poll_next). */
+        /* The batches stay staged, retried on the applier's timer. */
         b->staged_since = false;
         if (b->pending <= 0)
             b->pending = 1;
         char why[PG_QUERY_ERROR_MAX + 32];
         snprintf(why, sizeof why, "applying updates failed: %s", error);
-        if (b->state != BOT_BACKOFF)
-            backoff(b, 0, why);
+        apply_retry(b, why);
         tg_bot__maybe_closed(b);
         return;
     }
+    b->apply_backoff_ms = 0;
     json_error_t je;
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
@@ -188,8 +215,7 @@ static void apply_next(tg_bot_t *b)
     if (pg_pool_call(b->rw, "parley_bot_apply_staged",
                      "SELECT parley_bot_apply_staged($1::bigint, $2::integer)::text", 2, params,
                      apply_done, b, NULL) != 0) {
-        if (b->state != BOT_BACKOFF)
-            backoff(b, 0, "database busy");
+        apply_retry(b, "applying updates: database busy");
         return;
     }
     b->a_busy = true;
@@ -556,8 +582,9 @@ int tg_bot_start(uv_loop_t *loop, net_client_t *net, pg_pool_t *rw, const tg_bot
     queue_init(&b->calls);
     uv_timer_init(loop, &b->timer);
     uv_timer_init(loop, &b->send_timer);
-    b->timer.data = b->send_timer.data = b;
-    b->handles = 2;
+    uv_timer_init(loop, &b->apply_timer);
+    b->timer.data = b->send_timer.data = b->apply_timer.data = b;
+    b->handles = 3;
     if (cfg->media_root) {
         tg_media_config_t mc = {.api_url = b->api_url,
                                 .token = b->token,
@@ -699,9 +726,10 @@ void tg_bot__maybe_closed(tg_bot_t *b)
         }
         return;
     }
-    if (b->handles == 2 && !uv_is_closing((uv_handle_t *)&b->timer)) {
+    if (b->handles == 3 && !uv_is_closing((uv_handle_t *)&b->timer)) {
         uv_close((uv_handle_t *)&b->timer, handle_closed);
         uv_close((uv_handle_t *)&b->send_timer, handle_closed);
+        uv_close((uv_handle_t *)&b->apply_timer, handle_closed);
         return;
     }
     if (b->handles > 0)
@@ -726,6 +754,7 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
     b->in_close = true; /* cancels below call back at once */
     uv_timer_stop(&b->timer);
     uv_timer_stop(&b->send_timer);
+    uv_timer_stop(&b->apply_timer);
     while (!queue_empty(&b->sends)) {
         send_t *s = queue_entry(queue_head(&b->sends), send_t, node);
         queue_remove(&s->node);

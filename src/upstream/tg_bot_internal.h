@@ -67,7 +67,11 @@ struct tg_bot_s {
     bool standby;         /* stood by last time the lease was asked for */
     bool q_busy;          /* the one database step of the poller in flight */
     /* Applying staged batches (parley_bot_apply_staged), beside the poller. */
-    bool a_busy;       /* an apply in flight */
+    bool a_busy;            /* an apply in flight */
+    uv_timer_t apply_timer; /* the applier's retry after a failure: its own,
+                             * so the poller's state (standby, polling, its
+                             * backoff) is never the applier's to change */
+    uint32_t apply_backoff_ms;
     int64_t pending;   /* staged batches not applied, as last reported */
     bool staged_since; /* a batch was staged while the apply in flight ran */
     /* Sending. */

@@ -520,6 +520,63 @@ test("two daemons on one database: one polls, the other stands by and takes over
   }
 });
 
+test("an apply that fails leaves the poller alone: a standby stays standing by, takes over at once, and the staged batches are applied once", async () => {
+  // The apply of staged batches retries on a timer of its own: a failed
+  // apply once sent the daemon into the poller's backoff, so a standby
+  // stopped standing by and, when the poller died, took over only when
+  // that backoff (up to 30 s) ran out.
+  const upstream = async (d) => {
+    const port = /\(port (\d+)\)/.exec(d.log())[1];
+    const c = new Client({ name: "status", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    try {
+      return (await c.callTool({ name: "serverStatus", arguments: {} })).structuredContent.upstream;
+    } finally {
+      await c.close();
+    }
+  };
+  const a = await daemon();
+  let b;
+  try {
+    await control("/control/generate", { n: 20, chats: 2, editEvery: 0 });
+    let want = await expectedRows();
+    assert.deepEqual(await waitArchived(want), want);
+    psql(`CREATE FUNCTION e2e_apply_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'injected apply fault'; END $$;
+          CREATE TRIGGER e2e_apply_fault BEFORE INSERT OR UPDATE ON messages
+            FOR EACH STATEMENT EXECUTE FUNCTION e2e_apply_fault()`);
+    await control("/control/generate", { n: 40, chats: 2, editEvery: 7 });
+    for (let i = 0; i < 100 && !/applying updates failed/.test(a.log()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(a.log(), /applying updates failed: .*injected apply fault/);
+    assert.ok(Number(psql("SELECT count(*) FROM bot_update_batches")) > 0, "batches staged");
+    assert.equal(await upstream(a), "polling");
+    // A daemon started now finds batches staged and tries them too.
+    b = await daemon();
+    const failures = () => (b.log().match(/applying updates failed/g) ?? []).length;
+    for (let i = 0; i < 100 && failures() < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(failures() >= 2, b.log());
+    assert.match(b.log(), /another daemon polls this bot; standing by/);
+    for (let i = 0; i < 8; i++) {
+      assert.equal(await upstream(b), "standby", b.log());
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    // The poller dies and the fault clears: the standby takes over at once.
+    a.child.kill("SIGKILL");
+    await once(a.child, "exit");
+    psql("DROP TRIGGER e2e_apply_fault ON messages; DROP FUNCTION e2e_apply_fault()");
+    await control("/control/generate", { n: 20, chats: 2, editEvery: 3 });
+    want = await expectedRows();
+    assert.deepEqual(await waitArchived(want, 5000), want, `not archived within 5 s of the takeover:\n${b.log()}`);
+    assert.equal(psql("SELECT count(*) FROM bot_update_batches"), "0");
+    const stats = await control("/control/stats");
+    assert.equal(Number(psql("SELECT cursor->>'offset' FROM sync_state WHERE stream = 'updates'")), 1000 + stats.updates);
+  } finally {
+    psql("DROP TRIGGER IF EXISTS e2e_apply_fault ON messages; DROP FUNCTION IF EXISTS e2e_apply_fault()");
+    if (a.child.exitCode === null && a.child.signalCode === null) await a.stop();
+    await b?.stop();
+  }
+});
+
 test("kill -9: a restart polls again within 5 s, and so does a standby, nothing lost or doubled", async () => {
   // The poller holds an advisory lock on its own connection: PostgreSQL
   // releases it the moment the process dies, not when a lease runs out.

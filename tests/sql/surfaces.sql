@@ -102,7 +102,7 @@ SELECT pg_temp.expect('channelsTagsSearch',
                      'channelId'), '-100');
 SELECT pg_temp.expect('serverStatus counts Telegram only',
     parley_tg_server_status('{}', '{}') - 'daemon' - 'lastSyncAt' - 'realtimeActive' - 'ftsEnabled',
-    '{"chats": 2, "messages": 2, "queueSize": 0, "jobsInProgress": 0}'::jsonb);
+    '{"chats": 2, "messages": 2, "queueSize": 0, "jobsInProgress": 0, "stagedBatches": 0}'::jsonb);
 SELECT pg_temp.expect('syncJobsList: Telegram jobs only',
     pg_temp.chats_of(parley_tg_sync_jobs_list('{}', '{}'), 'jobs', 'channelId'), '-100');
 SELECT pg_temp.expect('syncJobsRetry allErrors leaves other jobs',

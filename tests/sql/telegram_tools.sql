@@ -118,8 +118,10 @@ SELECT pg_temp.expect_error('syncJobsRetry needs a target', $$SELECT parley_tg_s
                             'PT400', 'give jobId, channelId, or allErrors');
 SELECT pg_temp.expect('serverStatus',
     (SELECT r ->> 'queueSize' || '|' || (r ->> 'messages') || '|' || (r #>> '{daemon,sessions}')
-     FROM parley_tg_server_status('{}', '{"daemon": {"sessions": 3}, "realtimeActive": false}') r),
-    '1|4|3');
+            || '|' || (r ->> 'upstream') || '|' || (r ->> 'stagedBatches')
+     FROM parley_tg_server_status('{}', '{"daemon": {"sessions": 3}, "realtimeActive": false,
+                                           "upstream": "standby"}') r),
+    '1|4|3|standby|0');
 SELECT pg_temp.expect('authStatus', parley_tg_auth_status('{}', '{}') ->> 'authenticated', 'false');
 
 -- resolveChannel (internal, for the connector's tools).

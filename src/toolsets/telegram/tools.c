@@ -76,10 +76,13 @@ static const mcp_tool_def_t tools[] = {
      "\"required\":[\"status\"]}",
      MCP_TOOL_OPEN_WORLD, tg_ts_auth_login, "parley_tg_auth_status"},
     {"serverStatus", "Server status",
-     "Diagnostics: realtime sync state, sync queue size, jobs in progress, full-text search, last "
-     "sync time, and the daemon's own figures.",
+     "Diagnostics: realtime sync state (the live connector's: polling, standby while another "
+     "daemon polls, backoff, conflict, unauthorized, stopped), updates received and not yet "
+     "stored, sync queue size, jobs in progress, full-text search, last sync time, and the "
+     "daemon's own figures.",
      NOARGS,
      "{\"type\":\"object\",\"properties\":{\"realtimeActive\":{\"type\":\"boolean\"},"
+     "\"upstream\":{\"type\":\"string\"},\"stagedBatches\":{\"type\":\"integer\"},"
      "\"queueSize\":{\"type\":\"integer\"},\"jobsInProgress\":{\"type\":\"integer\"},"
      "\"ftsEnabled\":{\"type\":\"boolean\"}},\"required\":[\"realtimeActive\",\"queueSize\","
      "\"jobsInProgress\",\"ftsEnabled\"]}",

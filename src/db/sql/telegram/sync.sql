@@ -47,6 +47,11 @@ DECLARE
 BEGIN
     RETURN jsonb_strip_nulls(jsonb_build_object(
         'realtimeActive', coalesce((ctx ->> 'realtimeActive')::boolean, false),
+        -- The live connector's state word (src/upstream: polling, standby,
+        -- backoff, conflict, unauthorized, stopped...; 'none' without one).
+        'upstream', ctx ->> 'upstream',
+        -- Bot API batches received and not applied yet (live-sync.md).
+        'stagedBatches', (SELECT count(*) FROM bot_update_batches),
         'queueSize', (SELECT count(*) FROM sync_jobs
                       WHERE status = 'pending' AND class LIKE 'telegram.%'),
         'jobsInProgress', (SELECT count(*) FROM sync_jobs
