@@ -133,3 +133,46 @@ SELECT pg_temp.expect('cjk pairs, a sample', parley_cjk_bigrams('检索 ipsum �
 SELECT pg_temp.expect('parley_search: jit off in ' || f,
     (SELECT 'jit=off' = ANY (proconfig) FROM pg_proc WHERE proname = f), true)
 FROM unnest(ARRAY['parley_search_run', 'parley_search_near', 'parley_search_near_words']) AS f;
+
+-- A common CJK term past the capped count: the pairs' share is read from
+-- their statistics (parley_cjk_pairs_share), and a page walks the newest
+-- messages (ILIKE) where that reads fewer rows than the pair index's hits;
+-- either way it holds what the pair index finds, in the same order. Half
+-- of 3,000 messages hold 数据, at a place that moves with the id (the
+-- rank: the earlier the term, the higher).
+INSERT INTO chats (id, kind, title) VALUES (-900, 'group', 'CJK bulk');
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+SELECT -900, g, 7, '2026-03-01 00:00Z'::timestamptz + g * interval '1 minute',
+       CASE WHEN g % 2 = 0 THEN repeat('今天', g % 7) || '数据很多' ELSE '检索 ' || g END
+FROM generate_series(1, 3000) g;
+ANALYZE messages;
+SELECT pg_temp.expect('cjk pairs share, common (the rows holding it)',
+    abs(parley_cjk_pairs_share('{数据}') * (SELECT count(*) FROM messages) - 1500) < 150, true);
+SELECT pg_temp.expect('cjk pairs share, two pairs (as if independent)',
+    abs(parley_cjk_pairs_share('{数据,很多}')
+        - parley_cjk_pairs_share('{数据}') * parley_cjk_pairs_share('{很多}')) < 1e-9, true);
+SELECT pg_temp.expect('cjk pairs share, a pair not among the common',
+    parley_cjk_pairs_share('{没有}') < 1e-6, true);
+CREATE FUNCTION pg_temp.cjk_ref(ord text, lim integer, off integer) RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(chat_id || ':' || id, ',' ORDER BY o)
+    FROM (SELECT chat_id, id, row_number() OVER () AS o
+          FROM (SELECT chat_id, id, date, CASE WHEN ord = 'rank' THEN r END AS r
+                FROM (SELECT *, (1.0 / (1 + strpos(lower(text), '数据')))::real AS r
+                      FROM messages WHERE text LIKE '%数据%'
+                      ORDER BY date DESC, id DESC
+                      LIMIT CASE WHEN ord = 'rank' THEN 200 ELSE lim + off END) w
+                ORDER BY 4 DESC NULLS LAST, date DESC, id DESC
+                LIMIT lim OFFSET off) x) y
+$$;
+SELECT pg_temp.expect('cjk common, ' || ord || ' ' || lim || '+' || off,
+    pg_temp.ids(parley_search('数据', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, ord, lim, off)),
+    pg_temp.cjk_ref(ord, lim, off))
+FROM (VALUES ('time', 20, 0), ('time', 5, 40), ('rank', 20, 0), ('rank', 10, 30)) AS v(ord, lim, off);
+SELECT pg_temp.expect('cjk common, exclusion',
+    pg_temp.ids(parley_search('数据 -今天', NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, 'time', 3, 0)),
+    '-900:2996,-900:2982,-900:2968');
+SELECT pg_temp.expect('cjk common, capped', parley_search('数据', NULL, false, NULL, NULL, NULL,
+    NULL, NULL, NULL, 'time', 1, 0) ->> 'countCapped', 'true');
+SELECT pg_temp.expect('cjk common, in a chat',
+    pg_temp.ids(parley_search('数据', NULL, false, ARRAY[-900::bigint], NULL, NULL, NULL, NULL, NULL, 'time', 2, 0)),
+    '-900:3000,-900:2998');
