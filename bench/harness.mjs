@@ -585,7 +585,11 @@ function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
   const cpu = cpuSeconds(pid) - cpu0;
   const run = { mix, protocol, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
     p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
-    cpu_us_per_call: r.requests ? +((cpu * 1e6) / r.requests).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
+    // The server's CPU is read around the whole run, warm-up included:
+    // per call answered in all of it (requests_all), not in the measured
+    // window only (which overstated it by about (S + 1) / S before
+    // 2026-11-26 21:30, every server alike).
+    cpu_us_per_call: (r.requests_all ?? r.requests) ? +((cpu * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
     ...(r.failures?.length ? { failures: r.failures } : {}) };
   results.runs.push(run);
   say(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
