@@ -1,5 +1,6 @@
 /* media_store: content-addressed media files (see media_store.h). */
 #include "archive/media_store.h"
+#include "util/strutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -82,8 +83,7 @@ static int copy_hashing(int in, int out, const char *inname, const char *outname
     unsigned char digest[32];
     unsigned int dlen = 0;
     EVP_DigestFinal_ex(md, digest, &dlen);
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(sha256 + 2 * i, 3, "%02x", digest[i]);
+    str_hex(digest, dlen < 32 ? dlen : 32, sha256);
 done:
     free(buf);
     EVP_MD_CTX_free(md);

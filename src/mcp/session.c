@@ -15,6 +15,7 @@
 #include "mcp/schema.h"
 #include "mcp/session_internal.h"
 #include "util/log.h"
+#include "util/strutil.h"
 
 const char *const mcp_protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
                                              NULL};
@@ -107,9 +108,8 @@ void mcp_session__request_digest(const json_t *args, char out[65])
     unsigned int n = 0;
     char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     out[0] = '\0';
-    if (text != NULL && EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) == 1)
-        for (unsigned int i = 0; i < n && i < 32; i++)
-            snprintf(out + 2 * i, 3, "%02x", md[i]);
+    if (text != NULL && EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) == 1 && n >= 32)
+        str_hex(md, 32, out);
     free(text);
 }
 

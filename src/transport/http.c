@@ -21,6 +21,7 @@
 
 #include "transport/http_headers.h"
 #include "transport/http_internal.h"
+#include "util/strutil.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -312,9 +313,8 @@ void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     char principal[65] = "";
-    if (EVP_Digest(tok->secret, tok->len, md, &mdlen, EVP_sha256(), NULL) == 1)
-        for (unsigned int i = 0; i < mdlen && i < 32; i++)
-            snprintf(principal + 2 * i, 3, "%02x", md[i]);
+    if (EVP_Digest(tok->secret, tok->len, md, &mdlen, EVP_sha256(), NULL) == 1 && mdlen >= 32)
+        str_hex(md, 32, principal);
     mcp_session_set_principal(h->session, principal);
     /* Checked at start; should it fail now, the session gets nothing
      * rather than everything. */

@@ -17,6 +17,7 @@
 #include "util/log.h"
 
 #include "transport/http_internal.h"
+#include "util/strutil.h"
 
 static const mcp_transport_ops_t hsess_ops;
 static void sweep_cb(uv_idle_t *idle);
@@ -468,8 +469,8 @@ hsess_t *http__hsess_new(http_server_t *hs, bool stateless)
         free(h);
         return NULL;
     }
-    for (size_t i = 0; !stateless && i < sizeof rnd; i++)
-        snprintf(h->id + 2 * i, 3, "%02x", rnd[i]);
+    if (!stateless)
+        str_hex(rnd, sizeof rnd, h->id);
     h->stateless = stateless;
     h->hs = hs;
     h->reading = true;

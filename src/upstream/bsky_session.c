@@ -15,6 +15,7 @@
 #include "util/log.h"
 #include "util/queue.h"
 #include "util/sealed.h"
+#include "util/strutil.h"
 
 /* ---- sealed sessions ---------------------------------------------------- */
 
@@ -25,9 +26,7 @@ static char *hex_encode(const uint8_t *b, size_t n)
         return NULL;
     s[0] = '\\';
     s[1] = 'x';
-    for (size_t i = 0; i < n; i++)
-        snprintf(s + 2 + 2 * i, 3, "%02x", b[i]);
-    s[2 * n + 2] = '\0';
+    str_hex(b, n, s + 2);
     return s;
 }
 

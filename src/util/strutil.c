@@ -113,6 +113,16 @@ void str_utf8_trim_end(char *s)
         s[k] = '\0';
 }
 
+void str_hex(const unsigned char *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
 void str_utf8_repair(char *s)
 {
     size_t n = strlen(s);

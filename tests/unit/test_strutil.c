@@ -2,6 +2,8 @@
 #include "testutil.h"
 #include "util/strutil.h"
 
+#include <string.h>
+
 static void test_copy(void **state)
 {
     (void)state;
@@ -84,6 +86,18 @@ static void test_utf8_trim_end(void **state)
     assert_trimmed("ok", "ok");
 }
 
+static void test_hex(void **state)
+{
+    (void)state;
+    const unsigned char b[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+    char out[2 * sizeof b + 1];
+    memset(out, 'x', sizeof out);
+    str_hex(b, sizeof b, out);
+    assert_string_equal(out, "00017f80abff");
+    str_hex(b, 0, out);
+    assert_string_equal(out, "");
+}
+
 static void test_utf8_repair(void **state)
 {
     (void)state;
@@ -107,7 +121,7 @@ int main(void)
         cmocka_unit_test(test_copy),        cmocka_unit_test(test_utf8_seq),
         cmocka_unit_test(test_trim),        cmocka_unit_test(test_parse_i64),
         cmocka_unit_test(test_parse_bool),  cmocka_unit_test(test_utf8_trim_end),
-        cmocka_unit_test(test_utf8_repair),
+        cmocka_unit_test(test_utf8_repair), cmocka_unit_test(test_hex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "toolsets/bluesky/bluesky_internal.h"
+#include "util/strutil.h"
 
 /* One state enum per login in progress. */
 typedef enum {
@@ -245,8 +246,7 @@ static void ask_password(login_t *lg)
         login_end_error(lg, "no random bytes for the elicitation id");
         return;
     }
-    for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(lg->elicitation_id + 2 * i, 3, "%02x", rnd[i]);
+    str_hex(rnd, sizeof rnd, lg->elicitation_id);
     char title[400], text[1200], url[256], where[700] = "";
     /* A service the model named gets the password: say so, plainly. */
     if (lg->service)

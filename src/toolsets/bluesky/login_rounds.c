@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "toolsets/bluesky/bluesky_internal.h"
+#include "util/strutil.h"
 
 /* A password page this daemon opened, and what came of it. */
 typedef struct bs_pending_s {
@@ -511,8 +512,7 @@ static void open_page(void *data, int status, const char *json, const char *erro
         mcp_call_finish_error(c, "too many logins in progress; try again in a minute");
         return;
     }
-    for (size_t k = 0; k < sizeof rnd; k++)
-        snprintf(p->id + 2 * k, 3, "%02x", rnd[k]);
+    str_hex(rnd, sizeof rnd, p->id);
     p->ctx = ctx;
     p->handle = handle;
     p->service = svc ? strdup(svc) : NULL;

@@ -38,6 +38,7 @@
 
 #include "toolsets/telegram/tg_toolset.h"
 #include "transport/secret_page.h"
+#include "util/strutil.h"
 
 /* How long a round 3 waits for the outcome before asking again. */
 #define TG_LOGIN_WAIT_MS 60000
@@ -469,10 +470,8 @@ static void login_start(mcp_call_t *c, connector_t *conn, const char *phone, boo
         mcp_call_finish_error(c, "Too many sign-ins are in progress; try again in a minute.");
         return;
     }
-    for (size_t k = 0; k < 16; k++) {
-        snprintf(p->id + 2 * k, 3, "%02x", rnd[k]);
-        snprintf(p->elicitation_id + 2 * k, 3, "%02x", rnd[16 + k]);
-    }
+    str_hex(rnd, 16, p->id);
+    str_hex(rnd + 16, 16, p->elicitation_id);
     p->ts = ts;
     p->conn = conn;
     p->rounds = rounds;
