@@ -80,10 +80,14 @@ static int copy_hashing(int in, int out, const char *inname, const char *outname
         }
         *total += (uint64_t)n;
     }
-    unsigned char digest[32];
+    unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int dlen = 0;
-    EVP_DigestFinal_ex(md, digest, &dlen);
-    str_hex(digest, dlen < 32 ? dlen : 32, sha256);
+    if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != 32) {
+        rc = -EIO;
+        snprintf(err, errcap, "%s: SHA-256 failed", inname);
+        goto done;
+    }
+    str_hex(digest, 32, sha256);
 done:
     free(buf);
     EVP_MD_CTX_free(md);

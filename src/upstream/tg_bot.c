@@ -141,7 +141,7 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
 /* The applier's retry: staged batches are applied again after a backoff of
  * their own (a standby daemon stays standing by, a poll in flight goes on;
  * the poller waits for them only at TG_BOT_STAGED_MAX), or sooner when a
- * newly staged batch or the poller's next step calls apply_next. */
+ * newly staged batch calls apply_next. */
 static void apply_timer_cb(uv_timer_t *t)
 {
     tg_bot_t *b = t->data;
@@ -177,6 +177,7 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
         return;
     }
     b->apply_backoff_ms = 0;
+    uv_timer_stop(&b->apply_timer);
     json_error_t je;
     json_t *r = v ? json_loads(v, 0, &je) : NULL;
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
@@ -505,7 +506,10 @@ static void lease_renew(tg_bot_t *b)
 /* The next step: identify the bot, or poll. */
 static void poll_next(tg_bot_t *b)
 {
-    apply_next(b); /* staged batches (left by a previous run, or after a failed apply) */
+    /* Staged batches left by a previous run; after a failed apply, its own
+     * timer (or the next batch staged) retries. */
+    if (!uv_is_active((uv_handle_t *)&b->apply_timer))
+        apply_next(b);
     if (b->state == BOT_CLOSING || b->req_busy || b->q_busy)
         return;
     if (!b->want_realtime) {
