@@ -12,6 +12,7 @@
 #include "mcp/server.h"
 #include "mcp/session.h"
 #include "util/buf.h"
+#include "util/json_out.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -334,10 +335,9 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
 {
     buf_t b;
     buf_init(&b, (size_t)1 << 30);
-    char *id = json_dumps(c->id, JSON_ENCODE_ANY | JSON_COMPACT);
     const char *tail = c->modern ? mcp_server__complete_text(mcp_session__server(c->session)) : "";
-    int rc = id == NULL || buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
-             buf_append_str(&b, id) ||
+    int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
+             (c->id ? json_out_append(&b, c->id) : buf_append_str(&b, "null")) ||
              buf_append_str(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"") ||
              buf_append_json_escaped(&b, json, len) ||
              buf_append_str(&b, "\"}],\"structuredContent\":") || buf_append(&b, json, len) ||
@@ -346,10 +346,11 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
      * tokens (strings escape theirs): blank it, so the message stays one
      * line for newline-delimited transports. */
     if (rc == 0)
-        for (size_t i = b.len - len - 2 - strlen(tail); i < b.len; i++)
-            if (b.data[i] == '\n' || b.data[i] == '\r')
-                b.data[i] = ' ';
-    free(id);
+        for (const char *nl = "\n\r"; *nl; nl++) {
+            char *at = b.data + b.len - len - 2 - strlen(tail), *end = b.data + b.len;
+            while ((at = memchr(at, *nl, (size_t)(end - at))) != NULL)
+                *at++ = ' ';
+        }
     size_t mlen = 0;
     char *msg = rc ? NULL : buf_steal(&b, &mlen);
     buf_free(&b);

@@ -7,26 +7,16 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/json_out.h"
 #include "util/strutil.h"
 
 /* Envelopes are bounded only by what they carry: results are capped by the
  * tools that build them. */
 #define JSONRPC_MAX_MESSAGE ((size_t)1 << 30)
 
-/* json_dump_callback's sink: appends to a buf_t (no copy in between). */
-static int dump_to_buf(const char *s, size_t n, void *data)
-{
-    return buf_append(data, s, n) == 0 ? 0 : -1;
-}
-
-static int append_json(buf_t *b, const json_t *v)
-{
-    return json_dump_callback(v, dump_to_buf, b, JSON_ENCODE_ANY | JSON_COMPACT);
-}
-
 static int append_id(buf_t *b, const json_t *id)
 {
-    return id == NULL ? buf_append_str(b, "null") : append_json(b, id);
+    return id == NULL ? buf_append_str(b, "null") : json_out_append(b, id);
 }
 
 char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len, size_t *len)
@@ -47,7 +37,8 @@ char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
     if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
-        buf_append_str(&b, ",\"result\":") || append_json(&b, result) || buf_append_str(&b, "}")) {
+        buf_append_str(&b, ",\"result\":") || json_out_append(&b, result) ||
+        buf_append_str(&b, "}")) {
         buf_free(&b);
         return NULL;
     }
@@ -73,28 +64,41 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
         return NULL;
     if (data)
         json_object_set(err, "data", (json_t *)data);
-    json_t *env =
-        json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
-    if (env == NULL)
+    buf_t b;
+    buf_init(&b, JSONRPC_MAX_MESSAGE);
+    int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
+             buf_append_str(&b, ",\"error\":") || json_out_append(&b, err) ||
+             buf_append_str(&b, "}");
+    json_decref(err);
+    if (rc) {
+        buf_free(&b);
         return NULL;
-    char *s = json_dumps(env, JSON_COMPACT);
-    json_decref(env);
+    }
+    size_t n = 0;
+    char *s = buf_steal(&b, &n);
     if (s && len)
-        *len = strlen(s);
+        *len = n;
     return s;
 }
 
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len)
 {
-    json_t *env = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
-    if (env == NULL)
+    buf_t b;
+    buf_init(&b, JSONRPC_MAX_MESSAGE);
+    json_t *m = json_string(method);
+    int rc = m == NULL || buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"method\":") ||
+             json_out_append(&b, m) ||
+             (params && (buf_append_str(&b, ",\"params\":") || json_out_append(&b, params))) ||
+             buf_append_str(&b, "}");
+    json_decref(m);
+    if (rc) {
+        buf_free(&b);
         return NULL;
-    if (params)
-        json_object_set(env, "params", (json_t *)params);
-    char *s = json_dumps(env, JSON_COMPACT);
-    json_decref(env);
+    }
+    size_t n = 0;
+    char *s = buf_steal(&b, &n);
     if (s && len)
-        *len = strlen(s);
+        *len = n;
     return s;
 }
 

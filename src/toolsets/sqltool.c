@@ -5,6 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
+#include "util/json_out.h"
+
+/* The arguments' text is bounded by the request that carried them
+ * (max_message_bytes); this only bounds the buffer. */
+#define SQLTOOL_ARGS_MAX ((size_t)1 << 30)
+
 static void run_cancel(mcp_call_t *c)
 {
     if (c->data)
@@ -17,10 +24,13 @@ bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *
     if (c->tool != NULL && (c->tool->def->annotations & SQLTOOL_SEARCH) &&
         !sqltool_query_bounded(c, "query", json_is_true(json_object_get(c->args, "fuzzy")), false))
         return false;
-    char *args = args_json ? strdup(args_json) : json_dumps(c->args, JSON_COMPACT);
+    buf_t args;
+    buf_init(&args, SQLTOOL_ARGS_MAX);
+    int rc = args_json ? 0 : json_out_append(&args, c->args);
     archive_call_t *op = NULL;
-    int rc = args ? archive_call(ar, mode, fn, args, ctx_json, cb, data, &op) : UV_ENOMEM;
-    free(args);
+    if (rc == 0)
+        rc = archive_call(ar, mode, fn, args_json ? args_json : args.data, ctx_json, cb, data, &op);
+    buf_free(&args);
     if (rc == UV_EBUSY) {
         /* The pool's queue is full (db_queue_max): the bound on queries
          * waiting for a connection, answered at once. */

@@ -93,4 +93,9 @@ void toolsets_store_changed(const char *payload, toolset_uri_cb updated, void *d
  * message service), or NULL. */
 connector_t *toolset_env_connector(const toolset_env_t *env, unsigned caps);
 
+/* {"timezone": the timezone setting, "UTC" when unset}: the context SQL
+ * functions get for date words in arguments, made once per toolset.
+ * Malloc'd; NULL on ENOMEM (or a timezone that is not UTF-8). */
+char *toolset_env_sql_ctx(const toolset_env_t *env);
+
 #endif

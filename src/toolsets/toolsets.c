@@ -73,3 +73,11 @@ connector_t *toolset_env_connector(const toolset_env_t *env, unsigned caps)
             return env->connectors[i];
     return NULL;
 }
+
+char *toolset_env_sql_ctx(const toolset_env_t *env)
+{
+    json_t *ctx = json_pack("{s:s}", "timezone", env->timezone ? env->timezone : "UTC");
+    char *text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
+    json_decref(ctx);
+    return text;
+}

@@ -207,7 +207,9 @@ static hsess_t *session_of(http_server_t *hs, h2o_req_t *req, const token_t *tok
     h2o_iovec_t pv = http__header(req, H2O_STRLIT("mcp-protocol-version"));
     if (pv.base != NULL) {
         char v[32];
-        snprintf(v, sizeof v, "%.*s", (int)(pv.len < 31 ? pv.len : 31), pv.base);
+        size_t n = pv.len < sizeof v - 1 ? pv.len : sizeof v - 1;
+        memcpy(v, pv.base, n);
+        v[n] = '\0';
         if (!mcp_protocol_supported(v)) {
             http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
                                  "Bad Request: unsupported MCP-Protocol-Version");
@@ -353,27 +355,45 @@ void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *
     uint64_t stream_no = ls->no;
     mcp_session_receive_json(h->session, m);
     /* ls may be gone (answered); r is still ours (undecided). */
-    if (r->finish && r->nmsgs == 1 && r->single_is_final) {
-        req->res.status = h->stateless ? http__modern_status(r->single, r->single_len) : 200;
-        req->res.reason = req->res.status == 200   ? "OK"
-                          : req->res.status == 404 ? "Not Found"
-                                                   : "Bad Request";
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-                       H2O_STRLIT("application/json"));
-        if (!h->stateless && h->state == HSESS_OPEN &&
-            mcp_session_state(h->session) >= MCP_SESSION_READY)
-            http__add_header(req, "mcp-session-id", h->id, strlen(h->id));
-        req->res.content_length = r->single_len;
-        h2o_iovec_t body = h2o_strdup(&req->pool, r->single, r->single_len);
-        /* Answered as plain JSON: its event is not needed for resumption. */
-        if (!h->stateless)
-            http__ring_drop_newest(h, r->single_seq);
-        http__resp_detach(r);
-        r->req = NULL;
-        http__resp_free(r);
-        h2o_send_inline(req, body.base, body.len);
-    } else {
+    if (r->finish && r->nmsgs == 1 && r->single_is_final)
+        http__resp_answer_json(r, h);
+    else if (r->nmsgs == 0 && !r->finish && h->state == HSESS_OPEN && hs->state == HTTP_ACTIVE)
+        http__resp_hold(r, h, stream_no);
+    else
         http__resp_start_sse(r, h->stateless || h->state == HSESS_OPEN ? h : NULL, stream_no);
+}
+
+void http__resp_answer_json(resp_t *r, hsess_t *h)
+{
+    h2o_req_t *req = r->req;
+    req->res.status = h->stateless ? http__modern_status(r->single, r->single_len) : 200;
+    req->res.reason = req->res.status == 200   ? "OK"
+                      : req->res.status == 404 ? "Not Found"
+                                               : "Bad Request";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("application/json"));
+    if (!h->stateless && h->state == HSESS_OPEN &&
+        mcp_session_state(h->session) >= MCP_SESSION_READY)
+        http__add_header(req, "mcp-session-id", h->id, strlen(h->id));
+    req->res.content_length = r->single_len;
+    h2o_iovec_t body = h2o_strdup(&req->pool, r->single, r->single_len);
+    /* Answered as plain JSON: its event is not needed for resumption. */
+    if (!h->stateless)
+        http__ring_drop_newest(h, r->single_seq);
+    http__resp_detach(r);
+    r->req = NULL;
+    http__resp_free(r);
+    h2o_send_inline(req, body.base, body.len);
+}
+
+void http__release_held(http_server_t *hs)
+{
+    uint64_t now = uv_now(hs->loop);
+    for (queue_node_t *n = hs->resps.next; n != &hs->resps;) {
+        resp_t *r = queue_entry(n, resp_t, node);
+        n = n->next;
+        if (r->mode == RESP_HELD && now - r->held_at >= HTTP_JSON_HOLD_MS)
+            http__resp_unhold(r); /* r stays: its stream is not finished */
     }
 }
 
@@ -629,6 +649,7 @@ static void tick_cb(uv_timer_t *t)
     http_server_t *hs = t->data;
     if (hs->state == HTTP_ACTIVE) {
         expire_idle(hs);
+        http__release_held(hs);
         ping_streams(hs);
         return;
     }
@@ -771,7 +792,7 @@ void http_server_close(http_server_t *hs, http_close_cb cb)
         n = n->next;
         if (r->req)
             r->req->http1_is_persistent = 0;
-        if (r->mode == RESP_SSE)
+        if (r->mode != RESP_UNDECIDED)
             http__resp_end(r);
     }
     uv_timer_start(&hs->ticker, tick_cb, 50, 100);

@@ -44,6 +44,11 @@
 #define HTTP_TICK_MS           1000
 #define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
 #define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
+/* A POST whose answer did not come at once waits this long (checked each
+ * HTTP_TICK_MS) for it to come alone, to be answered as one JSON body;
+ * anything else first (progress, a request to the client, the time)
+ * starts its SSE stream. */
+#define HTTP_JSON_HOLD_MS 1000
 /* Connections that have not completed a request yet (slowloris): past
  * this many, the oldest of them is dropped for each new one (config key
  * http_max_pending_conns). */

@@ -35,11 +35,22 @@ typedef struct hsess_s hsess_t;
 typedef struct lstream_s lstream_t;
 
 typedef enum {
-    RESP_UNDECIDED = 0, /* the POST's answer may still come at once (JSON) */
+    RESP_UNDECIDED = 0, /* the POST's handler runs: the answer may come at once */
+    RESP_HELD,          /* no headers yet: waiting for the answer alone (JSON) */
     RESP_SSE,
 } resp_mode_t;
 
-typedef struct resp_s {
+typedef struct resp_s resp_t;
+
+/* Allocated in a held request's memory pool: the pool's disposal (the
+ * client reset an HTTP/2 stream or went away before any header was sent:
+ * h2o has no generator to stop then) finds the response through it. r is
+ * NULL once the response is freed. */
+typedef struct resp_ref_s {
+    resp_t *r;
+} resp_ref_t;
+
+struct resp_s {
     h2o_generator_t gen;
     h2o_req_t *req; /* NULL once finished or stopped */
     http_server_t *hs;
@@ -56,8 +67,15 @@ typedef struct resp_s {
     bool single_is_final; /* it is the request's response */
     uint64_t prime_seq;   /* sequence number of the priming event */
     int nmsgs;
+    /* RESP_HELD: since when, the session and stream it answers for (the
+     * SSE stream started at the end of the hold needs them), and the
+     * pool's reference. */
+    uint64_t held_at;
+    hsess_t *held_hsess;
+    uint64_t held_stream;
+    resp_ref_t *ref;
     queue_node_t node; /* in hs->resps */
-} resp_t;
+};
 
 struct lstream_s {
     queue_node_t node; /* in hsess->streams */
@@ -149,6 +167,12 @@ struct http_server_s {
  * feeds it to the MCP session and answers JSON when the response came at
  * once, else an SSE stream. */
 void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m);
+/* Answers r's one message (r->single, the POST's response) as a JSON body,
+ * and frees r. h: the session it answers for. */
+void http__resp_answer_json(resp_t *r, hsess_t *h);
+/* Starts the SSE stream of the responses held longer than
+ * HTTP_JSON_HOLD_MS. */
+void http__release_held(http_server_t *hs);
 /* A body sent as is with status (a copy of body is made). */
 void http__send_body(h2o_req_t *req, int status, const char *reason, const char *ctype,
                      const char *body, size_t len);
@@ -173,6 +197,10 @@ void http__resp_free(resp_t *r);
 resp_t *http__resp_new(http_server_t *hs, h2o_req_t *req);
 void http__resp_pump(resp_t *r);
 void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream);
+/* Holds r (nothing sent yet) for its answer: see HTTP_JSON_HOLD_MS. */
+void http__resp_hold(resp_t *r, hsess_t *h, uint64_t stream);
+/* Ends r's hold: its SSE stream starts (priming event, what is queued). */
+void http__resp_unhold(resp_t *r);
 void http__ring_drop_newest(hsess_t *h, uint64_t seq);
 
 /* http_modern.c */

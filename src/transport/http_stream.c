@@ -102,6 +102,8 @@ static int format_event(buf_t *b, bool with_id, uint64_t stream, uint64_t seq, c
 
 void http__resp_free(resp_t *r)
 {
+    if (r->ref)
+        r->ref->r = NULL;
     queue_remove(&r->node);
     buf_free(&r->out);
     free(r->inflight);
@@ -144,10 +146,8 @@ static void resp_proceed(h2o_generator_t *gen, h2o_req_t *req)
 /* The client went away (or the connection failed): the stream's events
  * wait in the ring for a resumption; a stateless request is cancelled
  * (its session closes by flag and sweep: its calls are cancelled there). */
-static void resp_stop(h2o_generator_t *gen, h2o_req_t *req)
+static void resp_gone(resp_t *r)
 {
-    resp_t *r = H2O_STRUCT_FROM_MEMBER(resp_t, gen, gen);
-    (void)req;
     hsess_t *h = r->ls ? r->ls->hsess : NULL;
     http__resp_detach(r);
     r->req = NULL;
@@ -156,6 +156,24 @@ static void resp_stop(h2o_generator_t *gen, h2o_req_t *req)
         log_debug(mcp_session_tag(h->session), "the client closed the stream: request cancelled");
         hsess_close(h);
     }
+}
+
+static void resp_stop(h2o_generator_t *gen, h2o_req_t *req)
+{
+    (void)req;
+    resp_gone(H2O_STRUCT_FROM_MEMBER(resp_t, gen, gen));
+}
+
+/* The held request's pool is disposed of: unless answered (r freed), its
+ * client went away before any header was sent. */
+static void ref_disposed(void *p)
+{
+    resp_ref_t *ref = p;
+    resp_t *r = ref->r;
+    if (r == NULL)
+        return;
+    r->ref = NULL;
+    resp_gone(r);
 }
 
 /* Hands pending bytes to h2o; ends the response when asked to and
@@ -225,6 +243,24 @@ void http__resp_start_sse(resp_t *r, hsess_t *h, uint64_t stream)
     http__resp_pump(r);
 }
 
+void http__resp_hold(resp_t *r, hsess_t *h, uint64_t stream)
+{
+    r->mode = RESP_HELD;
+    r->held_at = uv_now(r->hs->loop);
+    r->held_hsess = h;
+    r->held_stream = stream;
+    r->ref = h2o_mem_alloc_shared(&r->req->pool, sizeof *r->ref, ref_disposed);
+    r->ref->r = r;
+}
+
+void http__resp_unhold(resp_t *r)
+{
+    hsess_t *h = r->held_hsess;
+    r->mode = RESP_UNDECIDED;
+    r->held_hsess = NULL;
+    http__resp_start_sse(r, h->stateless || h->state == HSESS_OPEN ? h : NULL, r->held_stream);
+}
+
 resp_t *http__resp_new(http_server_t *hs, h2o_req_t *req)
 {
     resp_t *r = calloc(1, sizeof *r);
@@ -243,7 +279,9 @@ resp_t *http__resp_new(http_server_t *hs, h2o_req_t *req)
 void http__resp_end(resp_t *r)
 {
     r->finish = true;
-    if (r->mode == RESP_SSE)
+    if (r->mode == RESP_HELD)
+        http__resp_unhold(r); /* headers, priming event, end */
+    else if (r->mode == RESP_SSE)
         http__resp_pump(r);
 }
 
@@ -325,6 +363,27 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
         ls = http__lstream_by_no(h, 0);
     uint64_t stream = ls ? ls->no : 0;
     uint64_t seq = ++h->next_seq;
+    resp_t *r = ls ? ls->resp : NULL;
+    if (r != NULL && (r->mode == RESP_UNDECIDED || r->mode == RESP_HELD) && r->nmsgs == 0 &&
+        final && related != NULL && !ls->standalone && json_array_size(ls->pending) == 1) {
+        /* The whole answer to a POST still being handled or held: it goes
+         * as plain JSON (by the POST's handler, or now), so it needs no
+         * SSE event and no copy for resumption. */
+        r->nmsgs = 1;
+        r->single = msg;
+        r->single_len = len;
+        r->single_seq = seq;
+        r->single_is_final = true;
+        lstream_free(ls);
+        r->finish = true;
+        if (r->mode == RESP_HELD)
+            http__resp_answer_json(r, h);
+        if (h->stateless)
+            hsess_close(h);
+        return 0;
+    }
+    if (r != NULL && r->mode == RESP_HELD)
+        http__resp_unhold(r); /* something else first: the SSE stream starts */
     buf_t ev;
     buf_init(&ev, (size_t)1 << 30);
     if (format_event(&ev, !h->stateless, stream, seq, msg, len) != 0) {
@@ -332,7 +391,6 @@ static int hsess_send(void *t, char *msg, size_t len, const json_t *related, boo
         free(msg);
         return UV_ENOMEM;
     }
-    resp_t *r = ls ? ls->resp : NULL;
     if (!h->stateless)
         ring_add(h, stream, seq, ev.data, ev.len);
     if (r != NULL && r->mode == RESP_UNDECIDED && r->nmsgs == 0)

@@ -23,7 +23,8 @@ int buf_append(buf_t *b, const void *p, size_t n);
 int buf_append_str(buf_t *b, const char *s);
 __attribute__((format(printf, 2, 3))) int buf_printf(buf_t *b, const char *fmt, ...);
 
-/* Appends s as the body of a JSON string (escaped, no quotes). */
+/* Appends s as the body of a JSON string (escaped, no quotes), as jansson
+ * escapes it: \" \\ \b \f \n \r \t, other control characters \u00XX. */
 int buf_append_json_escaped(buf_t *b, const char *s, size_t n);
 
 /* Drops the first n bytes. */

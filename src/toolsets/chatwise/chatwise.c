@@ -123,10 +123,7 @@ int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap
         return UV_ENOMEM;
     }
     cc->archive = env->archive;
-    json_t *ctx = json_pack("{s:s}", "timezone", env->timezone ? env->timezone : "UTC");
-    cc->sql_ctx = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
-    json_decref(ctx);
-    if (cc->sql_ctx == NULL) {
+    if ((cc->sql_ctx = toolset_env_sql_ctx(env)) == NULL) {
         free(cc);
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;

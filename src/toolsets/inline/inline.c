@@ -96,13 +96,19 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     ic->conn = toolset_env_connector(env, CONNECTOR_CAPS_CHAT);
     ic->uploads = env->uploads;
     snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->data_dir);
-    snprintf(ic->sql_ctx, sizeof ic->sql_ctx, "{\"timezone\":\"%s\"}", env->timezone);
+    if ((ic->sql_ctx = toolset_env_sql_ctx(env)) == NULL) {
+        free(ic);
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
+    }
     *out = ic;
     return 0;
 }
 
 void inline_close(void *ctx)
 {
+    if (ctx != NULL)
+        free(((inline_ctx_t *)ctx)->sql_ctx);
     free(ctx);
 }
 

@@ -20,7 +20,7 @@ typedef struct inline_ctx_s {
     connector_t *conn; /* the "telegram" connector, or NULL */
     uploads_t *uploads;
     char media_root[TOOLSET_PATH_MAX];
-    char sql_ctx[160]; /* {"timezone": ...}: what the SQL functions get as ctx */
+    char *sql_ctx; /* {"timezone": ...}: what the SQL functions get as ctx (owned) */
 } inline_ctx_t;
 
 static inline inline_ctx_t *inline_ctx(const mcp_call_t *c)

@@ -91,9 +91,22 @@ void tg_ts_finish_obj(mcp_call_t *c, json_t *o)
     free(text);
 }
 
+/* The functions that read the daemon's state from their context
+ * (src/db/sql/telegram/sync.sql): every other one reads the timezone
+ * alone, and building the state (the pools' figures, each connector's
+ * account, parsed and written again) was a fifth of a database call's
+ * instructions (bench/README.md). */
+static bool reads_daemon_state(const char *fn)
+{
+    return strcmp(fn, "parley_tg_server_status") == 0 || strcmp(fn, "parley_tg_auth_status") == 0;
+}
+
 bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_call_cb cb, void *data)
 {
     tg_toolset_t *ts = tg_ts(c);
+    archive_mode_t mode = strcmp(fn, TG_RESOLVE_FN) == 0 ? ARCHIVE_READ : sqltool_mode(c);
+    if (!reads_daemon_state(fn))
+        return sqltool_run(c, ts->archive, mode, fn, args_json, ts->ctx_plain, cb, data);
     char *daemon = ts->status_json ? ts->status_json(ts->status_data) : NULL;
     connector_t *conn = ts->conn;
     json_error_t je;
@@ -116,7 +129,6 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
     free(daemon);
     char *ctx_text = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
-    archive_mode_t mode = strcmp(fn, TG_RESOLVE_FN) == 0 ? ARCHIVE_READ : sqltool_mode(c);
     bool started =
         ctx_text != NULL && sqltool_run(c, ts->archive, mode, fn, args_json, ctx_text, cb, data);
     if (ctx_text == NULL)
@@ -217,6 +229,11 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     t->status_json = env->status_json;
     t->status_data = env->status_data;
     snprintf(t->timezone, sizeof t->timezone, "%s", env->timezone ? env->timezone : "UTC");
+    if ((t->ctx_plain = toolset_env_sql_ctx(env)) == NULL) {
+        free(t);
+        snprintf(err, errcap, "out of memory (or a timezone that is not UTF-8)");
+        return UV_ENOMEM;
+    }
     snprintf(t->media_root, sizeof t->media_root, "%s/media", env->data_dir);
     if (env->export_root[0])
         snprintf(t->export_root, sizeof t->export_root, "%s", env->export_root);
@@ -232,7 +249,9 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
 
 void telegram_close(void *ctx)
 {
-    if (ctx != NULL)
+    if (ctx != NULL) {
         tg_ts_logins_close(ctx);
+        free(((tg_toolset_t *)ctx)->ctx_plain);
+    }
     free(ctx);
 }

@@ -29,6 +29,9 @@ typedef struct tg_toolset_s {
     char *(*status_json)(void *data);
     void *status_data;
     char timezone[TOOLSET_PATH_MAX]; /* of date words in arguments (the timezone setting) */
+    /* {"timezone":...}: the context of every SQL function but the two
+     * that report the daemon's state (tg_ts_run), made once. Owned. */
+    char *ctx_plain;
     /* authLogin (auth.c): the one-time local pages, and the sign-ins in
      * progress or whose outcome a later round may ask for. */
     struct secret_page_server_s *pages;
@@ -67,7 +70,9 @@ static inline connector_t *tg_ts_conn_for(const tg_toolset_t *ts, connector_cap_
 }
 
 /* Runs SQL function fn with args (JSON text; NULL: the call's arguments)
- * and the daemon's context; cb gets data. Returns false when it could not
+ * and the daemon's context (its figures and connectors' states for
+ * serverStatus's and authStatus's functions, the timezone for the rest);
+ * cb gets data. Returns false when it could not
  * start (the call is finished then). */
 bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_call_cb cb,
                void *data);

@@ -1,0 +1,178 @@
+/* Tests for util/json_out: the text is jansson's own (json_dumps, compact)
+ * for every kind of value, key order kept; depth and buffer bounds; a
+ * cycle refused. */
+#include "testutil.h"
+#include "util/json_out.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+/* v's text from json_out equals jansson's compact dump. */
+static void assert_as_jansson(const json_t *v)
+{
+    buf_t b;
+    buf_init(&b, (size_t)1 << 20);
+    assert_int_equal(json_out_append(&b, v), 0);
+    char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    assert_non_null(want);
+    assert_int_equal(b.len, strlen(want));
+    assert_memory_equal(b.data, want, b.len);
+    free(want);
+    buf_free(&b);
+}
+
+static void test_scalars(void **state)
+{
+    (void)state;
+    json_t *v[] = {
+        json_true(),
+        json_false(),
+        json_null(),
+        json_integer(0),
+        json_integer(7),
+        json_integer(-42),
+        json_integer(INT64_MAX),
+        json_integer(INT64_MIN),
+        json_real(0.5),
+        json_real(-1e300),
+        json_real(3.0),
+        json_real(0.1),
+        json_string(""),
+        json_string("plain"),
+        json_string("quote \" backslash \\ slash / tab \t newline \n return \r"),
+        json_string("\x01\x1f\x7f \b\f"),
+        json_string("Привет, 世界 😀"),
+        json_stringn("a\0b", 3), /* NUL inside a string */
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        assert_non_null(v[i]);
+        assert_as_jansson(v[i]);
+        json_decref(v[i]);
+    }
+}
+
+/* The escaper takes 8 plain bytes at once: every character that needs
+ * escaping, at every position of a longer string (both sides of each
+ * 8-byte boundary), and strings of every byte from 0x01 to 0x7f. */
+static void test_escape_positions(void **state)
+{
+    (void)state;
+    const char special[] = {'"', '\\', '\b', '\f', '\n', '\r', '\t', 0x01, 0x1f, 0x0b, 0x00};
+    char text[41];
+    for (size_t k = 0; k < sizeof special; k++)
+        for (size_t at = 0; at < 40; at++) {
+            memset(text, 'a' + (int)(at % 26), 40);
+            text[at] = special[k];
+            text[(at * 7 + 3) % 40] = special[(k + 1) % sizeof special];
+            json_t *v = json_stringn(text, 40);
+            assert_non_null(v);
+            assert_as_jansson(v);
+            json_decref(v);
+        }
+    unsigned seed = 12345;
+    char ascii[300];
+    for (int round = 0; round < 200; round++) {
+        size_t n = (size_t)(round % 300);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            /* mostly plain text, now and then a byte that needs escaping */
+            unsigned r = (seed >> 16) % 128;
+            ascii[i] = (char)(r < 100 ? 'A' + r % 26 : r % 0x7f + 1);
+        }
+        json_t *v = json_stringn(ascii, n);
+        assert_non_null(v);
+        assert_as_jansson(v);
+        json_decref(v);
+    }
+}
+
+static void test_containers(void **state)
+{
+    (void)state;
+    json_t *v = json_pack("{s:[], s:{}, s:[i, s, {s:b, s:n}], s:{s:{s:[[i, i], []]}}}", "empty",
+                          "none", "list", 1, "two", "t", 1, "n", "deep", "a", "b", 1, 2);
+    assert_non_null(v);
+    /* insertion order, not sorted: z before a */
+    json_object_set_new(v, "z", json_integer(1));
+    json_object_set_new(v, "a", json_string("é"));
+    json_object_set_new(v, "key \"quoted\"\n", json_null());
+    assert_as_jansson(v);
+    buf_t b;
+    buf_init(&b, 1000);
+    assert_int_equal(json_out_append(&b, v), 0);
+    assert_non_null(strstr(b.data, "\"z\":1,\"a\":\"é\""));
+    json_error_t je;
+    json_t *back = json_loadb(b.data, b.len, JSON_ALLOW_NUL, &je);
+    assert_non_null(back);
+    assert_true(json_equal(back, v));
+    json_decref(back);
+    buf_free(&b);
+    /* a key with a NUL in it (jansson writes it, but does not read it) */
+    json_object_setn_new(v, "nul\0key", 7, json_true());
+    assert_as_jansson(v);
+    json_decref(v);
+}
+
+/* A chain of n arrays, each inside the one before. */
+static json_t *nested(int n)
+{
+    json_t *root = json_array(), *at = root;
+    for (int i = 1; i < n; i++) {
+        json_t *in = json_array();
+        json_array_append_new(at, in);
+        at = in;
+    }
+    return root;
+}
+
+static void test_depth(void **state)
+{
+    (void)state;
+    json_t *ok = nested(JSON_OUT_MAX_DEPTH), *deep = nested(JSON_OUT_MAX_DEPTH + 1);
+    buf_t b;
+    buf_init(&b, (size_t)1 << 20);
+    assert_int_equal(json_out_append(&b, ok), 0);
+    assert_int_equal(b.len, 2 * JSON_OUT_MAX_DEPTH);
+    buf_reset(&b);
+    assert_int_equal(json_out_append(&b, deep), UV_EINVAL);
+    /* a cycle (jansson's setters allow one through a second container) */
+    json_t *x = json_array(), *y = json_array();
+    json_array_append(x, y);
+    json_array_append(y, x);
+    buf_reset(&b);
+    assert_int_equal(json_out_append(&b, x), UV_EINVAL);
+    json_array_clear(y);
+    json_decref(x);
+    json_decref(y);
+    assert_int_equal(json_out_append(&b, NULL), UV_EINVAL);
+    buf_free(&b);
+    json_decref(ok);
+    json_decref(deep);
+}
+
+static void test_limit(void **state)
+{
+    (void)state;
+    json_t *v = json_pack("{s:s}", "text", "0123456789");
+    buf_t b;
+    buf_init(&b, 10);
+    assert_int_equal(json_out_append(&b, v), UV_ENOBUFS);
+    buf_free(&b);
+    buf_init(&b, strlen("{\"text\":\"0123456789\"}"));
+    assert_int_equal(json_out_append(&b, v), 0);
+    assert_string_equal(b.data, "{\"text\":\"0123456789\"}");
+    buf_free(&b);
+    json_decref(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scalars),    cmocka_unit_test(test_escape_positions),
+        cmocka_unit_test(test_containers), cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
