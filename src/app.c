@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/heap.h"
 #include "util/log.h"
 
 #define APP_DRAIN_POLL_MS 50
@@ -292,6 +293,8 @@ int app_run(const config_t *cfg, cli_command_t cmd)
     a->cfg = cfg;
     a->cmd = cmd;
     a->stack.data = a;
+    if (!heap_tune())
+        log_debug(APP_TAG, "heap: the C library's own trim and mmap thresholds");
     int rc = uv_loop_init(&a->loop);
     if (rc != 0) {
         log_error(APP_TAG, "event loop: %s", uv_strerror(rc));

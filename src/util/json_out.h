@@ -4,7 +4,7 @@
  * and result. jansson's own encoder (2.14) checks each dump for cycles with
  * a hash table it allocates per dump and a key it formats with snprintf
  * for every object and array: about a fifth of a trivial tool call's
- * instructions (bench/README.md, "The envelope without jansson's encoder").
+ * instructions (bench/README.md, "Per-call work of parleyd").
  * Trees parley builds are acyclic; a depth bound stands in for the check.
  *
  * The text is what json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes,
