@@ -44,10 +44,12 @@
 #define HTTP_TICK_MS           1000
 #define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
 #define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
-/* A POST whose answer did not come at once waits this long (checked each
- * HTTP_TICK_MS) for it to come alone, to be answered as one JSON body;
- * anything else first (progress, a request to the client, the time)
- * starts its SSE stream. */
+/* A POST whose answer did not come at once waits at least this long
+ * (checked each HTTP_TICK_MS: 1-2 s in all) for it to come alone, to be
+ * answered as one JSON body; anything else first (progress, a request to
+ * the client, the time) starts its SSE stream. Until then the client has
+ * no event id: a connection cut during the hold loses the answer, as for
+ * any JSON answer. */
 #define HTTP_JSON_HOLD_MS 1000
 /* Connections that have not completed a request yet (slowloris): past
  * this many, the oldest of them is dropped for each new one (config key

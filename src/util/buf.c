@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +145,8 @@ int buf_append_json_escaped(buf_t *b, const char *s, size_t n)
     /* The answers of database tools are PostgreSQL's JSON (5-25 KB a
      * page, a quote every few bytes), escaped into the text content: one
      * pass sizes the text, one reserve, one pass writes it. */
-    if (n > b->limit)
-        return UV_ENOBUFS; /* and 6 n cannot overflow */
+    if (n > b->limit || n > SIZE_MAX / 6)
+        return UV_ENOBUFS; /* so 6 n cannot overflow */
     size_t out = n, i = 0;
 #if defined(__SSE2__)
     /* 16 bytes at a time while 32 are left: see below. */

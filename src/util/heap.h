@@ -4,7 +4,7 @@
  * M_TRIM_THRESHOLD (128 KiB at first), and a daemon under load that frees
  * and takes back more than that every turn of its loop pays a page fault
  * per 4 KiB each time: at 256 Streamable HTTP sessions, 1.2-1.8 faults and
- * 50-65 µs of CPU a trivial call against 0.01 and 21-22 µs with the top
+ * 50-57 µs of CPU a trivial call against 0.01 and 25-26 µs with the top
  * kept (bench/README.md, "Per-call work of parleyd"). heap_tune keeps up to
  * HEAP_TRIM_BYTES; fixing the trim threshold also fixes glibc's mmap
  * threshold (else moving), set to HEAP_MMAP_BYTES: blocks below it come

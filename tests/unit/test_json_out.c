@@ -53,35 +53,63 @@ static void test_scalars(void **state)
     }
 }
 
-/* The escaper takes 8 plain bytes at once: every character that needs
- * escaping, at every position of a longer string (both sides of each
- * 8-byte boundary), and strings of every byte from 0x01 to 0x7f. */
+/* The escaper takes 16 bytes at a time while 32 are left: every
+ * character that needs escaping, at every position of an 80-byte string
+ * (both sides of each 16-byte boundary, with a second one elsewhere), and
+ * strings of every length to 300 made of random pieces: plain ASCII, each
+ * character that needs escaping, and UTF-8 sequences of 2 to 4 bytes
+ * (bytes >= 0x80 must pass as they are). */
 static void test_escape_positions(void **state)
 {
     (void)state;
     const char special[] = {'"', '\\', '\b', '\f', '\n', '\r', '\t', 0x01, 0x1f, 0x0b, 0x00};
-    char text[41];
+    char text[80];
     for (size_t k = 0; k < sizeof special; k++)
-        for (size_t at = 0; at < 40; at++) {
-            memset(text, 'a' + (int)(at % 26), 40);
+        for (size_t at = 0; at < sizeof text; at++) {
+            memset(text, 'a' + (int)(at % 26), sizeof text);
             text[at] = special[k];
-            text[(at * 7 + 3) % 40] = special[(k + 1) % sizeof special];
-            json_t *v = json_stringn(text, 40);
+            text[(at * 7 + 3) % sizeof text] = special[(k + 1) % sizeof special];
+            json_t *v = json_stringn(text, sizeof text);
             assert_non_null(v);
             assert_as_jansson(v);
             json_decref(v);
         }
+    static const char *const pieces[] = {
+        "a",
+        "Z",
+        " ",
+        "0",
+        "~",
+        "\x7f",
+        "\"",
+        "\\",
+        "\b",
+        "\f",
+        "\n",
+        "\r",
+        "\t",
+        "\x01",
+        "\x1f",
+        "\xc3\xa9",
+        "\xe6\x97\xa5",
+        "\xf0\x9f\x98\x80",
+        "plain words ",
+    };
+    const size_t npieces = sizeof pieces / sizeof pieces[0];
     unsigned seed = 12345;
-    char ascii[300];
-    for (int round = 0; round < 200; round++) {
-        size_t n = (size_t)(round % 300);
-        for (size_t i = 0; i < n; i++) {
+    char buf[320];
+    for (size_t want = 0; want <= 300; want++) {
+        size_t n = 0;
+        while (n < want) {
             seed = seed * 1103515245u + 12345u;
-            /* mostly plain text, now and then a byte that needs escaping */
-            unsigned r = (seed >> 16) % 128;
-            ascii[i] = (char)(r < 100 ? 'A' + r % 26 : r % 0x7f + 1);
+            const char *piece = pieces[(seed >> 16) % npieces];
+            size_t len = strlen(piece);
+            if (n + len > sizeof buf)
+                break;
+            memcpy(buf + n, piece, len);
+            n += len;
         }
-        json_t *v = json_stringn(ascii, n);
+        json_t *v = json_stringn(buf, n);
         assert_non_null(v);
         assert_as_jansson(v);
         json_decref(v);

@@ -125,7 +125,7 @@ int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     cc->archive = env->archive;
     if ((cc->sql_ctx = toolset_env_sql_ctx(env)) == NULL) {
         free(cc);
-        snprintf(err, errcap, "out of memory");
+        snprintf(err, errcap, "out of memory (or a timezone that is not UTF-8)");
         return UV_ENOMEM;
     }
     *out = cc;

@@ -98,7 +98,7 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     snprintf(ic->media_root, sizeof ic->media_root, "%s/media", env->data_dir);
     if ((ic->sql_ctx = toolset_env_sql_ctx(env)) == NULL) {
         free(ic);
-        snprintf(err, errcap, "out of memory");
+        snprintf(err, errcap, "out of memory (or a timezone that is not UTF-8)");
         return UV_ENOMEM;
     }
     *out = ic;
