@@ -56,10 +56,12 @@ before(() => {
 
 after(dropAccounts);
 
-// A daemon serving the account, once it is signed in: {d, c}.
+// A daemon serving the account, once it is signed in and serving: {d, c}.
+// (authStatus is authenticated already while the daemon starts the
+// account's TDLib client from its session: state "starting".)
 async function serve(extra = []) {
   const s = await tgServe(a, extra);
-  await until("the account ready", async () => (await call(s.c, "authStatus")).authenticated === true);
+  await until("the account ready", async () => (await call(s.c, "authStatus")).state === "ready");
   return s;
 }
 
@@ -169,6 +171,28 @@ test("messagesSendFile through the account from another file system", async (t) 
     }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// While the daemon is still signing the account in from its session
+// (TDLib's getMe unanswered: state "starting"), a send is refused with what
+// to do, not a socket error.
+test("messagesSendFile and messagesSend while the account is still starting", async () => {
+  a.rescript({ stall_methods: ["getMe"] });
+  const { d, c } = await tgServe(a);
+  try {
+    await until("the account starting", async () => (await call(c, "authStatus")).state === "starting");
+    fs.mkdirSync(path.join(dataDir, "uploads"), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, "uploads", "early.txt"), "early");
+    for (const [tool, args] of [["messagesSendFile", { channelId: BOB, filePath: "early.txt" }],
+      ["messagesSend", { channelId: BOB, text: "too early" }]]) {
+      const why = await refused(c, tool, args);
+      assert.match(why, new RegExp(`^${tool} failed: the Telegram account is not signed in and serving yet .*"starting".*"ready"`), why);
+    }
+  } finally {
+    await c.close();
+    assert.equal(await d.stop(), 0);
+    a.rescript();
   }
 });
 

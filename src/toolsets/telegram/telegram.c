@@ -74,6 +74,14 @@ void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error)
 {
     if (status == UV_EBUSY)
         mcp_call_finish_error(c, "Too many requests are waiting for Telegram; retry in a moment.");
+    else if (status == UV_ENOTCONN && error == NULL)
+        /* No account serves now: the daemon may still be signing it in from
+         * its session (state "starting"), or it is signed out. */
+        mcp_call_finish_error(c,
+                              "%s failed: the Telegram account is not signed in and serving yet "
+                              "(authStatus gives its state; \"starting\" turns \"ready\" within "
+                              "seconds); call it again when the state is \"ready\".",
+                              c->tool->def->name);
     else
         mcp_call_finish_error(c, "%s failed: %s", c->tool->def->name,
                               error ? error : uv_strerror(status));
