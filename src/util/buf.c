@@ -125,9 +125,9 @@ static inline char *json_put_escaped(char *d, unsigned char c)
 }
 
 #if defined(__SSE2__)
-/* Of the 16 bytes at p: bit i set when byte i needs escaping (returned),
- * and in *ctl when it is a control character. */
-static inline unsigned json_escape_mask16(const unsigned char *p, unsigned *ctl)
+/* Of the 16 bytes at p: 0xff in each byte that needs escaping (returned),
+ * and bit i of *ctl set when byte i is a control character. */
+static inline __m128i json_escape_vec16(const unsigned char *p, unsigned *ctl)
 {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
     /* v <= 0x1f, unsigned: min(v, 0x1f) == v */
@@ -135,7 +135,13 @@ static inline unsigned json_escape_mask16(const unsigned char *p, unsigned *ctl)
     __m128i q =
         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
     *ctl = (unsigned)_mm_movemask_epi8(c);
-    return (unsigned)_mm_movemask_epi8(_mm_or_si128(c, q));
+    return _mm_or_si128(c, q);
+}
+
+/* The same as a bit mask: bit i set when byte i needs escaping. */
+static inline unsigned json_escape_mask16(const unsigned char *p, unsigned *ctl)
+{
+    return (unsigned)_mm_movemask_epi8(json_escape_vec16(p, ctl));
 }
 #endif
 
@@ -149,13 +155,25 @@ int buf_append_json_escaped(buf_t *b, const char *s, size_t n)
         return UV_ENOBUFS; /* so 6 n cannot overflow */
     size_t out = n, i = 0;
 #if defined(__SSE2__)
-    /* 16 bytes at a time while 32 are left: see below. */
-    for (; i + 32 <= n; i += 16) {
-        unsigned ctl, m = json_escape_mask16(p + i, &ctl);
-        out += (size_t)__builtin_popcount(m);
-        for (; ctl != 0; ctl &= ctl - 1)
-            out += json_escape_extra[p[i + (unsigned)__builtin_ctz(ctl)]] - 1u;
+    /* 16 bytes at a time while 32 are left (see below): each byte lane of
+     * acc counts its escapes (a match is 0xff, -1), for at most 255 rounds,
+     * then the lanes are summed (psadbw) into sums. No popcount: x86-64's
+     * baseline has none, and the compiler's fallback was a call a round. */
+    uint64_t sums[2] = {0, 0};
+    while (i + 32 <= n) {
+        __m128i acc = _mm_setzero_si128();
+        for (int r = 0; r < 255 && i + 32 <= n; r++, i += 16) {
+            unsigned ctl;
+            acc = _mm_sub_epi8(acc, json_escape_vec16(p + i, &ctl));
+            for (; ctl != 0; ctl &= ctl - 1)
+                out += json_escape_extra[p[i + (unsigned)__builtin_ctz(ctl)]] - 1u;
+        }
+        uint64_t lanes[2];
+        _mm_storeu_si128((__m128i *)(void *)lanes, _mm_sad_epu8(acc, _mm_setzero_si128()));
+        sums[0] += lanes[0];
+        sums[1] += lanes[1];
     }
+    out += (size_t)(sums[0] + sums[1]);
 #endif
     for (; i < n; i++)
         out += json_escape_extra[p[i]];

@@ -114,6 +114,36 @@ static void test_escape_positions(void **state)
         assert_as_jansson(v);
         json_decref(v);
     }
+    /* Long strings: the sizing pass counts each 16-byte lane's escapes in
+     * a byte for at most 255 rounds (4,080 bytes): strings where every
+     * byte is escaped (a lane of 255 or more would wrap), and random
+     * pieces, past several such rounds. */
+    static const char fill[] = {'"', '\\', '\n', 0x01};
+    const size_t big = 20011;
+    char *long_text = malloc(big);
+    assert_non_null(long_text);
+    for (size_t k = 0; k <= sizeof fill; k++) {
+        if (k < sizeof fill) {
+            memset(long_text, fill[k], big);
+        } else {
+            for (size_t n = 0; n < big;) {
+                seed = seed * 1103515245u + 12345u;
+                const char *piece = pieces[(seed >> 16) % npieces];
+                size_t len = strlen(piece);
+                if (n + len > big) { /* not a UTF-8 sequence cut short */
+                    memset(long_text + n, 'a', big - n);
+                    break;
+                }
+                memcpy(long_text + n, piece, len);
+                n += len;
+            }
+        }
+        json_t *v = json_stringn(long_text, big);
+        assert_non_null(v);
+        assert_as_jansson(v);
+        json_decref(v);
+    }
+    free(long_text);
 }
 
 static void test_containers(void **state)
