@@ -52,7 +52,7 @@
 /* LOADGEN_TIMEOUT_S: a request unanswered for this long fails as a
  * timeout (over HTTP curl 28; over a stream, its connection is closed). */
 #define LOADGEN_TIMEOUT_S 60
-#define REQ_MAX      8192
+#define REQ_MAX           8192
 
 typedef enum { T_UNIX, T_TCP, T_HTTP } transport_t;
 
@@ -73,7 +73,7 @@ static struct {
     size_t expect_len;
 } opt = {.sessions = 10, .seconds = 5, .label = "-"};
 
-static char **calls; /* --calls: the lines */
+static char **calls;      /* --calls: the lines */
 static char **call_names; /* their tools' names (Mcp-Name) */
 static size_t ncalls;
 static int started, ready, init_failed; /* sessions started, initialized, failed to */
@@ -90,7 +90,8 @@ static bool measuring;
 /* A response: a JSON-RPC error, or a tool result with isError. */
 static bool is_failure(const char *p, size_t len)
 {
-    return memmem(p, len, "\"error\":{", 9) != NULL || memmem(p, len, "\"isError\":true", 14) != NULL;
+    return memmem(p, len, "\"error\":{", 9) != NULL ||
+           memmem(p, len, "\"isError\":true", 14) != NULL;
 }
 
 /* An answer that is not a good one: in --raw, anything but expect's bytes. */
@@ -208,8 +209,8 @@ static void record(uint64_t t0)
 
 /* The 2026-07-28 envelope every request of that revision carries. */
 #define MODERN_META                                                                                \
-    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                      \
-    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                          \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{},"                                           \
     "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"parley-loadgen\",\"version\":\"1\"}}"
 
 /* The next request of a session; cursor: its place in --calls. *name is
@@ -268,8 +269,8 @@ typedef struct {
     size_t cursor;
     uint64_t t0;
     bool done;
-    bool up;   /* started: counted in ready */
-    bool idle; /* initialized, holding (--idle) */
+    bool up;      /* started: counted in ready */
+    bool idle;    /* initialized, holding (--idle) */
     bool waiting; /* a request (or initialize) unanswered since t0 */
     int index;    /* in stream_sessions */
 } ssess_t;
@@ -804,8 +805,8 @@ static void start_more(void)
             s_start();
         started++;
     }
-    if (opt.idle && ready + init_failed == opt.sessions && !uv_is_active((uv_handle_t *)&hold_timer) &&
-        !hold_done) {
+    if (opt.idle && ready + init_failed == opt.sessions &&
+        !uv_is_active((uv_handle_t *)&hold_timer) && !hold_done) {
         printf("idle_ready=%d\n", ready);
         fflush(stdout);
         uv_timer_start(&hold_timer, on_hold_end, (uint64_t)(opt.seconds * 1000), 0);
@@ -900,8 +901,7 @@ int main(int argc, char **argv)
                 opt.modern = true;
             else if (strcmp(v, "2025-11-25") != 0)
                 usage();
-        }
-        else
+        } else
             usage();
     }
     if (opt.url == NULL || opt.sessions < 1 || opt.seconds <= 0 ||
@@ -972,9 +972,11 @@ int main(int argc, char **argv)
            "errors=%llu seconds=%.2f "
            "rps=%.0f p50_ms=%.3f p90_ms=%.3f p95_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
            opt.label, names[opt.transport],
-           opt.raw ? "raw" : opt.modern ? "2026-07-28" : "2025-11-25", opt.sessions,
-           nsamples, calls_all, (unsigned long long)errors,
-           secs, secs > 0 ? (double)nsamples / secs : 0.0, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
+           opt.raw      ? "raw"
+           : opt.modern ? "2026-07-28"
+                        : "2025-11-25",
+           opt.sessions, nsamples, calls_all, (unsigned long long)errors, secs,
+           secs > 0 ? (double)nsamples / secs : 0.0, pct(0.50), pct(0.90), pct(0.95), pct(0.99),
            nsamples ? samples[nsamples - 1] : 0.0);
     free(samples);
     return errors > 0 ? 1 : 0;

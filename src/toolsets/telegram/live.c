@@ -12,7 +12,6 @@
 #include "toolsets/telegram/tg_toolset.h"
 #include "util/beneath.h"
 
-#define TG_RESOLVE_FN "parley_tg_resolve_channel"
 /* The Bot API takes uploads of at most 50 MB. */
 #define TG_UPLOAD_MAX (50LL * 1024 * 1024)
 

@@ -11,7 +11,6 @@
 
 /* The internal function that resolves a channelId (and userIds): a read,
  * whatever the tool. */
-#define TG_RESOLVE_FN "parley_tg_resolve_channel"
 
 /* Tools that need a capability of the connector, and what the model can
  * use when the account lacks it. Without a connector the SQL function

@@ -80,6 +80,10 @@ bool tg_ts_run(mcp_call_t *c, const char *fn, const char *args_json, archive_cal
 /* Finishes c with the archive's failure, in words for the model. */
 void tg_ts_fail(mcp_call_t *c, int status, archive_err_t err, const char *message);
 
+/* The SQL function that resolves a call's channelId to its chat (the
+ * connector's tools run it first, through tg_ts_then; it only reads). */
+#define TG_RESOLVE_FN "parley_tg_resolve_channel"
+
 /* The archive answered, now the connector: runs fn (args as tg_ts_run),
  * then next with its answer (borrowed) and arg. A failure of fn, or an
  * answer that is not a JSON object, ends the call through tg_ts_fail. */
