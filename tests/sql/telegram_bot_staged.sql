@@ -65,3 +65,25 @@ SELECT pg_temp.expect('ingest after a staged batch',
     '{"applied": 1, "offset": 111}'::jsonb);
 SELECT pg_temp.expect('both applied, in order', (SELECT text FROM messages WHERE chat_id = -1001 AND id = 5), 'edited after');
 SELECT pg_temp.expect('none left staged', (SELECT count(*) FROM bot_update_batches), 0::bigint);
+
+-- Reactions and members in a later batch of one apply than the message
+-- they concern (whether a pass is needed is asked of every batch), and a
+-- photo's file: the batches are applied as staged, not joined.
+SELECT parley_bot_stage(8, jsonb_build_array(pg_temp.msg(111, 'message', 6, 1300,
+    '{"caption": "a photo", "photo": [{"file_id": "s6", "file_unique_id": "us6", "width": 90},
+                                      {"file_id": "b6", "file_unique_id": "ub6", "width": 900, "file_size": 7}]}')));
+SELECT parley_bot_stage(8, jsonb_build_array(
+    jsonb_build_object('update_id', 112, 'message_reaction', jsonb_build_object(
+        'chat', jsonb_build_object('id', -1001), 'message_id', 6,
+        'new_reaction', '[{"type": "emoji", "emoji": "🎉"}]'::jsonb)),
+    jsonb_build_object('update_id', 113, 'chat_member', jsonb_build_object(
+        'chat', jsonb_build_object('id', -1001, 'type', 'supergroup', 'title', 'Staged'),
+        'new_chat_member', jsonb_build_object('status', 'member',
+            'user', jsonb_build_object('id', 556, 'first_name', 'Bo'))))));
+SELECT pg_temp.expect('message, reaction and member at once', parley_bot_apply_staged(8, 8),
+                      '{"applied": 3, "pending": 0}'::jsonb);
+SELECT pg_temp.expect('the reaction on the message of the batch before',
+    (SELECT extra -> 'reactions' FROM messages WHERE chat_id = -1001 AND id = 6),
+    '[{"type": "emoji", "emoji": "🎉"}]'::jsonb);
+SELECT pg_temp.expect('the member', (SELECT status FROM chat_members WHERE chat_id = -1001 AND user_id = 556), 'member');
+SELECT pg_temp.expect('the photo queued', (SELECT file_id || ':' || file_size FROM media WHERE chat_id = -1001 AND message_id = 6), 'b6:7');
