@@ -26,14 +26,15 @@ CREATE FUNCTION pg_temp.ids(r jsonb) RETURNS text LANGUAGE sql AS $$
 $$;
 -- A search for rx newest first (20 a page from off), with the reads of
 -- messages from its start ("seq") and of the trigram index it made.
-CREATE FUNCTION pg_temp.rx(rx text, off integer DEFAULT 0, chats bigint[] DEFAULT NULL)
+CREATE FUNCTION pg_temp.rx(rx text, off integer DEFAULT 0, chats bigint[] DEFAULT NULL,
+                           kind text DEFAULT NULL)
     RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
     t0 bigint := pg_stat_get_xact_numscans('messages_text_trgm_idx'::regclass);
     s0 bigint := pg_stat_get_xact_numscans('messages'::regclass);
     r jsonb;
 BEGIN
-    r := parley_search(NULL, rx, false, chats, NULL, NULL, NULL, NULL, NULL, 'time', 20, off);
+    r := parley_search(NULL, rx, false, chats, NULL, NULL, NULL, NULL, kind, 'time', 20, off);
     RETURN r || jsonb_build_object(
         'trgm', pg_stat_get_xact_numscans('messages_text_trgm_idx'::regclass) - t0,
         'seq', pg_stat_get_xact_numscans('messages'::regclass) - s0);
@@ -72,3 +73,7 @@ SELECT pg_temp.expect('common regex in a chat', pg_temp.rx('alp.a', 0, '{-700}')
 SELECT pg_temp.expect('common regex in a chat: the page',
     pg_temp.ids(pg_temp.rx('alp.a', 0, '{-700}')), pg_temp.ref('alp.a'));
 SELECT pg_temp.expect_error('bad regex', $$SELECT pg_temp.rx('(')$$, '2201B', 'regular expression');
+-- Of a kind of content (links here: none): the hits are fewer than the
+-- share says; no reading.
+SELECT pg_temp.expect('common regex, links only', pg_temp.rx('alp.a', 0, NULL, 'links') - 'results',
+    '{"count": 0, "limit": 20, "offset": 0, "mode": "regex", "trgm": 1, "seq": 0}'::jsonb);

@@ -484,10 +484,11 @@ BEGIN
     -- (count_max + 1); it stops after twice the rows the share says, and
     -- short of count_max + 1 hits there (the sample misled, or the hits
     -- are elsewhere in the table) the indexes count them as before. With a
-    -- chat, sender, topic or dates their indexes narrow the rows: no
-    -- reading.
+    -- chat, sender, topic or dates their indexes narrow the rows, and a
+    -- kind of content makes the hits fewer than the share: no reading.
     IF mode = 'filter' AND p_rx IS NOT NULL AND p_chat_ids IS NULL AND p_topic IS NULL
-       AND p_sender IS NULL AND p_from_date IS NULL AND p_to_date IS NULL THEN
+       AND p_sender IS NULL AND p_from_date IS NULL AND p_to_date IS NULL
+       AND coalesce(p_kind, '') = '' THEN
         SELECT reltuples INTO walk_n FROM pg_class WHERE oid = 'messages'::regclass;
         rx_share := parley_text_share(p_rx);
         IF walk_n > 0 AND rx_share > 0
