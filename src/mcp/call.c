@@ -35,6 +35,37 @@ mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *na
     return c;
 }
 
+/* Whether v holds a real number anywhere: what schema_normalize may turn
+ * into an integer. */
+static bool has_real(const json_t *v)
+{
+    if (json_is_real(v))
+        return true;
+    const char *k;
+    const json_t *x;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (has_real(x))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            if (has_real(x))
+                return true;
+        }
+    }
+    return false;
+}
+
+void mcp_call__pin_digest(mcp_call_t *c)
+{
+    if (c->modern && c->state_digest[0] == '\0' && has_real(c->args))
+        mcp_session__request_digest(c->args, c->state_digest);
+}
+
 void *mcp_call_context(const mcp_call_t *c)
 {
     return c->context;
@@ -264,6 +295,8 @@ void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_
         char ctx[320], *text = NULL;
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);
+        if (c->state_digest[0] == '\0') /* not made at the start (session_methods.c) */
+            mcp_session__request_digest(c->args, c->state_digest);
         mcp_session__state_context(c->session, (int)c->kind, c->name, c->state_digest, ctx,
                                    sizeof ctx);
         int rc =

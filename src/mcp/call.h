@@ -77,7 +77,11 @@ typedef struct mcp_call_s {
      * the session (mcp_call_request_state). NULL when absent. */
     json_t *input_responses;
     json_t *request_state;
-    char state_digest[65]; /* the request's digest its requestState is bound to */
+    /* The request's digest its requestState is bound to (mcp_session__
+     * request_digest of its arguments as they came): made when a state
+     * came with it, before normalising changes them, or when one is
+     * sealed; "" until then. */
+    char state_digest[65];
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
@@ -191,6 +195,11 @@ void mcp_call_finish_rpc_error(mcp_call_t *c, int code, const char *message, jso
 mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
                           json_t *args, json_t *progress_token);
 void mcp_call__cancel(mcp_call_t *c);
+/* Internal (session_methods.c): before a tool's arguments are normalised
+ * (schema_normalize turns whole reals into integers), makes the digest a
+ * requestState sealed later is bound to, when normalising may change them
+ * and it is not made yet. */
+void mcp_call__pin_digest(mcp_call_t *c);
 /* Internal (session.c): the client answered wait_id (result or error). */
 void mcp_call__answer(mcp_call_t *c, const json_t *result, const json_t *error);
 /* Internal (server.c): the answer did not come in time. */

@@ -62,10 +62,12 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
 
 /* The multi round-trip fields of a 2026-07-28 request of kind/name:
  * params.inputResponses (an object of objects) and params.requestState
- * (opened and checked). Returns false when it answered an error. */
+ * (opened and checked against the digest of args, written to digest;
+ * digest stays "" without a requestState). Returns false when it answered
+ * an error. */
 static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kind, const char *name,
-                         const char *digest, const json_t *params, json_t **responses,
-                         json_t **state)
+                         const json_t *args, char digest[65], const json_t *params,
+                         json_t **responses, json_t **state)
 {
     char msg[300];
     *responses = *state = NULL;
@@ -100,6 +102,7 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
     int rc = UV_EINVAL;
     if (text != NULL && s->srv->state_key_ok) {
         char ctx[320];
+        mcp_session__request_digest(args, digest);
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);
         mcp_session__state_context(s, kind, name, digest, ctx, sizeof ctx);
@@ -138,14 +141,16 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         return NULL;
     }
     json_t *responses = NULL, *state = NULL;
+    /* What a requestState is bound to: the digest of the request's own
+     * arguments (before any normalisation), or for a read its URI. Made
+     * here when the request brings a state to open; else when the call
+     * seals one (mcp_call_finish_input_required), or before its arguments
+     * are normalised (mcp_call__pin_digest): most calls never need it
+     * (sorted JSON and a SHA-256: a tenth of a trivial call). */
     char digest[65] = "";
-    if (s->env != NULL) {
-        /* The request's own arguments (before any normalisation), or for
-         * a read its URI: what its requestState is bound to. */
-        mcp_session__request_digest(args, digest);
-        if (!modern_round(s, id, kind, name, digest, params, &responses, &state))
-            return NULL;
-    }
+    if (s->env != NULL &&
+        !modern_round(s, id, kind, name, args, digest, params, &responses, &state))
+        return NULL;
     const json_t *meta = json_object_get(params, "_meta");
     json_t *token = json_object_get(meta, "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
@@ -211,6 +216,7 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
         mcp_call_finish_error(c, "Invalid arguments for %s: %s", tool->name, err);
         return;
     }
+    mcp_call__pin_digest(c);
     schema_normalize(tool->input_schema, c->args);
     tool->def->fn(c);
 }

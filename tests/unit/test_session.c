@@ -79,7 +79,29 @@ static const mcp_toolset_t set2 = {"u", "U", more_tools, 2, NULL, 0, NULL, 0, fa
 static const mcp_toolset_t set3 = {"v", "V",          NULL, 0,    more_resources,
                                    2,   more_prompts, 1,    true, false};
 static const mcp_toolset_t *const available[] = {&set, &set2, &set3, NULL};
-static const char *selected = "all"; /* the toolsets setup_server serves */
+
+/* A 2026-07-28 multi round-trip tool: asks the client first (its state
+ * holds the arguments it saw), then echoes. */
+static void tool_ask(mcp_call_t *c)
+{
+    if (mcp_call_request_state(c) == NULL) {
+        mcp_call_finish_input_required(c,
+                                       json_pack("{s:{s:s, s:{s:s}}}", "q", "method",
+                                                 "elicitation/create", "params", "message", "n?"),
+                                       json_pack("{s:O}", "seen", c->args));
+        return;
+    }
+    tool_echo(c);
+}
+static const mcp_tool_def_t ask_tools[] = {
+    {"ask", "Ask", "Asks, then echoes.",
+     "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}", NULL,
+     MCP_TOOL_READ_ONLY, tool_ask, NULL},
+};
+static const mcp_toolset_t set4 = {"w", "W", ask_tools, 1, NULL, 0, NULL, 0, false, false};
+static const mcp_toolset_t *const with_ask[] = {&set4, NULL};
+static const mcp_toolset_t *const *toolsets = available; /* what setup_server offers */
+static const char *selected = "all";                     /* the toolsets setup_server serves */
 
 typedef struct {
     json_t *out[64];
@@ -137,7 +159,7 @@ static void setup_server(int max_active_calls)
     uv_loop_init(&loop);
     mcp_registry_t r;
     char err[256];
-    assert_int_equal(mcp_registry_build(&r, available, selected, false, err, sizeof err), 0);
+    assert_int_equal(mcp_registry_build(&r, toolsets, selected, false, err, sizeof err), 0);
     mcp_limits_t lim;
     mcp_limits_default(&lim);
     lim.max_message_bytes = 1024;
@@ -653,6 +675,53 @@ static void test_modern_requests(void **state)
     teardown_server();
 }
 
+/* A requestState opens only for the request it was sealed for: the same
+ * arguments as they came, a whole real where an integer is wanted
+ * included (the digest is made before normalising turns 7.0 into 7, and
+ * otherwise only when a state is sealed or opened); other arguments are
+ * refused. */
+static void test_modern_state_binding(void **state)
+{
+    (void)state;
+    toolsets = with_ask;
+    setup_server(100);
+    toolsets = available;
+#define ASK_META                                                                                   \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}"
+    static const char *const forms[] = {"7", "7.0"};
+    for (int f = 0; f < 2; f++) {
+        char msg[512];
+        snprintf(msg, sizeof msg,
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"ask\",\"arguments\":{\"n\":%s}," ASK_META "}}",
+                 forms[f]);
+        send_msg(msg);
+        json_t *r = last_result();
+        assert_string_equal(json_string_value(json_object_get(r, "resultType")), "input_required");
+        const char *st = json_string_value(json_object_get(r, "requestState"));
+        assert_non_null(st);
+        char *sealed = strdup(st);
+        /* Again with the state: the same arguments as sent, then others. */
+        const char *const again[] = {forms[f], "8"};
+        for (int a = 0; a < 2; a++) {
+            snprintf(msg, sizeof msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                     "\"name\":\"ask\",\"arguments\":{\"n\":%s},\"inputResponses\":{\"q\":{"
+                     "\"action\":\"accept\"}},\"requestState\":\"%s\"," ASK_META "}}",
+                     again[a], sealed);
+            send_msg(msg);
+            if (a == 0)
+                assert_int_equal(json_integer_value(json_object_get(echoed(), "n")), 7);
+            else
+                expect_error(-32602, "2");
+        }
+        free(sealed);
+    }
+#undef ASK_META
+    teardown_server();
+}
+
 /* subscriptions/listen: the acknowledgement with the honoured filter,
  * resources/updated tagged with the subscription id for what it watches
  * alone, nothing after notifications/cancelled, a complete result when
@@ -776,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_policy),
         cmocka_unit_test(test_policy_bounds_every_method),
         cmocka_unit_test(test_modern_requests),
+        cmocka_unit_test(test_modern_state_binding),
         cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_close_past_limit),
