@@ -53,6 +53,25 @@ static void test_scalars(void **state)
     }
 }
 
+/* Fills buf with pieces picked at random (seed: the generator's state)
+ * until it holds want bytes or the next piece would pass cap; returns the
+ * length. */
+static size_t random_pieces(char *buf, size_t want, size_t cap, unsigned *seed,
+                            const char *const *pieces, size_t npieces)
+{
+    size_t n = 0;
+    while (n < want) {
+        *seed = *seed * 1103515245u + 12345u;
+        const char *piece = pieces[(*seed >> 16) % npieces];
+        size_t len = strlen(piece);
+        if (n + len > cap)
+            break;
+        memcpy(buf + n, piece, len);
+        n += len;
+    }
+    return n;
+}
+
 /* The escaper takes 16 bytes at a time while 32 are left: every
  * character that needs escaping, at every position of an 80-byte string
  * (both sides of each 16-byte boundary, with a second one elsewhere), and
@@ -99,16 +118,7 @@ static void test_escape_positions(void **state)
     unsigned seed = 12345;
     char buf[320];
     for (size_t want = 0; want <= 300; want++) {
-        size_t n = 0;
-        while (n < want) {
-            seed = seed * 1103515245u + 12345u;
-            const char *piece = pieces[(seed >> 16) % npieces];
-            size_t len = strlen(piece);
-            if (n + len > sizeof buf)
-                break;
-            memcpy(buf + n, piece, len);
-            n += len;
-        }
+        size_t n = random_pieces(buf, want, sizeof buf, &seed, pieces, npieces);
         json_t *v = json_stringn(buf, n);
         assert_non_null(v);
         assert_as_jansson(v);
@@ -126,17 +136,8 @@ static void test_escape_positions(void **state)
         if (k < sizeof fill) {
             memset(long_text, fill[k], big);
         } else {
-            for (size_t n = 0; n < big;) {
-                seed = seed * 1103515245u + 12345u;
-                const char *piece = pieces[(seed >> 16) % npieces];
-                size_t len = strlen(piece);
-                if (n + len > big) { /* not a UTF-8 sequence cut short */
-                    memset(long_text + n, 'a', big - n);
-                    break;
-                }
-                memcpy(long_text + n, piece, len);
-                n += len;
-            }
+            size_t n = random_pieces(long_text, big, big, &seed, pieces, npieces);
+            memset(long_text + n, 'a', big - n); /* not a UTF-8 sequence cut short */
         }
         json_t *v = json_stringn(long_text, big);
         assert_non_null(v);
