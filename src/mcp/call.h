@@ -77,10 +77,10 @@ typedef struct mcp_call_s {
      * the session (mcp_call_request_state). NULL when absent. */
     json_t *input_responses;
     json_t *request_state;
-    /* The request's digest its requestState is bound to (mcp_session__
-     * request_digest of its arguments as they came): made when a state
-     * came with it, before normalising changes them, or when one is
-     * sealed; "" until then. */
+    /* The request's digest its requestState is bound to (its arguments
+     * as they came, mcp_session__request_digest): made when a state came
+     * with it, before normalising when they hold a real number, or when
+     * one is sealed; "" until then. */
     char state_digest[65];
     /* A server-to-client request waiting for its answer. */
     queue_node_t wait_node; /* in the server's list of waiting calls */

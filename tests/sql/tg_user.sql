@@ -251,3 +251,18 @@ SELECT parley_bot_store_message(:clash_bot, '{"message_id": 1, "chat": {"id": -1
 SELECT pg_temp.expect('a supergroup''s messages are shared',
     parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(-1009990000000, 1, 1700000000, 'shared, edited', '{"edit_date": 1700000500}'))), 1);
 SELECT pg_temp.expect('the newer version', (SELECT text FROM messages WHERE chat_id = -1009990000000 AND id = 1), 'shared, edited');
+-- The other way, through the bot's staged batches: a private chat the
+-- account stored first keeps the account's messages; the bot's messages of
+-- it in a batch are left out, the rest of the batch (a chat of the bot's
+-- own) is stored.
+SELECT parley_tdu_chats(:clash_user, jsonb_build_array(
+    '{"@type": "chat", "id": 6666, "type": {"@type": "chatTypePrivate", "user_id": 6666}, "title": "Quinn"}'::jsonb)) IS NOT NULL;
+SELECT pg_temp.expect('the account''s message there',
+    parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(6666, 1, 1800000000, 'to the account'))), 1);
+SELECT parley_bot_stage(:clash_bot, jsonb_build_array(
+    jsonb_build_object('update_id', 500, 'message', '{"message_id": 1, "chat": {"id": 6666, "type": "private", "first_name": "Quinn"}, "from": {"id": 6666, "first_name": "Quinn"}, "date": 1800000100, "text": "to the bot"}'::jsonb),
+    jsonb_build_object('update_id', 501, 'message', '{"message_id": 2, "chat": {"id": 7777, "type": "private", "first_name": "Rae"}, "from": {"id": 7777, "first_name": "Rae"}, "date": 1800000200, "text": "to the bot, own chat"}'::jsonb)));
+SELECT pg_temp.expect('the batch applied', parley_bot_apply_staged(:clash_bot, 8) ->> 'applied', '2');
+SELECT pg_temp.expect('the account''s private chat unchanged',
+    (SELECT string_agg(id || ':' || text, ',' ORDER BY id) FROM messages WHERE chat_id = 6666), '1:to the account');
+SELECT pg_temp.expect('the bot''s own chat stored', (SELECT text FROM messages WHERE chat_id = 7777 AND id = 2), 'to the bot, own chat');

@@ -126,7 +126,7 @@ static void test_escape_positions(void **state)
     }
     /* Long strings: the sizing pass counts each 16-byte lane's escapes in
      * a byte for at most 255 rounds (4,080 bytes): strings where every
-     * byte is escaped (a lane of 255 or more would wrap), and random
+     * byte is escaped (a lane past 255 would wrap), and random
      * pieces, past several such rounds. */
     static const char fill[] = {'"', '\\', '\n', 0x01};
     const size_t big = 20011;

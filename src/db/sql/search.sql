@@ -246,6 +246,9 @@ CREATE OR REPLACE FUNCTION parley_search_run(p_q text, p_rx text, p_fuzzy boolea
     -- Set off for a page that walks (substring mode, below); restored on
     -- return, like every setting here.
     SET enable_bitmapscan = on
+    -- The count of a common regex reads messages from the table's start
+    -- (below): not from where another scan of the table has got to.
+    SET synchronize_seqscans = off
     -- With sequential scans priced at 10^10, every plan that still needs
     -- one (search_words_new, which has no index; a small table) passes
     -- jit_above_cost, and a database with JIT on (PostgreSQL's default;
@@ -485,7 +488,9 @@ BEGIN
     -- short of count_max + 1 hits there (the sample misled, or the hits
     -- are elsewhere in the table) the indexes count them as before. With a
     -- chat, sender, topic or dates their indexes narrow the rows, and a
-    -- kind of content makes the hits fewer than the share: no reading.
+    -- kind of content makes the hits fewer than the share: no reading (a
+    -- surface's filter of the other sources' chats stays in cond: those
+    -- are usually few).
     IF mode = 'filter' AND p_rx IS NOT NULL AND p_chat_ids IS NULL AND p_topic IS NULL
        AND p_sender IS NULL AND p_from_date IS NULL AND p_to_date IS NULL
        AND coalesce(p_kind, '') = '' THEN

@@ -9,9 +9,6 @@
 #include "toolsets/sqltool.h"
 #include "toolsets/telegram/tg_toolset.h"
 
-/* The internal function that resolves a channelId (and userIds): a read,
- * whatever the tool. */
-
 /* Tools that need a capability of the connector, and what the model can
  * use when the account lacks it. Without a connector the SQL function
  * says what the archive offers instead. */
@@ -75,11 +72,12 @@ void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error)
         mcp_call_finish_error(c, "Too many requests are waiting for Telegram; retry in a moment.");
     else if (status == UV_ENOTCONN && error == NULL)
         /* No account serves now: the daemon may still be signing it in from
-         * its session (state "starting"), or it is signed out. */
+         * its session (state "starting"), another daemon may run it
+         * ("standby"), or it is signed out or failed. */
         mcp_call_finish_error(c,
-                              "%s failed: the Telegram account is not signed in and serving yet "
-                              "(authStatus gives its state; \"starting\" turns \"ready\" within "
-                              "seconds); call it again when the state is \"ready\".",
+                              "%s failed: no Telegram account is signed in and serving here now. "
+                              "authStatus gives its state: \"starting\" turns \"ready\" within "
+                              "seconds (then call it again); another state says what to do.",
                               c->tool->def->name);
     else
         mcp_call_finish_error(c, "%s failed: %s", c->tool->def->name,

@@ -42,10 +42,10 @@ CREATE OR REPLACE FUNCTION parley_bot_chat_kind(c jsonb) RETURNS text
 $$;
 
 -- The kind of a Bot API message's file (photo, video, ..., document), or
--- NULL; parley_bot_file_of gives the object describing it (a photo's
--- largest size). Scalar and inlined: the batch mapping calls them per row
--- (parley_bot_file_of's body written out there: with a computed kind,
--- used twice, PostgreSQL calls it instead of inlining it, 2-3 us a row).
+-- NULL. Scalar and inlined: the batch mapping calls it per row, and writes
+-- out the object describing the file there (a photo's largest size): a
+-- function of the computed kind, which it uses twice, was called instead
+-- of inlined, 2-3 us a row.
 CREATE OR REPLACE FUNCTION parley_bot_file_kind(m jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
@@ -60,11 +60,6 @@ CREATE OR REPLACE FUNCTION parley_bot_file_kind(m jsonb) RETURNS text
         WHEN jsonb_typeof(m -> 'sticker') = 'object' THEN 'sticker'
         WHEN jsonb_typeof(m -> 'document') = 'object' AND NOT m ? 'animation' THEN 'document'
     END
-$$;
-
-CREATE OR REPLACE FUNCTION parley_bot_file_of(m jsonb, kind text) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE kind WHEN 'photo' THEN m -> 'photo' -> -1 ELSE m -> kind END
 $$;
 
 -- The updates of getUpdates batches (each element of p_batches one
