@@ -213,13 +213,13 @@ static bool validate_string(const json_t *schema, const json_t *v, const char *p
  * quarter of validating a call's arguments. */
 static void path_join(char *out, size_t cap, const char *path, const char *k)
 {
-    size_t n = strnlen(path, cap - 1);
-    memcpy(out, path, n);
-    if (n > 0 && n < cap - 1)
+    if (!str_copy(out, cap, path))
+        return; /* the path alone fills out */
+    size_t n = strlen(out);
+    if (n > 0 && n + 1 < cap)
         out[n++] = '.';
-    size_t m = strnlen(k, cap - 1 - n);
-    memcpy(out + n, k, m);
-    out[n + m] = '\0';
+    if (!str_copy(out + n, cap - n, k))
+        return; /* cut at cap - 1 bytes */
 }
 
 static bool validate_object(const json_t *schema, const json_t *v, const char *path, char *err,

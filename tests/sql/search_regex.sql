@@ -42,10 +42,13 @@ BEGIN
         'seq', pg_stat_get_xact_numscans('messages'::regclass) - s0);
 END
 $$;
--- The reference page: the newest rows matching rx, by a plain query.
-CREATE FUNCTION pg_temp.ref(rx text, off integer DEFAULT 0) RETURNS text LANGUAGE sql AS $$
+-- The reference page: the newest rows matching rx (of chat, when given),
+-- by a plain query.
+CREATE FUNCTION pg_temp.ref(rx text, off integer DEFAULT 0, chat bigint DEFAULT NULL)
+    RETURNS text LANGUAGE sql AS $$
     SELECT string_agg(chat_id || ':' || id, ',' ORDER BY date DESC, id DESC)
     FROM (SELECT chat_id, id, date FROM messages WHERE text ~* rx
+              AND (chat IS NULL OR chat_id = chat)
           ORDER BY date DESC, id DESC LIMIT 20 OFFSET off) x
 $$;
 
@@ -79,3 +82,35 @@ SELECT pg_temp.expect_error('bad regex', $$SELECT pg_temp.rx('(')$$, '2201B', 'r
 -- share says; no reading.
 SELECT pg_temp.expect('common regex, links only', pg_temp.rx('alp.a', 0, NULL, 'links') - 'results',
     '{"count": 0, "limit": 20, "offset": 0, "mode": "regex", "trgm": 1, "seq": 0}'::jsonb);
+
+-- Two sources on one store: a ChatWise chat whose messages are the newest
+-- and match too. The Telegram surface's count reads its own rows only and
+-- its page shows none of the other's; the ChatWise surface's count (the
+-- reading finds none of its rows among the first) falls to the index and
+-- is exact.
+INSERT INTO chats (id, kind, title) VALUES (-701, 'ai_chat', 'Another source');
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+SELECT -701, g, 7, '2026-06-01 00:00Z'::timestamptz + g * interval '1 minute', 'alpha chat ' || g
+FROM generate_series(1, 3) g;
+CREATE FUNCTION pg_temp.rx_source(rx text, src text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    t0 bigint := pg_stat_get_xact_numscans('messages_text_trgm_idx'::regclass);
+    s0 bigint := pg_stat_get_xact_numscans('messages'::regclass);
+    r jsonb := parley_search(NULL, rx, false, NULL, NULL, NULL, NULL, NULL, NULL, 'time', 20, 0, src);
+BEGIN
+    RETURN r || jsonb_build_object(
+        'trgm', pg_stat_get_xact_numscans('messages_text_trgm_idx'::regclass) - t0,
+        'seq', pg_stat_get_xact_numscans('messages'::regclass) - s0,
+        'chats', (SELECT string_agg(DISTINCT e ->> 'chat_id', ',') FROM jsonb_array_elements(r -> 'results') e));
+END
+$$;
+SELECT pg_temp.expect('telegram surface: its rows only, counted by reading',
+    pg_temp.rx_source('alp.a', 'telegram') - 'results',
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "regex", "trgm": 0, "seq": 1, "chats": "-700"}'::jsonb);
+SELECT pg_temp.expect('telegram surface: the page', pg_temp.ids(pg_temp.rx_source('alp.a', 'telegram')),
+                      pg_temp.ref('alp.a', 0, -700));
+SELECT pg_temp.expect('both on no surface: the other source''s rows are the newest',
+    pg_temp.ids(pg_temp.rx('alp.a')), pg_temp.ref('alp.a'));
+SELECT pg_temp.expect('chatwise surface: its rows only, the index counts',
+    pg_temp.rx_source('alp.a', 'chatwise') - 'results',
+    '{"count": 3, "limit": 20, "offset": 0, "mode": "regex", "trgm": 1, "seq": 1, "chats": "-701"}'::jsonb);

@@ -35,7 +35,8 @@ static const mcp_tool_def_t tools[] = {
     {"echo", "Echo", "Echoes.",
      "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"},\"s\":{\"type\":"
      "\"string\"},\"ns\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}},\"x\":{"
-     "\"type\":\"number\"}}}",
+     "\"type\":\"number\"},\"o\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":"
+     "\"integer\"}}}}}",
      NULL, MCP_TOOL_READ_ONLY, tool_echo, NULL},
     {"hang", "Hang", "Never returns by itself.", "{\"type\":\"object\"}", NULL, MCP_TOOL_READ_ONLY,
      tool_hang, NULL},
@@ -316,6 +317,14 @@ static void test_error_paths(void **state)
     assert_non_null(strstr(json_string_value(json_object_get(
                                json_array_get(json_object_get(big, "content"), 0), "text")),
                            "n: expected an integer between"));
+    /* A nested property is named by its path. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"o\":{\"k\":\"x\"}}}}");
+    json_t *nested = json_object_get(mem.out[mem.n - 1], "result");
+    assert_true(json_is_true(json_object_get(nested, "isError")));
+    assert_non_null(strstr(json_string_value(json_object_get(
+                               json_array_get(json_object_get(nested, "content"), 0), "text")),
+                           "Invalid arguments for echo: o.k: expected an integer"));
     /* A parse error quoting half a UTF-8 sequence (a bad \\u escape) is
      * still answered, and the session lives on (found by fuzz_session). */
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\\u000\xd0\x85\"}");
