@@ -392,6 +392,15 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
 
 void mcp_call_finish_result(mcp_call_t *c, json_t *result)
 {
+    size_t len = 0;
+    if (c->modern && c->kind != MCP_CALL_RESOURCE && mcp_envelope_spliceable(result)) {
+        /* The envelope as the server's prebuilt text, not built per call. */
+        char *msg = jsonrpc_result_spliced(
+            c->id, result, mcp_server__complete_text(mcp_session__server(c->session)), &len);
+        json_decref(result);
+        call_end(c, msg, len);
+        return;
+    }
     if (c->modern && result != NULL) {
         mcp_server_t *srv = mcp_session__server(c->session);
         /* A read answers with the store's data as it is now, for this
@@ -403,7 +412,6 @@ void mcp_call_finish_result(mcp_call_t *c, json_t *result)
             result = NULL; /* jsonrpc_result(NULL) fails: out of memory */
         }
     }
-    size_t len = 0;
     char *msg = jsonrpc_result(c->id, result, &len);
     json_decref(result);
     call_end(c, msg, len);

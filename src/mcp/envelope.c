@@ -126,6 +126,12 @@ int mcp_envelope_cache(json_t *result, int ttl_ms, bool private_scope)
     return 0;
 }
 
+bool mcp_envelope_spliceable(const json_t *result)
+{
+    return json_is_object(result) && json_object_get(result, "_meta") == NULL &&
+           json_object_get(result, "resultType") == NULL;
+}
+
 int mcp_envelope_complete_text(const char *name, const char *version, char *out, size_t cap)
 {
     json_t *info = json_pack("{s:s, s:s}", "name", name, "version", version);

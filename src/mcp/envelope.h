@@ -79,6 +79,11 @@ int mcp_envelope_complete(json_t *result, const char *name, const char *version)
  * depends on who asks: a bearer token's toolsets, or the store's data). */
 int mcp_envelope_cache(json_t *result, int ttl_ms, bool private_scope);
 
+/* True when result is an object the complete envelope can be spliced into
+ * as text (mcp_envelope_complete_text): it has no _meta or resultType of
+ * its own. */
+__attribute__((warn_unused_result)) bool mcp_envelope_spliceable(const json_t *result);
+
 /* The text to splice before the closing brace of a result object built
  * as text: ,"resultType":"complete","_meta":{...serverInfo...}. Written
  * to out (NUL-terminated). Returns its length, or -1 when cap is too

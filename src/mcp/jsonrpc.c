@@ -45,6 +45,26 @@ char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
     return buf_steal(&b, len);
 }
 
+char *jsonrpc_result_spliced(const json_t *id, const json_t *result, const char *tail, size_t *len)
+{
+    if (!json_is_object(result) || tail[0] != ',')
+        return NULL;
+    buf_t b;
+    buf_init(&b, JSONRPC_MAX_MESSAGE);
+    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
+        buf_append_str(&b, ",\"result\":") || json_out_append(&b, result)) {
+        buf_free(&b);
+        return NULL;
+    }
+    b.len--; /* the object's closing brace */
+    if (buf_append_str(&b, json_object_size(result) == 0 ? tail + 1 : tail) ||
+        buf_append_str(&b, "}}")) {
+        buf_free(&b);
+        return NULL;
+    }
+    return buf_steal(&b, len);
+}
+
 char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
                     size_t *len)
 {

@@ -23,6 +23,11 @@ char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t resu
                           size_t *len);
 /* The same with a json_t result (serialised compactly). */
 char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len);
+/* The same with members spliced in before the result object's closing
+ * brace: tail is text of the form ,"k":v[,...] (its leading comma dropped
+ * when the object is empty), such as mcp_envelope_complete_text's. result
+ * must be an object that holds none of tail's keys. NULL on failure. */
+char *jsonrpc_result_spliced(const json_t *id, const json_t *result, const char *tail, size_t *len);
 /* {"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M[,"data":D]}} */
 char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
                     size_t *len);

@@ -220,12 +220,18 @@ void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const
 
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result)
 {
+    size_t len;
+    if (s->env != NULL && mcp_envelope_spliceable(result)) {
+        char *m = jsonrpc_result_spliced(id, result, mcp_server__complete_text(s->srv), &len);
+        json_decref(result);
+        mcp_session__send(s, m, len, id, true);
+        return;
+    }
     if (s->env != NULL && result != NULL &&
         mcp_envelope_complete(result, s->srv->name, s->srv->version) != 0) {
         json_decref(result);
         result = NULL; /* out of memory: the session closes */
     }
-    size_t len;
     char *m = jsonrpc_result(id, result, &len);
     json_decref(result);
     mcp_session__send(s, m, len, id, true);

@@ -632,6 +632,18 @@ static void test_modern_requests(void **state)
     r = last_result();
     assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
     assert_non_null(json_object_get(r, "structuredContent"));
+    /* So does a result built as an object (a tool's error): the envelope
+     * spliced into its text. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":\"x\"}," ENV_META "}}");
+    r = last_result();
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
+            "name")),
+        "parley");
 
     /* Reads: private, immediately stale; not found is -32602. */
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{\"uri\":"

@@ -1,0 +1,94 @@
+/* Tests for mcp/jsonrpc's result envelopes: a result with the 2026-07-28
+ * envelope spliced in as text is the result mcp_envelope_complete builds
+ * as an object, for an object with members and for an empty one; what
+ * cannot be spliced is refused. */
+#include "testutil.h"
+#include "mcp/envelope.h"
+#include "mcp/jsonrpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The message's result as jansson reads it (the whole text must parse). */
+static json_t *result_of(const char *msg, size_t len)
+{
+    json_error_t err;
+    json_t *m = json_loadb(msg, len, 0, &err);
+    assert_non_null(m);
+    assert_string_equal(json_string_value(json_object_get(m, "jsonrpc")), "2.0");
+    json_t *r = json_incref(json_object_get(m, "result"));
+    json_decref(m);
+    assert_non_null(r);
+    return r;
+}
+
+/* result spliced with the server's complete text equals result completed
+ * as an object, and the id is kept. */
+static void assert_splices_like_complete(const char *result_text)
+{
+    char tail[256];
+    assert_true(mcp_envelope_complete_text("parley", "1.2.3", tail, sizeof tail) > 0);
+    json_t *result = json_loads(result_text, 0, NULL);
+    assert_non_null(result);
+    assert_true(mcp_envelope_spliceable(result));
+    json_t *id = json_integer(42);
+    size_t len = 0;
+    char *msg = jsonrpc_result_spliced(id, result, tail, &len);
+    assert_non_null(msg);
+    assert_int_equal(len, strlen(msg));
+    assert_non_null(strstr(msg, "\"id\":42,"));
+    json_t *got = result_of(msg, len);
+    json_t *want = json_deep_copy(result);
+    assert_int_equal(mcp_envelope_complete(want, "parley", "1.2.3"), 0);
+    assert_true(json_equal(got, want));
+    free(msg);
+    json_decref(got);
+    json_decref(want);
+    json_decref(result);
+    json_decref(id);
+}
+
+static void test_spliced(void **state)
+{
+    (void)state;
+    assert_splices_like_complete("{\"content\":[{\"type\":\"text\",\"text\":\"a}\"}]}");
+    assert_splices_like_complete("{}");
+    assert_splices_like_complete("{\"isError\":true,\"content\":[]}");
+}
+
+static void test_not_spliced(void **state)
+{
+    (void)state;
+    /* A result with an envelope field of its own is completed as an
+     * object (mcp_envelope_complete keeps its _meta). */
+    json_t *own = json_pack("{s:{s:i}}", "_meta", "k", 1);
+    assert_false(mcp_envelope_spliceable(own));
+    json_t *typed = json_pack("{s:s}", "resultType", "input_required");
+    assert_false(mcp_envelope_spliceable(typed));
+    json_t *arr = json_array();
+    assert_false(mcp_envelope_spliceable(arr));
+    assert_false(mcp_envelope_spliceable(NULL));
+    size_t len = 0;
+    assert_null(jsonrpc_result_spliced(NULL, arr, ",\"a\":1", &len));
+    /* A tail that is not members after a comma. */
+    json_t *obj = json_object();
+    assert_null(jsonrpc_result_spliced(NULL, obj, "\"a\":1", &len));
+    /* An id of null. */
+    char *msg = jsonrpc_result_spliced(NULL, obj, ",\"a\":1", &len);
+    assert_non_null(msg);
+    assert_string_equal(msg, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"a\":1}}");
+    free(msg);
+    json_decref(obj);
+    json_decref(own);
+    json_decref(typed);
+    json_decref(arr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spliced),
+        cmocka_unit_test(test_not_spliced),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
