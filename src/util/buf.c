@@ -190,6 +190,20 @@ int buf_append_json_escaped(buf_t *b, const char *s, size_t n)
      * least). */
     for (; i + 32 <= n; i += 16) {
         unsigned ctl, m = json_escape_mask16(p + i, &ctl), from = 0;
+        if (ctl == 0) {
+            /* Quotes and backslashes only (JSON text: a quote every few
+             * bytes): each is a backslash and itself, no switch. */
+            for (; m != 0; m &= m - 1) {
+                unsigned k = (unsigned)__builtin_ctz(m);
+                _mm_storeu_si128((__m128i *)(void *)d,
+                                 _mm_loadu_si128((const __m128i *)(const void *)(p + i + from)));
+                d += k - from;
+                d[0] = '\\';
+                d[1] = (char)p[i + k];
+                d += 2;
+                from = k + 1;
+            }
+        }
         for (; m != 0; m &= m - 1) {
             unsigned k = (unsigned)__builtin_ctz(m);
             _mm_storeu_si128((__m128i *)(void *)d,

@@ -124,6 +124,17 @@ static void test_escape_positions(void **state)
         assert_as_jansson(v);
         json_decref(v);
     }
+    /* JSON text: quotes and backslashes only, several in 16 bytes (16
+     * bytes without a control character are escaped on their own path). */
+    static const char *const quoted[] = {"\"", "\\", "a", "\"k\": ", "\xc3\xa9", "\\\""};
+    for (size_t want = 0; want <= 300; want++) {
+        size_t n =
+            random_pieces(buf, want, sizeof buf, &seed, quoted, sizeof quoted / sizeof quoted[0]);
+        json_t *v = json_stringn(buf, n);
+        assert_non_null(v);
+        assert_as_jansson(v);
+        json_decref(v);
+    }
     /* Long strings: the sizing pass counts each 16-byte lane's escapes in
      * a byte for at most 255 rounds (4,080 bytes): strings where every
      * byte is escaped (a lane past 255 would wrap), and random
