@@ -107,10 +107,12 @@ const conninfo = `host=${pg} port=5432 user=parley dbname=bench`;
 
 // /proc figures of a process, or of a server's processes (an array of
 // pids: their sum): CPU seconds (user+system) and peak RSS.
-function cpuSeconds(pid) {
-  if (Array.isArray(pid)) return pid.reduce((sum, p) => sum + cpuSeconds(p), 0);
+// A process's (or processes') CPU time in seconds, user and system; sys:
+// the system (kernel) part alone.
+function cpuSeconds(pid, sys = false) {
+  if (Array.isArray(pid)) return pid.reduce((sum, p) => sum + cpuSeconds(p, sys), 0);
   const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(f[11]) + Number(f[12])) / 100;
+  return ((sys ? 0 : Number(f[11])) + Number(f[12])) / 100;
 }
 const status = (pid, key) => Array.isArray(pid) ? pid.reduce((sum, p) => sum + status(p, key), 0) :
   Number(new RegExp(`${key}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
@@ -581,6 +583,7 @@ function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
   const pid = pids[server];
   resetPeak(pid);
   const cpu0 = cpuSeconds(pid);
+  const sys0 = cpuSeconds(pid, true);
   let r;
   try {
     r = loadgen(urls[server][transport], n, server, [...extra, ...(protocol === MODERN ? ["--protocol", MODERN] : [])]);
@@ -589,13 +592,16 @@ function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
     r = kv("errors=1 requests=0");
   }
   const cpu = cpuSeconds(pid) - cpu0;
+  const sys = cpuSeconds(pid, true) - sys0;
   const run = { mix, protocol, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
     p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
     // The server's CPU is read around the whole run, warm-up included:
     // per call answered in all of it (requests_all), not in the measured
     // window only (which overstated it by about (S + 1) / S before
     // 2026-11-26 21:30, every server alike).
-    cpu_us_per_call: (r.requests_all ?? r.requests) ? +((cpu * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
+    cpu_us_per_call: (r.requests_all ?? r.requests) ? +((cpu * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null,
+    // of it in the kernel (system time): the wake-ups, reads and writes
+    sys_us_per_call: (r.requests_all ?? r.requests) ? +((sys * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
     ...(r.failures?.length ? { failures: r.failures } : {}) };
   results.runs.push(run);
   say(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
@@ -614,6 +620,7 @@ for (const n of cfg.trivialSessions)
     const fl = floors[transport];
     const f = fl ? measure("trivial", fl.server, transport, n, ["--tool", "test_simple_text", "--raw", "--expect", fl.expect], "raw") : null;
     results.trivial.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
+      parley_sys_us: p.sys_us_per_call, floor_sys_us: f?.sys_us_per_call ?? null,
       peer_vs_parley_cpu: p.cpu_us_per_call ? +(q.cpu_us_per_call / p.cpu_us_per_call).toFixed(1) : null, parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms,
       floor: fl?.server ?? null, floor_rps: f?.rps ?? null, floor_p99_ms: f?.p99_ms ?? null, floor_cpu_us: f?.cpu_us_per_call ?? null,
       parley_vs_floor_cpu: ratio(p.cpu_us_per_call, f?.cpu_us_per_call),
@@ -629,6 +636,7 @@ for (const n of cfg.modernTrivialSessions)
     const old = findRun("trivial", "2025-11-25", "parley", transport, n);
     const f = floors[transport] ? findRun("trivial", "raw", floors[transport].server, transport, n) : null;
     results.trivial_2026.push({ transport, sessions: n, parley_rps: p.rps, peer_rps: q.rps, parley_cpu_us: p.cpu_us_per_call, peer_cpu_us: q.cpu_us_per_call,
+      parley_sys_us: p.sys_us_per_call,
       peer_vs_parley_cpu: ratio(q.cpu_us_per_call, p.cpu_us_per_call, 1), parley_p99_ms: p.p99_ms, peer_p99_ms: q.p99_ms,
       parley_rps_vs_2025: ratio(p.rps, old?.rps), floor_cpu_us: f?.cpu_us_per_call ?? null, parley_vs_floor_cpu: ratio(p.cpu_us_per_call, f?.cpu_us_per_call),
       peer_vs_floor_cpu: ratio(q.cpu_us_per_call, f?.cpu_us_per_call, 1) });
@@ -759,6 +767,8 @@ await stop(peerV2);
 // ---- 6. report ----
 const fmt = (x) => (x === null || x === undefined ? "–" : typeof x === "number" ? x.toLocaleString("en-US") : x);
 const md = [];
+// CPU per call with its kernel part: "24.7 (12.1)".
+const withSys = (cpu, sys) => (cpu === null || cpu === undefined ? "–" : `${fmt(cpu)}${sys === null || sys === undefined ? "" : ` (${fmt(sys)})`}`);
 md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cores} cores (${results.machine.cpu}), ${results.machine.memGiB} GiB; ` +
   `${fmt(results.dataset.storedMessages)} messages in ${fmt(cfg.chats)} chats, imported at ${fmt(results.dataset.importMsgsPerSec)} msg/s; ` +
   `${cfg.seconds} s per run; pgbench clients capped at ${cfg.pgbenchMaxClients}.`, "");
@@ -767,16 +777,16 @@ md.push("Transport-bound mix (`test_simple_text`, no database). The floor: what 
   "driven by the same load generator with the same request bytes (`--raw`: no `initialize`, no session) and answered with " +
   "the bytes of parleyd's answer: over HTTP nginx with one worker (parleyd is one loop), over the Unix socket " +
   "`parley-echo-floor` (one libuv loop, a fixed line per line read). parley/floor: parleyd's CPU per call over the floor's " +
-  "CPU per request (1.25 = 125 % of the floor); peer/parley: the peer's CPU per call over parleyd's; peer/floor: the peer's " +
+  "CPU per request (1.25 = 125 % of the floor; CPU is user and system time, the system part, the kernel's, in brackets); peer/parley: the peer's CPU per call over parleyd's; peer/floor: the peer's " +
   "CPU per call over the floor's, the most peer/parley can be for a server that costs what the floor does.", "");
 for (const [t, f] of Object.entries(results.floors ?? {}))
   md.push(f.skipped ? `- ${t} floor (${f.server}): skipped: ${f.skipped}` :
     `- ${t} floor: ${f.version ?? f.server}${f.workers ? `, ${f.workers} worker` : ""}, answering ${f.answer_bytes} bytes${f.content_type ? ` of ${f.content_type}` : ""}`);
 md.push("");
-md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | floor | floor req/s | floor µs CPU/req | parley/floor CPU | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | peer/floor CPU |");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call (kernel) | floor | floor req/s | floor µs CPU/req (kernel) | parley/floor CPU | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | peer/floor CPU |");
 md.push("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const t of results.trivial)
-  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${t.floor ?? "–"} | ${fmt(t.floor_rps)} | ${fmt(t.floor_cpu_us)} | ${fmt(t.parley_vs_floor_cpu)} | ` +
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${withSys(t.parley_cpu_us, t.parley_sys_us)} | ${t.floor ?? "–"} | ${fmt(t.floor_rps)} | ${withSys(t.floor_cpu_us, t.floor_sys_us)} | ${fmt(t.parley_vs_floor_cpu)} | ` +
     `${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.peer_vs_floor_cpu)} |`);
 md.push("", "Search latency per query class (`messagesSearch`, one session, Unix socket; each query newest first and by relevance):", "");
 md.push("| class | queries | calls | p50 ms | p95 ms | p99 ms |", "|---|---|---:|---:|---:|---:|");
@@ -787,30 +797,30 @@ md.push("| class | queries | calls | p50 ms | p95 ms | p99 ms |", "|---|---|---:
 for (const r of results.recall ?? [])
   md.push(`| ${r.class} | ${r.queries.map((q) => "`" + q + "`").join(", ")} | ${fmt(r.requests)} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} |`);
 md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext):", "");
-md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
+md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call (kernel) | peak RSS MiB | TS SDK peer req/s | peer p99 ms | peer µs CPU/call (kernel) | peer RSS MiB | pgbench tps | pgbench p99 ms | parley/peer | parley/pgbench |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const c of results.comparisons) {
   const p = findRun("database", "2025-11-25", "parley", c.transport, c.sessions);
   const q = findRun("database", "2025-11-25", "ts-sdk-peer", c.transport, c.sessions);
-  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${fmt(p.cpu_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
-    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
+  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${withSys(p.cpu_us_per_call, p.sys_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
+    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${withSys(q.cpu_us_per_call, q.sys_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.pgbench_tps)} | ${c.pgbench_p99_ms} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} |`);
 }
 md.push("", "MCP 2026-07-28 (no `initialize`; the envelope in every request's `_meta`, over HTTP its headers and no session; the peer: TypeScript SDK v2, " +
   "`@modelcontextprotocol/server`; \"2026/2025\": parley's req/s over its 2025-11-25 run above, same transport and sessions; " +
   "parley/floor and peer/floor: over the floor's CPU per request measured above at the same sessions).", "");
 md.push("Transport-bound mix (`test_simple_text`, no database):", "");
-md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call | parley/floor CPU | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | peer/floor CPU | parley 2026/2025 req/s |");
+md.push("| transport | sessions | parley req/s | parley p99 ms | parley µs CPU/call (kernel) | parley/floor CPU | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer/parley CPU | peer/floor CPU | parley 2026/2025 req/s |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const t of results.trivial_2026)
-  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${fmt(t.parley_cpu_us)} | ${fmt(t.parley_vs_floor_cpu)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.peer_vs_floor_cpu)} | ${fmt(t.parley_rps_vs_2025)} |`);
+  md.push(`| ${t.transport} | ${fmt(t.sessions)} | ${fmt(t.parley_rps)} | ${t.parley_p99_ms} | ${withSys(t.parley_cpu_us, t.parley_sys_us)} | ${fmt(t.parley_vs_floor_cpu)} | ${fmt(t.peer_rps)} | ${t.peer_p99_ms} | ${fmt(t.peer_cpu_us)} | ${fmt(t.peer_vs_parley_cpu)} | ${fmt(t.peer_vs_floor_cpu)} | ${fmt(t.parley_rps_vs_2025)} |`);
 md.push("", "Database-bound mix (channelsList, messagesList, messagesSearch, messagesContext; pgbench from the table above):", "");
-md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call | peak RSS MiB | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call | peer RSS MiB | parley/peer | parley/pgbench | parley 2026/2025 req/s |");
+md.push("| transport | sessions | parley req/s | p50 / p95 / p99 ms | µs CPU/call (kernel) | peak RSS MiB | TS SDK v2 peer req/s | peer p99 ms | peer µs CPU/call (kernel) | peer RSS MiB | parley/peer | parley/pgbench | parley 2026/2025 req/s |");
 md.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const c of results.comparisons_2026) {
   const p = findRun("database", MODERN, "parley", c.transport, c.sessions);
   const q = findRun("database", MODERN, "ts-sdk-v2-peer", c.transport, c.sessions);
-  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${fmt(p.cpu_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
-    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${fmt(q.cpu_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} | ${fmt(c.parley_rps_vs_2025)} |`);
+  md.push(`| ${c.transport} | ${fmt(c.sessions)} | ${fmt(c.parley_rps)} | ${p.p50_ms} / ${p.p95_ms} / ${p.p99_ms} | ${withSys(p.cpu_us_per_call, p.sys_us_per_call)} | ${(p.peak_rss_kib / 1024).toFixed(1)} | ` +
+    `${fmt(c.peer_rps)} | ${q.p99_ms} | ${withSys(q.cpu_us_per_call, q.sys_us_per_call)} | ${(q.peak_rss_kib / 1024).toFixed(1)} | ${fmt(c.parley_vs_peer)} | ${fmt(c.parley_vs_pgbench)} | ${fmt(c.parley_rps_vs_2025)} |`);
 }
 md.push("", "| idle sessions | transport | held | parleyd RSS before → during (MiB) | KiB per session |", "|---:|---|---:|---:|---:|");
 for (const r of results.idle)
