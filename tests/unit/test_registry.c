@@ -150,6 +150,20 @@ static void test_schema_messages(void **state)
     expect_error(s, "{\"kind\":\"a\",\"user\":\"bob\"}", "user");
     expect_error(s, "{\"kind\":\"a\",\"ids\":[1,\"x\"]}", "ids[1]");
     expect_error(s, "{\"kind\":\"a\",\"other\":1}", "other");
+    expect_error(s, "{\"kind\":\"a\",\"limit\":501}", "limit: expected a value between 1 and 500");
+    /* Every keyword the validator reads, each alone in its schema. */
+    expect_error("{\"type\":\"integer\",\"maximum\":9}", "10", "a value of at most 9");
+    expect_error("{\"type\":\"number\",\"exclusiveMinimum\":0}", "0", "greater than 0");
+    expect_error("{\"type\":\"number\",\"exclusiveMaximum\":1}", "1", "less than 1");
+    expect_error("{\"type\":\"string\",\"minLength\":2}", "\"é\"", "at least 2 characters");
+    expect_error("{\"type\":\"string\",\"maxLength\":1}", "\"éé\"", "at most 1 characters");
+    expect_error("{\"const\":\"x\"}", "\"y\"", "exactly \"x\"");
+    expect_error("{\"type\":\"array\",\"minItems\":1}", "[]", "at least 1 items");
+    expect_error("{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}",
+                 "{\"n\":\"x\"}", "n: expected an integer");
+    /* Other members (a description, a title) are read past. */
+    expect_error("{\"description\":\"d\",\"title\":\"t\",\"type\":\"boolean\",\"default\":true}",
+                 "1", "expected a boolean");
     json_error_t je;
     json_t *schema = json_loads(s, 0, &je);
     json_t *ok = json_loads("{\"kind\":\"a\",\"limit\":5,\"user\":\"@bob\",\"ids\":[1,2]}", 0, &je);
