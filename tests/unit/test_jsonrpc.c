@@ -69,12 +69,29 @@ static void test_not_spliced(void **state)
     assert_false(mcp_envelope_spliceable(arr));
     assert_false(mcp_envelope_spliceable(NULL));
     size_t len = 0;
+    char *msg;
     assert_null(jsonrpc_result_spliced(NULL, arr, ",\"a\":1", &len));
     /* A tail that is not members after a comma. */
     json_t *obj = json_object();
     assert_null(jsonrpc_result_spliced(NULL, obj, "\"a\":1", &len));
+    /* Ids of every kind a request may have: a string (with escapes, or
+     * empty) and an integer past 2^53 kept whole. */
+    const char *ids[] = {"\"a\\\"b}\"", "\"\"", "9007199254740993"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        json_t *id = json_loads(ids[i], JSON_DECODE_ANY, NULL);
+        assert_non_null(id);
+        msg = jsonrpc_result_spliced(id, obj, ",\"a\":1", &len);
+        assert_non_null(msg);
+        json_t *m = json_loadb(msg, len, 0, NULL);
+        assert_non_null(m);
+        assert_true(json_equal(json_object_get(m, "id"), id));
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "result"), "a")), 1);
+        json_decref(m);
+        json_decref(id);
+        free(msg);
+    }
     /* An id of null. */
-    char *msg = jsonrpc_result_spliced(NULL, obj, ",\"a\":1", &len);
+    msg = jsonrpc_result_spliced(NULL, obj, ",\"a\":1", &len);
     assert_non_null(msg);
     assert_string_equal(msg, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"a\":1}}");
     free(msg);

@@ -161,7 +161,18 @@ static void test_schema_messages(void **state)
     expect_error("{\"type\":\"array\",\"minItems\":1}", "[]", "at least 1 items");
     expect_error("{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}",
                  "{\"n\":\"x\"}", "n: expected an integer");
-    /* Other members (a description, a title) are read past. */
+    /* Other members (a description, a title, a default) are read past:
+     * a value the keywords admit passes. */
+    {
+        json_t *sch = json_loads("{\"description\":\"d\",\"title\":\"t\",\"default\":\"x\","
+                                 "\"examples\":[1],\"type\":\"integer\",\"minimum\":1}",
+                                 0, NULL);
+        json_t *one = json_integer(1);
+        char e[256];
+        assert_true(schema_validate(sch, one, e, sizeof e));
+        json_decref(one);
+        json_decref(sch);
+    }
     expect_error("{\"description\":\"d\",\"title\":\"t\",\"type\":\"boolean\",\"default\":true}",
                  "1", "expected a boolean");
     json_error_t je;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mcp/call.h"
+#include "mcp/envelope.h"
 #include "mcp/session.h"
 #include "testutil.h"
 
@@ -47,15 +48,12 @@ static const mcp_tool_def_t more_tools[] = {
     {"poke", "Poke", "Changes something.", "{\"type\":\"object\"}", NULL, MCP_TOOL_DESTRUCTIVE,
      tool_echo, NULL},
 };
-/* A resource or prompt read: answers with its name, so a test sees which
- * ran. */
+/* A resource read: answers with its name, so a test sees which ran, as a
+ * resource's contents (the object a read's result is). */
 static void read_any(mcp_call_t *c)
 {
-    json_t *o = json_pack("{s:[{s:s, s:s}]}", "contents", "uri", c->name, "text", "secret");
-    char *s = json_dumps(o, JSON_COMPACT);
-    mcp_call_finish_json(c, s, strlen(s));
-    free(s);
-    json_decref(o);
+    mcp_call_finish_result(
+        c, json_pack("{s:[{s:s, s:s}]}", "contents", "uri", c->name, "text", "secret"));
 }
 
 static void prompt_any(mcp_call_t *c)
@@ -595,6 +593,18 @@ static json_t *last_result(void)
     return json_object_get(mem.out[mem.n - 1], "result");
 }
 
+/* A 2026-07-28 result completed: resultType "complete" and the server's
+ * identity in _meta. */
+static void assert_complete(const json_t *r)
+{
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
+            "name")),
+        "parley");
+}
+
 /* 2026-07-28 requests: the envelope decides, results carry resultType,
  * the server's identity and cache hints, the revision's error codes, and
  * a connection that began modern refuses requests without the envelope. */
@@ -610,12 +620,7 @@ static void test_modern_requests(void **state)
     assert_string_equal(
         json_string_value(json_array_get(json_object_get(r, "supportedVersions"), 0)),
         "2026-07-28");
-    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
-    assert_string_equal(
-        json_string_value(json_object_get(
-            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
-            "name")),
-        "parley");
+    assert_complete(r);
     assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "public");
     /* Resource updates reach subscriptions/listen. */
     assert_true(json_is_true(json_object_get(
@@ -630,7 +635,7 @@ static void test_modern_requests(void **state)
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
              "\"lines\"," ENV_META "}}");
     r = last_result();
-    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_complete(r);
     assert_non_null(json_object_get(r, "structuredContent"));
     /* So does a result built as an object (a tool's error): the envelope
      * spliced into its text. */
@@ -638,17 +643,16 @@ static void test_modern_requests(void **state)
              "\"echo\",\"arguments\":{\"n\":\"x\"}," ENV_META "}}");
     r = last_result();
     assert_true(json_is_true(json_object_get(r, "isError")));
-    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
-    assert_string_equal(
-        json_string_value(json_object_get(
-            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
-            "name")),
-        "parley");
+    assert_complete(r);
 
     /* Reads: private, immediately stale; not found is -32602. */
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/read\",\"params\":{\"uri\":"
              "\"v://fixed\"," ENV_META "}}");
-    expect_result();
+    r = last_result();
+    assert_complete(r);
+    assert_non_null(json_object_get(r, "ttlMs"));
+    assert_int_equal(json_integer_value(json_object_get(r, "ttlMs")), MCP_CACHE_READ_TTL_MS);
+    assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "private");
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":"
              "\"v://nope\"," ENV_META "}}");
     expect_error(-32602, "5");
