@@ -369,6 +369,8 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
     buf_t b;
     buf_init(&b, (size_t)1 << 30);
     const char *tail = c->modern ? mcp_server__complete_text(mcp_session__server(c->session)) : "";
+    if (tail == NULL)
+        tail = ",\"resultType\":\"complete\""; /* without serverInfo: the answer still goes */
     int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
              (c->id ? json_out_append(&b, c->id) : buf_append_str(&b, "null")) ||
              buf_append_str(&b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"") ||
@@ -393,10 +395,12 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
 void mcp_call_finish_result(mcp_call_t *c, json_t *result)
 {
     size_t len = 0;
-    if (c->modern && c->kind != MCP_CALL_RESOURCE && mcp_envelope_spliceable(result)) {
+    const char *tail = c->modern && c->kind != MCP_CALL_RESOURCE && mcp_envelope_spliceable(result)
+                           ? mcp_server__complete_text(mcp_session__server(c->session))
+                           : NULL;
+    if (tail != NULL) {
         /* The envelope as the server's prebuilt text, not built per call. */
-        char *msg = jsonrpc_result_spliced(
-            c->id, result, mcp_server__complete_text(mcp_session__server(c->session)), &len);
+        char *msg = jsonrpc_result_spliced(c->id, result, tail, &len);
         json_decref(result);
         call_end(c, msg, len);
         return;

@@ -215,8 +215,10 @@ const char *mcp_server__complete_text(mcp_server_t *srv)
 {
     if (srv->complete_text[0] == '\0' &&
         mcp_envelope_complete_text(srv->name, srv->version, srv->complete_text,
-                                   sizeof srv->complete_text) < 0)
-        snprintf(srv->complete_text, sizeof srv->complete_text, ",\"resultType\":\"complete\"");
+                                   sizeof srv->complete_text) < 0) {
+        srv->complete_text[0] = '\0'; /* tried again at the next result */
+        return NULL;
+    }
     return srv->complete_text;
 }
 

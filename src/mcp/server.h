@@ -152,8 +152,9 @@ void mcp_server_observe_latency(mcp_server_t *srv, double seconds);
 void mcp_server__session_opened(mcp_server_t *srv);
 
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *session_node);
-/* Internal (call.c): the text a 2026-07-28 result built as text ends
- * with (see mcp_envelope_complete_text). */
+/* Internal (call.c, session.c): the text a 2026-07-28 result built as
+ * text ends with (see mcp_envelope_complete_text); NULL when it cannot be
+ * built (out of memory, a name and version too long for it). */
 const char *mcp_server__complete_text(mcp_server_t *srv);
 /* Internal (call.c): a call starts or stops waiting for a client answer. */
 struct mcp_call_s;

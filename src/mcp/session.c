@@ -221,8 +221,11 @@ void mcp_session__send_error(mcp_session_t *s, const json_t *id, int code, const
 void mcp_session__send_result(mcp_session_t *s, const json_t *id, json_t *result)
 {
     size_t len;
-    if (s->env != NULL && mcp_envelope_spliceable(result)) {
-        char *m = jsonrpc_result_spliced(id, result, mcp_server__complete_text(s->srv), &len);
+    const char *tail = s->env != NULL && mcp_envelope_spliceable(result)
+                           ? mcp_server__complete_text(s->srv)
+                           : NULL;
+    if (tail != NULL) {
+        char *m = jsonrpc_result_spliced(id, result, tail, &len);
         json_decref(result);
         mcp_session__send(s, m, len, id, true);
         return;

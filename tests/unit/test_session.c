@@ -837,6 +837,36 @@ static void test_listen_close_past_limit(void **state)
 
 /* A 2025-11-25 session serves an enveloped request statelessly beside its
  * own, and keeps -32002 for its own reads. */
+/* A server identity too long for the prebuilt envelope text: a result
+ * built as an object is completed as an object, serverInfo included; one
+ * built as text still goes, with its resultType. */
+static void test_modern_long_identity(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    static char long_version[300];
+    memset(long_version, '9', sizeof long_version - 1);
+    srv.version = long_version;
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"echo\",\"arguments\":{\"n\":\"x\"}," ENV_META "}}");
+    json_t *r = last_result();
+    assert_true(json_is_true(json_object_get(r, "isError")));
+    assert_complete(r);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"),
+            "version")),
+        long_version);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"lines\"," ENV_META "}}");
+    r = last_result();
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_non_null(json_object_get(r, "structuredContent"));
+    teardown_server();
+}
+
 static void test_legacy_then_modern(void **state)
 {
     (void)state;
@@ -871,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_policy_bounds_every_method),
         cmocka_unit_test(test_modern_requests),
         cmocka_unit_test(test_modern_state_binding),
+        cmocka_unit_test(test_modern_long_identity),
         cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_close_past_limit),
