@@ -184,6 +184,30 @@ static void test_schema_messages(void **state)
     json_decref(ok);
 }
 
+/* Patterns are compiled once and kept, up to a fixed number: more
+ * distinct patterns than are kept, each checked twice (kept, or compiled
+ * for the one validation), and a bad pattern refused every time. */
+static void test_schema_patterns(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 40; i++) {
+            char schema[96], ok[32], bad[32], needle[48];
+            snprintf(schema, sizeof schema, "{\"type\":\"string\",\"pattern\":\"^x%d$\"}", i);
+            snprintf(ok, sizeof ok, "\"x%d\"", i);
+            snprintf(bad, sizeof bad, "\"x%dy\"", i);
+            snprintf(needle, sizeof needle, "a string matching ^x%d$", i);
+            json_t *sch = json_loads(schema, 0, NULL), *v = json_loads(ok, JSON_DECODE_ANY, NULL);
+            char err[256];
+            assert_true(schema_validate(sch, v, err, sizeof err));
+            json_decref(v);
+            json_decref(sch);
+            expect_error(schema, bad, needle);
+        }
+    for (int i = 0; i < 2; i++)
+        expect_error("{\"type\":\"string\",\"pattern\":\"([\"}", "\"a\"", "bad pattern");
+}
+
 /* The offending value is quoted cut short; the cut never splits a UTF-8
  * sequence, whatever byte it falls on (found by the session fuzzer: half
  * an "ø" made the tool's error text unencodable and closed the session). */
@@ -243,7 +267,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_read_only), cmocka_unit_test(test_find_by_hash),
         cmocka_unit_test(test_uri_templates),       cmocka_unit_test(test_schema_messages),
-        cmocka_unit_test(test_schema_any_of),       cmocka_unit_test(test_schema_message_utf8),
+        cmocka_unit_test(test_schema_patterns),     cmocka_unit_test(test_schema_any_of),
+        cmocka_unit_test(test_schema_message_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
