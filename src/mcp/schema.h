@@ -18,7 +18,8 @@
 #include <stddef.h>
 
 /* Returns true when value satisfies schema; otherwise false with err like
- * "limit: expected an integer between 1 and 500, got \"ten\"". */
+ * "limit: expected an integer between 1 and 500, got \"ten\"". One thread
+ * only (the loop's): the compiled patterns it keeps are not locked. */
 __attribute__((warn_unused_result)) bool schema_validate(const json_t *schema, const json_t *value,
                                                          char *err, size_t errcap);
 
