@@ -106,9 +106,8 @@ const psql = (sql, db = "bench") =>
 const conninfo = `host=${pg} port=5432 user=parley dbname=bench`;
 
 // /proc figures of a process, or of a server's processes (an array of
-// pids: their sum): CPU seconds (user+system) and peak RSS.
-// A process's (or processes') CPU time in seconds, user and system; sys:
-// the system (kernel) part alone.
+// pids: their sum): CPU seconds (user + system; sys: the system part, the
+// kernel's, alone) and peak RSS.
 function cpuSeconds(pid, sys = false) {
   if (Array.isArray(pid)) return pid.reduce((sum, p) => sum + cpuSeconds(p, sys), 0);
   const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
