@@ -364,6 +364,16 @@ static void call_end(mcp_call_t *c, char *msg, size_t len)
     free(c);
 }
 
+/* A raw line break in valid JSON text can only be whitespace between
+ * tokens (strings escape theirs): blanks those in [at, end), so the message
+ * stays one line for newline-delimited transports. */
+static void blank_line_breaks(char *at, char *end)
+{
+    for (const char *nl = "\n\r"; *nl; nl++)
+        for (char *p = at; (p = memchr(p, *nl, (size_t)(end - p))) != NULL;)
+            *p++ = ' ';
+}
+
 void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
 {
     buf_t b;
@@ -377,15 +387,57 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
              buf_append_json_escaped(&b, json, len) ||
              buf_append_str(&b, "\"}],\"structuredContent\":") || buf_append(&b, json, len) ||
              buf_append_str(&b, tail) || buf_append_str(&b, "}}");
-    /* A raw line break in valid JSON text can only be whitespace between
-     * tokens (strings escape theirs): blank it, so the message stays one
-     * line for newline-delimited transports. */
     if (rc == 0)
-        for (const char *nl = "\n\r"; *nl; nl++) {
-            char *at = b.data + b.len - len - 2 - strlen(tail), *end = b.data + b.len;
-            while ((at = memchr(at, *nl, (size_t)(end - at))) != NULL)
-                *at++ = ' ';
+        blank_line_breaks(b.data + b.len - len - 2 - strlen(tail), b.data + b.len);
+    size_t mlen = 0;
+    char *msg = rc ? NULL : buf_steal(&b, &mlen);
+    buf_free(&b);
+    call_end(c, msg, mlen);
+}
+
+void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
+{
+    while (len > 0 && strchr(" \t\r\n", json[len - 1]) != NULL)
+        len--;
+    size_t open = 0;
+    while (open < len && strchr(" \t\r\n", json[open]) != NULL)
+        open++;
+    const char *tail = "";
+    if (c->modern)
+        tail = c->kind == MCP_CALL_TOOL ? mcp_server__complete_text(mcp_session__server(c->session))
+                                        : NULL;
+    if (tail == NULL || len - open < 2 || json[open] != '{' || json[len - 1] != '}') {
+        /* A read's cache hints, an identity the prebuilt envelope cannot
+         * hold, or not an object: completed as an object. */
+        json_error_t je;
+        json_t *r = json_loadb(json, len, 0, &je);
+        if (!json_is_object(r)) {
+            log_error(mcp_session_tag(c->session), "%s: its result is not a JSON object", c->name);
+            json_decref(r);
+            mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, "the result is not a JSON object",
+                                      NULL);
+            return;
         }
+        mcp_call_finish_result(c, r);
+        return;
+    }
+    /* The object without its closing brace, then the envelope's members
+     * (the first without its comma when the object is empty). */
+    size_t inner = open + 1;
+    while (inner < len - 1 && strchr(" \t\r\n", json[inner]) != NULL)
+        inner++;
+    if (*tail != '\0' && inner == len - 1)
+        tail++;
+    buf_t b;
+    buf_init(&b, (size_t)1 << 30);
+    int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
+             (c->id ? json_out_append(&b, c->id) : buf_append_str(&b, "null")) ||
+             buf_append_str(&b, ",\"result\":");
+    size_t at = b.len;
+    rc = rc || buf_append(&b, json + open, len - 1 - open) || buf_append_str(&b, tail) ||
+         buf_append_str(&b, "}}");
+    if (rc == 0)
+        blank_line_breaks(b.data + at, b.data + b.len);
     size_t mlen = 0;
     char *msg = rc ? NULL : buf_steal(&b, &mlen);
     buf_free(&b);

@@ -30,9 +30,13 @@ static void finish_content(mcp_call_t *c, json_t *content)
 
 /* ---- simple content ----------------------------------------------------- */
 
+/* A constant answered as text, as the database's tools answer with
+ * PostgreSQL's (the benchmarks' trivial call). */
 static void simple_text(mcp_call_t *c)
 {
-    finish_content(c, json_pack("[o]", text_block("This is a simple text response for testing.")));
+    static const char r[] = "{\"content\":[{\"type\":\"text\",\"text\":"
+                            "\"This is a simple text response for testing.\"}]}";
+    mcp_call_finish_result_text(c, r, sizeof r - 1);
 }
 
 static void image_content(mcp_call_t *c)

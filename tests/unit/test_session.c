@@ -99,6 +99,47 @@ static const mcp_tool_def_t ask_tools[] = {
 };
 static const mcp_toolset_t set4 = {"w", "W", ask_tools, 1, NULL, 0, NULL, 0, false, false};
 static const mcp_toolset_t *const with_ask[] = {&set4, NULL};
+
+/* Results given as text (mcp_call_finish_result_text): argument v names
+ * which. */
+static void tool_rtext(mcp_call_t *c)
+{
+    static const struct {
+        const char *v, *text;
+    } texts[] = {
+        {"plain", "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}"},
+        {"empty", " { \n } \n"},
+        {"lines", "{\n \"content\": [{\"type\": \"text\", \"text\": \"a\\nb\"}],\r\n"
+                  " \"structuredContent\": {\"k\": [1,\n2]}\n}\n"},
+        {"array", "[{\"content\":[]}]"},
+        {"cut", "{\"content\":["},
+    };
+    const char *v = json_string_value(json_object_get(c->args, "v"));
+    for (size_t i = 0; v && i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(v, texts[i].v) == 0) {
+            mcp_call_finish_result_text(c, texts[i].text, strlen(texts[i].text));
+            return;
+        }
+    mcp_call_finish_error(c, "no such text");
+}
+
+static void read_text(mcp_call_t *c)
+{
+    const char *j = "{\"contents\":[{\"uri\":\"x://text\",\"text\":\"t\"}]}";
+    mcp_call_finish_result_text(c, j, strlen(j));
+}
+
+static const mcp_tool_def_t text_tools[] = {
+    {"rtext", "Result text", "Answers a result given as text.",
+     "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"string\"}}}", NULL, MCP_TOOL_READ_ONLY,
+     tool_rtext, NULL},
+};
+static const mcp_resource_def_t text_resources[] = {
+    {"x://text", "text", "Text", "A read answered as text.", "text/plain", read_text},
+};
+static const mcp_toolset_t set5 = {"x", "X",  text_tools, 1,     text_resources,
+                                   1,   NULL, 0,          false, false};
+static const mcp_toolset_t *const with_text[] = {&set5, NULL};
 static const mcp_toolset_t *const *toolsets = available; /* what setup_server offers */
 static const char *selected = "all";                     /* the toolsets setup_server serves */
 
@@ -118,6 +159,9 @@ static int mem_send(void *t, char *msg, size_t len, const json_t *related, bool 
     (void) final;
     json_error_t je;
     assert_true(m->n < 64);
+    /* One line each: the newline-delimited transports frame by lines. */
+    assert_null(memchr(msg, '\n', len));
+    assert_null(memchr(msg, '\r', len));
     m->out[m->n] = json_loadb(msg, len, 0, &je);
     assert_non_null(m->out[m->n]);
     m->n++;
@@ -890,6 +934,81 @@ static void test_legacy_then_modern(void **state)
     teardown_server();
 }
 
+/* The rtext tool's result for v, in 2025-11-25 or (modern) 2026-07-28. */
+static json_t *rtext(const char *v, bool modern)
+{
+    char m[512];
+    snprintf(m, sizeof m,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"r-%s\",\"method\":\"tools/call\",\"params\":{"
+             "\"name\":\"rtext\",\"arguments\":{\"v\":\"%s\"}%s}}",
+             v, v, modern ? "," ENV_META : "");
+    send_msg(m);
+    return json_object_get(mem.out[mem.n - 1], "result");
+}
+
+/* A result given as text goes out as it is, with 2026-07-28's envelope
+ * spliced in before its closing brace (an empty object's first member
+ * without a comma), its line breaks blanked; a read's is completed as an
+ * object (cache hints), and a text that is not an object is an internal
+ * error the session survives. */
+static void test_result_text(void **state)
+{
+    (void)state;
+    toolsets = with_text;
+    setup_server(100);
+    toolsets = available;
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+    expect_result();
+
+    json_t *r = rtext("plain", false);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(mem.out[mem.n - 1], "id")), "r-plain");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 0), "text")),
+                        "hi");
+    assert_int_equal(json_object_size(r), 1);
+    r = rtext("empty", false);
+    assert_true(json_is_object(r));
+    assert_int_equal(json_object_size(r), 0);
+
+    r = rtext("plain", true);
+    assert_complete(r);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 0), "text")),
+                        "hi");
+    assert_int_equal(json_object_size(r), 3);
+    r = rtext("empty", true);
+    assert_complete(r);
+    assert_int_equal(json_object_size(r), 2);
+    r = rtext("lines", true);
+    assert_complete(r);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 0), "text")),
+                        "a\nb");
+    assert_int_equal(json_array_size(json_object_get(json_object_get(r, "structuredContent"), "k")),
+                     2);
+    rtext("array", true);
+    expect_error(-32603, "\"r-array\"");
+    rtext("cut", false);
+    expect_error(-32603, "\"r-cut\"");
+    expect_ping_ok();
+
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"x://text\"}}");
+    r = last_result();
+    assert_null(json_object_get(r, "ttlMs"));
+    assert_int_equal(json_array_size(json_object_get(r, "contents")), 1);
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
+             "\"x://text\"," ENV_META "}}");
+    r = last_result();
+    assert_complete(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "ttlMs")), MCP_CACHE_READ_TTL_MS);
+    assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "private");
+    assert_int_equal(json_array_size(json_object_get(r, "contents")), 1);
+    teardown_server();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -903,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_modern_state_binding),
         cmocka_unit_test(test_modern_long_identity),
         cmocka_unit_test(test_legacy_then_modern),
+        cmocka_unit_test(test_result_text),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_close_past_limit),
         cmocka_unit_test(test_strict_arguments),

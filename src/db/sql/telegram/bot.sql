@@ -232,8 +232,11 @@ DECLARE
     -- The batch's messages, mapped once.
     v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_batches, p_from) AS x);
     -- Their chats that are not ours (asked once a chat, not once a
-    -- message): usually none, and v stays as it is.
-    v_others bigint[] := ARRAY(SELECT c FROM (SELECT DISTINCT chat_id FROM unnest(v)) AS d(c)
+    -- message): usually none, and v stays as it is. The distinct chats are
+    -- an array first: over a subquery, the planner pushed the test below
+    -- its DISTINCT and asked it once a message (7 us an update).
+    v_others bigint[] := ARRAY(SELECT c FROM unnest(ARRAY(SELECT DISTINCT chat_id FROM unnest(v)))
+                                   AS d(c)
                                WHERE NOT parley_tg_chat_ours(c, p_account));
     -- Whether the batch holds reactions or membership updates: one pass
     -- over it, and none of the passes looking for them when it does not.
