@@ -244,6 +244,12 @@ SELECT id AS clash_user FROM accounts WHERE kind = 'telegram_user' ORDER BY id L
 SELECT parley_bot_store_message(:clash_bot, '{"message_id": 1, "chat": {"id": 5555, "type": "private", "first_name": "Pat"}, "from": {"id": 5555, "first_name": "Pat"}, "date": 1700000000, "text": "to the bot"}', false);
 SELECT pg_temp.expect('the account does not write into the bot''s private chat',
     parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(5555, 1, 1800000000, 'to the account'))), 0);
+SELECT pg_temp.expect('a page of both chats: the account''s own one stored',
+    parley_tdu_messages(:clash_user, jsonb_build_array(pg_temp.tdmsg(5555, 2, 1800000000, 'to the account too'),
+                                                       pg_temp.tdmsg(6668, 1, 1800000000, 'own chat'))), 1);
+SELECT pg_temp.expect('... and only that one', (SELECT string_agg(chat_id || ':' || text, ',' ORDER BY chat_id)
+                                                FROM messages WHERE chat_id IN (5555, 6668)),
+                      '5555:to the bot,6668:own chat');
 SELECT pg_temp.expect('nor delete there',
     parley_tdu_apply(:clash_user, '[{"op": "delete", "chat_id": 5555, "message_ids": [1048576], "is_permanent": true, "from_cache": false}]'), 0);
 SELECT pg_temp.expect('the bot''s message kept', (SELECT text FROM messages WHERE chat_id = 5555 AND id = 1), 'to the bot');

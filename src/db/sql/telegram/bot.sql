@@ -145,6 +145,25 @@ CREATE OR REPLACE FUNCTION parley_tg_chat_ours(p_chat bigint, p_account bigint) 
           AND a.kind IN ('telegram_bot', 'telegram_user'))
 $$;
 
+-- The mapped messages of v (their chat_id never NULL) whose chats account
+-- p_account may store (parley_tg_chat_ours), asked once a chat, not once a
+-- message: usually every chat is, and v comes back as it is. The distinct
+-- chats are an array first: over a subquery, the planner pushed the test
+-- below its DISTINCT, and asked it once a message.
+CREATE OR REPLACE FUNCTION parley_tg_msgs_ours(v parley_bot_msg[], p_account bigint)
+    RETURNS parley_bot_msg[] LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_others bigint[] := ARRAY(SELECT c FROM unnest(ARRAY(SELECT DISTINCT chat_id FROM unnest(v)))
+                                   AS d(c)
+                               WHERE NOT parley_tg_chat_ours(c, p_account));
+BEGIN
+    IF cardinality(v_others) = 0 THEN
+        RETURN v;
+    END IF;
+    RETURN ARRAY(SELECT x FROM unnest(v) AS x WHERE x.chat_id <> ALL (v_others));
+END
+$$;
+
 -- Stores mapped messages (parley_bot_msg rows: the bot's batches,
 -- parley_bot_batch_messages, and the user account's, parley_tdu_map in
 -- telegram/user.sql) with their files and their chats' last message; the
@@ -229,15 +248,9 @@ CREATE OR REPLACE FUNCTION parley_bot_apply(p_account bigint, p_batches jsonb[],
     -- every call (a single update: 2.3 ms against 0.9).
     SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-    -- The batch's messages, mapped once.
-    v parley_bot_msg[] := ARRAY(SELECT x FROM parley_bot_batch_messages(p_batches, p_from) AS x);
-    -- Their chats that are not ours (asked once a chat, not once a
-    -- message): usually none, and v stays as it is. The distinct chats are
-    -- an array first: over a subquery, the planner pushed the test below
-    -- its DISTINCT and asked it once a message (7 us an update).
-    v_others bigint[] := ARRAY(SELECT c FROM unnest(ARRAY(SELECT DISTINCT chat_id FROM unnest(v)))
-                                   AS d(c)
-                               WHERE NOT parley_tg_chat_ours(c, p_account));
+    -- The batch's messages, mapped once, of the chats that are ours.
+    v parley_bot_msg[] := parley_tg_msgs_ours(
+        ARRAY(SELECT x FROM parley_bot_batch_messages(p_batches, p_from) AS x), p_account);
     -- Whether the batch holds reactions or membership updates: one pass
     -- over it, and none of the passes looking for them when it does not.
     v_reactions boolean := EXISTS (
@@ -246,9 +259,6 @@ DECLARE
         SELECT FROM unnest(p_batches) AS b(u)
         WHERE u @? '$[*] ? (exists (@.my_chat_member) || exists (@.chat_member))');
 BEGIN
-    IF cardinality(v_others) > 0 THEN
-        v := ARRAY(SELECT x FROM unnest(v) AS x WHERE x.chat_id <> ALL (v_others));
-    END IF;
     -- Chats named by messages and membership updates, as their latest update shows them.
     INSERT INTO chats AS x (id, account_id, kind, title, username, active, extra)
     SELECT id, p_account, parley_bot_chat_kind(c),

@@ -275,8 +275,7 @@ BEGIN
     ORDER BY id
     ON CONFLICT (id) DO UPDATE SET account_id = EXCLUDED.account_id, updated_at = now()
         WHERE x.account_id IS NULL AND x.kind = ANY (parley_source_kinds('telegram'));
-    v := ARRAY(SELECT x FROM parley_tdu_map(msgs) AS x
-               WHERE parley_tg_chat_ours(x.chat_id, p_account));
+    v := parley_tg_msgs_ours(ARRAY(SELECT x FROM parley_tdu_map(msgs) AS x), p_account);
     INSERT INTO topics (chat_id, id, title, icon_color, creator_id, created_date)
     SELECT DISTINCT ON (chat_id, id) chat_id, id, coalesce(m -> 'content' ->> 'name', ''),
            (m -> 'content' -> 'icon' ->> 'color')::integer, sender_id, date
