@@ -93,12 +93,23 @@ static const h2o_iovec_t single_headers[] = {
     {H2O_STRLIT("last-event-id")},
 };
 
+/* One pass over the headers (libh2o keeps their names in lower case), not
+ * one a name: this runs for every request. */
 bool http_headers_single_ok(h2o_req_t *req, char *why, size_t cap)
 {
-    for (size_t i = 0; i < sizeof single_headers / sizeof single_headers[0]; i++)
-        if (http_headers_count(req, single_headers[i].base, single_headers[i].len) > 1) {
-            snprintf(why, cap, "Bad Request: more than one %s header", single_headers[i].base);
-            return false;
+    unsigned seen = 0;
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_iovec_t *name = req->headers.entries[i].name;
+        for (unsigned k = 0; k < sizeof single_headers / sizeof single_headers[0]; k++) {
+            if (!h2o_memis(name->base, name->len, single_headers[k].base, single_headers[k].len))
+                continue;
+            if (seen & 1u << k) {
+                snprintf(why, cap, "Bad Request: more than one %s header", single_headers[k].base);
+                return false;
+            }
+            seen |= 1u << k;
+            break;
         }
+    }
     return true;
 }
