@@ -395,27 +395,39 @@ void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len)
     call_end(c, msg, mlen);
 }
 
+/* JSON's whitespace (RFC 8259: space, tab, line feed, carriage return). */
+static bool is_json_ws(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
 void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
 {
-    while (len > 0 && strchr(" \t\r\n", json[len - 1]) != NULL)
+    while (len > 0 && is_json_ws(json[len - 1]))
         len--;
     size_t open = 0;
-    while (open < len && strchr(" \t\r\n", json[open]) != NULL)
+    while (open < len && is_json_ws(json[open]))
         open++;
     const char *tail = "";
     if (c->modern)
-        tail = c->kind == MCP_CALL_TOOL ? mcp_server__complete_text(mcp_session__server(c->session))
-                                        : NULL;
-    if (tail == NULL || len - open < 2 || json[open] != '{' || json[len - 1] != '}') {
+        tail = c->kind != MCP_CALL_RESOURCE
+                   ? mcp_server__complete_text(mcp_session__server(c->session))
+                   : NULL;
+    if (tail == NULL || len - open < 2 || json[open] != '{' || json[len - 1] != '}' ||
+        (*tail != '\0' &&
+         (memmem(json, len, "\"_meta\"", 7) || memmem(json, len, "\"resultType\"", 12)))) {
         /* A read's cache hints, an identity the prebuilt envelope cannot
-         * hold, or not an object: completed as an object. */
+         * hold, members of the envelope's own (merged, not repeated), or
+         * not an object: completed as an object. */
         json_error_t je;
         json_t *r = json_loadb(json, len, 0, &je);
         if (!json_is_object(r)) {
-            log_error(mcp_session_tag(c->session), "%s: its result is not a JSON object", c->name);
+            log_error(mcp_session_tag(c->session), "%s: its result is not a JSON object (%s)",
+                      c->name, r ? "another value" : je.text);
             json_decref(r);
-            mcp_call_finish_rpc_error(c, JSONRPC_INTERNAL_ERROR, "the result is not a JSON object",
-                                      NULL);
+            mcp_call_finish_rpc_error(
+                c, JSONRPC_INTERNAL_ERROR,
+                r ? "the result is not a JSON object" : "the result is not valid JSON", NULL);
             return;
         }
         mcp_call_finish_result(c, r);
@@ -424,7 +436,7 @@ void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
     /* The object without its closing brace, then the envelope's members
      * (the first without its comma when the object is empty). */
     size_t inner = open + 1;
-    while (inner < len - 1 && strchr(" \t\r\n", json[inner]) != NULL)
+    while (inner < len - 1 && is_json_ws(json[inner]))
         inner++;
     if (*tail != '\0' && inner == len - 1)
         tail++;

@@ -179,12 +179,12 @@ void mcp_call_notify(mcp_call_t *c, const char *method, json_t *params);
 void mcp_call_finish_json(mcp_call_t *c, const char *json, size_t len);
 
 /* Finishes with a complete result given as JSON text (len bytes): one
- * object, such as a constant or PostgreSQL's text, without _meta or
- * resultType of its own (2026-07-28's are added). Not re-serialised: the
- * caller vouches that it is valid JSON. A resource read in 2026-07-28 (its
- * cache hints), or a text that does not look like an object, is parsed and
- * finished as mcp_call_finish_result does (not an object: an internal
- * error). */
+ * object, such as a constant or PostgreSQL's text. Not re-serialised: the
+ * caller vouches that it is valid JSON; 2026-07-28's resultType and _meta
+ * are spliced in. A resource read in 2026-07-28 (its cache hints), a text
+ * naming "_meta" or "resultType" there (merged), or one that does not look
+ * like an object, is parsed and finished as mcp_call_finish_result does
+ * (not a JSON object: an internal error). */
 void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len);
 
 /* Finishes with a complete CallToolResult object (stolen). */

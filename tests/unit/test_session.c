@@ -113,6 +113,7 @@ static void tool_rtext(mcp_call_t *c)
                   " \"structuredContent\": {\"k\": [1,\n2]}\n}\n"},
         {"array", "[{\"content\":[]}]"},
         {"cut", "{\"content\":["},
+        {"meta", "{\"content\":[],\"_meta\":{\"x\":1}}"},
     };
     const char *v = json_string_value(json_object_get(c->args, "v"));
     for (size_t i = 0; v && i < sizeof texts / sizeof texts[0]; i++)
@@ -152,6 +153,8 @@ typedef struct {
     mcp_session_t *s;
 } mem_t;
 
+static char *raw_last; /* the text of the last message sent */
+
 static int mem_send(void *t, char *msg, size_t len, const json_t *related, bool final)
 {
     mem_t *m = t;
@@ -162,6 +165,8 @@ static int mem_send(void *t, char *msg, size_t len, const json_t *related, bool 
     /* One line each: the newline-delimited transports frame by lines. */
     assert_null(memchr(msg, '\n', len));
     assert_null(memchr(msg, '\r', len));
+    free(raw_last);
+    raw_last = strndup(msg, len);
     m->out[m->n] = json_loadb(msg, len, 0, &je);
     assert_non_null(m->out[m->n]);
     m->n++;
@@ -229,6 +234,8 @@ static void teardown_server(void)
 {
     for (int i = 0; i < mem.n; i++)
         json_decref(mem.out[i]);
+    free(raw_last);
+    raw_last = NULL;
     closed_flag = false;
     mcp_server_close(&srv, server_closed);
     test_run_until(&loop, &closed_flag, 5000);
@@ -946,11 +953,19 @@ static json_t *rtext(const char *v, bool modern)
     return json_object_get(mem.out[mem.n - 1], "result");
 }
 
+/* True when the last message's text holds s (a result given as text goes
+ * out as it is: jansson would have written it compact). */
+static bool raw_has(const char *s)
+{
+    return raw_last != NULL && strstr(raw_last, s) != NULL;
+}
+
 /* A result given as text goes out as it is, with 2026-07-28's envelope
  * spliced in before its closing brace (an empty object's first member
  * without a comma), its line breaks blanked; a read's is completed as an
- * object (cache hints), and a text that is not an object is an internal
- * error the session survives. */
+ * object (cache hints), one with a _meta of its own gets the server's
+ * merged in, and a text that is not a JSON object is an internal error the
+ * session survives. */
 static void test_result_text(void **state)
 {
     (void)state;
@@ -963,6 +978,8 @@ static void test_result_text(void **state)
 
     json_t *r = rtext("plain", false);
     assert_non_null(r);
+    assert_true(raw_has("\"id\":\"r-plain\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+                        "\"hi\"}]}}"));
     assert_string_equal(json_string_value(json_object_get(mem.out[mem.n - 1], "id")), "r-plain");
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(r, "content"), 0), "text")),
@@ -971,9 +988,12 @@ static void test_result_text(void **state)
     r = rtext("empty", false);
     assert_true(json_is_object(r));
     assert_int_equal(json_object_size(r), 0);
+    assert_true(raw_has("\"result\":{   }}"));
 
     r = rtext("plain", true);
     assert_complete(r);
+    assert_true(raw_has("\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],"
+                        "\"resultType\":\"complete\",\"_meta\":"));
     assert_string_equal(json_string_value(json_object_get(
                             json_array_get(json_object_get(r, "content"), 0), "text")),
                         "hi");
@@ -981,6 +1001,7 @@ static void test_result_text(void **state)
     r = rtext("empty", true);
     assert_complete(r);
     assert_int_equal(json_object_size(r), 2);
+    assert_true(raw_has("\"result\":{   \"resultType\":\"complete\","));
     r = rtext("lines", true);
     assert_complete(r);
     assert_string_equal(json_string_value(json_object_get(
@@ -988,10 +1009,19 @@ static void test_result_text(void **state)
                         "a\nb");
     assert_int_equal(json_array_size(json_object_get(json_object_get(r, "structuredContent"), "k")),
                      2);
+    assert_true(raw_has("\"k\": [1, 2]} ,\"resultType\""));
+    r = rtext("meta", true);
+    assert_complete(r);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "_meta"), "x")), 1);
+    assert_non_null(json_object_get(r, "content"));
     rtext("array", true);
     expect_error(-32603, "\"r-array\"");
     rtext("cut", false);
     expect_error(-32603, "\"r-cut\"");
+    assert_true(raw_has("not valid JSON"));
+    rtext("array", false);
+    expect_error(-32603, "\"r-array\"");
+    assert_true(raw_has("not a JSON object"));
     expect_ping_ok();
 
     send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":"
