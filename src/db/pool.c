@@ -92,19 +92,21 @@ static pg_conn_t *pool_ready_conn(pg_pool_t *p)
 static pg_query_t *pool_next_query(pg_pool_t *p)
 {
     bool full = p->cfg.limited_max > 0 && p->limited_running >= p->cfg.limited_max;
-    for (queue_node_t *n = p->queue.next; n != &p->queue; n = n->next) {
-        pg_query_t *q = queue_entry(n, pg_query_t, node);
-        if (!q->limited || !full)
-            return q;
-    }
-    return NULL;
+    pg_query_t *any =
+        queue_empty(&p->queue) ? NULL : queue_entry(queue_head(&p->queue), pg_query_t, node);
+    pg_query_t *lim = full || queue_empty(&p->limited_queue)
+                          ? NULL
+                          : queue_entry(queue_head(&p->limited_queue), pg_query_t, node);
+    if (any != NULL && lim != NULL)
+        return any->seq < lim->seq ? any : lim;
+    return any != NULL ? any : lim;
 }
 
 void pg_pool__dispatch(pg_pool_t *p)
 {
     pg_conn_t *c;
     pg_query_t *q;
-    while (!p->closing && !queue_empty(&p->queue) && (c = pool_ready_conn(p)) != NULL &&
+    while (!p->closing && p->queued > 0 && (c = pool_ready_conn(p)) != NULL &&
            (q = pool_next_query(p)) != NULL) {
         queue_remove(&q->node);
         p->queued--;
@@ -159,12 +161,13 @@ bool pg_pool__refusal(const char *msg)
  * all of them when the server refused the connection for good. */
 #define PG_POOL_TICK_MS 100
 
-static void pool_tick_cb(uv_timer_t *t)
+/* Fails the queries of queue list that are past their deadline, or all of
+ * them when the server refused the connection for good. Returns false when
+ * a callback closed the pool. */
+static bool pool_expire(pg_pool_t *p, queue_node_t *list, uint64_t now)
 {
-    pg_pool_t *p = t->data;
-    uint64_t now = uv_now(p->loop);
-    queue_node_t *n = queue_head(&p->queue);
-    while (n != &p->queue) {
+    queue_node_t *n = queue_head(list);
+    while (n != list) {
         queue_node_t *next = n->next;
         pg_query_t *q = queue_entry(n, pg_query_t, node);
         if (p->refused) { /* waiting would not help */
@@ -173,8 +176,8 @@ static void pool_tick_cb(uv_timer_t *t)
             pg_query__set_error(q, pg_pool__refusal_sqlstate(p->last_error), p->last_error);
             pg_query__finish(q, UV_EACCES);
             if (p->closing)
-                return;
-            next = queue_head(&p->queue);
+                return false;
+            next = queue_head(list);
         } else if (q->deadline <= now) {
             queue_remove(n);
             p->queued--;
@@ -184,12 +187,21 @@ static void pool_tick_cb(uv_timer_t *t)
             pg_query__set_error(q, "57014", msg);
             pg_query__finish(q, UV_ETIMEDOUT);
             if (p->closing)
-                return;
+                return false;
             /* The callback may have changed the queue: start over. */
-            next = queue_head(&p->queue);
+            next = queue_head(list);
         }
         n = next;
     }
+    return true;
+}
+
+static void pool_tick_cb(uv_timer_t *t)
+{
+    pg_pool_t *p = t->data;
+    uint64_t now = uv_now(p->loop);
+    if (!pool_expire(p, &p->queue, now) || !pool_expire(p, &p->limited_queue, now))
+        return;
     if (p->queued == 0)
         uv_timer_stop(&p->tick);
 }
@@ -219,7 +231,8 @@ int pg_pool_submit(pg_pool_t *p, pg_query_t *q)
     q->deadline = uv_now(p->loop) + (q->timeout_ms ? q->timeout_ms : p->cfg.query_timeout_ms);
     q->state = Q_QUEUED;
     p->stats.submitted++;
-    queue_push_tail(&p->queue, &q->node);
+    q->seq = p->next_seq++;
+    queue_push_tail(q->limited ? &p->limited_queue : &p->queue, &q->node);
     p->queued++;
     pg_pool__dispatch(p);
     if (p->queued > 0 && !uv_is_active((uv_handle_t *)&p->tick))
@@ -304,8 +317,9 @@ void pg_pool_close(pg_pool_t *p, pg_pool_close_cb cb)
         pg_query_t *q = queue_entry(n, pg_query_t, node);
         pg_query__finish(q, q->state);
     }
-    while (!queue_empty(&p->queue)) {
-        queue_node_t *n = queue_head(&p->queue);
+    while (p->queued > 0) {
+        queue_node_t *list = queue_empty(&p->queue) ? &p->limited_queue : &p->queue;
+        queue_node_t *n = queue_head(list);
         queue_remove(n);
         p->queued--;
         pg_query_t *q = queue_entry(n, pg_query_t, node);
@@ -432,6 +446,7 @@ int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_
     }
     p->cfg.name = p->name;
     queue_init(&p->queue);
+    queue_init(&p->limited_queue);
     queue_init(&p->done);
     int rc = pg_conninfo_copy(&p->conninfo, conninfo);
     if (rc == 0 && pg_conninfo_get(&p->conninfo, "application_name") == NULL)

@@ -87,6 +87,7 @@ struct pg_query_s {
     pg_pool_t *pool;
     pg_conn_t *conn;
     uint64_t deadline; /* uv_now() ms */
+    uint64_t seq;      /* submission order, across the pool's two queues */
     int state;
     bool cancel_requested;
     bool timed_out;

@@ -678,6 +678,88 @@ static void test_limited_class(void **state)
     test_loop_close(&loop);
 }
 
+/* Waiting queries of both classes run oldest first (each class waits in
+ * its own queue): on one connection busy with a slow read, a search, a
+ * read, a search and a read submitted in turn run in that order; at close,
+ * those still waiting in either queue fail. */
+static void test_classes_in_order(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 16,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 1};
+    pg_pool_t *p = pool_of(&loop, &cfg);
+    answered = 0;
+    ordered_t first = {0}, o[4], late[2];
+    memset(o, 0, sizeof o);
+    memset(late, 0, sizeof late);
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT pg_sleep(0.3)::text || 'first'", 0, NULL,
+                                  on_ordered, &first, NULL),
+                     0);
+    for (int i = 0; i < 4; i++) {
+        int rc = i % 2 == 0
+                     ? pg_pool_call_limited(p, NULL, "SELECT 'searched'", 0, NULL, on_ordered,
+                                            &o[i], NULL)
+                     : pg_pool_call(p, NULL, "SELECT 'read'", 0, NULL, on_ordered, &o[i], NULL);
+        assert_int_equal(rc, 0);
+    }
+    test_run_until(&loop, &o[3].r.done, 10000);
+    assert_int_equal(first.order, 1);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(o[i].r.status, 0);
+        assert_string_equal(o[i].r.value, i % 2 == 0 ? "searched" : "read");
+        assert_int_equal(o[i].order, i + 2);
+    }
+    /* Left waiting behind a slow read, one of each class: failed at close. */
+    ordered_t busy = {0};
+    assert_int_equal(
+        pg_pool_call(p, NULL, "SELECT pg_sleep(30)::text", 0, NULL, on_ordered, &busy, NULL), 0);
+    assert_int_equal(
+        pg_pool_call_limited(p, NULL, "SELECT 'x'", 0, NULL, on_ordered, &late[0], NULL), 0);
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 'y'", 0, NULL, on_ordered, &late[1], NULL), 0);
+    test_run_for(&loop, 100);
+    closed = false;
+    pg_pool_close(p, on_closed);
+    test_run_until(&loop, &closed, 5000);
+    for (int i = 0; i < 2; i++) {
+        assert_true(late[i].r.done);
+        assert_int_equal(late[i].r.status, UV_ECANCELED);
+    }
+    test_loop_close(&loop);
+}
+
+/* A query of the limited class waiting past its deadline fails as one of
+ * no class does. */
+static void test_limited_deadline(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 4,
+                            .query_timeout_ms = 400,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 1};
+    pg_pool_t *p = pool_of(&loop, &cfg);
+    ordered_t busy = {0}, waiting = {0};
+    assert_int_equal(
+        pg_pool_call(p, NULL, "SELECT pg_sleep(5)::text", 0, NULL, on_ordered, &busy, NULL), 0);
+    assert_int_equal(
+        pg_pool_call_limited(p, NULL, "SELECT 'x'", 0, NULL, on_ordered, &waiting, NULL), 0);
+    test_run_until(&loop, &waiting.r.done, 5000);
+    assert_int_equal(waiting.r.status, UV_ETIMEDOUT);
+    assert_non_null(strstr(waiting.r.error, "waiting for a database connection"));
+    test_run_until(&loop, &busy.r.done, 5000);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +779,8 @@ int main(void)
         cmocka_unit_test(test_copy_in),
         cmocka_unit_test(test_call),
         cmocka_unit_test(test_limited_class),
+        cmocka_unit_test(test_classes_in_order),
+        cmocka_unit_test(test_limited_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
