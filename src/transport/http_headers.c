@@ -75,14 +75,6 @@ bool http_headers_guarded(void)
     return dlsym(RTLD_DEFAULT, "phr_parse_request") == (void *)phr_parse_request;
 }
 
-int http_headers_count(h2o_req_t *req, const char *lcname, size_t len)
-{
-    int n = 0;
-    for (ssize_t i = -1; (i = h2o_find_header_by_str(&req->headers, lcname, len, i)) != -1;)
-        n++;
-    return n;
-}
-
 /* Headers a request may carry once at most, among those libh2o hands on. */
 static const h2o_iovec_t single_headers[] = {
     {H2O_STRLIT("origin")},

@@ -28,9 +28,6 @@
 
 #include <h2o.h>
 
-/* How many times req carries the header lcname (lower case). */
-int http_headers_count(h2o_req_t *req, const char *lcname, size_t len);
-
 /* True when req carries each of Origin, Authorization, Mcp-Session-Id,
  * Content-Type, MCP-Protocol-Version and Last-Event-ID at most once;
  * otherwise false with why ("Bad Request: more than one origin header").

