@@ -122,18 +122,12 @@ static int place(const char *root, const char *tmp, const char *sha256, uint64_t
     return 0;
 }
 
-int media_store_put(const char *root, const char *src, char sha256[65],
-                    char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
+int media_store_put_fd(const char *root, int in, const char *srcname, char sha256[65],
+                       char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
 {
     int rc = mkdir_p(root);
     if (rc != 0) {
         snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
-        return rc;
-    }
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0) {
-        rc = -errno;
-        snprintf(err, errcap, "%s: %s", src, strerror(-rc));
         return rc;
     }
     char tmp[4200];
@@ -142,14 +136,13 @@ int media_store_put(const char *root, const char *src, char sha256[65],
     if (out < 0) {
         rc = -errno;
         snprintf(err, errcap, "media store %s: %s", root, strerror(-rc));
-        close(in);
         return rc;
     }
     fchmod(out, 0644);
     uint64_t total = 0;
     char where[4300];
     snprintf(where, sizeof where, "media store %s", root);
-    if ((rc = copy_hashing(in, out, src, where, sha256, &total, err, errcap)) != 0)
+    if ((rc = copy_hashing(in, out, srcname, where, sha256, &total, err, errcap)) != 0)
         goto done;
     if ((rc = place(root, tmp, sha256, total, rel, err, errcap)) != 0)
         goto done;
@@ -159,6 +152,27 @@ done:
     if (tmp[0])
         unlink(tmp);
     close(out);
+    return rc;
+}
+
+int media_store_put(const char *root, const char *src, char sha256[65],
+                    char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap)
+{
+    /* O_NOFOLLOW and O_NONBLOCK: a symbolic link or a FIFO in src's
+     * place is refused at once, never followed or waited on. */
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (in < 0) {
+        int rc = -errno;
+        snprintf(err, errcap, "%s: %s", src, strerror(-rc));
+        return rc;
+    }
+    struct stat st;
+    if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errcap, "%s: not a regular file", src);
+        close(in);
+        return -EINVAL;
+    }
+    int rc = media_store_put_fd(root, in, src, sha256, rel, size, err, errcap);
     close(in);
     return rc;
 }

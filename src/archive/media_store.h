@@ -18,11 +18,18 @@
 int media_store_prepare(const char *root, char *err, size_t errcap);
 
 /* Copies src into the store at root (created if missing), hashing it on
- * the way; a file already stored is not written again. Returns 0 with
- * sha256 (hex), rel (the path inside root) and *size, or a negative errno
- * code with err. */
+ * the way; a file already stored is not written again. src is opened
+ * without following a symbolic link and must be a regular file (else
+ * -ELOOP or -EINVAL). Returns 0 with sha256 (hex), rel (the path inside
+ * root) and *size, or a negative errno code with err. */
 int media_store_put(const char *root, const char *src, char sha256[65],
                     char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
+
+/* Like media_store_put for a descriptor open for reading (in, read from
+ * its current offset to its end; the caller keeps and closes it; srcname:
+ * its name in messages): what an importer opened beneath its folder. */
+int media_store_put_fd(const char *root, int in, const char *srcname, char sha256[65],
+                       char rel[MEDIA_STORE_REL_MAX], uint64_t *size, char *err, size_t errcap);
 
 /* Like media_store_put for a file already inside root (a download written
  * there): hashes src in place and moves it to its place (rename, no copy),

@@ -17,9 +17,13 @@
 
 #include "import/agent_events.h"
 #include "import/progress.h"
+#include "util/beneath.h"
 #include "util/log.h"
 
 #define AI_TAG "import"
+/* Why a symbolic link under DIR is not read. */
+#define AGENT_IMPORT_LINK_SKIPPED                                                                  \
+    "a symbolic link, not followed (only files inside the folder are read)"
 
 struct agent_import_s {
     uv_loop_t *loop;
@@ -102,27 +106,46 @@ static const char *project_name(const char *folder)
     return dash && dash[1] ? dash + 1 : folder;
 }
 
+static const char *not_regular(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory, not a regular file"
+           : S_ISFIFO(m) ? "a FIFO, not a regular file"
+           : S_ISSOCK(m) ? "a socket, not a regular file"
+           : S_ISCHR(m)  ? "a character device, not a regular file"
+           : S_ISBLK(m)  ? "a block device, not a regular file"
+                         : "not a regular file";
+}
+
 /* Reads the eras file (thread pool): a JSON object of names. 0, or a
  * negative code with imp->error set. */
 static int load_eras(agent_import_t *imp)
 {
+    /* O_NONBLOCK: a FIFO named as the eras file is refused at once below,
+     * not waited on; the descriptor checked is the one read. */
+    int fd = open(imp->eras_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
-    if (stat(imp->eras_path, &st) != 0) {
+    if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
         snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path, strerror(e));
+        if (fd >= 0)
+            close(fd);
         return -e;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(imp->error, sizeof imp->error, "eras file %s: not a regular file", imp->eras_path);
+        close(fd);
+        snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path,
+                 not_regular(st.st_mode));
         return UV_EINVAL;
     }
     if (st.st_size > AGENT_IMPORT_MAX_ERAS_FILE) {
+        close(fd);
         snprintf(imp->error, sizeof imp->error, "eras file %s: larger than %u bytes",
                  imp->eras_path, AGENT_IMPORT_MAX_ERAS_FILE);
         return UV_EFBIG;
     }
     json_error_t je;
-    json_t *o = json_load_file(imp->eras_path, 0, &je);
+    json_t *o = json_loadfd(fd, 0, &je);
+    close(fd);
     if (o == NULL) {
         snprintf(imp->error, sizeof imp->error, "eras file %s: line %d: %s", imp->eras_path,
                  je.line, je.text);
@@ -156,16 +179,6 @@ static bool is_jsonl(const char *name)
     return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
 }
 
-static const char *not_regular(mode_t m)
-{
-    return S_ISDIR(m)    ? "a directory, not a regular file"
-           : S_ISFIFO(m) ? "a FIFO, not a regular file"
-           : S_ISSOCK(m) ? "a socket, not a regular file"
-           : S_ISCHR(m)  ? "a character device, not a regular file"
-           : S_ISBLK(m)  ? "a block device, not a regular file"
-                         : "not a regular file";
-}
-
 /* An entry not read: warned and counted (thread pool or loop: one at a time). */
 static void skip_entry(agent_import_t *imp, const char *path, const char *why)
 {
@@ -173,16 +186,42 @@ static void skip_entry(agent_import_t *imp, const char *path, const char *why)
     imp->st.files_skipped++;
 }
 
+/* Opens the directory name under dirfd without following a symbolic link
+ * (O_NOFOLLOW: a link fails with ELOOP) and without waiting on anything.
+ * NULL with errno on an error. */
+static DIR *open_dir_at(int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
+}
+
+/* Lists the .jsonl files of DIR and of DIR/PROJECT. Every entry is looked at
+ * with fstatat(AT_SYMLINK_NOFOLLOW) under the descriptor of its folder: a
+ * symbolic link (to a file or a folder, inside DIR or out of it) is
+ * skipped and named, never followed, so that nothing outside DIR is read.
+ * DIR itself may be a link (the user's own setting). */
 static void list_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
     size_t cap = 0;
     if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
         return;
-    DIR *d = opendir(imp->dir);
+    int root = open(imp->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    DIR *d = root >= 0 ? fdopendir(root) : NULL;
     if (d == NULL) {
-        imp->status = -errno;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(errno));
+        int e = errno;
+        imp->status = -e;
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(e));
+        if (root >= 0)
+            close(root);
         return;
     }
     struct dirent *de;
@@ -192,11 +231,19 @@ static void list_work(uv_work_t *w)
         char sub[2048];
         snprintf(sub, sizeof sub, "%s/%s", imp->dir, de->d_name);
         struct stat st;
-        if (stat(sub, &st) != 0) {
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             skip_entry(imp, sub, strerror(errno));
             continue;
         }
-        if (is_jsonl(de->d_name) && !S_ISDIR(st.st_mode)) {
+        bool jsonl = is_jsonl(de->d_name);
+        if (S_ISLNK(st.st_mode)) {
+            if (jsonl)
+                skip_entry(imp, sub, AGENT_IMPORT_LINK_SKIPPED);
+            else
+                log_warn(AI_TAG, "%s: %s; skipped", sub, AGENT_IMPORT_LINK_SKIPPED);
+            continue;
+        }
+        if (jsonl && !S_ISDIR(st.st_mode)) {
             if (S_ISREG(st.st_mode))
                 imp->status = add_file(imp, &cap, sub, "");
             else
@@ -205,7 +252,7 @@ static void list_work(uv_work_t *w)
         }
         if (!S_ISDIR(st.st_mode))
             continue;
-        DIR *p = opendir(sub);
+        DIR *p = open_dir_at(dirfd(d), de->d_name);
         if (p == NULL) {
             skip_entry(imp, sub, strerror(errno));
             continue;
@@ -216,11 +263,13 @@ static void list_work(uv_work_t *w)
                 continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
-            /* stat, not lstat: a symlink to a regular file is read; a
-             * dangling one, a loop, a directory, a FIFO, a socket or a
+            /* lstat's view: a symbolic link (dangling, a loop, to a file
+             * inside or outside DIR), a directory, a FIFO, a socket or a
              * device is skipped (opening a FIFO would block). */
-            if (stat(path, &st) != 0)
+            if (fstatat(dirfd(p), fe->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 skip_entry(imp, path, strerror(errno));
+            else if (S_ISLNK(st.st_mode))
+                skip_entry(imp, path, AGENT_IMPORT_LINK_SKIPPED);
             else if (!S_ISREG(st.st_mode))
                 skip_entry(imp, path, not_regular(st.st_mode));
             else
@@ -300,34 +349,28 @@ static void read_work(uv_work_t *w)
     imp->eof = false;
     imp->skip_file = false;
     imp->lines_in_piece = 0;
-    /* O_NONBLOCK: a FIFO put in the file's place since the listing opens
-     * at once (and fstat refuses it) instead of waiting for a writer. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    /* Opened once beneath DIR (beneath_open_read): a folder or the file
+     * swapped for a symbolic link since the listing fails instead of
+     * being followed, a FIFO is refused at once instead of waited on; the
+     * descriptor is what is read. path is DIR/… as listed. */
+    uint64_t size = 0;
+    int fd = beneath_open_read(imp->dir, path + strlen(imp->dir) + 1, 0, &size);
     if (fd < 0) {
-        skip_file(imp, strerror(errno));
-        return;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        skip_file(imp, strerror(errno));
-        close(fd);
-        return;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        skip_file(imp, not_regular(st.st_mode));
-        close(fd);
+        skip_file(imp, fd == -ELOOP || fd == -ENOTDIR ? AGENT_IMPORT_LINK_SKIPPED
+                       : fd == -EINVAL                ? "not a regular file"
+                                                      : strerror(-fd));
         return;
     }
     /* A file rewritten since it was read (shorter than the offset, or the
      * offset no longer just after a newline) is read again from its start;
      * the messages are keyed, so nothing is stored twice. */
     char before = '\n';
-    if (imp->from > 0 && ((uint64_t)st.st_size < imp->from ||
-                          pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
+    if (imp->from > 0 &&
+        (size < imp->from || pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
         log_warn(AI_TAG,
                  "%s: rewritten (%lld bytes; %llu were read before, up to a line's end): read "
                  "again from its start; what was stored stays",
-                 path, (long long)st.st_size, (unsigned long long)imp->from);
+                 path, (long long)size, (unsigned long long)imp->from);
         imp->restarting = true;
         imp->restart = imp->from;
         imp->from = 0;

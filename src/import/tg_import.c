@@ -25,6 +25,7 @@
 #include "import/tg_map.h"
 #include "import/tg_reader.h"
 #include "import/progress.h"
+#include "util/beneath.h"
 #include "util/log.h"
 
 #define IMPORT_TAG "import"
@@ -229,23 +230,32 @@ static void fail_later_cleanup(tg_import_t *imp, int status)
 
 static void media_next(tg_import_t *imp);
 
-/* True when p is a relative path that stays inside the export folder. */
-static bool safe_relative(const char *p)
+/* What a refused file's code means, for the media row and the warning. */
+static const char *beneath_why(int rc)
 {
-    if (p[0] == '/' || p[0] == '\0')
-        return false;
-    for (const char *s = p; *s;) {
-        const char *slash = strchr(s, '/');
-        size_t n = slash ? (size_t)(slash - s) : strlen(s);
-        if (n == 2 && s[0] == '.' && s[1] == '.')
-            return false;
-        s += n + (slash ? 1 : 0);
-        if (!slash)
-            break;
+    switch (rc) {
+    case -EPERM:
+    case -EXDEV:
+    case -EISDIR:
+        return "the path leaves the export folder";
+    case -ELOOP:
+    case -ENOTDIR:
+        return "a symbolic link: files are read only inside the export folder, never through a "
+               "link";
+    case -EINVAL:
+        return "not a regular file";
+    case -ENOENT:
+        return "not in the export folder";
+    default:
+        return NULL;
     }
-    return true;
 }
 
+/* Copies each file of the batch into the media store (thread pool). A
+ * file is opened once beneath the export folder, without following a
+ * symbolic link anywhere on its path, and must be a regular file
+ * (beneath_open_read): that descriptor is what is stored. A refused file
+ * marks its row and is named in a warning; the rest goes on. */
 static void media_work(uv_work_t *w)
 {
     tg_import_t *imp = w->data;
@@ -254,21 +264,27 @@ static void media_work(uv_work_t *w)
     json_array_foreach(imp->media_batch, i, row)
     {
         const char *rel = json_string_value(json_object_get(row, "export_path"));
-        char full[8200], err[512], sha[65], stored[MEDIA_STORE_REL_MAX];
+        json_int_t msg = json_integer_value(json_object_get(row, "message_id"));
+        char err[512], sha[65], stored[MEDIA_STORE_REL_MAX];
         uint64_t size = 0;
-        struct stat st;
-        if (rel == NULL || !safe_relative(rel)) {
-            json_object_set_new(row, "state", json_string("error"));
-            json_object_set_new(row, "error", json_string("path leaves the export folder"));
+        int fd = rel && rel[0] ? beneath_open_read(imp->export_dir, rel, 0, &size) : -EISDIR;
+        if (fd < 0) {
+            const char *why = beneath_why(fd);
+            bool missing = fd == -ENOENT;
+            if (why == NULL) {
+                snprintf(err, sizeof err, "%s", strerror(-fd));
+                why = err;
+            }
+            if (!missing)
+                log_warn(IMPORT_TAG, "%s: message %lld: file \"%.300s\": %s; not stored", imp->path,
+                         (long long)msg, rel ? rel : "", why);
+            json_object_set_new(row, "state", json_string(missing ? "unavailable" : "error"));
+            json_object_set_new(row, "error", json_string(why));
             continue;
         }
-        snprintf(full, sizeof full, "%s/%s", imp->export_dir, rel);
-        if (lstat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
-            json_object_set_new(row, "state", json_string("unavailable"));
-            json_object_set_new(row, "error", json_string("not in the export folder"));
-            continue;
-        }
-        if (media_store_put(imp->media_root, full, sha, stored, &size, err, sizeof err) != 0) {
+        int rc = media_store_put_fd(imp->media_root, fd, rel, sha, stored, &size, err, sizeof err);
+        close(fd);
+        if (rc != 0) {
             json_object_set_new(row, "state", json_string("error"));
             json_object_set_new(row, "error", json_string(err));
             continue;
@@ -298,8 +314,10 @@ static void media_saved(pg_query_t *q, int status)
         const char *st = json_string_value(json_object_get(row, "state"));
         if (st && strcmp(st, "done") == 0)
             imp->stats.files_stored++;
-        else
+        else if (st && strcmp(st, "unavailable") == 0)
             imp->stats.files_missing++;
+        else
+            imp->stats.files_refused++;
     }
     json_decref(imp->media_batch);
     imp->media_batch = NULL;
@@ -793,12 +811,13 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
     *changed = st->written > 0 || st->files_stored > 0;
     snprintf(out, cap,
              "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts, %llu files "
-             "stored (%llu not in the export); %llu message%s left out (see the warnings)",
+             "stored (%llu not in the export, %llu refused); %llu message%s left out (see the "
+             "warnings)",
              (unsigned long long)st->chats, st->chats == 1 ? "" : "s",
              (unsigned long long)st->messages, (unsigned long long)st->written,
              (unsigned long long)st->contacts, (unsigned long long)st->files_stored,
-             (unsigned long long)st->files_missing, (unsigned long long)st->skipped,
-             st->skipped == 1 ? "" : "s");
+             (unsigned long long)st->files_missing, (unsigned long long)st->files_refused,
+             (unsigned long long)st->skipped, st->skipped == 1 ? "" : "s");
 }
 
 /* Frees an import that ended (or never started its steps). */

@@ -37,6 +37,7 @@ typedef struct tg_import_stats_s {
     uint64_t contacts;
     uint64_t files_stored;  /* media files copied into the media store */
     uint64_t files_missing; /* referenced but not in the export folder */
+    uint64_t files_refused; /* a link, out of the folder, not a regular file, unreadable */
     uint64_t skipped;       /* messages left out: a field could not be stored (warned) */
 } tg_import_stats_t;
 

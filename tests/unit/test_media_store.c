@@ -2,8 +2,10 @@
  * SHA-256; a download adopted from inside the store is moved there, not
  * copied, and removed when its content is stored already; a stored file
  * is served only while its content matches its name; partial files of
- * processes that ended are swept. */
+ * processes that ended are swept. A put never follows a symbolic link or
+ * waits on a FIFO. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +44,23 @@ static void test_put_adopt_get(void **state)
     assert_int_equal(size, 6);
     assert_int_equal(access(src, F_OK), 0);
     assert_true(media_store_rel_ok(sha, rel));
+    /* ...never through a symbolic link, never from a FIFO (at once). */
+    char link[600], fifo[600];
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    assert_int_equal(symlink(src, link), 0);
+    assert_int_equal(media_store_put(root, link, sha, rel, &size, err, sizeof err), -ELOOP);
+    assert_non_null(strstr(err, "link.txt"));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(media_store_put(root, fifo, sha, rel, &size, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "not a regular file"));
+    /* put_fd copies what the descriptor reads. */
+    int fd = open(src, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(media_store_put_fd(root, fd, "export.txt", sha, rel, &size, err, sizeof err),
+                     0);
+    close(fd);
+    assert_string_equal(sha, HELLO_SHA);
 
     /* adopt moves a download already inside the store... */
     snprintf(dl, sizeof dl, "%s/.download-1", root);
