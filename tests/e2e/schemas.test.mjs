@@ -72,3 +72,48 @@ test("no tool of any toolset declares a list-valued type or a schema-less object
   }
   assert.deepEqual(bare, [], "object arguments without their properties");
 });
+
+// Output-schema places that do not say what they hold: a property schema
+// with no "type", "anyOf", "oneOf", "$ref", "enum" or "const" (the
+// Inspector's schema lint warns on each: "{}" says nothing), and a
+// "required" with no "properties" beside it.
+function untyped(schema, where, out) {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return out;
+  if (Array.isArray(schema.required) && !schema.properties && schema.required.length)
+    out.push(`${where}: required without properties`);
+  for (const [k, v] of Object.entries(schema.properties ?? {})) {
+    if (v === null || typeof v !== "object" || !["type", "anyOf", "oneOf", "$ref", "enum", "const"].some((x) => x in v))
+      out.push(`${where}.${k}: no type`);
+    untyped(v, `${where}.${k}`, out);
+  }
+  if (schema.items) untyped(schema.items, `${where}[]`, out);
+  for (const k of ["anyOf", "oneOf", "allOf"])
+    (schema[k] ?? []).forEach((s, i) => untyped(s, `${where}.${k}[${i}]`, out));
+  if (schema.additionalProperties && typeof schema.additionalProperties === "object")
+    untyped(schema.additionalProperties, `${where}{}`, out);
+  return out;
+}
+
+test("every property of every output schema states its type; no required without its properties", async () => {
+  const tools = await allTools(["--toolsets", "all"]);
+  const bad = [];
+  for (const t of tools) if (t.outputSchema) untyped(t.outputSchema, t.name, bad);
+  assert.deepEqual(bad, [], `${bad.length} untyped output-schema places`);
+});
+
+test("ajv in strict mode compiles every input and output schema of every toolset", async () => {
+  const { default: Ajv } = await import("ajv");
+  const tools = await allTools(["--toolsets", "all"]);
+  const bad = [];
+  for (const t of tools)
+    for (const [which, schema] of [["inputSchema", t.inputSchema], ["outputSchema", t.outputSchema]]) {
+      if (!schema) continue;
+      const ajv = new Ajv({ strict: true, allErrors: true, logger: false });
+      try {
+        ajv.compile(schema);
+      } catch (e) {
+        bad.push(`${t.name}.${which}: ${e.message}`);
+      }
+    }
+  assert.deepEqual(bad, []);
+});

@@ -56,8 +56,10 @@ static const mcp_tool_def_t tools[] = {
     {"conversations.get", "Get a conversation",
      "One chat: kind, title, the person of a direct chat, last message, unread count, message "
      "count.",
-     OBJ(CHAT_ID "," USER_ID, ""), "{\"type\":\"object\",\"required\":[\"chatId\"]}", RO,
-     inline_tool, "parley_inline_conversations_get"},
+     OBJ(CHAT_ID "," USER_ID, ""),
+     "{\"type\":\"object\",\"properties\":{\"chatId\":{\"type\":\"integer\"}},\"required\":["
+     "\"chatId\"]}",
+     RO, inline_tool, "parley_inline_conversations_get"},
     {"messages.list", "List messages",
      "A chat's messages (chatId, or userId for the direct chat with a person), newest first. "
      "direction sent|received; since/until; unreadOnly; content. Page back with offsetId = "
@@ -87,14 +89,18 @@ static const mcp_tool_def_t tools[] = {
                  "\"integer\",\"minimum\":0,\"maximum\":100},\"after\":{\"type\":\"integer\","
                  "\"minimum\":0,\"maximum\":100}",
          "\"messageId\""),
-     "{\"type\":\"object\",\"required\":[\"before\",\"target\",\"after\"]}", RO, inline_tool,
-     "parley_inline_messages_context"},
+     "{\"type\":\"object\",\"properties\":{\"before\":{\"type\":\"array\"},\"target\":{\"type\":"
+     "\"object\"},\"after\":{\"type\":\"array\"}},"
+     "\"required\":[\"before\",\"target\",\"after\"]}",
+     RO, inline_tool, "parley_inline_messages_context"},
     {"messages.mark_read", "Mark as read",
      "Moves a chat's read marker up to maxId (default: its newest message); it never moves "
      "back. Answers the marker and the unread count.",
      OBJ(CHAT_ID "," USER_ID ",\"maxId\":{\"type\":\"integer\"}", ""),
-     "{\"type\":\"object\",\"required\":[\"chatId\",\"readMaxId\",\"unreadCount\"]}", WRITE,
-     inline_tool, "parley_inline_messages_mark_read"},
+     "{\"type\":\"object\",\"properties\":{\"chatId\":{\"type\":\"integer\"},\"readMaxId\":{"
+     "\"type\":\"integer\"},\"unreadCount\":{\"type\":\"integer\"}},"
+     "\"required\":[\"chatId\",\"readMaxId\",\"unreadCount\"]}",
+     WRITE, inline_tool, "parley_inline_messages_mark_read"},
     {"people.search", "Find people",
      "People by name, username, alias or phone number, each with the id of their direct chat "
      "when there is one.",
@@ -109,8 +115,10 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAT_ID "," USER_ID ",\"text\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
                  "\"replyToMessageId\":{\"type\":\"integer\"}",
          "\"text\""),
-     "{\"type\":\"object\",\"required\":[\"chatId\",\"messageId\"]}", SEND, inline_messages_send,
-     "parley_inline_messages_send"},
+     "{\"type\":\"object\",\"properties\":{\"chatId\":{\"type\":\"integer\"},\"messageId\":{"
+     "\"type\":\"integer\"}},"
+     "\"required\":[\"chatId\",\"messageId\"]}",
+     SEND, inline_messages_send, "parley_inline_messages_send"},
     {"messages.send_batch", "Send several messages",
      "Sends up to 20 messages in order, paced like single sends; each is answered in results "
      "(ok with messageId, or the error), and one failing does not stop the others.",
@@ -140,13 +148,17 @@ static const mcp_tool_def_t tools[] = {
          "\"minLength\":1},\"fileName\":{\"type\":\"string\"},\"mimeType\":{\"type\":"
          "\"string\"}",
          ""),
-     "{\"type\":\"object\",\"required\":[\"fileId\",\"kind\",\"fileUniqueId\",\"size\","
-     "\"mimeType\",\"fileName\"]}",
+     "{\"type\":\"object\",\"properties\":{\"fileId\":{\"type\":\"string\"},\"kind\":{\"type\":"
+     "\"string\"},\"fileUniqueId\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+     "\"mimeType\":{\"type\":\"string\"},\"fileName\":{\"type\":\"string\"}},"
+     "\"required\":[\"fileId\",\"kind\",\"fileUniqueId\",\"size\",\"mimeType\",\"fileName\"]}",
      MCP_TOOL_OPEN_WORLD | MCP_TOOL_IDEMPOTENT, inline_files_upload, "parley_inline_files_get"},
     {"files.get", "A file's record",
      "An uploaded file's metadata and its resource URI (inline://file/{fileId}).",
      OBJ("\"fileId\":{\"type\":\"string\",\"minLength\":1}", "\"fileId\""),
-     "{\"type\":\"object\",\"required\":[\"fileId\"]}", RO, inline_tool, "parley_inline_files_get"},
+     "{\"type\":\"object\",\"properties\":{\"fileId\":{\"type\":\"string\"}},\"required\":["
+     "\"fileId\"]}",
+     RO, inline_tool, "parley_inline_files_get"},
     {"messages.send_media", "Send a file",
      "Sends an uploaded file (fileId from files_upload) to a chat (chatId) or a person (userId), "
      "with an optional caption and reply target (needs a connected account).",
@@ -154,8 +166,10 @@ static const mcp_tool_def_t tools[] = {
                  "{\"type\":\"string\",\"maxLength\":1024},\"replyToMessageId\":{\"type\":"
                  "\"integer\"}",
          "\"fileId\""),
-     "{\"type\":\"object\",\"required\":[\"chatId\",\"messageId\"]}", SEND,
-     inline_messages_send_media, "parley_inline_messages_send_media"},
+     "{\"type\":\"object\",\"properties\":{\"chatId\":{\"type\":\"integer\"},\"messageId\":{"
+     "\"type\":\"integer\"}},"
+     "\"required\":[\"chatId\",\"messageId\"]}",
+     SEND, inline_messages_send_media, "parley_inline_messages_send_media"},
     {"account.me", "Who am I", "The account's own user and its connected accounts.", NOARGS,
      "{\"type\":\"object\"}", RO, inline_tool, "parley_inline_account_me"},
 };

@@ -399,7 +399,10 @@ static const mcp_tool_def_t tools[] = {
      "The most recent continuation message (the summary a compaction left): where the last "
      "session left off. message_id, content, timestamp (when it was said), context_heap_id, "
      "era_name, message_number.",
-     OBJ("", ""), "{\"type\":\"object\",\"required\":[\"message_id\",\"content\",\"timestamp\"]}",
+     OBJ("", ""),
+     "{\"type\":\"object\",\"properties\":{\"message_id\":{\"type\":\"string\"},\"content\":{"
+     "\"type\":\"string\"},\"timestamp\":{\"type\":\"string\"}},"
+     "\"required\":[\"message_id\",\"content\",\"timestamp\"]}",
      RO, memory_tool, "latest_continuation"},
     {"get_messages_before", "Messages before",
      "Messages said before a message (reference_id) or a time (reference_timestamp), "
@@ -436,7 +439,10 @@ static const mcp_tool_def_t tools[] = {
     {"get_compacting_actions", "Compactions",
      "Every compaction, newest first, with its trigger, token count and the summary it left "
      "(the continuation message).",
-     OBJ(LIMIT(50), ""), "{\"type\":\"object\",\"required\":[\"compacting_actions\",\"count\"]}",
+     OBJ(LIMIT(50), ""),
+     "{\"type\":\"object\",\"properties\":{\"compacting_actions\":{\"type\":\"array\"},\"count\":{"
+     "\"type\":\"integer\"}},"
+     "\"required\":[\"compacting_actions\",\"count\"]}",
      RO, memory_tool, "compacting_actions"},
     {"get_timeline", "Timeline",
      "Messages in time order within from/to (ISO) or from_block/to_block (Ethereum block "
@@ -448,7 +454,10 @@ static const mcp_tool_def_t tools[] = {
      OUT_MESSAGES, RO, memory_tool, "timeline"},
     {"get_message_by_id", "One message", "One message in full, with its type and context.",
      OBJ("\"message_id\":{\"type\":\"string\",\"minLength\":1}", "\"message_id\""),
-     "{\"type\":\"object\",\"required\":[\"id\",\"content\"]}", RO, memory_tool, "message_by_id"},
+     "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"content\":{\"type\":"
+     "\"string\"}},"
+     "\"required\":[\"id\",\"content\"]}",
+     RO, memory_tool, "message_by_id"},
     {"bootstrap_memory", "Bootstrap memory",
      "Recovers context in one call: the latest continuation, the work before it (newest "
      "first) and the foundational era (era_name; default: memory-lane's \"" MEMORY_FOUNDATION_ERA
@@ -458,8 +467,10 @@ static const mcp_tool_def_t tools[] = {
      OBJ("\"token_budget\":{\"type\":\"integer\",\"minimum\":1000,\"maximum\":1000000},"
          "\"era_name\":{\"type\":\"string\"}",
          ""),
-     "{\"type\":\"object\",\"required\":[\"continuation\",\"token_budget\","
-     "\"approx_tokens\"]}",
+     "{\"type\":\"object\",\"properties\":{\"continuation\":{\"anyOf\":[{\"type\":\"object\"},"
+     "{\"type\":\"null\"}]},\"token_budget\":{\"type\":\"integer\"},\"approx_tokens\":{\"type\":"
+     "\"integer\"}},"
+     "\"required\":[\"continuation\",\"token_budget\",\"approx_tokens\"]}",
      RO, bootstrap_memory, "latest_continuation"},
 };
 

@@ -47,8 +47,13 @@
 #define OUT_LIST(key)                                                                              \
     "{\"type\":\"object\",\"properties\":{\"" key "\":{\"type\":\"array\"},\"limit\":{\"type\":"   \
     "\"integer\"},\"limitCapped\":{\"type\":\"boolean\"}},\"required\":[\"" key "\"]}"
-#define OUT_KEYS(k1)                                                                               \
-    "{\"type\":\"object\",\"properties\":{\"" k1 "\":{}},\"required\":[\"" k1 "\"]}"
+/* An answer whose key k1 is always there, of type t (a JSON Schema). */
+#define OUT_KEY(k1, t)                                                                             \
+    "{\"type\":\"object\",\"properties\":{\"" k1 "\":" t "},\"required\":[\"" k1 "\"]}"
+#define T_INT   "{\"type\":\"integer\"}"
+#define T_BOOL  "{\"type\":\"boolean\"}"
+#define T_OBJ   "{\"type\":\"object\"}"
+#define T_ARRAY "{\"type\":\"array\"}"
 
 static const mcp_tool_def_t tools[] = {
     /* auth / health */
@@ -101,16 +106,16 @@ static const mcp_tool_def_t tools[] = {
                                   "minDate", "Oldest date to fetch") ",\"enableRealtime\":{"
                                                                      "\"type\":\"boolean\"}",
          "\"channelId\""),
-     OUT_KEYS("job"), WRITE, tg_ts_generic, "parley_tg_sync_jobs_add"},
+     OUT_KEY("job", T_OBJ), WRITE, tg_ts_generic, "parley_tg_sync_jobs_add"},
     {"syncJobsRetry", "Retry sync jobs", "Sets failed or idle jobs back to pending.",
      OBJ("\"jobId\":{\"type\":\"integer\"}," CHAN("Chat") ",\"allErrors\":{\"type\":\"boolean\"}",
          ""),
-     OUT_KEYS("updated"), WRITE, tg_ts_generic, "parley_tg_sync_jobs_retry"},
+     OUT_KEY("updated", T_INT), WRITE, tg_ts_generic, "parley_tg_sync_jobs_retry"},
     {"syncJobsCancel", "Cancel sync jobs", "Stops jobs (status idle, realtime off).",
-     OBJ("\"jobId\":{\"type\":\"integer\"}," CHAN("Chat"), ""), OUT_KEYS("canceled"),
+     OBJ("\"jobId\":{\"type\":\"integer\"}," CHAN("Chat"), ""), OUT_KEY("canceled", T_INT),
      MCP_TOOL_DESTRUCTIVE, tg_ts_generic, "parley_tg_sync_jobs_cancel"},
     {"syncRealtimeSet", "Realtime updates", "Turns realtime updates on or off (needs a connector).",
-     OBJ("\"enabled\":{\"type\":\"boolean\"}", "\"enabled\""), OUT_KEYS("realtimeActive"),
+     OBJ("\"enabled\":{\"type\":\"boolean\"}", "\"enabled\""), OUT_KEY("realtimeActive", T_BOOL),
      WRITE | MCP_TOOL_OPEN_WORLD, tg_ts_realtime_set, "parley_tg_sync_realtime_set"},
     /* channels */
     {"channelsList", "List chats", "Chats in the archive, most recently active first.",
@@ -127,13 +132,13 @@ static const mcp_tool_def_t tools[] = {
      OUT_LIST("channels"), RO | MCP_TOOL_OPEN_WORLD, tg_ts_channels_search,
      "parley_tg_channels_search"},
     {"channelsGet", "Get a chat", "A chat's record, message count and sync jobs.",
-     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, tg_ts_generic,
+     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEY("channelId", T_INT), RO, tg_ts_generic,
      "parley_tg_channels_get"},
     {"channelsSetSync", "Enable sync", "Marks a chat for sync (or not).",
      OBJ(CHAN("Chat") ",\"enabled\":{\"type\":\"boolean\"}", "\"channelId\",\"enabled\""),
-     OUT_KEYS("syncEnabled"), WRITE, tg_ts_generic, "parley_tg_channels_set_sync"},
+     OUT_KEY("syncEnabled", T_BOOL), WRITE, tg_ts_generic, "parley_tg_channels_set_sync"},
     {"channelsMetadataGet", "Chat metadata", "Title, username and description of a chat.",
-     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEYS("channelId"), RO, tg_ts_generic,
+     OBJ(CHAN("Chat"), "\"channelId\""), OUT_KEY("channelId", T_INT), RO, tg_ts_generic,
      "parley_tg_channels_metadata_get"},
     {"channelsMetadataRefresh", "Refresh metadata",
      "Fetches chat metadata (title, username, description, member count) from Telegram and "
@@ -147,10 +152,10 @@ static const mcp_tool_def_t tools[] = {
      OUT_LIST("channels"), WRITE | MCP_TOOL_OPEN_WORLD, tg_ts_metadata_refresh,
      "parley_tg_channels_metadata_refresh"},
     {"channelsTagsSet", "Set chat tags", "Replaces a chat's tags of one source (default manual).",
-     OBJ(CHAN("Chat") "," TAGS "," TAGSRC, "\"channelId\",\"tags\""), OUT_KEYS("tags"), WRITE,
-     tg_ts_generic, "parley_tg_channels_tags_set"},
+     OBJ(CHAN("Chat") "," TAGS "," TAGSRC, "\"channelId\",\"tags\""), OUT_KEY("tags", T_ARRAY),
+     WRITE, tg_ts_generic, "parley_tg_channels_tags_set"},
     {"channelsTagsList", "List chat tags", "A chat's tags with source and confidence.",
-     OBJ(CHAN("Chat") "," TAGSRC, "\"channelId\""), OUT_KEYS("tags"), RO, tg_ts_generic,
+     OBJ(CHAN("Chat") "," TAGSRC, "\"channelId\""), OUT_KEY("tags", T_ARRAY), RO, tg_ts_generic,
      "parley_tg_channels_tags_list"},
     {"channelsTagsSearch", "Chats by tag", "Chats carrying a tag.",
      OBJ("\"tag\":{\"type\":\"string\",\"minLength\":1}," TAGSRC "," LIMIT(100), "\"tag\""),
@@ -180,8 +185,8 @@ static const mcp_tool_def_t tools[] = {
          ""),
      OUT_LIST("messages"), RO, tg_ts_live_read, "parley_tg_messages_list"},
     {"messagesGet", "Get a message", "One message.",
-     OBJ(CHAN("Chat") "," MSGID "," SOURCE, "\"channelId\",\"messageId\""), OUT_KEYS("message"), RO,
-     tg_ts_live_read, "parley_tg_messages_get"},
+     OBJ(CHAN("Chat") "," MSGID "," SOURCE, "\"channelId\",\"messageId\""),
+     OUT_KEY("message", T_OBJ), RO, tg_ts_live_read, "parley_tg_messages_get"},
     {"messagesContext", "Message context", "Messages before and after one message, in time order.",
      OBJ(CHAN("Chat") "," MSGID ",\"before\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200},"
                       "\"after\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":200}," SOURCE,
@@ -210,12 +215,12 @@ static const mcp_tool_def_t tools[] = {
      OBJ(CHAN("Chat") ",\"text\":{\"type\":\"string\",\"minLength\":1}," TOPIC
                       ",\"replyToMessageId\":{\"type\":\"integer\"}",
          "\"channelId\",\"text\""),
-     OUT_KEYS("messageId"), SEND, tg_ts_messages_send, "parley_tg_messages_send"},
+     OUT_KEY("messageId", T_INT), SEND, tg_ts_messages_send, "parley_tg_messages_send"},
     {"messagesSendFile", "Send a file", "Sends a file (needs a connector).",
      OBJ(CHAN("Chat") ",\"filePath\":{\"type\":\"string\",\"minLength\":1},\"caption\":{\"type\":"
                       "\"string\"},\"filename\":{\"type\":\"string\"}," TOPIC,
          "\"channelId\",\"filePath\""),
-     OUT_KEYS("messageId"), SEND, tg_ts_messages_send_file, "parley_tg_messages_send_file"},
+     OUT_KEY("messageId", T_INT), SEND, tg_ts_messages_send_file, "parley_tg_messages_send_file"},
     /* media */
     {"mediaDownload", "Download media",
      "Copies a message's stored file under the export root (outputPath: a file or directory "
@@ -233,20 +238,21 @@ static const mcp_tool_def_t tools[] = {
          "\"query\""),
      OUT_LIST("contacts"), RO, tg_ts_generic, "parley_tg_contacts_search"},
     {"contactsGet", "Get a contact", "A person's record and activity.", OBJ(USER, "\"userId\""),
-     OUT_KEYS("userId"), RO, tg_ts_generic, "parley_tg_contacts_get"},
+     OUT_KEY("userId", T_INT), RO, tg_ts_generic, "parley_tg_contacts_get"},
     {"contactsAliasSet", "Set alias", "A local alias for a person.",
      OBJ(USER ",\"alias\":{\"type\":\"string\",\"minLength\":1}", "\"userId\",\"alias\""),
-     OUT_KEYS("alias"), WRITE, tg_ts_generic, "parley_tg_contacts_alias_set"},
+     OUT_KEY("alias", "{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]}"), WRITE,
+     tg_ts_generic, "parley_tg_contacts_alias_set"},
     {"contactsAliasRemove", "Remove alias", "Removes a person's alias.", OBJ(USER, "\"userId\""),
-     OUT_KEYS("removed"), WRITE, tg_ts_generic, "parley_tg_contacts_alias_remove"},
+     OUT_KEY("removed", T_BOOL), WRITE, tg_ts_generic, "parley_tg_contacts_alias_remove"},
     {"contactsTagsAdd", "Tag a contact", "Adds tags to a person.",
-     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEYS("tags"), WRITE, tg_ts_generic,
+     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEY("tags", T_ARRAY), WRITE, tg_ts_generic,
      "parley_tg_contacts_tags_add"},
     {"contactsTagsRemove", "Untag a contact", "Removes tags from a person.",
-     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEYS("tags"), WRITE, tg_ts_generic,
+     OBJ(USER "," TAGS, "\"userId\",\"tags\""), OUT_KEY("tags", T_ARRAY), WRITE, tg_ts_generic,
      "parley_tg_contacts_tags_remove"},
     {"contactsNotesSet", "Set notes", "Local notes about a person (empty clears them).",
-     OBJ(USER ",\"notes\":{\"type\":\"string\"}", "\"userId\",\"notes\""), OUT_KEYS("userId"),
+     OBJ(USER ",\"notes\":{\"type\":\"string\"}", "\"userId\",\"notes\""), OUT_KEY("userId", T_INT),
      WRITE, tg_ts_generic, "parley_tg_contacts_notes_set"},
     /* groups */
     {"groupsList", "List groups", "Groups, supergroups, forums and channels, optionally by title.",
@@ -256,19 +262,20 @@ static const mcp_tool_def_t tools[] = {
      "A group's record, counts, members and most active senders from the archive; with a "
      "connector also \"live\": the chat, its member count and administrators as Telegram has "
      "them now (\"liveError\" says when that part failed).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("channelId"), RO | MCP_TOOL_OPEN_WORLD,
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEY("channelId", T_INT), RO | MCP_TOOL_OPEN_WORLD,
      tg_ts_groups_info, "parley_tg_groups_info"},
     {"groupsRename", "Rename a group", "Renames a group (needs a connector).",
      OBJ(CHAN("Group") ",\"name\":{\"type\":\"string\",\"minLength\":1}", "\"channelId\",\"name\""),
-     OUT_KEYS("name"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_rename"},
+     OUT_KEY("name", "{\"type\":\"string\"}"), DESTRUCT, tg_ts_group_admin,
+     "parley_tg_groups_rename"},
     {"groupsMembersAdd", "Add members", "Adds members (needs a connector).",
      OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{" ID_TYPES "}}",
          "\"channelId\",\"userIds\""),
-     OUT_KEYS("failed"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_add"},
+     OUT_KEY("failed", T_ARRAY), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_add"},
     {"groupsMembersRemove", "Remove members", "Removes members (needs a connector).",
      OBJ(CHAN("Group") ",\"userIds\":{\"type\":\"array\",\"minItems\":1,\"items\":{" ID_TYPES "}}",
          "\"channelId\",\"userIds\""),
-     OUT_KEYS("removed"), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_remove"},
+     OUT_KEY("removed", T_ARRAY), DESTRUCT, tg_ts_group_admin, "parley_tg_groups_members_remove"},
     {"groupsInviteLinkGet", "Invite link",
      "A group's invite link (needs a connector). The Bot API has no way to read it without "
      "exporting a new primary link, which replaces the previous one: not served in read-only "
@@ -282,7 +289,7 @@ static const mcp_tool_def_t tools[] = {
      OBJ("\"invite\":{\"type\":\"string\",\"minLength\":1}", "\"invite\""), OUT_OBJ, SEND,
      tg_ts_group_admin, "parley_tg_groups_join"},
     {"groupsLeave", "Leave a group", "Leaves a group (needs a connector).",
-     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEYS("left"), DESTRUCT, tg_ts_group_admin,
+     OBJ(CHAN("Group"), "\"channelId\""), OUT_KEY("left", T_BOOL), DESTRUCT, tg_ts_group_admin,
      "parley_tg_groups_leave"},
 };
 
