@@ -54,12 +54,18 @@ test("scenario A: Rust in the last 60 days, then the top chats in full", async (
   assert.deepEqual(r.topChatIds, ["chat-rust-async-0001", "chat-rust-borrow-0002"]);
   const snip = r.results[0].snippets.find((s) => s.source === "content");
   assert.match(snip.text, /rust/i);
-  // times in ISO 8601, as every other tool answers them
-  assert.match(snip.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  assert.match(r.results[0].timeRange.from, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-  assert.match(r.results[0].timeRange.to, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  // times as the spec fixes them, epoch milliseconds, each with an ISO copy
+  const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+  assert.equal(typeof snip.createdAt, "number");
+  assert.equal(new Date(snip.createdAt).toISOString(), snip.createdAtIso);
+  const range = r.results[0].timeRange;
+  assert.equal(typeof range.from, "number");
+  assert.equal(typeof range.to, "number");
+  assert.match(range.fromIso, ISO);
+  assert.equal(new Date(range.to).toISOString(), range.toIso);
+  assert.ok(Date.now() - range.to < 61 * 86400e3, "within the 60 days asked");
   assert.ok(r.results[0].snippets.some((s) => s.source === "title"));
-  assert.ok(r.results[0].timeRange.from <= r.results[0].timeRange.to);
+  assert.ok(range.from <= range.to);
   assert.equal(r.guidance.stopIf, "confidence >= 0.75 || topChatIds.length <= 2");
   const next = r.guidance.nextActions.find((a) => a.tool === "gather_chats");
   assert.deepEqual(next.args.chatIds, r.topChatIds);
@@ -96,7 +102,9 @@ test("scenario C: a vague Chinese description, converging through the guidance i
   calls++;
   assert.ok(calls <= 2, `converged in ${calls} calls`);
   assert.match(g.messages[1].content, /虚拟列表滚动很卡/);
-  assert.match(g.messages[1].createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.equal(typeof g.messages[1].createdAt, "number");
+  assert.equal(new Date(g.messages[1].createdAt).toISOString(), g.messages[1].createdAtIso);
+  assert.equal(typeof g.chat.timeRange.from, "number");
   // Mixed scripts.
   const mixed = await call("search_conversations", { intent_query: "rust 异步" });
   assert.deepEqual(mixed.topChatIds, ["chat-rust-async-0001"]);

@@ -1,21 +1,28 @@
 -- chatwise/tools: the chatwise toolset's answers over the imported
 -- AI-assistant chats (chats of kind ai_chat): parley_cw_<tool>(a jsonb,
--- ctx jsonb). Ids are ChatWise's own text ids; times are answered in ISO
--- 8601 (UTC, milliseconds) like every other tool's. A caller's mistake raises SQLSTATE PT400 with what to
--- change.
+-- ctx jsonb). Ids are ChatWise's own text ids. Times are answered as the
+-- tools' spec fixes them, epoch milliseconds (createdAt, timeRange.from
+-- and .to), each with an ISO 8601 copy beside it for a reader
+-- (createdAtIso, timeRange.fromIso and .toIso). A caller's mistake raises
+-- SQLSTATE PT400 with what to change.
 
--- A time as epoch milliseconds (no longer answered; kept for callers of
--- the first version).
+-- A time as epoch milliseconds.
 CREATE OR REPLACE FUNCTION parley_cw_ms(t timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE AS $$
     SELECT (extract(epoch FROM t) * 1000)::bigint
 $$;
 
--- A time as the answers give it: ISO 8601 in UTC with milliseconds
--- (2024-05-01T10:00:00.123Z).
+-- A time as ISO 8601 in UTC with milliseconds (2024-05-01T10:00:00.123Z).
 CREATE OR REPLACE FUNCTION parley_cw_iso(t timestamptz) RETURNS text
     LANGUAGE sql IMMUTABLE AS $$
     SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$$;
+
+-- A chat's timeRange: {from, to} in epoch milliseconds, {fromIso, toIso}.
+CREATE OR REPLACE FUNCTION parley_cw_range(t_from timestamptz, t_to timestamptz) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('from', parley_cw_ms(t_from), 'to', parley_cw_ms(t_to),
+                              'fromIso', parley_cw_iso(t_from), 'toIso', parley_cw_iso(t_to))
 $$;
 
 -- Where word occurs in txt (1-based characters), or NULL. basic: a Latin
@@ -260,8 +267,8 @@ CREATE OR REPLACE FUNCTION parley_cw_search_text(terms text[], conf numeric, res
                   array_to_string(terms, ' / '), conf)
         || coalesce((SELECT string_agg(format(E'\n%s. %s [%s]: %s hit(s), %s to %s\n%s', o,
                                               r ->> 'title', r ->> 'chatId', r ->> 'hits',
-                                              left(r #>> '{timeRange,from}', 10),
-                                              left(r #>> '{timeRange,to}', 10),
+                                              left(r #>> '{timeRange,fromIso}', 10),
+                                              left(r #>> '{timeRange,toIso}', 10),
                                               (SELECT string_agg(format(E'   - %s (%s, %s): %s',
                                                                         sn ->> 'role', sn ->> 'source',
                                                                         sn ->> 'messageId', sn ->> 'text'), E'\n')
@@ -451,7 +458,8 @@ BEGIN
         FROM scored s),
     snippets AS (
         SELECT chat_id, jsonb_agg(jsonb_build_object(
-                   'messageId', msg, 'role', role, 'createdAt', parley_cw_iso(at),
+                   'messageId', msg, 'role', role, 'createdAt', parley_cw_ms(at),
+                   'createdAtIso', parley_cw_iso(at),
                    'text', parley_cw_snippet(txt, pos, length(term), win), 'source', source,
                    'term', term) ORDER BY n) AS snips
         FROM (SELECT f.*, row_number() OVER (PARTITION BY f.chat_id
@@ -464,8 +472,7 @@ BEGIN
     SELECT coalesce(jsonb_agg(jsonb_build_object(
                'chatId', c.external_id, 'title', c.title, 'hits', r.hits,
                'score', round(r.score, 3), 'coverage', round(r.coverage, 2),
-               'timeRange', jsonb_build_object('from', parley_cw_iso(r.t_from),
-                                               'to', parley_cw_iso(r.t_to)),
+               'timeRange', parley_cw_range(r.t_from, r.t_to),
                'snippets', coalesce(s.snips, '[]')) ORDER BY r.rank), '[]')
     INTO results
     FROM ranked r JOIN chats c ON c.id = r.chat_id LEFT JOIN snippets s USING (chat_id)
@@ -584,7 +591,8 @@ $$;
 -- One message as gather_chats answers it.
 CREATE OR REPLACE FUNCTION parley_cw_message_json(m messages, include_tools boolean) RETURNS jsonb
     LANGUAGE sql IMMUTABLE AS $$
-    SELECT jsonb_build_object('messageId', m.external_id, 'createdAt', parley_cw_iso(m.date),
+    SELECT jsonb_build_object('messageId', m.external_id, 'createdAt', parley_cw_ms(m.date),
+                              'createdAtIso', parley_cw_iso(m.date),
                               'role', coalesce(m.role, m.sender_name), 'content', coalesce(m.text, ''))
         || CASE WHEN include_tools AND (m.tool_calls IS NOT NULL OR m.tool_results IS NOT NULL) THEN
                jsonb_build_object('tools', jsonb_strip_nulls(jsonb_build_object(
@@ -646,8 +654,7 @@ BEGIN
         SELECT jsonb_build_object(
                    'chat', jsonb_build_object('id', c.external_id, 'title', c.title,
                        'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id),
-                       'timeRange', (SELECT jsonb_build_object('from', parley_cw_iso(min(m.date)),
-                                                               'to', parley_cw_iso(max(m.date)))
+                       'timeRange', (SELECT parley_cw_range(min(m.date), max(m.date))
                                      FROM messages m WHERE m.chat_id = c.id)),
                    'messages', coalesce((SELECT jsonb_agg(parley_cw_message_json(m, tools)
                                                           ORDER BY m.date, m.id)
@@ -674,8 +681,7 @@ BEGIN
     SELECT jsonb_build_object(
         'meta', (SELECT jsonb_agg(jsonb_build_object('chatIdx', g.o - 1, 'id', c.external_id,
                      'title', c.title,
-                     'timeRange', (SELECT jsonb_build_object('from', parley_cw_iso(min(m.date)),
-                                                             'to', parley_cw_iso(max(m.date)))
+                     'timeRange', (SELECT parley_cw_range(min(m.date), max(m.date))
                                    FROM messages m WHERE m.chat_id = c.id)) ORDER BY g.o)
                  FROM unnest(chat_ids) WITH ORDINALITY g(chat_id, o) JOIN chats c ON c.id = g.chat_id),
         'narrative', coalesce((SELECT jsonb_agg(jsonb_build_object('chatIdx', idx, 'index', n)
@@ -714,7 +720,8 @@ BEGIN
     END IF;
     IF mp IS NOT NULL THEN
         SELECT coalesce(jsonb_agg(jsonb_build_object('id', mid, 'chatId', cid, 'role', role,
-                                                     'createdAt', parley_cw_iso(date))
+                                                     'createdAt', parley_cw_ms(date),
+                                                     'createdAtIso', parley_cw_iso(date))
                                   ORDER BY mid), '[]')
         INTO msgs_j
         FROM (SELECT m.external_id AS mid, c.external_id AS cid, coalesce(m.role, m.sender_name) AS role,
