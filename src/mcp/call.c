@@ -83,7 +83,7 @@ uv_loop_t *mcp_call_loop(const mcp_call_t *c)
 
 void mcp_call_end_stream(mcp_call_t *c)
 {
-    if (!c->cancelled && !c->finished)
+    if (c->probe_done == NULL && !c->cancelled && !c->finished)
         mcp_session__end_stream(c->session, c->id);
 }
 
@@ -149,7 +149,7 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
         rc = UV_ECANCELED;
     else if (c->wait_id != 0)
         rc = UV_EALREADY;
-    else if (c->modern || !mcp_session__client_has(c->session, capability))
+    else if (c->modern || c->probe_done != NULL || !mcp_session__client_has(c->session, capability))
         rc = UV_ENOTSUP;
     if (rc != 0) {
         json_decref(params);
@@ -170,7 +170,8 @@ int mcp_call_request(mcp_call_t *c, const char *capability, const char *method, 
 
 static bool call_can_send(const mcp_call_t *c)
 {
-    return !c->finished && !c->cancelled && mcp_session_state(c->session) < MCP_SESSION_CLOSING;
+    return c->probe_done == NULL && !c->finished && !c->cancelled &&
+           mcp_session_state(c->session) < MCP_SESSION_CLOSING;
 }
 
 void mcp_call_progress(mcp_call_t *c, double progress, double total, const char *message)
@@ -350,7 +351,9 @@ static void call_end(mcp_call_t *c, char *msg, size_t len)
         mcp_server__wait_stop(mcp_session__server(s), c);
     }
     c->finished = true;
-    if (!c->cancelled)
+    if (c->probe_done != NULL && !c->cancelled && c->probe_owner != NULL)
+        c->probe_done(c, msg, len);
+    else if (c->probe_done == NULL && !c->cancelled)
         mcp_session__send(s, msg, len, c->id, true);
     else
         free(msg);

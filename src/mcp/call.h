@@ -87,6 +87,14 @@ typedef struct mcp_call_s {
     int64_t wait_id;        /* its JSON-RPC id; 0 when not waiting */
     uint64_t wait_deadline; /* loop time in ms */
     mcp_reply_fn wait_cb;
+    /* A probe (mcp_session__probe_resource): the session asks a resource's
+     * watch (or read) handler whether the caller may watch a URI. Its
+     * answer is never sent: probe_done gets the message that would have
+     * gone (malloc'd, handed over; NULL when out of memory), unless
+     * probe_owner was cleared (the subscription that asked is gone). A
+     * probe sends nothing else either (no progress, no log). */
+    void (*probe_done)(struct mcp_call_s *call, char *msg, size_t len);
+    void *probe_owner;
 } mcp_call_t;
 
 /* The context of the toolset the call's tool, resource or prompt belongs

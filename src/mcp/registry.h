@@ -62,6 +62,14 @@ typedef struct mcp_resource_def_s {
     const char *description;
     const char *mime_type;
     mcp_tool_fn fn;
+    /* Whether the caller may watch uri (resources/subscribe, the
+     * resourceSubscriptions of subscriptions/listen): gets the read's
+     * arguments and finishes with any result when it may, with the error
+     * resources/read gives when it may not (not found for what the
+     * caller cannot read). NULL: the read itself decides. A watch may
+     * allow what does not exist yet (a message to come in a chat the
+     * caller reads), never what the read would refuse for the caller. */
+    mcp_tool_fn watch;
 } mcp_resource_def_t;
 
 /* A prompt. arguments: JSON text of the PromptArgument array, or NULL. The

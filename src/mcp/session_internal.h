@@ -88,6 +88,17 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
 void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, const json_t *params,
                                         bool templates);
 void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params);
+/* Starts a probe of uri for the session (see mcp_call_t.probe_done): the
+ * watch (or read) handler of the resource the session's policy finds for
+ * uri runs as a call with id that sends nothing; done(call, msg, len) gets
+ * its answer unless owner is cleared first. Returns 0 (done may have run
+ * already), UV_ENOENT when the policy finds no such resource, UV_EBUSY at
+ * the cap on calls in flight, UV_ENOMEM. */
+int mcp_session__probe_resource(mcp_session_t *s, const json_t *id, const char *uri, void *owner,
+                                void (*done)(mcp_call_t *c, char *msg, size_t len));
+/* True when a probe's answer (msg, len) allows watching: a complete
+ * result, not an error. */
+__attribute__((warn_unused_result)) bool mcp_session__probe_allows(const char *msg, size_t len);
 void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params,
                                    bool on);
 void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params);

@@ -19,15 +19,43 @@
 
 typedef struct mcp_listen_s {
     queue_node_t node; /* in session->listens */
+    mcp_session_t *session;
     json_t *id;
     bool tools, prompts, resources;
-    json_t *uris; /* the honoured resourceSubscriptions (an array) */
+    /* Until acknowledged, the resources asked for are probed (whether
+     * this caller may read each, as resources/read decides): nothing is
+     * sent on the listen before its acknowledgement. */
+    bool acked;
+    bool starting; /* its probes are being started: freed by the starter */
+    bool gone;     /* ended while starting */
+    int pending;   /* probes not answered yet */
+    json_t *asked; /* the URIs probed, in the order asked (an array) */
+    json_t *ok;    /* those a probe allowed (an object: uri -> true) */
+    json_t *uris;  /* the honoured resourceSubscriptions (an array) */
 } mcp_listen_t;
 
 static void listen_free(mcp_listen_t *l)
 {
     queue_remove(&l->node);
+    queue_init(&l->node);
+    /* Its probes still running answer no one now; their queries stop. */
+    mcp_session_t *s = l->session;
+    for (queue_node_t *n = s->calls.next; n != &s->calls;) {
+        queue_node_t *next = n->next;
+        mcp_call_t *c = queue_entry(n, mcp_call_t, node);
+        if (c->probe_owner == l) {
+            c->probe_owner = NULL;
+            mcp_call__cancel(c);
+        }
+        n = next;
+    }
+    if (l->starting) {
+        l->gone = true;
+        return;
+    }
     json_decref(l->id);
+    json_decref(l->asked);
+    json_decref(l->ok);
     json_decref(l->uris);
     free(l);
 }
@@ -52,6 +80,47 @@ static int flag(const json_t *f, const char *key, bool *out)
     const json_t *v = json_object_get(f, key);
     *out = json_is_true(v);
     return v == NULL || json_is_boolean(v) ? 0 : -1;
+}
+
+/* Every probe answered: the listen watches what they allowed and says
+ * so (notifications/subscriptions/acknowledged with the honoured
+ * subset). */
+static void listen_acknowledge(mcp_session_t *s, mcp_listen_t *l)
+{
+    json_t *uris = json_array();
+    size_t i;
+    json_t *u;
+    json_array_foreach(l->asked, i, u)
+    {
+        if (json_object_get(l->ok, json_string_value(u)) != NULL)
+            json_array_append(uris, u);
+    }
+    l->uris = uris;
+    l->acked = true;
+    json_t *honoured = json_object();
+    if (l->tools)
+        json_object_set_new(honoured, "toolsListChanged", json_true());
+    if (l->prompts)
+        json_object_set_new(honoured, "promptsListChanged", json_true());
+    if (l->resources)
+        json_object_set_new(honoured, "resourcesListChanged", json_true());
+    if (json_array_size(uris) > 0)
+        json_object_set(honoured, "resourceSubscriptions", uris);
+    log_debug(s->tag, "listening (%zu of %zu resources)", json_array_size(uris),
+              json_array_size(l->asked));
+    listen_send(s, l, "notifications/subscriptions/acknowledged",
+                json_pack("{s:o}", "notifications", honoured));
+}
+
+/* A probe of one of l's resources answered (see mcp_call_t.probe_done). */
+static void listen_probed(mcp_call_t *c, char *msg, size_t len)
+{
+    mcp_listen_t *l = c->probe_owner;
+    if (mcp_session__probe_allows(msg, len))
+        json_object_set_new(l->ok, json_string_value(json_object_get(c->args, "uri")), json_true());
+    free(msg);
+    if (--l->pending == 0 && !l->starting)
+        listen_acknowledge(c->session, l);
 }
 
 void mcp_session__handle_listen(mcp_session_t *s, json_t *id, const json_t *params)
@@ -85,46 +154,72 @@ void mcp_session__handle_listen(mcp_session_t *s, json_t *id, const json_t *para
                                     "subscriptions/listen: a listen with this id is open", NULL);
             return;
         }
+    /* Each resource is probed: a call each, within the cap on calls in
+     * flight (past it, the listen is refused as busy, not cut short). */
+    mcp_server_t *srv = s->srv;
+    if (srv->stats.active_calls + (int)json_array_size(subs) > srv->limits.max_active_calls) {
+        srv->stats.busy_rejections++;
+        json_t *data = json_pack("{s:i}", "retryAfterMs", MCP_BUSY_RETRY_AFTER_MS);
+        mcp_session__send_error(s, id, JSONRPC_SERVER_BUSY, "server busy, retry later", data);
+        json_decref(data);
+        return;
+    }
     mcp_listen_t *l = calloc(1, sizeof *l);
-    json_t *uris = json_array();
-    if (l == NULL || uris == NULL) {
+    json_t *asked = json_array(), *ok = json_object();
+    if (l == NULL || asked == NULL || ok == NULL) {
         free(l);
-        json_decref(uris);
+        json_decref(asked);
+        json_decref(ok);
         mcp_session__send_error(s, id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
         return;
     }
     /* Honoured: list changes where lists can change, and the resources
-     * this connection may read (an update would tell about a chat the
-     * token does not allow). */
-    bool change = mcp_registry_lists_change(&s->srv->registry);
+     * this caller may read (an update would tell about a chat the token
+     * does not allow): each is probed by its toolset's watch or read
+     * handler, which checks the chat's source as resources/read does. */
+    bool change = mcp_registry_lists_change(&srv->registry);
+    l->session = s;
     l->id = json_incref(id);
     l->tools = tools && change;
-    l->prompts = prompts && change && s->srv->registry.nprompts > 0;
-    l->resources = resources && change && s->srv->registry.nresources > 0;
+    l->prompts = prompts && change && srv->registry.nprompts > 0;
+    l->resources = resources && change && srv->registry.nresources > 0;
+    l->asked = asked;
+    l->ok = ok;
+    queue_push_tail(&s->listens, &l->node);
+    s->nlistens++;
+    l->starting = true;
+    l->pending = 1; /* until every probe is started */
     size_t i;
     json_t *u;
     json_array_foreach(subs, i, u)
     {
         const char *uri = mcp_session__str(u);
-        if (uri != NULL && mcp_registry_find_resource(&s->srv->registry, uri,
-                                                      s->policy.toolset_mask, NULL) != NULL)
-            json_array_append(uris, u);
+        if (uri == NULL)
+            continue;
+        bool dup = false;
+        size_t j;
+        json_t *v;
+        json_array_foreach(asked, j, v)
+        {
+            dup = dup || json_equal(u, v);
+        }
+        if (dup)
+            continue;
+        json_array_append(asked, u);
+        l->pending++;
+        if (mcp_session__probe_resource(s, id, uri, l, listen_probed) != 0)
+            l->pending--; /* not a resource of this caller's: not honoured */
+        if (l->gone)
+            break;
     }
-    l->uris = uris;
-    queue_push_tail(&s->listens, &l->node);
-    s->nlistens++;
-    json_t *honoured = json_object();
-    if (l->tools)
-        json_object_set_new(honoured, "toolsListChanged", json_true());
-    if (l->prompts)
-        json_object_set_new(honoured, "promptsListChanged", json_true());
-    if (l->resources)
-        json_object_set_new(honoured, "resourcesListChanged", json_true());
-    if (json_array_size(uris) > 0)
-        json_object_set(honoured, "resourceSubscriptions", uris);
-    log_debug(s->tag, "listening (%zu resources)", json_array_size(uris));
-    listen_send(s, l, "notifications/subscriptions/acknowledged",
-                json_pack("{s:o}", "notifications", honoured));
+    l->starting = false;
+    if (l->gone) {
+        l->pending = 0;
+        listen_free(l);
+        return;
+    }
+    if (--l->pending == 0)
+        listen_acknowledge(s, l);
 }
 
 bool mcp_session__cancel_listen(mcp_session_t *s, const json_t *id)
@@ -149,6 +244,8 @@ void mcp_session__listen_updated(mcp_session_t *s, const char *uri)
         mcp_listen_t *l = queue_entry(n, mcp_listen_t, node);
         size_t i;
         json_t *u;
+        if (!l->acked)
+            continue;
         json_array_foreach(l->uris, i, u)
         {
             if (strcmp(json_string_value(u), uri) == 0) {
@@ -169,7 +266,8 @@ void mcp_session__list_changed(mcp_session_t *s, const char *list)
     snprintf(method, sizeof method, "notifications/%s/list_changed", list);
     for (queue_node_t *n = s->listens.next; n != &s->listens; n = n->next) {
         mcp_listen_t *l = queue_entry(n, mcp_listen_t, node);
-        bool want = strcmp(list, "tools") == 0     ? l->tools
+        bool want = !l->acked                      ? false
+                    : strcmp(list, "tools") == 0   ? l->tools
                     : strcmp(list, "prompts") == 0 ? l->prompts
                                                    : l->resources;
         if (want)

@@ -282,6 +282,83 @@ void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json
     res->def->fn(c);
 }
 
+int mcp_session__probe_resource(mcp_session_t *s, const json_t *id, const char *uri, void *owner,
+                                void (*done)(mcp_call_t *c, char *msg, size_t len))
+{
+    json_t *vars = NULL;
+    const mcp_resource_t *res =
+        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, &vars);
+    if (res == NULL)
+        return UV_ENOENT;
+    mcp_server_t *srv = s->srv;
+    if (srv->stats.active_calls >= srv->limits.max_active_calls) {
+        json_decref(vars);
+        return UV_EBUSY;
+    }
+    json_t *args = json_pack("{s:s, s:o}", "uri", uri, "vars", vars ? vars : json_object());
+    mcp_call_t *c =
+        args ? mcp_call__new(s, MCP_CALL_RESOURCE, res->def->uri, (json_t *)id, args, NULL) : NULL;
+    json_decref(args);
+    if (c == NULL)
+        return UV_ENOMEM;
+    if (s->env != NULL) {
+        c->modern = true;
+        c->caps = json_incref((json_t *)s->env->caps);
+        c->log_level = s->env->log_level;
+    }
+    c->probe_done = done;
+    c->probe_owner = owner;
+    c->started_ns = uv_hrtime();
+    c->context = mcp_registry_context(&srv->registry, res->toolset);
+    queue_push_tail(&s->calls, &c->node);
+    s->inflight++;
+    srv->stats.active_calls++;
+    (res->def->watch ? res->def->watch : res->def->fn)(c);
+    return 0;
+}
+
+bool mcp_session__probe_allows(const char *msg, size_t len)
+{
+    json_error_t je;
+    json_t *m = msg ? json_loadb(msg, len, 0, &je) : NULL;
+    const json_t *r = json_object_get(m, "result");
+    const char *type = json_string_value(json_object_get(r, "resultType"));
+    bool ok = json_is_object(r) && json_object_get(m, "error") == NULL &&
+              (type == NULL || strcmp(type, "complete") == 0);
+    json_decref(m);
+    return ok;
+}
+
+/* The probe of a resources/subscribe (its owner: the session) ended:
+ * the subscription is made and {} answered, or the error the probe got
+ * (resources/read's) is the answer. */
+static void subscribe_probed(mcp_call_t *c, char *msg, size_t len)
+{
+    mcp_session_t *s = c->session;
+    if (msg == NULL || !mcp_session__probe_allows(msg, len)) {
+        if (msg != NULL)
+            s->srv->stats.errors++;
+        /* The read's own error, for the subscribe's id (the probe's). */
+        mcp_session__send(s, msg, len, c->id, true);
+        return;
+    }
+    free(msg);
+    const char *uri = json_string_value(json_object_get(c->args, "uri"));
+    bool found = false;
+    for (int i = 0; i < s->nsubs; i++)
+        found = found || strcmp(s->subs[i], uri) == 0;
+    char *copy = NULL;
+    if (!found && (s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS || (copy = strdup(uri)) == NULL)) {
+        mcp_session__send_error(
+            s, c->id, JSONRPC_INVALID_PARAMS,
+            "resources/subscribe: too many subscriptions; unsubscribe from some first", NULL);
+        return;
+    }
+    if (!found)
+        s->subs[s->nsubs++] = copy;
+    mcp_session__send_result(s, c->id, json_object());
+}
+
 void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const json_t *params,
                                    bool on)
 {
@@ -293,32 +370,39 @@ void mcp_session__handle_subscribe(mcp_session_t *s, const json_t *id, const jso
                                 NULL);
         return;
     }
-    /* Only what the session may read can be watched: its updates would
-     * tell what happens in a chat the token does not allow. */
-    if (on &&
-        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, NULL) == NULL) {
-        resource_not_found(s, id, uri);
-        return;
-    }
     int found = -1;
     for (int i = 0; i < s->nsubs; i++)
         if (strcmp(s->subs[i], uri) == 0)
             found = i;
-    if (on && found < 0) {
-        char *copy = NULL;
-        if (s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS || (copy = strdup(uri)) == NULL) {
-            free(copy);
-            mcp_session__send_error(
-                s, id, JSONRPC_INVALID_PARAMS,
-                "resources/subscribe: too many subscriptions; unsubscribe from some first", NULL);
-            return;
+    if (!on) {
+        if (found >= 0) {
+            free(s->subs[found]);
+            s->subs[found] = s->subs[--s->nsubs];
         }
-        s->subs[s->nsubs++] = copy;
-    } else if (!on && found >= 0) {
-        free(s->subs[found]);
-        s->subs[found] = s->subs[--s->nsubs];
+        mcp_session__send_result(s, id, json_object());
+        return;
     }
-    mcp_session__send_result(s, id, json_object());
+    if (found < 0 && s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS) {
+        mcp_session__send_error(
+            s, id, JSONRPC_INVALID_PARAMS,
+            "resources/subscribe: too many subscriptions; unsubscribe from some first", NULL);
+        return;
+    }
+    /* Only what the session may read can be watched: its updates would
+     * tell what happens in a chat the token does not allow. The toolset
+     * decides per resource (the chat's source), as resources/read does:
+     * the probe answers asynchronously (subscribe_probed). */
+    int rc = mcp_session__probe_resource(s, id, uri, s, subscribe_probed);
+    if (rc == UV_ENOENT) {
+        resource_not_found(s, id, uri);
+    } else if (rc == UV_EBUSY) {
+        s->srv->stats.busy_rejections++;
+        json_t *data = json_pack("{s:i}", "retryAfterMs", MCP_BUSY_RETRY_AFTER_MS);
+        mcp_session__send_error(s, id, JSONRPC_SERVER_BUSY, "server busy, retry later", data);
+        json_decref(data);
+    } else if (rc != 0) {
+        mcp_session__send_error(s, id, JSONRPC_INTERNAL_ERROR, "out of memory", NULL);
+    }
 }
 
 void mcp_session__resource_updated(mcp_session_t *s, const char *uri)

@@ -503,13 +503,13 @@ static const mcp_tool_def_t tools[] = {
 
 static const mcp_resource_def_t resources[] = {
     {"test://static-text", "static-text", "Static text", "A static text resource.", "text/plain",
-     read_static_text},
+     read_static_text, NULL},
     {"test://static-binary", "static-binary", "Static binary", "A static binary resource (PNG).",
-     "image/png", read_static_binary},
+     "image/png", read_static_binary, NULL},
     {"test://watched-resource", "watched-resource", "Watched resource",
-     "A resource clients may subscribe to.", "text/plain", read_watched},
+     "A resource clients may subscribe to.", "text/plain", read_watched, NULL},
     {"test://template/{id}/data", "template", "Template",
-     "A resource template with parameter substitution", "application/json", read_template},
+     "A resource template with parameter substitution", "application/json", read_template, NULL},
 };
 
 static const mcp_prompt_def_t prompts[] = {

@@ -15,6 +15,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client as Client2026, StreamableHTTPClientTransport as Http2026 } from "@modelcontextprotocol/client";
 import { startDaemon, tmpdir } from "./lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -177,6 +179,60 @@ test("token x method: each token sees and reaches only its own toolsets", async 
   assert.deepEqual(i["tools/call memory"], { error: -32602 });
   assert.equal(i["completion/complete resource"], 0);
   assert.deepEqual(i["completion/complete prompt"], { error: -32602 });
+});
+
+// A watch is bound by what the token may read, per chat's source: the
+// inline toolset reads a message service's chats only, so an inline-only
+// token that asks to watch a ChatWise chat or an agent session by its
+// inline:// URI is told "not found" (resources/subscribe, as
+// resources/read says) or not honoured (subscriptions/listen), and hears
+// nothing of writes there; a Telegram chat is watched as before.
+test("an inline-only token watches no chat of another source, in both revisions", async () => {
+  psql("INSERT INTO chats (id, kind, title) VALUES (990001, 'ai_chat', 'A ChatWise chat'), " +
+    "(990002, 'agent_session', 'An agent session') ON CONFLICT DO NOTHING", db);
+  const foreign = ["inline://chat/990001", "inline://chat/990002", "inline://chat/990001/message/1"];
+  const own = "inline://chat/2001";
+  const wait = async (cond, what) => {
+    for (const deadline = Date.now() + 10000; !cond(); await new Promise((r) => setTimeout(r, 25)))
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  };
+
+  // 2025-11-25: resources/subscribe is refused with resources/read's error.
+  const v1 = await connect(TOKENS.inline);
+  const heardV1 = [];
+  v1.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => heardV1.push(n.params.uri));
+  for (const uri of foreign) {
+    await assert.rejects(v1.readResource({ uri }), (e) => e.code === -32002, `read ${uri}`);
+    await assert.rejects(v1.subscribeResource({ uri }), (e) => e.code === -32002, `subscribe ${uri}`);
+  }
+  await v1.subscribeResource({ uri: own });
+
+  // 2026-07-28: subscriptions/listen honours only the Telegram chat.
+  const v2 = new Client2026({ name: "tokens-listen", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await v2.connect(new Http2026(new URL(url), { requestInit: { headers: { authorization: `Bearer ${TOKENS.inline}` } } }));
+  const heardV2 = [];
+  v2.setNotificationHandler("notifications/resources/updated", (n) => heardV2.push(n.params.uri));
+  const sub = await v2.listen({ resourceSubscriptions: [...foreign, own] });
+  assert.deepEqual(sub.honoredFilter, { resourceSubscriptions: [own] });
+  // A listen of foreign chats alone honours nothing.
+  const none = await v2.listen({ resourceSubscriptions: foreign });
+  assert.deepEqual(none.honoredFilter, {});
+  try {
+    psql("INSERT INTO messages (chat_id, id, date, text) VALUES (990001, 1, now(), 'chatwise'), " +
+      "(990002, 1, now(), 'agent')", db);
+    psql("INSERT INTO messages (chat_id, id, date, text) VALUES (2001, 900001, now(), 'telegram')", db);
+    await wait(() => heardV1.includes(own) && heardV2.includes(own), "the Telegram chat's update");
+    await new Promise((r) => setTimeout(r, 300));
+    for (const uri of foreign) {
+      assert.ok(!heardV1.includes(uri), `2025-11-25 heard ${uri}`);
+      assert.ok(!heardV2.includes(uri), `2026-07-28 heard ${uri}`);
+    }
+  } finally {
+    await none.close();
+    await sub.close();
+    await v2.close();
+    await v1.close();
+  }
 });
 
 // With tokens, every endpoint but the owner-only unix: socket needs one. A

@@ -6,6 +6,7 @@
 
 #include "mcp/call.h"
 #include "mcp/envelope.h"
+#include "mcp/jsonrpc.h"
 #include "mcp/session.h"
 #include "testutil.h"
 
@@ -63,9 +64,25 @@ static void prompt_any(mcp_call_t *c)
     mcp_call_finish_json(c, j, strlen(j));
 }
 
+/* Whether a v://chat/{id} may be watched: not "hidden" (not found, as a
+ * read of a chat of another source says); "later" waits in
+ * parked_watch for the test to answer. */
+static mcp_call_t *parked_watch;
+static void watch_chat(mcp_call_t *c)
+{
+    const char *id = json_string_value(json_object_get(json_object_get(c->args, "vars"), "id"));
+    if (strcmp(id, "hidden") == 0)
+        mcp_call_finish_rpc_error(c, MCP_ERROR_RESOURCE_NOT_FOUND, "Resource not found",
+                                  json_pack("{s:O}", "uri", json_object_get(c->args, "uri")));
+    else if (strcmp(id, "later") == 0)
+        parked_watch = c;
+    else
+        mcp_call_finish_result(c, json_pack("{s:[]}", "contents"));
+}
+
 static const mcp_resource_def_t more_resources[] = {
-    {"v://fixed", "fixed", "Fixed", "A fixed resource.", "text/plain", read_any},
-    {"v://chat/{id}", "chat", "Chat", "A template.", "text/plain", read_any},
+    {"v://fixed", "fixed", "Fixed", "A fixed resource.", "text/plain", read_any, NULL},
+    {"v://chat/{id}", "chat", "Chat", "A template.", "text/plain", read_any, watch_chat},
 };
 static const mcp_prompt_def_t more_prompts[] = {
     {"v_prompt", "V prompt", "A prompt of v.",
@@ -136,7 +153,7 @@ static const mcp_tool_def_t text_tools[] = {
      tool_rtext, NULL},
 };
 static const mcp_resource_def_t text_resources[] = {
-    {"x://text", "text", "Text", "A read answered as text.", "text/plain", read_text},
+    {"x://text", "text", "Text", "A read answered as text.", "text/plain", read_text, NULL},
 };
 static const mcp_toolset_t set5 = {"x", "X",  text_tools, 1,     text_resources,
                                    1,   NULL, 0,          false, false};
@@ -862,6 +879,78 @@ static void test_listen(void **state)
     teardown_server();
 }
 
+/* A watch is what the resource's toolset allows the caller to read, not
+ * whatever matches a template: resources/subscribe answers the watch's
+ * error (resources/read's not found), a listen leaves the resource out of
+ * its acknowledgement and its updates are never sent; a watch that
+ * answers later holds the acknowledgement until it does, and a listen
+ * cancelled meanwhile hears nothing. */
+static void test_watch_checked(void **state)
+{
+    (void)state;
+    selected = "t,u,v";
+    setup_server(100);
+    selected = "all";
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/subscribe\",\"params\":{"
+             "\"uri\":\"v://chat/hidden\"}}");
+    expect_error(-32002, "1");
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\",\"params\":{"
+             "\"uri\":\"v://chat/7\"}}");
+    expect_result();
+    int n = mem.n;
+    mcp_server_resource_updated(&srv, "v://chat/hidden");
+    assert_int_equal(mem.n, n);
+    mcp_server_resource_updated(&srv, "v://chat/7");
+    assert_int_equal(mem.n, n + 1);
+
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"L\",\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"resourceSubscriptions\":[\"v://chat/hidden\",\"v://chat/8\"]"
+             "}," ENV_META "}}");
+    json_t *p = json_object_get(mem.out[mem.n - 1], "params");
+    char *f = json_dumps(json_object_get(p, "notifications"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(f, "{\"resourceSubscriptions\":[\"v://chat/8\"]}");
+    free(f);
+    n = mem.n;
+    mcp_server_resource_updated(&srv, "v://chat/hidden");
+    assert_int_equal(mem.n, n);
+    mcp_server_resource_updated(&srv, "v://chat/8");
+    assert_int_equal(mem.n, n + 1);
+
+    /* A watch that answers later: no acknowledgement (nor update) before. */
+    n = mem.n;
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"M\",\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"resourceSubscriptions\":[\"v://chat/later\",\"v://chat/9\"]"
+             "}," ENV_META "}}");
+    assert_int_equal(mem.n, n);
+    assert_non_null(parked_watch);
+    mcp_server_resource_updated(&srv, "v://chat/9");
+    assert_int_equal(mem.n, n);
+    mcp_call_t *c = parked_watch;
+    parked_watch = NULL;
+    mcp_call_finish_result(c, json_pack("{s:[]}", "contents"));
+    assert_int_equal(mem.n, n + 1);
+    p = json_object_get(mem.out[mem.n - 1], "params");
+    f = json_dumps(json_object_get(p, "notifications"), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(f, "{\"resourceSubscriptions\":[\"v://chat/later\",\"v://chat/9\"]}");
+    free(f);
+
+    /* Cancelled before its watch answered: nothing is ever sent for it. */
+    send_msg("{\"jsonrpc\":\"2.0\",\"id\":\"N\",\"method\":\"subscriptions/listen\",\"params\":{"
+             "\"notifications\":{\"resourceSubscriptions\":[\"v://chat/later\"]}," ENV_META "}}");
+    send_msg("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+             "\"requestId\":\"N\"}}");
+    n = mem.n;
+    c = parked_watch;
+    parked_watch = NULL;
+    assert_non_null(c);
+    assert_true(c->cancelled);
+    mcp_call_finish_result(c, json_pack("{s:[]}", "contents"));
+    assert_int_equal(mem.n, n);
+    assert_int_equal(mcp_session_inflight(mem.s), 0);
+    mcp_session_close(mem.s); /* the open listens end, answered */
+    teardown_server();
+}
+
 /* A notification to a listener that pushes the output past the hard
  * limit closes the session once, without looping over the graceful ends
  * of its listens (each of which would pass the limit again). */
@@ -1054,6 +1143,7 @@ int main(void)
         cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_result_text),
         cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_watch_checked),
         cmocka_unit_test(test_listen_close_past_limit),
         cmocka_unit_test(test_strict_arguments),
     };

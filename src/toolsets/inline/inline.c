@@ -55,6 +55,17 @@ void inline_resource_read(mcp_call_t *c)
                 resource_done, c);
 }
 
+/* Whether the caller may watch one of those (resources/subscribe,
+ * subscriptions/listen): the chat exists and is a message service's (what
+ * the read answers), a message to come in it included; an upload exists.
+ * Not found otherwise, as the read says. */
+void inline_resource_watch(mcp_call_t *c)
+{
+    inline_ctx_t *ic = inline_ctx(c);
+    sqltool_run(c, ic->archive, ARCHIVE_READ, "parley_inline_resource_watch", NULL, ic->sql_ctx,
+                resource_done, c);
+}
+
 /* ---- context ---------------------------------------------------------------- */
 
 /* An IANA zone name the system knows (no "..", no leading '/'). */

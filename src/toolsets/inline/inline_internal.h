@@ -29,8 +29,9 @@ static inline inline_ctx_t *inline_ctx(const mcp_call_t *c)
 }
 
 /* Handlers. */
-void inline_tool(mcp_call_t *c);          /* the tool's SQL function answers */
-void inline_resource_read(mcp_call_t *c); /* inline://chat/... */
+void inline_tool(mcp_call_t *c);           /* the tool's SQL function answers */
+void inline_resource_read(mcp_call_t *c);  /* inline://chat/... */
+void inline_resource_watch(mcp_call_t *c); /* may the caller watch it */
 void inline_messages_send(mcp_call_t *c);
 void inline_messages_send_batch(mcp_call_t *c);
 void inline_conversations_create(mcp_call_t *c);

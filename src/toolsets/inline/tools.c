@@ -176,12 +176,14 @@ static const mcp_tool_def_t tools[] = {
 
 static const mcp_resource_def_t resources[] = {
     {"inline://chat/{chatId}", "chat", "A conversation",
-     "A chat as conversations_get answers it (JSON).", "application/json", inline_resource_read},
+     "A chat as conversations_get answers it (JSON).", "application/json", inline_resource_read,
+     inline_resource_watch},
     {"inline://chat/{chatId}/message/{messageId}", "message", "A message",
-     "One message as messages_list answers it (JSON).", "application/json", inline_resource_read},
+     "One message as messages_list answers it (JSON).", "application/json", inline_resource_read,
+     inline_resource_watch},
     {"inline://file/{fileId}", "file", "An uploaded file",
      "An uploaded file's record as files_get answers it (JSON).", "application/json",
-     inline_resource_read},
+     inline_resource_read, inline_resource_watch},
 };
 
 const mcp_toolset_t toolset_inline_mcp = {

@@ -184,6 +184,37 @@ BEGIN
 END
 $$;
 
+-- Whether an inline:// resource may be watched (resources/subscribe,
+-- subscriptions/listen; src/toolsets/inline/inline.c): a chat of a message
+-- service (the source parley_inline_resource reads), for a message URI
+-- too, whether or not the message is there yet; an upload that exists.
+-- {"contents": []} when it may, JSON null (not found) when not: a chat of
+-- another source (ChatWise, an agent session, Bluesky) is never watched
+-- through inline, whoever asks.
+CREATE OR REPLACE FUNCTION parley_inline_resource_watch(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chat text := a #>> '{vars,chatId}';
+    msg text := a #>> '{vars,messageId}';
+    file text := a #>> '{vars,fileId}';
+BEGIN
+    IF file IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM uploads u WHERE u.id = file) THEN
+            RETURN '{"contents": []}';
+        END IF;
+        RETURN 'null';
+    END IF;
+    IF chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$') THEN
+        RETURN 'null';
+    END IF;
+    IF EXISTS (SELECT 1 FROM chats c
+               WHERE c.id = chat::bigint AND c.kind = ANY (parley_source_kinds('telegram'))) THEN
+        RETURN '{"contents": []}';
+    END IF;
+    RETURN 'null';
+END
+$$;
+
 -- conversations_create without a connector: what the archive offers.
 CREATE OR REPLACE FUNCTION parley_inline_conversations_create(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
