@@ -76,6 +76,16 @@ bool mcp_call_serves_tool(const mcp_call_t *c, const char *name)
     return mcp_session__serves_tool(c->session, name);
 }
 
+bool mcp_call_policy_scoped(const mcp_call_t *c)
+{
+    return mcp_session__policy_scoped(c->session);
+}
+
+bool mcp_call_policy_names(const mcp_call_t *c, const char *name)
+{
+    return mcp_session__policy_names(c->session, name);
+}
+
 uv_loop_t *mcp_call_loop(const mcp_call_t *c)
 {
     return mcp_session__server(c->session)->loop;

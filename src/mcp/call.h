@@ -141,6 +141,18 @@ __attribute__((warn_unused_result)) bool mcp_call_client_has(const mcp_call_t *c
 __attribute__((warn_unused_result)) bool mcp_call_serves_tool(const mcp_call_t *c,
                                                               const char *name);
 
+/* True when the caller's policy (its bearer token's toolsets=) bounds the
+ * toolsets it may use; false without a token or for a token without
+ * toolsets=. */
+__attribute__((warn_unused_result)) bool mcp_call_policy_scoped(const mcp_call_t *c);
+
+/* True when the caller's policy names toolset name: always when it is not
+ * scoped; else when its token lists that toolset (served now or held
+ * back until its data arrives). For a toolset that answers from other
+ * toolsets' sources (recall). */
+__attribute__((warn_unused_result)) bool mcp_call_policy_names(const mcp_call_t *c,
+                                                               const char *name);
+
 /* ---- multi round-trip requests (2026-07-28) -------------------------------
  * A 2026-07-28 server asks the client nothing by a request of its own:
  * tools/call, prompts/get and resources/read answer "input_required"

@@ -135,6 +135,24 @@ bool mcp_session__serves_tool(const mcp_session_t *s, const char *name)
     return t != NULL && mcp_session__tool_allowed(s, t);
 }
 
+bool mcp_session__policy_scoped(const mcp_session_t *s)
+{
+    return s->policy.toolset_mask != MCP_REGISTRY_ALL_TOOLSETS;
+}
+
+bool mcp_session__policy_names(const mcp_session_t *s, const char *name)
+{
+    const mcp_registry_t *r = &s->srv->registry;
+    if (!mcp_session__policy_scoped(s))
+        return true;
+    /* By the token's own list: a toolset held back for now (hidden) is
+     * still one the token names. */
+    for (int i = 0; i < r->ntoolsets && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
+        if (strcmp(r->toolsets[i]->name, name) == 0)
+            return (s->policy.toolset_mask >> i) & 1u;
+    return false;
+}
+
 int mcp_session_inflight(const mcp_session_t *s)
 {
     return s->inflight;

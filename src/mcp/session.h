@@ -145,6 +145,12 @@ mcp_server_t *mcp_session__server(const mcp_session_t *s);
  * (the registry has it and the session's policy lets it see it). */
 __attribute__((warn_unused_result)) bool mcp_session__serves_tool(const mcp_session_t *s,
                                                                   const char *name);
+/* Internal (call.c): whether the session's policy names toolset name (see
+ * mcp_call_policy_names). */
+__attribute__((warn_unused_result)) bool mcp_session__policy_names(const mcp_session_t *s,
+                                                                   const char *name);
+/* Internal (call.c): true when the session's policy bounds its toolsets. */
+__attribute__((warn_unused_result)) bool mcp_session__policy_scoped(const mcp_session_t *s);
 /* Internal (server.c): frees a swept session. */
 void mcp_session__free(mcp_session_t *s);
 /* Loop time the session opened at. */

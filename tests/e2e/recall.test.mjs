@@ -5,14 +5,18 @@
 // list, each hit with a `next` call whose answer shows the hit; sources,
 // since/until and limit narrow it; a caller whose token cannot call a
 // surface's tools gets no `next` for that surface; recall_timeline groups
-// a window by source.
+// a window by source. A token recalls from the sources of the toolsets
+// it names (toolsets=recall,chatwise: ChatWise alone), or from every one
+// when it names recall alone.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { PARLEYD, stdioClient, tmpdir } from "./lib.mjs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { PARLEYD, PROTOCOL, startDaemon, stdioClient, tmpdir } from "./lib.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const harness = path.join(here, "..", "harness");
@@ -156,4 +160,65 @@ test("recall_timeline: a window across sources, grouped by source", async () => 
   assert.deepEqual(r.sources.map((g) => [g.source, g.messages, g.top.length]), [["bluesky", 1, 1]]);
   r = await call("recall_timeline", { since: "2026-02-02", until: "2026-02-01" });
   assert.match(r.error, /is not after since/);
+});
+
+// An HTTP client with a bearer token, speaking the suite's revision.
+async function tokenClient(url, token) {
+  const headers = { requestInit: { headers: { authorization: `Bearer ${token}` } } };
+  if (PROTOCOL === "2026-07-28") {
+    const v2 = await import("@modelcontextprotocol/client");
+    const c = new v2.Client({ name: "recall-token", version: "1" }, { versionNegotiation: { mode: { pin: PROTOCOL } } });
+    await c.connect(new v2.StreamableHTTPClientTransport(new URL(url), headers));
+    return c;
+  }
+  const c = new Client({ name: "recall-token", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), headers));
+  return c;
+}
+
+test("a token recalls from the sources of the toolsets it names; recall alone is every source", async () => {
+  const TOK = { cw: "recall-chatwise-token-0123456789", all: "recall-alone-token-0123456789",
+    tg: "recall-telegram-token-0123456789", mem: "recall-memory-token-0123456789" };
+  const file = path.join(work, "tokens");
+  fs.writeFileSync(file, `${TOK.cw} toolsets=recall,chatwise\n${TOK.all} toolsets=recall\n` +
+    `${TOK.tg} toolsets=recall,telegram\n${TOK.mem} toolsets=memory,recall\n`, { mode: 0o600 });
+  const d = await startDaemon(["--db", url, "--data-dir", path.join(work, "data"), "--toolsets", "telegram,chatwise,memory,recall",
+    "--listen", "http://127.0.0.1:0/mcp", "--token-file", file]);
+  const at = `http://127.0.0.1:${/\(port (\d+)\)/.exec(d.log())[1]}/mcp`;
+  const sourcesOf = (r) => r.hits.map((h) => h.source).sort();
+  const groupsOf = (r) => r.sources.map((g) => g.source);
+  try {
+    const cw = await tokenClient(at, TOK.cw);
+    let r = await call("recall", { query: WORD }, cw);
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual(sourcesOf(r), ["chatwise"]);
+    assert.doesNotMatch(r.text, /\[telegram\]|\[agents\]|\[bluesky\]/);
+    r = await call("recall_timeline", { since: "2000-01-01" }, cw);
+    assert.deepEqual(groupsOf(r), ["chatwise"]);
+    // Asked by name, a source it may not read is refused, saying which it may.
+    r = await call("recall", { query: WORD, sources: ["telegram"] }, cw);
+    assert.match(r.error, /sources: telegram is not open to this caller.*may recall from chatwise/);
+    r = await call("recall_timeline", { since: "2000-01-01", sources: ["chatwise", "bluesky"] }, cw);
+    assert.match(r.error, /sources: bluesky is not open/);
+    await cw.close();
+
+    const tg = await tokenClient(at, TOK.tg);
+    assert.deepEqual(sourcesOf(await call("recall", { query: WORD }, tg)), ["telegram"]);
+    assert.deepEqual(groupsOf(await call("recall_timeline", { since: "2000-01-01" }, tg)), ["telegram"]);
+    await tg.close();
+
+    const mem = await tokenClient(at, TOK.mem);
+    assert.deepEqual(sourcesOf(await call("recall", { query: WORD }, mem)), ["agents"]);
+    await mem.close();
+
+    // recall alone: an explicit grant of the read-only search over all.
+    const all = await tokenClient(at, TOK.all);
+    r = await call("recall", { query: WORD }, all);
+    assert.deepEqual(sourcesOf(r), ["agents", "bluesky", "chatwise", "telegram"]);
+    assert.ok(r.hits.every((h) => h.next === undefined), "no surface to open a hit in");
+    assert.deepEqual(groupsOf(await call("recall_timeline", { since: "2000-01-01" }, all)), ["agents", "bluesky", "chatwise", "telegram"]);
+    await all.close();
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
 });

@@ -34,6 +34,35 @@ BEGIN
 END
 $$;
 
+-- What the caller may recall of srcs (parley_recall_sources(a)): ctx's
+-- "allowed" (the sources of the toolsets its token names; absent for a
+-- caller without a token or a token of recall alone, which recall from
+-- every source; src/toolsets/recall/recall.c, docs/recall.md). A source
+-- asked by name that the caller may not recall from is an error that
+-- says which it may; asked for all, it gets those it may.
+CREATE OR REPLACE FUNCTION parley_recall_allowed(srcs text[], a jsonb, ctx jsonb) RETURNS text[]
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    allowed text[];
+    denied text[];
+BEGIN
+    IF jsonb_typeof(ctx -> 'allowed') IS DISTINCT FROM 'array' THEN
+        RETURN srcs;
+    END IF;
+    allowed := ARRAY(SELECT jsonb_array_elements_text(ctx -> 'allowed'));
+    IF jsonb_typeof(a -> 'sources') = 'array' AND jsonb_array_length(a -> 'sources') > 0 THEN
+        denied := ARRAY(SELECT s FROM unnest(srcs) s WHERE NOT s = ANY (allowed));
+        IF cardinality(denied) > 0 THEN
+            PERFORM parley_tg_bad(format(
+                'sources: %s is not open to this caller (its token names other toolsets); '
+                'it may recall from %s', array_to_string(denied, ', '),
+                array_to_string(allowed, ', ')));
+        END IF;
+    END IF;
+    RETURN ARRAY(SELECT s FROM unnest(srcs) s WHERE s = ANY (allowed));
+END
+$$;
+
 -- The call that opens message (p_chat, p_id) of source p_src in its own
 -- surface, as {tool, arguments}; NULL when the caller has no such tool.
 CREATE OR REPLACE FUNCTION parley_recall_next(p_src text, p_chat bigint, p_id bigint,
@@ -76,7 +105,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_recall_recall(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    srcs text[] := parley_recall_sources(a);
+    srcs text[] := parley_recall_allowed(parley_recall_sources(a), a, ctx);
     lim integer := least(greatest(coalesce((a ->> 'limit')::numeric, 20), 1), 100)::integer;
     since_ timestamptz := parley_inline_time(a, 'since', ctx);
     until_ timestamptz := parley_inline_time(a, 'until', ctx);
@@ -190,7 +219,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_recall_timeline(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    srcs text[] := parley_recall_sources(a);
+    srcs text[] := parley_recall_allowed(parley_recall_sources(a), a, ctx);
     lim integer := least(greatest(coalesce((a ->> 'limit')::numeric, 10), 1), 50)::integer;
     since_ timestamptz := parley_inline_time(a, 'since', ctx);
     until_ timestamptz := coalesce(parley_inline_time(a, 'until', ctx), parley_inline_now(ctx));

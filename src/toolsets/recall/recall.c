@@ -22,8 +22,49 @@ typedef struct recall_ctx_s {
     char timezone[RECALL_TZ_MAX];
 } recall_ctx_t;
 
-/* The context for the SQL: the time zone, and the tool that opens a hit
- * of each source for this caller (src/db/sql/recall.sql). Returns a
+/* Which toolset opens each source: a caller whose token names toolsets
+ * recalls from the sources of those it names (docs/recall.md). */
+static const struct {
+    const char *source;  /* as src/db/sql/sources.sql names it, or "memory" */
+    const char *toolset; /* a toolset that reads it */
+} source_owners[] = {
+    {"telegram", "telegram"}, {"telegram", "inline"}, {"chatwise", "chatwise"},
+    {"agents", "memory"},     {"memory", "memory"},   {"bluesky", "bluesky"},
+};
+
+/* The sources the caller may recall from, as a JSON array, or NULL for
+ * every one: a caller without a token, or with one that names no toolset
+ * of a source (toolsets=recall alone: an explicit grant of a read-only
+ * search over everything), recalls from all; a token that names some
+ * (toolsets=recall,chatwise) from theirs alone. */
+static json_t *allowed_sources(const mcp_call_t *c)
+{
+    if (!mcp_call_policy_scoped(c))
+        return NULL;
+    json_t *out = json_array();
+    for (size_t i = 0; i < sizeof source_owners / sizeof source_owners[0]; i++) {
+        if (!mcp_call_policy_names(c, source_owners[i].toolset))
+            continue;
+        bool have = false;
+        size_t j;
+        json_t *v;
+        json_array_foreach(out, j, v)
+        {
+            have = have || strcmp(json_string_value(v), source_owners[i].source) == 0;
+        }
+        if (!have)
+            json_array_append_new(out, json_string(source_owners[i].source));
+    }
+    if (json_array_size(out) == 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The context for the SQL: the time zone, the tool that opens a hit of
+ * each source for this caller, and the sources it may recall from
+ * ("allowed"; absent: every one) (src/db/sql/recall.sql). Returns a
  * malloc'd string or NULL. */
 static char *sql_context(mcp_call_t *c)
 {
@@ -43,7 +84,8 @@ static char *sql_context(mcp_call_t *c)
         json_object_set_new(next, rc->lane ? "memory" : "agents", json_string("get_message_by_id"));
     if (mcp_call_serves_tool(c, "search"))
         json_object_set_new(next, "bluesky", json_string("search"));
-    json_t *ctx = json_pack("{s:s, s:o}", "timezone", rc->timezone, "next", next);
+    json_t *ctx = json_pack("{s:s, s:o, s:o*}", "timezone", rc->timezone, "next", next, "allowed",
+                            allowed_sources(c));
     char *s = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
     json_decref(ctx);
     return s;
@@ -64,9 +106,20 @@ static void run_sql(mcp_call_t *c, const char *args)
 }
 
 /* True when the call's "sources" asks for the memory-lane database (or
- * for every source). */
+ * for every source), and the caller may recall from it. */
 static bool wants_lane(const mcp_call_t *c)
 {
+    json_t *allowed = allowed_sources(c);
+    bool may = allowed == NULL;
+    size_t k;
+    json_t *a;
+    json_array_foreach(allowed, k, a)
+    {
+        may = may || strcmp(json_string_value(a), "memory") == 0;
+    }
+    json_decref(allowed);
+    if (!may)
+        return false;
     const json_t *s = json_object_get(c->args, "sources");
     if (!json_is_array(s) || json_array_size(s) == 0)
         return true;
