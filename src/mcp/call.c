@@ -303,7 +303,7 @@ void mcp_call_finish_input_required(mcp_call_t *c, json_t *input_requests, json_
     }
     json_t *result = json_pack("{s:o}", "inputRequests", input_requests);
     if (state != NULL) {
-        char ctx[320], *text = NULL;
+        char ctx[MCP_STATE_CONTEXT_MAX], *text = NULL;
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);
         if (c->state_digest[0] == '\0') /* not made at the start (session_methods.c) */

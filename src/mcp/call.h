@@ -179,7 +179,13 @@ const json_t *mcp_call_request_state(const mcp_call_t *c);
 
 /* Finishes with resultType "input_required": input_requests (stolen,
  * key -> {method, params}) and state (stolen, any JSON or NULL; sealed
- * into requestState). A request the client's capabilities do not allow
+ * into requestState). A sealed state can be sent again by the same
+ * principal, with the same arguments, until it expires: it must not
+ * authorise an action by itself (a round that would, e.g. a send after a
+ * confirmation, must record the state as used where every daemon sees
+ * it); naming a one-time thing the daemon holds (a login page) is fine
+ * (docs/mcp.md says why each round is safe to replay). A request the
+ * client's capabilities do not allow
  * (elicitation, its url mode, sampling, roots) finishes the call with
  * -32021 and data.requiredCapabilities instead: check with
  * mcp_call_client_has first. Only for mcp_call_can_ask calls (others get

@@ -4,7 +4,8 @@
  * request digest" (basic/patterns/mrtr). Here it is AES-256-GCM
  * (util/sealed.h) over {"e": expiry in Unix ms, "s": the handler's
  * state}, bound to a context naming the request kind, the tool, prompt
- * or resource, and the principal (a digest of the bearer token), then
+ * or resource, and the principal (a digest of the bearer token; without
+ * one, of the transport and endpoint: mcp_session_set_anonymous), then
  * base64. Any daemon holding the same key opens it: nothing is kept in
  * the daemon that sealed it.
  *

@@ -76,6 +76,7 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     queue_init(&s->calls);
     queue_init(&s->listens);
     snprintf(s->tag, sizeof s->tag, "s:%llu", (unsigned long long)++srv->next_session_id);
+    mcp_session_set_anonymous(s, kind);
     s->opened_at = uv_now(srv->loop);
     queue_push_tail(&srv->sessions, &s->node);
     mcp_server__session_opened(srv);
@@ -93,7 +94,24 @@ void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
 
 void mcp_session_set_principal(mcp_session_t *s, const char *principal)
 {
-    snprintf(s->principal, sizeof s->principal, "%s", principal);
+    snprintf(s->principal, sizeof s->principal, "%.64s", principal);
+}
+
+void mcp_session_set_anonymous(mcp_session_t *s, const char *label)
+{
+    /* A digest keeps it short whatever the label (a socket's path); the
+     * "anon:" prefix keeps it apart from every token's digest. */
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    char hex[65] = "";
+    char text[300];
+    int len = snprintf(text, sizeof text, "parley-anonymous|%s", label);
+    if (len > 0 && (size_t)len < sizeof text &&
+        EVP_Digest(text, (size_t)len, md, &n, EVP_sha256(), NULL) == 1 && n >= 32)
+        str_hex(md, 32, hex);
+    else
+        snprintf(hex, sizeof hex, "%.64s", label); /* still apart from the others */
+    snprintf(s->principal, sizeof s->principal, "anon:%s", hex);
 }
 
 void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name,

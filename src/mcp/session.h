@@ -76,6 +76,17 @@ void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p);
  * characters): a 2026-07-28 requestState is bound to it. */
 void mcp_session_set_principal(mcp_session_t *s, const char *principal);
 
+/* The principal of a session without a bearer token: its transport and
+ * endpoint, named by label ("stdio", "unix:PATH", "tcp", "http"), so that
+ * a requestState sealed on one opens on no other. The label must be the
+ * same on every daemon that serves the endpoint behind a load balancer
+ * (no port, no process id): an HTTP endpoint's is "http" whatever its
+ * address, as anonymous HTTP is loopback-only and reached by the same
+ * local clients at any port. mcp_session_new sets it to the session's
+ * kind; a transport refines it (a Unix socket: its path); a bearer
+ * token's principal replaces it. Never equal to a token's principal. */
+void mcp_session_set_anonymous(mcp_session_t *s, const char *label);
+
 /* True when version is a revision this server speaks. */
 __attribute__((warn_unused_result)) bool mcp_protocol_supported(const char *version);
 
@@ -121,6 +132,9 @@ __attribute__((warn_unused_result)) bool mcp_session__client_has(const mcp_sessi
                                                                  const char *cap);
 /* Internal (call.c): the client's declaration of capability cap, or NULL. */
 const json_t *mcp_session__client_cap(const mcp_session_t *s, const char *cap);
+/* The longest context mcp_session__state_context makes: the prefix, a
+ * kind, a name of at most 200 bytes, a principal and a digest. */
+#define MCP_STATE_CONTEXT_MAX 400
 /* Internal (call.c): the context a requestState of call kind/name is
  * sealed under for this session's principal and the request's digest
  * (its arguments, or its URI: mcp_session__request_digest), so that a

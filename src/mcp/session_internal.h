@@ -37,7 +37,9 @@ struct mcp_session_s {
     int64_t next_request_id;
     mcp_policy_t policy;
     bool policy_private; /* a token's policy applies: answers are per token */
-    char principal[65];  /* mcp_session_set_principal; "" without a token */
+    /* mcp_session_set_principal (64 hex digits), or "anon:" and 64 hex
+     * digits (mcp_session_set_anonymous) without a token. */
+    char principal[72];
     mcp_era_t era;
     /* The 2026-07-28 request being dispatched (its handler runs inside
      * mcp_session_receive_json), NULL for a 2025-11-25 one. Calls copy

@@ -101,7 +101,7 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
     const char *text = mcp_session__str(rs);
     int rc = UV_EINVAL;
     if (text != NULL && s->srv->state_key_ok) {
-        char ctx[320];
+        char ctx[MCP_STATE_CONTEXT_MAX];
         mcp_session__request_digest(args, digest);
         uv_timeval64_t tv;
         uv_gettimeofday(&tv);

@@ -103,6 +103,12 @@ static void on_connection(uv_stream_t *server, int status)
         rc = UV_ENOMEM;
     if (rc == 0)
         rc = conn_start(c);
+    if (rc == 0 && is_unix) {
+        /* Its requestStates are this socket's (mcp_session_set_anonymous). */
+        char label[sizeof l->ep.unix_path + 8];
+        snprintf(label, sizeof label, "unix:%s", l->ep.unix_path);
+        mcp_session_set_anonymous(c->session, label);
+    }
     if (rc != 0) {
         log_warn(LISTENER_TAG, "%s: accept: %s", l->ep.text, uv_strerror(rc));
         conn_close(c);

@@ -10,7 +10,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PARLEYD, baseArgs, startDaemon } from "./lib.mjs";
+import net from "node:net";
+import path from "node:path";
+import { PARLEYD, baseArgs, startDaemon, tmpdir } from "./lib.mjs";
 
 const MODERN = "2026-07-28";
 const PIN = { versionNegotiation: { mode: { pin: MODERN } } };
@@ -236,4 +238,60 @@ test("stdio: a connection that began with 2026-07-28 refuses a request without t
   assert.equal(by[1].result.resultType, "complete");
   assert.equal(by[2].error.code, -32602);
   assert.equal(by[3].error.code, -32602);
+});
+
+// One request over a newline-delimited socket (a new connection): its answer.
+async function overSocket(where, message) {
+  const sock = net.connect(where);
+  let buf = "";
+  try {
+    return await new Promise((resolve, reject) => {
+      sock.on("error", reject);
+      sock.on("data", (d) => {
+        buf += d.toString();
+        for (let i; (i = buf.indexOf("\n")) >= 0; buf = buf.slice(i + 1)) {
+          const m = JSON.parse(buf.slice(0, i));
+          if (m.id === message.id) resolve(m);
+        }
+      });
+      sock.write(JSON.stringify(message) + "\n");
+    });
+  } finally {
+    sock.destroy();
+  }
+}
+
+// A requestState is bound to its principal; without a token, that is the
+// transport and endpoint: a state sealed on one Unix socket opens neither
+// on another socket nor over HTTP (nor the other way), and opens again on
+// its own endpoint (a new connection, as another daemon would see it).
+test("anonymous requestStates open only on the endpoint that sealed them", async () => {
+  const dir = tmpdir("parley-principals-");
+  const a = path.join(dir, "a.sock"), b = path.join(dir, "b.sock");
+  const d = await startDaemon(["--toolsets", "conformance", "--data-dir", path.join(dir, "data"),
+    "--listen", `unix:${a},unix:${b},http://127.0.0.1:0/mcp`]);
+  const at = `http://127.0.0.1:${/\(port (\d+)\)/.exec(d.log())[1]}/mcp`;
+  const meta = { ...META, "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } };
+  const ask = (id, extra = {}) => ({ jsonrpc: "2.0", id, method: "tools/call",
+    params: { name: "test_input_required_result_request_state", arguments: {}, ...extra, _meta: meta } });
+  const answer = (state) => ({ inputResponses: { confirm: { action: "accept", content: { ok: true } } }, requestState: state });
+  const overHttp = async (m) => (await fetch(at, { method: "POST", body: JSON.stringify(m), headers: {
+    "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": MODERN,
+    "mcp-method": "tools/call", "mcp-name": m.params.name } })).json();
+  const text = (r) => r.result?.content?.[0]?.text;
+  try {
+    const onA = (await overSocket(a, ask(1))).result.requestState;
+    const onHttp = (await overHttp(ask(2))).result.requestState;
+    assert.ok(onA && onHttp);
+    for (const [where, send, state] of [["socket b", (m) => overSocket(b, m), onA], ["HTTP", overHttp, onA],
+      ["socket a", (m) => overSocket(a, m), onHttp]]) {
+      const r = await send(ask(3, answer(state)));
+      assert.equal(r.error?.code, -32602, `${where}: ${JSON.stringify(r)}`);
+      assert.match(r.error.message, /requestState integrity check failed/);
+    }
+    assert.equal(text(await overSocket(a, ask(4, answer(onA)))), "state-ok: requestState validated");
+    assert.equal(text(await overHttp(ask(5, answer(onHttp)))), "state-ok: requestState validated");
+  } finally {
+    assert.equal(await d.stop(), 0);
+  }
 });

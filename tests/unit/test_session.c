@@ -815,6 +815,53 @@ static void test_modern_state_binding(void **state)
     teardown_server();
 }
 
+/* Sessions without a token are bound by their transport and endpoint: a
+ * requestState sealed on stdio opens neither on HTTP nor on a Unix
+ * socket, one of a socket not on another socket, and each opens again
+ * under its own label (as on another daemon serving the same endpoint). */
+static void test_anonymous_principals(void **state)
+{
+    (void)state;
+    toolsets = with_ask;
+    setup_server(100);
+    toolsets = available;
+#define ASK_META                                                                                   \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}"
+    static const char *const sealed_on[] = {"stdio", "unix:/run/a.sock", "http"};
+    static const char *const opened_on[][2] = {
+        {"http", "unix:/run/a.sock"}, {"unix:/run/b.sock", "stdio"}, {"stdio", "tcp"}};
+    for (int i = 0; i < 3; i++) {
+        mcp_session_set_anonymous(mem.s, sealed_on[i]);
+        send_msg("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"ask\",\"arguments\":{\"n\":7}," ASK_META "}}");
+        json_t *r = last_result();
+        char *sealed = strdup(json_string_value(json_object_get(r, "requestState")));
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+                 "\"name\":\"ask\",\"arguments\":{\"n\":7},\"inputResponses\":{\"q\":{"
+                 "\"action\":\"accept\"}},\"requestState\":\"%s\"," ASK_META "}}",
+                 sealed);
+        for (int j = 0; j < 2; j++) {
+            mcp_session_set_anonymous(mem.s, opened_on[i][j]);
+            send_msg(msg);
+            expect_error(-32602, "2");
+        }
+        /* A token's principal is another one again. */
+        mcp_session_set_principal(
+            mem.s, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+        send_msg(msg);
+        expect_error(-32602, "2");
+        mcp_session_set_anonymous(mem.s, sealed_on[i]);
+        send_msg(msg);
+        assert_int_equal(json_integer_value(json_object_get(echoed(), "n")), 7);
+        free(sealed);
+    }
+#undef ASK_META
+    teardown_server();
+}
+
 /* subscriptions/listen: the acknowledgement with the honoured filter,
  * resources/updated tagged with the subscription id for what it watches
  * alone, nothing after notifications/cancelled, a complete result when
@@ -1139,6 +1186,7 @@ int main(void)
         cmocka_unit_test(test_policy_bounds_every_method),
         cmocka_unit_test(test_modern_requests),
         cmocka_unit_test(test_modern_state_binding),
+        cmocka_unit_test(test_anonymous_principals),
         cmocka_unit_test(test_modern_long_identity),
         cmocka_unit_test(test_legacy_then_modern),
         cmocka_unit_test(test_result_text),
