@@ -163,6 +163,13 @@ static const opt_t opts[] = {
     {"max_sessions", "PARLEY_MAX_SESSIONS", OPT_INT, OFF(max_sessions), 0, 1, 1000000, NULL,
      "Open sessions across all transports; past it new connections are refused.", "N",
      MCP_DEFAULT_MAX_SESSIONS},
+    {"principal_session_share", "PARLEY_PRINCIPAL_SESSION_SHARE", OPT_INT,
+     OFF(principal_session_share), 0, 1, 100, NULL,
+     "Percent of max_sessions one principal may hold open (a bearer token; without a token, "
+     "the endpoint): HTTP sessions, 2026-07-28 requests and listens, socket connections. Past "
+     "it that principal is refused (HTTP 429) and the rest stays for the others; 100 turns the "
+     "reserve off.",
+     "PERCENT", MCP_DEFAULT_PRINCIPAL_SHARE},
     {"http_max_pending_conns", "PARLEY_HTTP_MAX_PENDING_CONNS", OPT_INT,
      OFF(http_max_pending_conns), 0, 1, 100000, NULL,
      "Connections per HTTP endpoint that have not completed a request (slow or silent "

@@ -84,9 +84,10 @@ typedef struct config_s {
     int output_hard_limit;
     int max_active_calls;
     int max_sessions;
-    int http_max_pending_conns; /* HTTP connections without a completed request */
-    int request_timeout_ms;     /* server-to-client requests (elicitation, sampling) */
-    int init_timeout_ms;        /* a socket connection must initialize within */
+    int principal_session_share; /* percent of max_sessions */
+    int http_max_pending_conns;  /* HTTP connections without a completed request */
+    int request_timeout_ms;      /* server-to-client requests (elicitation, sampling) */
+    int init_timeout_ms;         /* a socket connection must initialize within */
     int list_page_size;
     char tz[16];                       /* import: UTC offset of export dates */
     char eras[CONFIG_PATH_MAX];        /* import claude-code: eras file, or "" */

@@ -42,15 +42,55 @@ void mcp_limits_default(mcp_limits_t *l)
     l->max_active_calls = MCP_DEFAULT_MAX_ACTIVE_CALLS;
     l->tools_page_size = MCP_DEFAULT_TOOLS_PAGE_SIZE;
     l->max_sessions = MCP_DEFAULT_MAX_SESSIONS;
+    l->principal_share = MCP_DEFAULT_PRINCIPAL_SHARE;
     l->request_timeout_ms = MCP_DEFAULT_REQUEST_TIMEOUT_MS;
 }
 
 bool mcp_server_admit(mcp_server_t *srv)
 {
-    if (!srv->closing && srv->stats.sessions_open < srv->limits.max_sessions)
-        return true;
-    srv->stats.refused_sessions++;
-    return false;
+    return mcp_server_admit_owner(srv, NULL) == MCP_ADMIT_OK;
+}
+
+int mcp_server_owner_cap(const mcp_server_t *srv)
+{
+    int share = srv->limits.principal_share;
+    if (share <= 0 || share > 100)
+        share = 100;
+    long long cap = (long long)srv->limits.max_sessions * share / 100;
+    return cap < 1 ? 1 : (int)cap;
+}
+
+int mcp_server_owner_open(const mcp_server_t *srv, const char *owner)
+{
+    if (owner == NULL || owner[0] == '\0' || srv->owners == NULL)
+        return 0;
+    return (int)json_integer_value(json_object_get(srv->owners, owner));
+}
+
+mcp_admit_t mcp_server_admit_owner(mcp_server_t *srv, const char *owner)
+{
+    if (srv->closing || srv->stats.sessions_open >= srv->limits.max_sessions) {
+        srv->stats.refused_sessions++;
+        return MCP_ADMIT_FULL;
+    }
+    if (mcp_server_owner_open(srv, owner) >= mcp_server_owner_cap(srv)) {
+        srv->stats.refused_share++;
+        return MCP_ADMIT_SHARE;
+    }
+    return MCP_ADMIT_OK;
+}
+
+void mcp_server__owner_add(mcp_server_t *srv, const char *owner, int delta)
+{
+    if (owner == NULL || owner[0] == '\0')
+        return;
+    if (srv->owners == NULL && (srv->owners = json_object()) == NULL)
+        return;
+    json_int_t n = json_integer_value(json_object_get(srv->owners, owner)) + delta;
+    if (n <= 0)
+        json_object_del(srv->owners, owner);
+    else
+        json_object_set_new(srv->owners, owner, json_integer(n));
 }
 
 void mcp_server_observe_latency(mcp_server_t *srv, double seconds)
@@ -171,6 +211,8 @@ static void sweep_cb(uv_idle_t *h)
         uv_close((uv_handle_t *)&srv->wait_ticker, NULL);
         uv_close((uv_handle_t *)&srv->init_ticker, NULL);
         mcp_registry_free(&srv->registry);
+        json_decref(srv->owners);
+        srv->owners = NULL;
         sealed_key_wipe(&srv->state_key);
         if (cb)
             cb(srv);
@@ -261,6 +303,13 @@ void mcp_server_metrics(const mcp_server_t *srv, buf_t *out)
                "# HELP parley_sessions_opened_total Sessions opened.\n"
                "# TYPE parley_sessions_opened_total counter\nparley_sessions_opened_total %llu\n",
                (unsigned long long)st->sessions_opened);
+    buf_printf(out,
+               "# HELP parley_sessions_refused_total Sessions refused: max_sessions open, or "
+               "the principal at its share of them.\n"
+               "# TYPE parley_sessions_refused_total counter\n"
+               "parley_sessions_refused_total{reason=\"max_sessions\"} %llu\n"
+               "parley_sessions_refused_total{reason=\"principal_share\"} %llu\n",
+               (unsigned long long)st->refused_sessions, (unsigned long long)st->refused_share);
     buf_append_str(out, "# HELP parley_requests_total JSON-RPC requests by method.\n"
                         "# TYPE parley_requests_total counter\n");
     for (int i = 0; i < MCP_M_COUNT; i++)

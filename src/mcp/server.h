@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "mcp/registry.h"
@@ -24,8 +25,13 @@
 #define MCP_DEFAULT_MAX_ACTIVE_CALLS     4096
 #define MCP_DEFAULT_TOOLS_PAGE_SIZE      100
 #define MCP_DEFAULT_MAX_SESSIONS         10000
-#define MCP_DEFAULT_REQUEST_TIMEOUT_MS   300000
-#define MCP_DEFAULT_INIT_TIMEOUT_MS      10000 /* a connection must initialize within */
+/* The share of max_sessions (percent) one principal may hold: a bearer
+ * token, or for clients without one the endpoint they came through. The
+ * rest is a reserve no single principal can take (config
+ * principal_session_share; 100 turns the reserve off). */
+#define MCP_DEFAULT_PRINCIPAL_SHARE    50
+#define MCP_DEFAULT_REQUEST_TIMEOUT_MS 300000
+#define MCP_DEFAULT_INIT_TIMEOUT_MS    10000 /* a connection must initialize within */
 /* How often waiting server-to-client requests are checked for timeouts. */
 #define MCP_WAIT_TICK_MS 100
 #define MCP_INIT_TICK_MS 1000
@@ -45,6 +51,7 @@ typedef struct mcp_limits_s {
     int max_active_calls;
     int tools_page_size;
     int max_sessions;
+    int principal_share; /* percent of max_sessions, 1..100 */
     int request_timeout_ms;
     int init_timeout_ms; /* 0: sessions may wait for initialize forever */
 } mcp_limits_t;
@@ -82,6 +89,7 @@ typedef struct mcp_server_stats_s {
     uint64_t requests, notifications, errors, tool_calls, tool_errors, busy_rejections;
     uint64_t oversize_messages;
     uint64_t refused_sessions; /* past max_sessions */
+    uint64_t refused_share;    /* past a principal's share of them */
     int active_calls;
     uint64_t by_method[MCP_M_COUNT];
     uint64_t latency_count[MCP_LATENCY_BUCKETS + 1]; /* last: +Inf */
@@ -101,6 +109,9 @@ typedef struct mcp_server_s {
     uv_timer_t wait_ticker;
     uv_timer_t init_ticker; /* closes connections that never initialize */
     uint64_t next_session_id;
+    /* Open sessions by owner (mcp_session_set_owner): key -> count;
+     * created on first use, a key dropped at 0. */
+    json_t *owners;
     /* ,"resultType":"complete","_meta":{serverInfo} for 2026-07-28 results
      * built as text; filled on first use (mcp_server__complete_text). */
     char complete_text[256];
@@ -131,6 +142,26 @@ void mcp_server_close(mcp_server_t *srv, void (*cb)(mcp_server_t *));
 /* True when another session may open (max_sessions); counts a refusal. */
 __attribute__((warn_unused_result)) bool mcp_server_admit(mcp_server_t *srv);
 
+typedef enum {
+    MCP_ADMIT_OK = 0,
+    MCP_ADMIT_FULL,  /* max_sessions are open, or the server is closing */
+    MCP_ADMIT_SHARE, /* the owner holds its share (mcp_server_owner_cap) */
+} mcp_admit_t;
+
+/* Whether another session of owner (who opens it: "token:N", or
+ * "endpoint:TEXT" for clients without a token; NULL or "" for none) may
+ * open. Counts a refusal. The transport then names the session's owner
+ * (mcp_session_set_owner) before the next loop turn. */
+__attribute__((warn_unused_result)) mcp_admit_t mcp_server_admit_owner(mcp_server_t *srv,
+                                                                       const char *owner);
+
+/* The sessions one owner may hold at once: principal_share percent of
+ * max_sessions, at least 1. */
+int mcp_server_owner_cap(const mcp_server_t *srv);
+
+/* Sessions open under owner. */
+int mcp_server_owner_open(const mcp_server_t *srv, const char *owner);
+
 /* Sends notifications/resources/updated to every session subscribed to
  * uri. */
 void mcp_server_resource_updated(mcp_server_t *srv, const char *uri);
@@ -152,6 +183,8 @@ void mcp_server_observe_latency(mcp_server_t *srv, double seconds);
 void mcp_server__session_opened(mcp_server_t *srv);
 
 void mcp_server__sweep_later(mcp_server_t *srv, queue_node_t *session_node);
+/* Internal (session.c): a session of owner opened (+1) or closed (-1). */
+void mcp_server__owner_add(mcp_server_t *srv, const char *owner, int delta);
 /* Internal (call.c, session.c): the text a 2026-07-28 result built as
  * text ends with (see mcp_envelope_complete_text); NULL when it cannot be
  * built (out of memory, a name and version too long for it). */

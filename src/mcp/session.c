@@ -92,6 +92,15 @@ void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
     s->policy_private = true;
 }
 
+void mcp_session_set_owner(mcp_session_t *s, const char *owner)
+{
+    if (s->owner[0] != '\0' || owner == NULL || owner[0] == '\0' ||
+        strlen(owner) >= sizeof s->owner)
+        return;
+    memcpy(s->owner, owner, strlen(owner) + 1);
+    mcp_server__owner_add(s->srv, s->owner, 1);
+}
+
 void mcp_session_set_principal(mcp_session_t *s, const char *principal)
 {
     snprintf(s->principal, sizeof s->principal, "%.64s", principal);
@@ -734,6 +743,7 @@ void mcp_session_transport_closed(mcp_session_t *s)
     s->state = MCP_SESSION_CLOSED;
     s->srv->stats.sessions_open--;
     s->srv->stats.sessions_closed++;
+    mcp_server__owner_add(s->srv, s->owner, -1);
     log_debug(s->tag, "session closed");
     mcp_session__end_listens(s, false);
     /* Calls still running are cancelled; they free themselves when their

@@ -86,6 +86,10 @@ void mcp_session_set_principal(mcp_session_t *s, const char *principal);
  * kind; a transport refines it (a Unix socket: its path); a bearer
  * token's principal replaces it. Never equal to a token's principal. */
 void mcp_session_set_anonymous(mcp_session_t *s, const char *label);
+/* Counts the session against owner's share of max_sessions (see
+ * mcp_server_admit_owner) until its transport closes. Once, right after
+ * the session is made. */
+void mcp_session_set_owner(mcp_session_t *s, const char *owner);
 
 /* True when version is a revision this server speaks. */
 __attribute__((warn_unused_result)) bool mcp_protocol_supported(const char *version);

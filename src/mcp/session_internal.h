@@ -40,6 +40,7 @@ struct mcp_session_s {
     /* mcp_session_set_principal (64 hex digits), or "anon:" and 64 hex
      * digits (mcp_session_set_anonymous) without a token. */
     char principal[72];
+    char owner[128]; /* mcp_session_set_owner: counted in the server's owners */
     mcp_era_t era;
     /* The 2026-07-28 request being dispatched (its handler runs inside
      * mcp_session_receive_json), NULL for a 2025-11-25 one. Calls copy

@@ -271,9 +271,7 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     }
     hsess_t *h;
     if (is_init && http__header(req, H2O_STRLIT("mcp-session-id")).base == NULL) {
-        if (!mcp_server_admit(hs->srv)) {
-            http__send_rpc_error(req, 503, "Service Unavailable", JSONRPC_SERVER_BUSY,
-                                 "too many sessions; retry later");
+        if (!http__admit(hs, req, tok, id)) {
             json_decref(m);
             return;
         }
@@ -305,8 +303,45 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     json_decref(m);
 }
 
+void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size_t cap)
+{
+    if (tok != NULL && hs->opt.tokens != NULL)
+        snprintf(out, cap, "token:%td", tok - hs->opt.tokens->tokens);
+    else
+        snprintf(out, cap, "endpoint:%p", (const void *)hs);
+}
+
+bool http__admit(http_server_t *hs, h2o_req_t *req, const token_t *tok, const json_t *id)
+{
+    char owner[64], msg[300];
+    http__owner_of(hs, tok, owner, sizeof owner);
+    mcp_admit_t a = mcp_server_admit_owner(hs->srv, owner);
+    if (a == MCP_ADMIT_OK)
+        return true;
+    int status = a == MCP_ADMIT_SHARE ? 429 : 503;
+    if (a == MCP_ADMIT_SHARE)
+        snprintf(msg, sizeof msg,
+                 "too many open sessions and streams for %s: %d, its share of max_sessions "
+                 "(principal_session_share); close one (a subscriptions/listen stream, a "
+                 "session) or retry later",
+                 tok ? "this token" : "clients without a token on this endpoint",
+                 mcp_server_owner_open(hs->srv, owner));
+    else
+        snprintf(msg, sizeof msg, "too many sessions (max_sessions); retry later");
+    http__add_header(req, "retry-after", "1", 1);
+    size_t len = 0;
+    char *e = jsonrpc_error(id, JSONRPC_SERVER_BUSY, msg, NULL, &len);
+    http__send_body(req, status, status == 429 ? "Too Many Requests" : "Service Unavailable",
+                    "application/json", e ? e : "", e ? len : 0);
+    free(e);
+    return false;
+}
+
 void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok)
 {
+    char owner[64];
+    http__owner_of(hs, tok, owner, sizeof owner);
+    mcp_session_set_owner(h->session, owner);
     h->token = tok;
     if (tok == NULL)
         return;

@@ -216,7 +216,16 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
  * method, it MUST respond with 404 Not Found"), 400 for -32021, 200 for
  * the rest (errors of a method's handling are answered in band). */
 int http__modern_status(const char *msg, size_t len);
-/* Applies tok's policy to a new session (nothing allowed if it fails). */
+/* The owner a session of tok counts against (mcp_server_admit_owner):
+ * the token, or without one this endpoint. */
+void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size_t cap);
+/* True when a new session of tok may open; else answers 503 (max_sessions)
+ * or 429 (tok holds its share), with Retry-After, and returns false. id:
+ * the request's (may be NULL). */
+__attribute__((warn_unused_result)) bool http__admit(http_server_t *hs, h2o_req_t *req,
+                                                     const token_t *tok, const json_t *id);
+/* Applies tok's policy to a new session (nothing allowed if it fails) and
+ * counts the session against its owner (http__owner_of). */
 void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok);
 
 /* http_auth.c */

@@ -314,11 +314,8 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
     }
     if (!headers_agree(hs, req, tok, id, method, params))
         return;
-    if (!mcp_server_admit(hs->srv)) {
-        http__add_header(req, "retry-after", "1", 1);
-        reject(req, 503, id, JSONRPC_SERVER_BUSY, "too many requests in flight; retry later", NULL);
+    if (!http__admit(hs, req, tok, id))
         return;
-    }
     hsess_t *h = http__hsess_new(hs, true);
     if (h == NULL) {
         http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,

@@ -63,7 +63,12 @@ static void on_connection(uv_stream_t *server, int status)
     if (l->state != LISTENER_ACTIVE)
         return;
     bool is_unix = l->ep.kind == ENDPOINT_UNIX;
-    if (!mcp_server_admit(l->srv)) {
+    /* Clients of a socket carry no token: the endpoint is their
+     * principal, and holds at most its share of max_sessions. */
+    char owner[64];
+    snprintf(owner, sizeof owner, "endpoint:%p", (void *)l);
+    mcp_admit_t admit = mcp_server_admit_owner(l->srv, owner);
+    if (admit != MCP_ADMIT_OK) {
         /* Accept and close at once, so the backlog does not fill. */
         uv_handle_t *h = malloc(is_unix ? sizeof(uv_pipe_t) : sizeof(uv_tcp_t));
         if (h == NULL)
@@ -72,9 +77,14 @@ static void on_connection(uv_stream_t *server, int status)
             uv_pipe_init(l->loop, (uv_pipe_t *)h, 0);
         else
             uv_tcp_init(l->loop, (uv_tcp_t *)h);
-        if (uv_accept(server, (uv_stream_t *)h) == 0)
+        if (uv_accept(server, (uv_stream_t *)h) == 0 && admit == MCP_ADMIT_FULL)
             log_warn(LISTENER_TAG, "%s: refusing a connection: %d sessions open (max_sessions)",
                      l->ep.text, l->srv->stats.sessions_open);
+        else if (admit == MCP_ADMIT_SHARE)
+            log_warn(LISTENER_TAG,
+                     "%s: refusing a connection: this endpoint holds %d sessions, its share of "
+                     "max_sessions (principal_session_share)",
+                     l->ep.text, mcp_server_owner_open(l->srv, owner));
         uv_close(h, refused_closed);
         return;
     }
@@ -109,6 +119,8 @@ static void on_connection(uv_stream_t *server, int status)
         snprintf(label, sizeof label, "unix:%s", l->ep.unix_path);
         mcp_session_set_anonymous(c->session, label);
     }
+    if (rc == 0)
+        mcp_session_set_owner(c->session, owner);
     if (rc != 0) {
         log_warn(LISTENER_TAG, "%s: accept: %s", l->ep.text, uv_strerror(rc));
         conn_close(c);

@@ -1,0 +1,145 @@
+// Fair shares between principals, end to end: one token (or, without
+// tokens, one endpoint) holds at most principal_session_share percent of
+// max_sessions — 2026-07-28 listens and requests, 2025-11-25 sessions and
+// socket connections alike — so a narrow token's hundreds of listens
+// leave the daemon serving another token.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startDaemon, tmpdir } from "./lib.mjs";
+
+const MODERN = "2026-07-28";
+const PIN = { versionNegotiation: { mode: { pin: MODERN } } };
+const META = {
+  "io.modelcontextprotocol/protocolVersion": MODERN,
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+};
+const NARROW = "narrow-conformance-token-0123456789";
+const FULL = "full-access-token-0123456789";
+
+// One POST on a connection of its own, resolved once the response's head
+// (and, for a JSON answer, its body) is in: { status, type, body, req }.
+// An SSE response stays open (req.destroy() ends it).
+function post(url, token, id, method, params = {}) {
+  const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: META } });
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: "POST",
+      agent: false,
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+        authorization: `Bearer ${token}`,
+      },
+    }, (res) => {
+      const type = res.headers["content-type"];
+      if (type === "text/event-stream") {
+        res.once("data", () => resolve({ status: res.statusCode, type, req }));
+        return;
+      }
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => resolve({ status: res.statusCode, type, body: text ? JSON.parse(text) : null, headers: res.headers, req }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+test("one narrow token's 400 listens leave a 300-slot daemon serving another token", async (t) => {
+  const work = tmpdir("parley-fair-");
+  const tokens = path.join(work, "tokens");
+  fs.writeFileSync(tokens, `${NARROW} toolsets=conformance read_only\n${FULL}\n`, { mode: 0o600 });
+  const daemon = await startDaemon(["--toolsets", "conformance", "--listen", "http://127.0.0.1:0/mcp",
+    "--token-file", tokens, "--max-sessions", "300"]);
+  t.after(() => daemon.stop());
+  const url = `http://127.0.0.1:${/\(port (\d+)\)/.exec(daemon.log())[1]}/mcp`;
+
+  const listens = [];
+  t.after(() => listens.forEach((l) => l.req.destroy()));
+  for (let i = 0; i < 400; i++)
+    listens.push(await post(url, NARROW, i + 1, "subscriptions/listen", { notifications: { toolsListChanged: true } }));
+  const open = listens.filter((l) => l.status === 200 && l.type === "text/event-stream");
+  const refused = listens.filter((l) => l.status === 429);
+  // principal_session_share's default, 50%: 150 of the 300 slots.
+  assert.equal(open.length, 150, `listens open: ${open.length}`);
+  assert.equal(refused.length, 250, `statuses: ${[...new Set(listens.map((l) => l.status))]}`);
+  assert.equal(refused[0].headers["retry-after"], "1");
+  assert.equal(refused[0].body.error.code, -32000);
+  assert.match(refused[0].body.error.message, /this token.*150.*principal_session_share.*close one/);
+  // The narrow token's 2025-11-25 session is refused the same way.
+  const legacy = await fetch(url, { method: "POST", headers: { "content-type": "application/json",
+    accept: "application/json, text/event-stream", authorization: `Bearer ${NARROW}` },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } }) });
+  assert.equal(legacy.status, 429);
+
+  // The other token is served in both revisions.
+  const headers = { Authorization: `Bearer ${FULL}` };
+  const modern = new Client({ name: "other-token", version: "1" }, PIN);
+  await modern.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  const tools = await modern.listTools();
+  assert.ok(tools.tools.some((x) => x.name === "test_simple_text"));
+  const call = await modern.callTool({ name: "test_simple_text", arguments: {} });
+  assert.equal(call.content[0].text, "This is a simple text response for testing.");
+  await modern.close();
+  const v1 = new ClientV1({ name: "other-token-v1", version: "1" }, { capabilities: {} });
+  await v1.connect(new HttpV1(new URL(url), { requestInit: { headers } }));
+  assert.ok((await v1.listTools()).tools.length > 0);
+  await v1.close();
+
+  // Listens closed give their slots back.
+  for (const l of open.slice(0, 10)) l.req.destroy();
+  const deadline = Date.now() + 20000;
+  let again;
+  do {
+    again = await post(url, NARROW, 1000, "subscriptions/listen", { notifications: {} });
+    if (again.status === 200) break;
+    await new Promise((r) => setTimeout(r, 200));
+  } while (Date.now() < deadline);
+  assert.equal(again.status, 200, "a closed listen's slot is given back");
+  again.req.destroy();
+  const metrics = await (await fetch(url.replace(/\/mcp$/, "/metrics"), { headers })).text();
+  const refusedTotal = Number(/parley_sessions_refused_total\{reason="principal_share"\} (\d+)/.exec(metrics)?.[1]);
+  assert.ok(refusedTotal >= 251, metrics);
+});
+
+test("without tokens an endpoint is the principal: a socket endpoint's clients leave slots for another endpoint", async (t) => {
+  const work = tmpdir("parley-fair-");
+  const sock = path.join(work, "mcp.sock");
+  const daemon = await startDaemon(["--toolsets", "conformance", "--listen", `unix:${sock},tcp://127.0.0.1:0`,
+    "--max-sessions", "8"]);
+  t.after(() => daemon.stop());
+  const port = /tcp:\/\/127\.0\.0\.1:0 \(port (\d+)\)/.exec(daemon.log())[1];
+  // An initialized session on a socket, or null when the daemon closed it.
+  const session = (opts) => new Promise((resolve) => {
+    const s = net.connect(opts);
+    let buf = "";
+    s.on("data", (d) => {
+      buf += d;
+      if (buf.includes("\n")) resolve(s);
+    });
+    s.on("close", () => resolve(null));
+    s.on("error", () => resolve(null));
+    s.on("connect", () => s.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "s", version: "1" } } }) + "\n"));
+  });
+  const held = [];
+  t.after(() => held.forEach((s) => s?.destroy()));
+  for (let i = 0; i < 6; i++) held.push(await session({ path: sock }));
+  assert.equal(held.filter(Boolean).length, 4, "the unix endpoint holds half of max_sessions");
+  const tcp = [];
+  for (let i = 0; i < 3; i++) tcp.push(await session({ host: "127.0.0.1", port: Number(port) }));
+  t.after(() => tcp.forEach((s) => s?.destroy()));
+  assert.equal(tcp.filter(Boolean).length, 3, "another endpoint is still served");
+  assert.match(daemon.log(), /refusing a connection: this endpoint holds 4 sessions.*principal_session_share/);
+});
