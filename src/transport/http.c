@@ -5,6 +5,7 @@
 #include "transport/http.h"
 
 #include <assert.h>
+#include <errno.h>
 
 #include <h2o.h>
 #include <h2o/http2.h>
@@ -669,6 +670,44 @@ static void ping_streams(http_server_t *hs)
     }
 }
 
+/* True when the HTTP/1 connection of req was closed by its client (end
+ * of file or an error on it; a byte waiting there is a pipelined request
+ * and says nothing). HTTP/2 reads all along: a reset stream reaches the
+ * generator's stop without this. */
+static bool client_gone(h2o_req_t *req)
+{
+    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
+        return false;
+    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+    int fd = sock ? h2o_socket_get_fd(sock) : -1;
+    if (fd < 0)
+        return false;
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* "Closing the SSE response stream MUST be treated by the server as
+ * cancellation of that request": the 2026-07-28 requests in progress
+ * (held, or streaming: a call, a listen) whose client went away are
+ * cancelled now rather than at the next write (a ping, HTTP_SSE_PING_MS).
+ * One recv(MSG_PEEK) per such request each HTTP_CLOSE_CHECK_MS. */
+static void cancel_gone(http_server_t *hs)
+{
+    for (queue_node_t *n = hs->resps.next; n != &hs->resps;) {
+        resp_t *r = queue_entry(n, resp_t, node);
+        n = n->next;
+        hsess_t *h = r->mode == RESP_HELD ? r->held_hsess : r->ls ? r->ls->hsess : NULL;
+        if (r->req == NULL || h == NULL || !h->stateless || h->state != HSESS_OPEN ||
+            (r->mode != RESP_HELD && r->mode != RESP_SSE) || !client_gone(r->req))
+            continue;
+        r->req->http1_is_persistent = 0;
+        /* Ends r (its last write fails; h2o closes the connection): r may
+         * be freed, and no other response of this list with it. */
+        http__stateless_gone(h);
+    }
+}
+
 static void shutdown_conns(http_server_t *hs, int how)
 {
     for (queue_node_t *n = hs->conns.next; n != &hs->conns; n = n->next) {
@@ -683,6 +722,11 @@ static void tick_cb(uv_timer_t *t)
 {
     http_server_t *hs = t->data;
     if (hs->state == HTTP_ACTIVE) {
+        cancel_gone(hs);
+        uint64_t now = uv_now(hs->loop);
+        if (now - hs->last_tick < HTTP_TICK_MS)
+            return;
+        hs->last_tick = now;
         expire_idle(hs);
         http__release_held(hs);
         ping_streams(hs);
@@ -767,7 +811,8 @@ int http_server_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep,
     hs->listener.data = hs;
     hs->listener_open = true;
     hs->handles_open = 3;
-    uv_timer_start(&hs->ticker, tick_cb, HTTP_TICK_MS, HTTP_TICK_MS);
+    hs->last_tick = uv_now(loop);
+    uv_timer_start(&hs->ticker, tick_cb, HTTP_CLOSE_CHECK_MS, HTTP_CLOSE_CHECK_MS);
     int rc = uv_tcp_bind(&hs->listener, (const struct sockaddr *)&ep->addr, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&hs->listener, 511, on_accept);

@@ -42,8 +42,12 @@
 #define HTTP_EVENT_BYTES_TOTAL (64u << 20) /* bytes of events kept, all sessions */
 #define HTTP_SSE_RETRY_MS      1000        /* "retry:" sent to clients */
 #define HTTP_TICK_MS           1000
-#define HTTP_SSE_PING_MS       15000 /* comment on idle SSE streams */
-#define HTTP_DRAIN_MS          2000  /* shutdown: time given to open responses */
+/* How often the connections of 2026-07-28 requests in progress are looked
+ * at for a client that closed its stream (which cancels the request):
+ * libh2o does not read an HTTP/1 connection while it answers on it. */
+#define HTTP_CLOSE_CHECK_MS 250
+#define HTTP_SSE_PING_MS    15000 /* comment on idle SSE streams */
+#define HTTP_DRAIN_MS       2000  /* shutdown: time given to open responses */
 /* A POST whose answer did not come at once waits at least this long
  * (checked each HTTP_TICK_MS: 1-2 s in all) for it to come alone, to be
  * answered as one JSON body; anything else first (progress, a request to

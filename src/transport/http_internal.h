@@ -155,6 +155,7 @@ struct http_server_s {
     uv_timer_t ticker;
     uint64_t close_started;
     uint64_t last_ping;
+    uint64_t last_tick; /* the once-a-second work of the ticker */
     size_t ring_bytes_total;
     bool timers_closing;
     int handles_open;
@@ -202,6 +203,9 @@ void http__resp_hold(resp_t *r, hsess_t *h, uint64_t stream);
 /* Ends r's hold: its SSE stream starts (priming event, what is queued). */
 void http__resp_unhold(resp_t *r);
 void http__ring_drop_newest(hsess_t *h, uint64_t seq);
+/* The client of stateless session h closed its stream: the request is
+ * cancelled (the session closes; its calls are cancelled by the sweep). */
+void http__stateless_gone(hsess_t *h);
 
 /* http_modern.c */
 /* True when POST message m (an object) is for the 2026-07-28 path: its

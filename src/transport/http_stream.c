@@ -152,10 +152,16 @@ static void resp_gone(resp_t *r)
     http__resp_detach(r);
     r->req = NULL;
     http__resp_free(r);
-    if (h != NULL && h->stateless && h->state == HSESS_OPEN) {
-        log_debug(mcp_session_tag(h->session), "the client closed the stream: request cancelled");
-        hsess_close(h);
-    }
+    if (h != NULL && h->stateless)
+        http__stateless_gone(h);
+}
+
+void http__stateless_gone(hsess_t *h)
+{
+    if (h->state != HSESS_OPEN)
+        return;
+    log_debug(mcp_session_tag(h->session), "the client closed the stream: request cancelled");
+    hsess_close(h);
 }
 
 static void resp_stop(h2o_generator_t *gen, h2o_req_t *req)

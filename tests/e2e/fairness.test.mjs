@@ -5,6 +5,7 @@
 // leave the daemon serving another token.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -12,7 +13,10 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { fileURLToPath } from "node:url";
 import { startDaemon, tmpdir } from "./lib.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 const MODERN = "2026-07-28";
 const PIN = { versionNegotiation: { mode: { pin: MODERN } } };
@@ -27,10 +31,13 @@ const FULL = "full-access-token-0123456789";
 // One POST on a connection of its own, resolved once the response's head
 // (and, for a JSON answer, its body) is in: { status, type, body, req }.
 // An SSE response stays open (req.destroy() ends it).
-function post(url, token, id, method, params = {}) {
+// token null: none. The promise has abort(): closes the request before
+// its response's head came.
+function post(url, token, id, method, params = {}, extra = {}) {
   const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: META } });
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
+  let req;
+  const p = new Promise((resolve, reject) => {
+    req = http.request(url, {
       method: "POST",
       agent: false,
       headers: {
@@ -38,7 +45,8 @@ function post(url, token, id, method, params = {}) {
         accept: "application/json, text/event-stream",
         "mcp-protocol-version": MODERN,
         "mcp-method": method,
-        authorization: `Bearer ${token}`,
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...extra,
       },
     }, (res) => {
       const type = res.headers["content-type"];
@@ -50,9 +58,11 @@ function post(url, token, id, method, params = {}) {
       res.on("data", (d) => (text += d));
       res.on("end", () => resolve({ status: res.statusCode, type, body: text ? JSON.parse(text) : null, headers: res.headers, req }));
     });
-    req.on("error", reject);
+    req.on("error", (e) => (req.destroyed ? resolve({ status: 0, aborted: true }) : reject(e)));
     req.end(body);
   });
+  p.abort = () => req.destroy();
+  return p;
 }
 
 test("one narrow token's 400 listens leave a 300-slot daemon serving another token", async (t) => {
@@ -142,4 +152,61 @@ test("without tokens an endpoint is the principal: a socket endpoint's clients l
   t.after(() => tcp.forEach((s) => s?.destroy()));
   assert.equal(tcp.filter(Boolean).length, 3, "another endpoint is still served");
   assert.match(daemon.log(), /refusing a connection: this endpoint holds 4 sessions.*principal_session_share/);
+});
+
+// Polls psql until sql answers "t"; false after ms.
+async function within(psql, sql, ms) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (psql(sql) === "t") return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+test("a closed HTTP stream cancels its database query within a second", async (t) => {
+  const work = tmpdir("parley-fair-");
+  const pgDir = process.env.PARLEY_TEST_PG_DIR;
+  const db = `e2e_fair_${process.pid}`;
+  const dburl = `host=${pgDir} port=5432 user=parley dbname=${db}`;
+  const psql = (sql, dbname = db) =>
+    execFileSync("psql", ["-X", "-q", "-At", "-h", pgDir, "-U", "parley", "-d", dbname, "-c", sql], { encoding: "utf8" }).trim();
+  psql(`CREATE DATABASE ${db}`, "postgres");
+  t.after(() => psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`, "postgres"));
+  execFileSync("node", [path.join(here, "..", "harness", "gen_tg_export.mjs"), "groups", path.join(work, "groups")]);
+  execFileSync(process.env.PARLEYD, ["import", "telegram-export", path.join(work, "groups", "small.json"), "--db", dburl,
+    "--data-dir", path.join(work, "data")], { stdio: ["ignore", "ignore", "pipe"] });
+  const daemon = await startDaemon(["--db", dburl, "--toolsets", "telegram", "--data-dir", path.join(work, "data"),
+    "--listen", "http://127.0.0.1:0/mcp"]);
+  t.after(() => daemon.stop());
+  const url = `http://127.0.0.1:${/\(port (\d+)\)/.exec(daemon.log())[1]}/mcp`;
+
+  // psql holds chats locked: a call's query waits for it until cancelled.
+  const holder = spawn("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", db], { stdio: ["pipe", "ignore", "inherit"] });
+  t.after(() => holder.kill());
+  holder.stdin.write("BEGIN;\nLOCK TABLE chats IN ACCESS EXCLUSIVE MODE;\n");
+  assert.ok(await within(psql, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'chats'::regclass AND mode = 'AccessExclusiveLock' AND granted)", 10000));
+  const waiting = (n) => `SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = '${db}' AND wait_event_type = 'Lock') = ${n}`;
+  const call = (id) => post(url, null, id, "tools/call", { name: "channelsList", arguments: { limit: 5 } }, { "mcp-name": "channelsList" });
+
+  // Closed while held (no header sent yet), then once its SSE stream runs.
+  for (const [id, after] of [[1, 0], [2, 2500]]) {
+    const pending = call(id);
+    assert.ok(await within(psql, waiting(1), 10000), "the call's query waits for the lock");
+    let res = null;
+    if (after > 0) {
+      res = await pending;
+      assert.equal(res.type, "text/event-stream", "the hold ended: an SSE stream");
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, after - 2000)));
+    const closed = Date.now();
+    if (res) res.req.destroy();
+    else pending.abort();
+    assert.ok(await within(psql, waiting(0), 2000),
+      `the query still waits ${Date.now() - closed} ms after its stream closed`);
+  }
+  holder.stdin.end("COMMIT;\n");
+  const ok = await call(3);
+  assert.equal(ok.status, 200);
+  assert.ok(ok.body.result.structuredContent.channels.length > 0, JSON.stringify(ok.body));
 });
