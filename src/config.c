@@ -122,7 +122,9 @@ static const opt_t opts[] = {
     {"tls_key", "PARLEY_TLS_KEY", OPT_STR, OFF(tls_key), SZ(tls_key), 0, 0, "(none)",
      "PEM private key matching tls_cert.", "FILE", 0},
     {"token_file", "PARLEY_TOKEN_FILE", OPT_STR, OFF(token_file), SZ(token_file), 0, 0, "(none)",
-     "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only].", "FILE", 0},
+     "Bearer tokens, one per line: TOKEN [toolsets=a,b] [read_only] [metrics] (metrics: the token "
+     "may read /metrics, which otherwise needs full access).",
+     "FILE", 0},
     {"allow_anonymous", "PARLEY_ALLOW_ANONYMOUS", OPT_LIST, OFF(allow_anonymous),
      SZ(allow_anonymous), 0, 0, "(none)",
      "Comma-separated loopback endpoints, written as in listen, served without a token when "

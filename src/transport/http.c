@@ -505,7 +505,15 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     }
     const token_t *tok;
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/metrics"))) {
-        if (http__check_access(hs, req, &tok))
+        /* The figures tell about every principal's use: a narrowed token
+         * is not told them (without tokens, as for the MCP path). */
+        if (!http__check_access(hs, req, &tok))
+            return 0;
+        if (tok != NULL && !tokens_may_read_metrics(tok))
+            http__send_rpc_error(req, 403, "Forbidden", JSONRPC_INVALID_REQUEST,
+                                 "Forbidden: /metrics needs a token with every toolset and not "
+                                 "read_only, or one marked metrics in the token file");
+        else
             serve_metrics(hs, req);
         return 0;
     }

@@ -65,7 +65,12 @@ int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap)
                 tok->read_only = true;
                 continue;
             }
-            snprintf(err, errcap, "%s:%d: unknown option '%.40s' (toolsets=a,b or read_only)", path,
+            if (strcmp(word, "metrics") == 0) {
+                tok->metrics = true;
+                continue;
+            }
+            snprintf(err, errcap,
+                     "%s:%d: unknown option '%.40s' (toolsets=a,b, read_only or metrics)", path,
                      lineno, word);
             rc = UV_EINVAL;
         }
@@ -112,6 +117,11 @@ const token_t *tokens_check(const tokens_t *t, const char *header, size_t len)
         if (same_secret(&t->tokens[i], header, len) && found == NULL)
             found = &t->tokens[i];
     return found;
+}
+
+bool tokens_may_read_metrics(const token_t *tok)
+{
+    return tok->metrics || (tok->toolsets[0] == '\0' && !tok->read_only);
 }
 
 int tokens_policy(const token_t *tok, const mcp_registry_t *r, mcp_policy_t *out, char *err,

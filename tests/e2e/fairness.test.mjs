@@ -154,6 +154,33 @@ test("without tokens an endpoint is the principal: a socket endpoint's clients l
   assert.match(daemon.log(), /refusing a connection: this endpoint holds 4 sessions.*principal_session_share/);
 });
 
+test("/metrics answers a full-access token or one marked metrics, not a narrowed one", async (t) => {
+  const work = tmpdir("parley-fair-");
+  const tokens = path.join(work, "tokens");
+  const MARKED = "narrow-but-metrics-token-0123456789", RO = "all-toolsets-read-only-0123456789";
+  fs.writeFileSync(tokens, `${NARROW} toolsets=conformance read_only\n${FULL}\n${MARKED} toolsets=conformance metrics\n` +
+    `${RO} read_only\n`, { mode: 0o600 });
+  const daemon = await startDaemon(["--toolsets", "conformance", "--listen", "http://127.0.0.1:0/mcp,http://127.0.0.1:0/open",
+    "--token-file", tokens, "--allow-anonymous", "http://127.0.0.1:0/open"]);
+  t.after(() => daemon.stop());
+  const [port, open] = [...daemon.log().matchAll(/\(port (\d+)\)/g)].map((m) => m[1]);
+  const metrics = (p, token) => fetch(`http://127.0.0.1:${p}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  for (const token of [NARROW, RO]) {
+    const r = await metrics(port, token);
+    assert.equal(r.status, 403, token);
+    const body = await r.json();
+    assert.match(body.error.message, /metrics needs a token with every toolset.*marked metrics/);
+  }
+  assert.equal((await metrics(port, null)).status, 401);
+  for (const token of [FULL, MARKED]) {
+    const r = await metrics(port, token);
+    assert.equal(r.status, 200, token);
+    assert.match(await r.text(), /parley_sessions_opened_total/);
+  }
+  // An anonymous loopback endpoint serves it without a token, as its MCP path.
+  assert.equal((await metrics(open, null)).status, 200);
+});
+
 // Polls psql until sql answers "t"; false after ms.
 async function within(psql, sql, ms) {
   const deadline = Date.now() + ms;
