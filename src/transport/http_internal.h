@@ -217,8 +217,13 @@ __attribute__((warn_unused_result)) bool http__is_modern(h2o_req_t *req, const j
 void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, json_t *m);
 /* The HTTP status of a 2026-07-28 response answered as one JSON text:
  * 404 for -32601 ("If the server does not implement the requested RPC
- * method, it MUST respond with 404 Not Found"), 400 for -32021, 200 for
- * the rest (errors of a method's handling are answered in band). */
+ * method, it MUST respond with 404 Not Found"), 400 for -32021 and for
+ * the errors that say the request is not a valid one (-32700, -32600,
+ * which the session finds too: a "jsonrpc" other than "2.0", a method
+ * name with a NUL), as the transport's own checks answer them; 200 for
+ * the rest (errors of a method's handling are answered in band, as the
+ * SDK's reference server does; the envelope's -32602 never gets here:
+ * the transport answers it first). */
 int http__modern_status(const char *msg, size_t len);
 /* The owner a session of tok counts against (mcp_server_admit_owner):
  * the token, or without one this endpoint. */

@@ -348,7 +348,12 @@ int http__modern_status(const char *msg, size_t len)
     if (p >= end || (size_t)(end - p) <= sizeof err || memcmp(p, err, sizeof err - 1) != 0)
         return 200;
     long code = strtol(p + sizeof err - 1, NULL, 10);
-    return code == JSONRPC_METHOD_NOT_FOUND       ? 404
-           : code == MCP_ERROR_MISSING_CAPABILITY ? 400
-                                                  : 200;
+    if (code == JSONRPC_METHOD_NOT_FOUND)
+        return 404;
+    /* -32700 and -32600 say the message is not a valid request, whoever
+     * found it (the transport's checks or the session's): 400 alike. */
+    if (code == MCP_ERROR_MISSING_CAPABILITY || code == JSONRPC_PARSE_ERROR ||
+        code == JSONRPC_INVALID_REQUEST)
+        return 400;
+    return 200;
 }
