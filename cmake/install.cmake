@@ -6,7 +6,7 @@
 #   PREFIX/share/doc/parley/                README.md and docs/*.md
 #   PREFIX/lib/systemd/system/parleyd.service
 #   PREFIX/lib/sysusers.d/parley.conf       the parley system user
-#   SYSCONFDIR/parley.conf                  the config file the unit reads
+#   SYSCONFDIR/parley.conf                  the config file the unit reads (0640)
 #
 # With CMAKE_INSTALL_PREFIX=/usr (the package), SYSCONFDIR is /etc.
 include(GNUInstallDirs)
@@ -39,7 +39,10 @@ install(FILES ${CMAKE_BINARY_DIR}/packaging/parleyd.service
         DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
 install(FILES packaging/parley.sysusers DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/sysusers.d
         RENAME parley.conf)
-install(FILES packaging/parley.conf DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR})
+# 0640: it may hold secrets (parleyd refuses a config with a secret that
+# others can read); the Debian package's postinst makes it root:parley.
+install(FILES packaging/parley.conf DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}
+        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ)
 # dpkg keeps a changed config file across upgrades (a conffile).
 file(WRITE ${CMAKE_BINARY_DIR}/packaging/conffiles "${CMAKE_INSTALL_FULL_SYSCONFDIR}/parley.conf\n")
 

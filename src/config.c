@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "mcp/server.h"
+#include "util/secret_file.h"
 #include "util/strutil.h"
 
 /* OPT_LIST: a comma-separated string; on the command line, given again it
@@ -478,16 +480,53 @@ static char *unquote(char *v)
     return v + 1;
 }
 
+/* A database URL or conninfo that carries a password: "password=" in a
+ * conninfo or a URL's query, or a URL's user:password@. */
+static bool holds_password(const char *v)
+{
+    if (strcasestr(v, "password") != NULL)
+        return true;
+    const char *p = strstr(v, "://");
+    if (p == NULL)
+        return false;
+    p += 3;
+    size_t auth = strcspn(p, "/?#");
+    const char *at = memchr(p, '@', auth);
+    return at != NULL && memchr(p, ':', (size_t)(at - p)) != NULL;
+}
+
+const char *config__secret_key(const char *key, const char *value)
+{
+    static const char *const tokens[] = {"telegram_bot_token", "telegram_api_hash"};
+    static const char *const urls[] = {"db", "db_ro", "memory_db"};
+    for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; i++)
+        if (strcmp(key, tokens[i]) == 0 && value[0] != '\0')
+            return tokens[i];
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++)
+        if (strcmp(key, urls[i]) == 0 && holds_password(value))
+            return urls[i];
+    return NULL;
+}
+
 int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap)
 {
     /* Read once at start-up, before the loop serves anything; the size cap
-     * bounds the synchronous read. */
-    FILE *f = fopen(path, "re");
+     * bounds the synchronous read. Opened without blocking (a FIFO is
+     * refused, not waited on); a file that sets a secret falls under
+     * secret_file's mode rule, checked once the file is read. */
+    int fd;
+    struct stat st;
+    int orc = secret_file_open(path, 0, "config file", &fd, &st, err, errcap);
+    if (orc != 0)
+        return orc;
+    FILE *f = fdopen(fd, "r");
     if (f == NULL) {
         int e = errno;
+        close(fd);
         snprintf(err, errcap, "config file %s: %s", path, strerror(e));
         return -e;
     }
+    const char *secret = NULL;
     char line[4096];
     int lineno = 0, rc = 0;
     size_t total = 0;
@@ -531,8 +570,16 @@ int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap)
             snprintf(err, errcap, "%s:%d: %s", path, lineno, msg);
             break;
         }
+        if (secret == NULL)
+            secret = config__secret_key(key, value);
     }
     fclose(f);
+    if (rc == 0 && secret != NULL && !secret_file_mode_ok(&st)) {
+        char what[64];
+        snprintf(what, sizeof what, "config file (%s)", secret);
+        secret_file_mode_error(what, path, &st, err, errcap);
+        rc = UV_EPERM;
+    }
     return rc;
 }
 

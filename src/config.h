@@ -134,8 +134,15 @@ int config_set(config_t *cfg, const char *key, const char *value, config_source_
 int config_get(const config_t *cfg, const char *key, char *out, size_t cap);
 
 /* Applies a config file. Returns 0 or a negative code with err naming the
- * file and line. */
+ * file and line. The file is opened without blocking and must be a
+ * regular file; one that sets a secret (config__secret_key) must pass
+ * secret_file's mode rule (util/secret_file.h), else UV_EPERM. */
 int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap);
+
+/* Internal: the canonical key when key = value sets a secret (a Telegram
+ * bot token or api_hash; a database URL or conninfo with a password),
+ * else NULL. */
+const char *config__secret_key(const char *key, const char *value);
 
 /* Applies PARLEY_* variables, DATABASE_URL and the libpq PG* variables. */
 int config_load_env(config_t *cfg, char *err, size_t errcap);

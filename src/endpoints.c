@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "transport/conn.h"
 #include "transport/endpoint.h"
@@ -16,6 +18,7 @@
 #include "transport/tls.h"
 #include "transport/tokens.h"
 #include "util/log.h"
+#include "util/secret_file.h"
 
 #define EP_TAG "main"
 
@@ -194,12 +197,31 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int
     return 0;
 }
 
+/* The certificate and key are regular files (a FIFO is refused, never
+ * waited on) and the key follows secret_file's mode rule, checked at
+ * start before TLS reads them. */
+static int check_tls_files(const config_t *cfg, char *err, size_t errcap)
+{
+    int fd;
+    struct stat st;
+    int rc = secret_file_open(cfg->tls_cert, 0, "tls_cert", &fd, &st, err, errcap);
+    if (rc != 0)
+        return rc;
+    close(fd);
+    rc = secret_file_open(cfg->tls_key, SECRET_FILE_PRIVATE, "tls_key", &fd, &st, err, errcap);
+    if (rc == 0)
+        close(fd);
+    return rc;
+}
+
 int endpoints_check(const config_t *cfg, const mcp_registry_t *registry, char *err, size_t errcap)
 {
     endpoint_t eps[ENDPOINTS_MAX];
     bool anon[ENDPOINTS_MAX];
     int n = 0;
     int rc = parse_endpoints(cfg, eps, anon, &n, err, errcap);
+    if (rc == 0 && cfg->tls_cert[0] && cfg->tls_key[0])
+        rc = check_tls_files(cfg, err, errcap);
     if (rc != 0 || cfg->token_file[0] == '\0')
         return rc;
     tokens_t tokens;

@@ -31,7 +31,8 @@ typedef struct endpoints_config_s {
 
 /* Starts every configured endpoint. Returns 0, or a negative code with err
  * saying what failed; *out is set either way (close it). */
-/* Checks the --listen endpoints, the TLS files' presence and the token
+/* Checks the --listen endpoints, the TLS files (present, regular, the key
+ * private: util/secret_file.h) and the token
  * file against the toolsets registry serves, as endpoints_start would,
  * without binding anything. Returns 0, or a negative code with err. */
 int endpoints_check(const config_t *cfg, const mcp_registry_t *registry, char *err, size_t errcap);

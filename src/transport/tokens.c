@@ -5,17 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
+#include "util/secret_file.h"
 #include "util/strutil.h"
 
 int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap)
 {
     memset(t, 0, sizeof *t);
-    /* Read once at start-up, before the loop serves; bounded in size. */
-    FILE *f = fopen(path, "re");
+    /* Read once at start-up, before the loop serves; bounded in size.
+     * Opened without blocking, a regular file under secret_file's mode
+     * rule (it holds secrets). */
+    int fd;
+    struct stat st;
+    int orc = secret_file_open(path, SECRET_FILE_PRIVATE, "token file", &fd, &st, err, errcap);
+    if (orc != 0)
+        return orc;
+    FILE *f = fdopen(fd, "r");
     if (f == NULL) {
         int e = errno;
+        close(fd);
         snprintf(err, errcap, "token file %s: %s", path, strerror(e));
         return -e;
     }

@@ -32,8 +32,9 @@ typedef struct tokens_s {
     int n;
 } tokens_t;
 
-/* Loads path (read once at start). Returns 0, or a negative code with err
- * naming the file and line (never the token). */
+/* Loads path (read once at start; a regular file that others cannot read,
+ * util/secret_file.h). Returns 0, or a negative code with err naming the
+ * file and line (never the token). */
 int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap);
 void tokens_free(tokens_t *t);
 

@@ -23,6 +23,7 @@
 
 #include "upstream/tg_user_internal.h"
 #include "util/dirs.h"
+#include "util/secret_file.h"
 
 #define TGU_SEALED_MAX (TGU_DB_KEY_BYTES + SEALED_OVERHEAD)
 
@@ -108,19 +109,15 @@ static int key_write(const char *path, const sealed_key_t *cred, const char *ctx
 static int key_read(const char *path, const sealed_key_t *cred, const char *ctx, uint8_t *key,
                     char *err, size_t errcap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errcap, "%s: %s", path, strerror(e));
-        return -e;
-    }
-    uint8_t buf[TGU_SEALED_MAX + 1];
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
+    uint8_t buf[TGU_SEALED_MAX];
+    size_t n = 0;
+    int rc = secret_file_read(path, SECRET_FILE_PRIVATE | SECRET_FILE_NOFOLLOW, NULL, buf,
+                              sizeof buf, &n, err, errcap);
+    if (rc != 0 && rc != UV_E2BIG)
+        return rc;
     char *plain = NULL;
     size_t plen = 0;
-    int rc = n > 0 && n <= TGU_SEALED_MAX ? sealed_open(cred, ctx, buf, (size_t)n, &plain, &plen)
-                                          : UV_EINVAL;
+    rc = rc == 0 && n > 0 ? sealed_open(cred, ctx, buf, n, &plain, &plen) : UV_EINVAL;
     if (rc != 0 || plen != TGU_DB_KEY_BYTES) {
         snprintf(err, errcap,
                  "%s does not open with %s (another credentials key?); sign the account in "

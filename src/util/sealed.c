@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "util/secret_file.h"
+
 #define SEALED_VERSION   1
 #define SEALED_NONCE_LEN 12
 #define SEALED_TAG_LEN   16
@@ -41,34 +43,21 @@ static int key_create(const char *path, sealed_key_t *key, char *err, size_t err
 
 int sealed_key_load(const char *path, sealed_key_t *key, char *err, size_t errcap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 && errno == ENOENT) {
-        int rc = key_create(path, key, err, errcap);
+    const unsigned flags = SECRET_FILE_PRIVATE | SECRET_FILE_NOFOLLOW;
+    size_t n = 0;
+    int rc = secret_file_read(path, flags, NULL, key->key, SEALED_KEY_BYTES, &n, err, errcap);
+    if (rc == UV_ENOENT) {
+        rc = key_create(path, key, err, errcap);
         if (rc != UV_EEXIST)
             return rc;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* created meanwhile */
+        /* created meanwhile */
+        rc = secret_file_read(path, flags, NULL, key->key, SEALED_KEY_BYTES, &n, err, errcap);
     }
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errcap, "%s: %s", path, strerror(e));
-        return -e;
-    }
-    struct stat st;
-    int rc = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errcap, "%s: not a regular file", path);
-        rc = UV_EINVAL;
-    } else if ((st.st_mode & 077) != 0) {
-        snprintf(err, errcap, "%s: readable by others (mode %03o); chmod 600 it", path,
-                 (unsigned)(st.st_mode & 0777));
-        rc = UV_EPERM;
-    } else if (st.st_size != SEALED_KEY_BYTES ||
-               read(fd, key->key, SEALED_KEY_BYTES) != SEALED_KEY_BYTES) {
+    if ((rc == 0 && n != SEALED_KEY_BYTES) || rc == UV_E2BIG) {
         snprintf(err, errcap, "%s: not a credentials key (%d bytes expected)", path,
                  SEALED_KEY_BYTES);
         rc = UV_EINVAL;
     }
-    close(fd);
     if (rc != 0)
         sealed_key_wipe(key);
     return rc;

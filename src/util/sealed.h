@@ -23,9 +23,10 @@ typedef struct sealed_key_s {
 } sealed_key_t;
 
 /* Reads the key at path, or creates it (0600, random) when there is none.
- * A key file that others can read, or of the wrong size, is refused.
- * Small and bounded: called at start, before serving. Returns 0, or a
- * negative code with err. */
+ * A key file that is not a regular file (a FIFO is refused at once, never
+ * waited on), a symbolic link, one that fails secret_file's mode rule, or
+ * one of the wrong size is refused (secret_file.h). Small and bounded: called at start, before
+ * serving. Returns 0, or a negative code with err. */
 int sealed_key_load(const char *path, sealed_key_t *key, char *err, size_t errcap);
 
 /* Wipes the key. */

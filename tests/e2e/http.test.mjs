@@ -272,6 +272,7 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
   fs.writeFileSync(
     file,
     "# tokens\nfull-access-token-0123456789\nlimited-token-0123456789 toolsets=conformance read_only\n",
+    { mode: 0o600 },
   );
   const d = await startDaemon([
     "--toolsets", "conformance",
@@ -302,7 +303,7 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
     assert.equal(await d.stop(), 0);
   }
   // A token naming a toolset that is not served stops the start.
-  fs.writeFileSync(file, "some-long-token-0123456789 toolsets=telegramx\n");
+  fs.writeFileSync(file, "some-long-token-0123456789 toolsets=telegramx\n", { mode: 0o600 });
   const r = spawnSync(PARLEYD, baseArgs(["--listen", "http://127.0.0.1:0/mcp", "--token-file", file]), {
     encoding: "utf8",
   });
@@ -310,7 +311,7 @@ test("bearer tokens: 401 without, toolsets and read-only per token", async () =>
   assert.match(r.stderr, /toolset 'telegramx', which is not served/);
   assert.doesNotMatch(r.stderr, /some-long-token/);
   // Beyond loopback with tokens is allowed.
-  fs.writeFileSync(file, "some-long-token-0123456789\n");
+  fs.writeFileSync(file, "some-long-token-0123456789\n", { mode: 0o600 });
   const open = await startDaemon(["--listen", "http://0.0.0.0:0/mcp", "--token-file", file]);
   assert.equal(await open.stop(), 0);
 });

@@ -4,8 +4,9 @@
 // dropped; TLS without a certificate is refused at start.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
 import tls from "node:tls";
@@ -82,4 +83,23 @@ test("TLS endpoints need a certificate; a bad one stops the start", () => {
   r = spawnSync(PARLEYD, baseArgs(["--listen", "https://127.0.0.1:0/mcp", "--tls-cert", key, "--tls-key", key]), { encoding: "utf8" });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /certificate .*key\.pem/);
+});
+
+// The key is a secret: one others can read is refused, a FIFO at once
+// (never waited on), both before any work (exit 2).
+test("a TLS key others can read, or a FIFO, is refused at start", () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "parley-tls-"));
+  const open = path.join(tmp, "key.pem");
+  fs.copyFileSync(key, open);
+  fs.chmodSync(open, 0o644);
+  const fifo = path.join(tmp, "key.fifo");
+  execFileSync("mkfifo", [fifo]);
+  for (const [file, why] of [[open, /tls_key .*key\.pem: holds a secret and others can read it \(mode 0644\); chmod 600 it/],
+    [fifo, /tls_key .*key\.fifo: a FIFO, not a regular file/]]) {
+    const r = spawnSync(PARLEYD, baseArgs(["--listen", "https://127.0.0.1:0/mcp", "--tls-cert", cert, "--tls-key", file]),
+      { encoding: "utf8", timeout: 30000, killSignal: "SIGKILL" });
+    assert.equal(r.signal, null, `parleyd hung on ${file}`);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, why);
+  }
 });

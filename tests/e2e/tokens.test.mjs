@@ -49,6 +49,7 @@ before(async () => {
     file,
     `${TOKENS.all}\n${TOKENS.memory} toolsets=memory\n${TOKENS.confRo} toolsets=conformance read_only\n` +
       `${TOKENS.inline} toolsets=inline\n`,
+    { mode: 0o600 },
   );
   daemon = await startDaemon([
     "--db", dburl,
@@ -241,7 +242,7 @@ test("an inline-only token watches no chat of another source, in both revisions"
 // without a token while the others still ask for one.
 test("a tcp:// endpoint is refused with tokens unless allow_anonymous names it", async () => {
   const file = path.join(work, "tokens-conformance");
-  fs.writeFileSync(file, `${TOKENS.all}\n`);
+  fs.writeFileSync(file, `${TOKENS.all}\n`, { mode: 0o600 });
   const args = ["--db", dburl, "--data-dir", path.join(work, "data"), "--toolsets", "conformance", "--token-file", file];
   const refused = spawnSync(PARLEYD_BIN(), ["serve", ...args, "--listen", "tcp://127.0.0.1:0,http://127.0.0.1:0/mcp"], {
     encoding: "utf8",

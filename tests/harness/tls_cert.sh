@@ -12,4 +12,6 @@ gen() {
 }
 gen cert.pem key.pem parley-test
 gen other.pem other-key.pem parley-other
-chmod 644 "$dir"/*.pem
+chmod 644 "$dir"/cert.pem "$dir"/other.pem
+# The keys are secrets: parleyd refuses a key others can read.
+chmod 600 "$dir"/key.pem "$dir"/other-key.pem

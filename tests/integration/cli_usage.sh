@@ -25,6 +25,26 @@ expect_usage "not one of debug" --log-level loud serve
 echo "nonsense line" >"$TMP/bad.conf"
 expect_usage "bad.conf:1: expected 'key = value'" --config "$TMP/bad.conf"
 expect_usage "No such file" --config "$TMP/missing.conf"
+# Settings and secret files are opened without blocking and must be
+# regular files: a FIFO is refused at once, never waited on. A file that
+# holds a secret follows one mode rule: 0600 (or 0640 owned by root).
+mkfifo "$TMP/fifo.conf" "$TMP/fifo.tokens"
+err=$(timeout 10 "$PARLEYD" --config "$TMP/fifo.conf" serve 2>&1 >/dev/null) && fail "a FIFO config was accepted"
+grep -q "config file $TMP/fifo.conf: a FIFO, not a regular file" <<<"$err" || fail "FIFO config: '$err'"
+printf 'log_level = debug\n' >"$TMP/plain.conf"
+chmod 644 "$TMP/plain.conf"
+printf 'telegram_api_hash = 0123456789abcdef0123456789abcdef\n' >"$TMP/secret.conf"
+chmod 644 "$TMP/secret.conf"
+expect_usage "config file (telegram_api_hash) $TMP/secret.conf: holds a secret and others can read it (mode 0644); chmod 600 it" \
+  --config "$TMP/secret.conf" serve
+printf 'db = postgres://parley:hunter2@db.invalid/parley\n' >"$TMP/dbpass.conf"
+chmod 604 "$TMP/dbpass.conf"
+expect_usage "config file (db) $TMP/dbpass.conf: holds a secret and others can read it (mode 0604)" \
+  --config "$TMP/dbpass.conf" serve
+chmod 600 "$TMP/secret.conf" "$TMP/dbpass.conf"
+for ok in plain secret dbpass; do # read, then the next setting is what is refused
+  expect_usage "unknown endpoint" --config "$TMP/$ok.conf" serve --data-dir "$TMP/never" --listen ftp://x
+done
 PARLEY_DB_POOL_SIZE=x expect_usage "PARLEY_DB_POOL_SIZE" serve
 # login: what signs in, and the phone, before any work (no data directory made).
 expect_usage "usage: parleyd login telegram --phone" login
@@ -48,6 +68,9 @@ expect_usage "^parleyd: --log_level: 'loud'" serve --log_level loud
 # unless allow_anonymous names it; a name that is no endpoint, or one
 # beyond loopback, is refused too.
 printf 'some-long-token-0123456789\n' >"$TMP/tokens"
+chmod 600 "$TMP/tokens"
+printf 'some-long-token-0123456789\n' >"$TMP/tokens644"
+chmod 644 "$TMP/tokens644"
 # A bad setting of any kind is a usage error before any work: nothing is
 # created in the data directory (no cluster initialised, started or
 # joined), nothing listens.
@@ -59,6 +82,8 @@ for bad in "unknown endpoint::--listen ftp://x" \
   "telegram-api-url: 'api.telegram.org' is not::--telegram-api-url api.telegram.org" \
   "url-allow-addresses: 'example.com' is not an IP address::--url-allow-addresses example.com" \
   "token file .*no-such-tokens: No such file::--token-file $TMP/no-such-tokens" \
+  "token file $TMP/tokens644: holds a secret and others can read it (mode 0644); chmod 600 it::--token-file $TMP/tokens644" \
+  "token file $TMP/fifo.tokens: a FIFO, not a regular file::--token-file $TMP/fifo.tokens" \
   "tcp://127.0.0.1:0: with --token-file every endpoint but a unix: socket needs a bearer token::--listen tcp://127.0.0.1:0 --token-file $TMP/tokens" \
   "tcp://127.0.0.1:0: with --token-file::--listen tcp://127.0.0.1:0,http://127.0.0.1:0/mcp --token-file $TMP/tokens --allow-anonymous http://127.0.0.1:0/mcp" \
   "allow-anonymous: 'tcp://127.0.0.1:1' is not one of the listen endpoints::--listen tcp://127.0.0.1:0 --token-file $TMP/tokens --allow-anonymous tcp://127.0.0.1:1" \

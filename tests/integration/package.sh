@@ -45,6 +45,10 @@ for d in postgresql-15 adduser libuv1 libpq5 libcurl4 libssl3 libjansson4 libh2o
 done
 grep -q "asan\|ubsan" <<<"$deps" && fail "a sanitizer's library in Depends: $deps"
 dpkg-deb --contents "$DEB" | awk '{print $NF}' >"$TMP/contents"
+# The config file may hold secrets: never readable by others, even before
+# the postinst makes it root:parley.
+conf_mode=$(dpkg-deb --contents "$DEB" | awk '$NF == "./etc/parley.conf" {print $1}')
+[ "$conf_mode" = "-rw-r-----" ] || fail "/etc/parley.conf is packaged $conf_mode, not -rw-r-----"
 for f in ./usr/bin/parleyd ./usr/bin/parley-loadgen ./usr/share/man/man8/parleyd.8.gz \
   ./usr/lib/systemd/system/parleyd.service ./usr/lib/sysusers.d/parley.conf ./etc/parley.conf \
   ./usr/share/doc/parley/README.md ./usr/share/doc/parley/deployment.md \

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "config.h"
 #include "testutil.h"
@@ -112,6 +114,50 @@ static void test_file_errors(void **state)
     assert_non_null(strstr(err, "/nonexistent/parley.conf"));
 }
 
+/* A config file that sets a secret follows secret_file's mode rule; one
+ * without secrets may be read by anyone; a FIFO is refused at once. */
+static void test_file_secrets(void **state)
+{
+    (void)state;
+    assert_string_equal(config__secret_key("telegram_api_hash", "abc"), "telegram_api_hash");
+    assert_string_equal(config__secret_key("telegram_bot_token", "1:x"), "telegram_bot_token");
+    assert_null(config__secret_key("telegram_bot_token", ""));
+    assert_string_equal(config__secret_key("db", "postgres://u:pw@h/db"), "db");
+    assert_string_equal(config__secret_key("memory_db", "host=h password=pw"), "memory_db");
+    assert_string_equal(config__secret_key("db_ro", "postgres://u@h/db?password=pw"), "db_ro");
+    assert_null(config__secret_key("db", "postgres://u@h:5432/db"));
+    assert_null(config__secret_key("db", "host=/run/pg dbname=x"));
+    assert_null(config__secret_key("log_level", "debug"));
+
+    config_t c;
+    char err[CONFIG_ERR_MAX];
+    assert_int_equal(config_init(&c, err, sizeof err), 0);
+    char *path = write_file("log_level = debug\ntelegram_api_hash = 0123abcd\n");
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(config_load_file(&c, path, err, sizeof err), UV_EPERM);
+    assert_non_null(strstr(err, "config file (telegram_api_hash) "));
+    assert_non_null(strstr(err, "(mode 0644); chmod 600 it"));
+    assert_non_null(strstr(err, path));
+    assert_null(strstr(err, "0123abcd")); /* never the secret */
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(config_init(&c, err, sizeof err), 0);
+    assert_int_equal(config_load_file(&c, path, err, sizeof err), 0);
+    unlink(path);
+    path = write_file("log_level = debug\ndb = postgres://h/db\n");
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(config_load_file(&c, path, err, sizeof err), 0);
+    unlink(path);
+
+    alarm(10); /* a blocking open fails the test instead of hanging it */
+    path = write_file("");
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(config_load_file(&c, path, err, sizeof err), UV_EINVAL);
+    assert_non_null(strstr(err, "a FIFO, not a regular file"));
+    unlink(path);
+    alarm(0);
+}
+
 static void test_env(void **state)
 {
     (void)state;
@@ -150,6 +196,7 @@ int main(void)
         cmocka_unit_test_setup(test_xdg, clear_env),
         cmocka_unit_test_setup(test_file, clear_env),
         cmocka_unit_test_setup(test_file_errors, clear_env),
+        cmocka_unit_test_setup(test_file_secrets, clear_env),
         cmocka_unit_test_setup(test_env, clear_env),
         cmocka_unit_test_setup(test_pg_env_selects_external, clear_env),
     };

@@ -1,6 +1,7 @@
 /* Tests for util/sealed: a key file is created 0600 and read back, a file
  * others can read or of the wrong size is refused, values open under their
  * own key and context only, and tampering is detected. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,16 @@ static void test_key_file(void **state)
     assert_int_equal(chmod(path, 0600), 0);
     assert_int_equal(truncate(path, 10), 0);
     assert_int_equal(sealed_key_load(path, &k2, err, sizeof err), UV_EINVAL);
+    unlink(path);
+    /* a FIFO is refused at once, not waited on; a symbolic link too */
+    alarm(10);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(sealed_key_load(path, &k2, err, sizeof err), UV_EINVAL);
+    assert_non_null(strstr(err, "credentials.key: a FIFO, not a regular file"));
+    alarm(0);
+    unlink(path);
+    assert_int_equal(symlink("/dev/null", path), 0);
+    assert_int_equal(sealed_key_load(path, &k2, err, sizeof err), -ELOOP);
     unlink(path);
     test_rmdir(dir);
 }
