@@ -248,8 +248,8 @@ static const opt_t opts[] = {
      "login telegram: the phone number of the account to sign in (+ and digits).", "PHONE", 0},
     {"account", "PARLEY_ACCOUNT", OPT_STR, OFF(account), SZ(account), 0, 0,
      "(the phone number's digits)",
-     "login telegram: the name the account is kept under (letters, digits, _ and -), to tell "
-     "several accounts apart.",
+     "login telegram: the name the account is kept under (a letter or digit, then letters, "
+     "digits, _ and -), to tell several accounts apart; one Telegram user is one account.",
      "NAME", 0},
     {"bluesky_service", "PARLEY_BLUESKY_SERVICE", OPT_STR, OFF(bluesky_service),
      SZ(bluesky_service), 0, 0, "https://bsky.social",

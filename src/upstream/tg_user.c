@@ -391,6 +391,9 @@ static void def_free(void *obj)
         json_decref(u->accounts[i]->ops);
         free(u->accounts[i]);
     }
+    /* parleyd login telegram that did not succeed leaves no directory
+     * (TDLib's client and thread are gone by now; not serving). */
+    (void)tgu__session_discard(&u->login_session);
     tgu__session_wipe(&u->login_session);
     sealed_key_wipe(&u->cred);
     tdjson_free(u->td);

@@ -73,8 +73,9 @@ typedef struct tgu_session_s {
     bool pending;              /* its key is db.key.pending: not signed in yet */
 } tgu_session_t;
 
-/* The account's name: name when given (letters, digits, _ and -), else the
- * digits of phone. 0, or UV_EINVAL with err. */
+/* The account's name: name when given (a letter or digit, then letters,
+ * digits, _ and -: never an option's leading '-'), else the digits of
+ * phone. 0, or UV_EINVAL with err. */
 int tgu__session_name(const char *name, const char *phone, char *out, size_t cap, char *err,
                       size_t errcap);
 /* Opens (create: or makes) the account NAME's directory and key: every
@@ -89,6 +90,12 @@ int tgu__session_list(const char *data_dir, char names[][TGU_NAME_MAX], int max)
 /* The sign-in succeeded: db.key.pending becomes db.key (the directory is
  * an account from now on). 0, or a negative errno with err. */
 int tgu__session_commit(tgu_session_t *s, char *err, size_t errcap);
+/* A sign-in that did not succeed (still pending) leaves nothing: removes
+ * its directory (db.key.pending, td/), never following a symbolic link;
+ * a signed-in account's (not pending) is left alone. Call once TDLib's
+ * client on it is closed; file work: off the loop while serving. 0, or a
+ * negative errno. */
+int tgu__session_discard(tgu_session_t *s);
 void tgu__session_wipe(tgu_session_t *s);
 
 /* ---- sign-in (tg_user_auth.c) --------------------------------------------------- */

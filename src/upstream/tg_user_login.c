@@ -14,7 +14,9 @@
  *   CLOSING   the sign-in's client closes, which frees TDLib's lock of
  *             the directory (td.binlog); then the account starts like one
  *             found at start (its advisory lock first: on a database
- *             shared by two daemons only one runs it) and serves
+ *             shared by two daemons only one runs it) and serves; a
+ *             sign-in that failed or was cancelled removes the directory
+ *             it made (db.key.pending, td/) on the thread pool
  *
  * A refusal (a wrong code or password: TDLib's error, in words) ends the
  * sign-in; the caller starts another, which asks TDLib for a new code. The
@@ -94,10 +96,39 @@ static void si_end(tgu_signin_t *s)
         cb(cb_data);
 }
 
+static void si_closed(tgu_signin_t *s);
+
+/* A sign-in that did not succeed leaves no directory: removed off the
+ * loop, then the sign-in ends as it would have. */
+static void si_discard_work(uv_work_t *w)
+{
+    tgu_signin_t *s = w->data;
+    if (tgu__session_discard(&s->session) != 0)
+        log_warn(TGU_TAG, "account %s: cannot remove %s of the failed sign-in", s->name,
+                 s->session.dir);
+}
+
+static void si_discard_done(uv_work_t *w, int status)
+{
+    (void)status;
+    si_closed(w->data);
+}
+
 static void si_client_closed(void *data)
 {
     tgu_signin_t *s = data;
     s->client = NULL;
+    if (!s->stored && s->session.pending) {
+        s->work.data = s;
+        if (uv_queue_work(s->u->loop, &s->work, si_discard_work, si_discard_done) == 0)
+            return;
+    }
+    si_closed(s);
+}
+
+/* The client is closed (and a failed sign-in's directory removed). */
+static void si_closed(tgu_signin_t *s)
+{
     if (s->closed_cb != NULL && !s->stored) {
         si_end(s);
         return;

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -33,12 +34,14 @@ int tgu__session_name(const char *name, const char *phone, char *out, size_t cap
     size_t n = 0;
     if (name && name[0]) {
         for (const char *p = name; *p; p++) {
-            bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-';
+            bool alnum =
+                (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+            bool ok = alnum || (p > name && (*p == '_' || *p == '-'));
             if (!ok || n + 1 >= cap || n + 1 >= TGU_NAME_MAX) {
                 snprintf(err, errcap,
-                         "account: '%s' is not a name (letters, digits, _ and -, at most %d)", name,
-                         TGU_NAME_MAX - 1);
+                         "account: '%s' is not a name (a letter or digit, then letters, digits, _ "
+                         "and -; at most %d)",
+                         name, TGU_NAME_MAX - 1);
                 return UV_EINVAL;
             }
             out[n++] = *p;
@@ -163,7 +166,8 @@ int tgu__session_open(const char *data_dir, const sealed_key_t *cred, const char
     } else {
         /* Not signed in yet: the key waits under db.key.pending until the
          * sign-in succeeds (tgu__session_commit), so that a directory of a
-         * failed sign-in is no account; a second try uses it again. */
+         * sign-in that did not end is no account; one that failed removes
+         * it (tgu__session_discard); one a crash left is used again. */
         out->pending = true;
         rc = stat(pending, &st) == 0 ? key_read(pending, cred, ctx, key, err, errcap)
                                      : key_write(pending, cred, ctx, key, err, errcap);
@@ -223,6 +227,23 @@ int tgu__session_commit(tgu_session_t *s, char *err, size_t errcap)
     }
     s->pending = false;
     return 0;
+}
+
+static int discard_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = flag == FTW_DP || flag == FTW_DNR ? rmdir(path) : unlink(path);
+    return rc != 0 && errno != ENOENT ? -1 : 0;
+}
+
+int tgu__session_discard(tgu_session_t *s)
+{
+    if (!s->pending || s->dir[0] == '\0')
+        return 0;
+    s->pending = false;
+    /* Depth first, symbolic links removed, never followed. */
+    return nftw(s->dir, discard_entry, 8, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -errno;
 }
 
 void tgu__session_wipe(tgu_session_t *s)

@@ -59,9 +59,17 @@ test("login: a wrong code fails clearly; the code and the 2FA password sign in",
   assert.match(wrong.out, /code Telegram sent to \+15550001/);
   assert.match(wrong.err, /login failed: the code is wrong/);
   assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key")), "a failed sign-in is no account");
+  // ... and leaves nothing behind: no db.key.pending, no td/.
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001")), "a failed sign-in leaves no directory");
   const noAnswer = await login("");
   assert.notEqual(noAnswer.code, 0);
   assert.match(noAnswer.err, /end of input/);
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001")), "a cancelled sign-in leaves no directory");
+  // An account name is never taken for an option: it starts with a letter or digit.
+  const dash = await tgLogin(a, "", ["--account", "-rf"]);
+  assert.notEqual(dash.code, 0, dash.err);
+  assert.match(dash.err, /account: '-rf' is not a name \(a letter or digit, then letters, digits, _ and -/);
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "-rf")));
 
   const ok = await login("12345\nhunter2\n");
   assert.equal(ok.code, 0, ok.err);
@@ -78,6 +86,14 @@ test("login: a wrong code fails clearly; the code and the 2FA password sign in",
   assert.ok(!fs.readFileSync(path.join(dir, "db.key")).includes(Buffer.from("hunter2")));
   assert.equal(psql("SELECT kind || ':' || handle || ':' || external_id FROM accounts WHERE kind = 'telegram_user'"),
     "telegram_user:15550001:777000111");
+
+  // One Telegram user is one account: the same user under another name is
+  // refused, naming the account that has it, and leaves nothing behind.
+  const again = await tgLogin(a, "12345\nhunter2\n", ["--account", "ada2"]);
+  assert.notEqual(again.code, 0);
+  assert.match(again.err, /the Telegram user 777000111 is signed in already as the account '15550001'/);
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "ada2")), "the refused sign-in left its directory");
+  assert.equal(psql("SELECT string_agg(handle, ',') FROM accounts WHERE kind = 'telegram_user'"), "15550001");
 });
 
 test("serve: the account, its chats, a backfill through a FloodWait, live updates, sending", async () => {

@@ -117,7 +117,11 @@ test("several accounts: each signed in under its name, all run, the first signed
   assert.match(badErr, /account: 'no\/slashes' is not a name/);
 
   await login(a, ["--account", "work"]);
+  // "home" is another Telegram user (one user is one account): the fake
+  // signs its directory in as user 777000333.
+  a.rescript({ user: { ...a.script.user, id: 777000333 } });
   await login(a, ["--account", "home"]);
+  a.rescript();
   for (const name of ["work", "home"])
     assert.equal(fs.statSync(path.join(a.data, "telegram", name)).mode & 0o777, 0o700);
   assert.equal(a.psql("SELECT string_agg(handle || ':' || is_default, ',' ORDER BY id) FROM accounts WHERE kind = 'telegram_user'"), "work:true,home:false");

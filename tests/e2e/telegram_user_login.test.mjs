@@ -154,10 +154,9 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
     await c.close();
     assert.equal(await d.stop(), 0, d.log());
   }
-  // A restart finds the directory the failed sign-in made: no account (its
-  // key waits as db.key.pending), and authLogin signs it in with that key.
-  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key")), "a failed sign-in is no account");
-  assert.ok(fs.existsSync(path.join(dataDir, "telegram", "15550001", "db.key.pending")));
+  // The failed sign-in left nothing (no db.key.pending, no td/); a restart
+  // finds no account, and authLogin signs it in afresh.
+  assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001")), "a failed sign-in leaves no directory");
   d = await serve();
   c = await tgClient(d, { elicitation: { form: {}, url: {} } });
   try {
@@ -205,6 +204,23 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
     asked.length = 0;
     assert.match(await refused(c, "authLogin", { phone: "+15550001" }), /signed in already/);
     assert.equal(asked.length, 0);
+
+    // The same Telegram user under another name: refused once Telegram
+    // says who it is, naming the account that has it; nothing is left (no
+    // directory, no row, no second client).
+    seen = {};
+    c.setRequestHandler(ElicitRequestSchema, signIn("+15550001", asked, seen));
+    const dup = await c.callTool({ name: "authLogin", arguments: { phone: "+15550001", account: "ada2" } });
+    await seen.browser;
+    assert.equal(dup.isError, true, textOf(dup));
+    assert.match(textOf(dup), /the Telegram user 777000111 is signed in already as the account '15550001'/);
+    await until("the refused sign-in's directory removed", async () => !fs.existsSync(path.join(dataDir, "telegram", "ada2")));
+    assert.equal(psql("SELECT string_agg(handle, ',') FROM accounts WHERE kind = 'telegram_user'"), "15550001");
+    // A name must not start with '-' (or '_').
+    for (const bad of ["-rf", "_x"])
+      assert.match(await refused(c, "authLogin", { phone: "+15550001", account: bad }), /account/);
+    assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "-rf")));
+    assert.equal((await call(c, "authStatus")).userId, "777000111");
   } finally {
     await c.close();
     assert.equal(await d.stop(), 0, d.log());

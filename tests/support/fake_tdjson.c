@@ -71,7 +71,9 @@
  *   it; <dir>/td.binlog is created 0600 and flock(LOCK_EX|LOCK_NB)ed, held
  *   until close/logOut (a second client on the directory: 400 "Can't lock
  *   file ..."); <dir>/fake_td.json {authorized, key, user_id} remembers a
- *   login: the same database_encryption_key goes straight to Ready, another
+ *   login (getMe then answers user_id, the script's user otherwise: a
+ *   script rewritten between two logins makes two users): the same
+ *   database_encryption_key goes straight to Ready, another
  *   answers 401 "Wrong database encryption key" (state unchanged).
  * - Before Ready everything but the auth methods, getAuthorizationState,
  *   getOption, close and logOut answers 401 "Unauthorized"; an unknown
@@ -340,8 +342,8 @@ char *fake__path_in(const char *dir, const char *name)
 static void go_ready(fake_client_t *c)
 {
     char *p = fake__path_in(c->db_dir, "fake_td.json");
-    json_t *st =
-        json_pack("{s:b,s:s,s:I}", "authorized", 1, "key", c->key, "user_id", fake__me_id());
+    json_t *st = json_pack("{s:b,s:s,s:I}", "authorized", 1, "key", c->key, "user_id",
+                           c->me_id ? c->me_id : fake__me_id());
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
         json_dumpfd(st, fd, JSON_COMPACT);
@@ -434,6 +436,8 @@ static void h_set_params(fake_client_t *c, json_t *req, json_t *extra)
         fake__answer_error(c, extra, 401, "Wrong database encryption key");
         return;
     }
+    if (authorized && json_integer_value(json_object_get(saved, "user_id")) != fake__me_id())
+        c->me_id = json_integer_value(json_object_get(saved, "user_id"));
     json_decref(saved);
     c->lock_fd = fd;
     c->db_dir = strdup(dir);
@@ -555,7 +559,11 @@ static void h_logout(fake_client_t *c, json_t *req, json_t *extra)
 static void h_get_me(fake_client_t *c, json_t *req, json_t *extra)
 {
     (void)req;
-    fake__answer(c, extra, fake__user_object(json_object_get(fake__script, "user")));
+    json_t *me = json_deep_copy(json_object_get(fake__script, "user"));
+    if (me && c->me_id != 0) /* signed in by another script: that user */
+        json_object_set_new(me, "id", json_integer(c->me_id));
+    fake__answer(c, extra, fake__user_object(me));
+    json_decref(me);
 }
 
 static void h_get_user(fake_client_t *c, json_t *req, json_t *extra)

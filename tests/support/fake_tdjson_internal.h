@@ -56,6 +56,9 @@ typedef struct {
     int lock_fd;
     char *db_dir;
     char *key;
+    /* The user this directory signed in as (fake_td.json), when another
+     * script signed it in; 0: the script's user. getMe answers it. */
+    json_int_t me_id;
     json_t *chats; /* records: the script's chat plus "msgs" (ascending) */
     size_t chats_sent;
     json_int_t calls; /* calls of the flood_wait method */

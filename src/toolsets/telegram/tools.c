@@ -72,9 +72,10 @@ static const mcp_tool_def_t tools[] = {
      "says how to sign in on the server (parleyd login telegram).",
      OBJ("\"phone\":{\"type\":\"string\",\"maxLength\":31,\"description\":\"The account's "
          "phone number with its country code (+15551234567); asked when left out\"},"
-         "\"account\":{\"type\":\"string\",\"maxLength\":63,\"pattern\":\"^[A-Za-z0-9_-]+$\","
-         "\"description\":\"A name for the account (letters, digits, _ and -); default: the "
-         "phone's digits\"}",
+         "\"account\":{\"type\":\"string\",\"maxLength\":63,"
+         "\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9_-]*$\",\"description\":\"A name for the "
+         "account (a letter or digit, then letters, digits, _ and -); one Telegram user is one "
+         "account; default: the phone's digits\"}",
          ""),
      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},"
      "\"message\":{\"type\":\"string\"},\"account\":{\"type\":\"object\"}},"

@@ -196,15 +196,36 @@ $$;
 -- default), me its TDLib user (getMe; NULL keeps what is stored), p_extra
 -- merged into accounts.extra (phone, session_path, ...), p_credentials
 -- replacing the stored ones unless NULL. The first one is the default.
+-- One Telegram user is one account: when an earlier account (a lower id)
+-- holds me's user id under another handle, this one is refused naming it
+-- (SQLSTATE 23505), so a second sign-in of the same user under a new name
+-- stores nothing (and accounts made that way before start no more).
 -- Returns accounts.id.
 CREATE OR REPLACE FUNCTION parley_tdu_account(p_handle text, me jsonb, p_extra jsonb,
                                               p_credentials bytea) RETURNS bigint
     LANGUAGE plpgsql AS $$
 DECLARE
     v_id bigint;
+    v_other text;
     v_extra jsonb := jsonb_strip_nulls(jsonb_build_object(
         'phone', nullif(me ->> 'phone_number', ''))) || coalesce(p_extra, '{}');
 BEGIN
+    IF me ->> 'id' IS NOT NULL THEN
+        -- Two sign-ins of one user at once: one after the other.
+        PERFORM pg_advisory_xact_lock(hashtextextended('parley_tdu_account:' || (me ->> 'id'), 0));
+        SELECT o.handle INTO v_other FROM accounts o
+        WHERE o.kind = 'telegram_user' AND o.external_id = me ->> 'id' AND o.handle <> p_handle
+          AND o.id < coalesce((SELECT a.id FROM accounts a
+                               WHERE a.kind = 'telegram_user' AND a.handle = p_handle),
+                              9223372036854775807)
+        ORDER BY o.id LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'the Telegram user % is signed in already as the account ''%''; '
+                            'one user is one account: use that one (or sign it out first)',
+                            me ->> 'id', v_other
+                USING ERRCODE = 'unique_violation';
+        END IF;
+    END IF;
     INSERT INTO accounts AS a (kind, handle, external_id, display_name, is_default,
                                last_login_at, credentials, extra)
     VALUES ('telegram_user', p_handle, me ->> 'id',
