@@ -37,6 +37,62 @@ void pg_query__set_error(pg_query_t *q, const char *sqlstate, const char *msg)
     pg_pool__copy_msg(q->error, sizeof q->error, msg);
 }
 
+/* ---- shares of the limited class ------------------------------------------ */
+
+static queue_node_t *share_bucket(pg_pool_t *p, uint64_t key)
+{
+    uint64_t h = key * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing: any key spreads */
+    return &p->share_buckets[h >> 58];        /* the top 6 bits: PG_SHARE_BUCKETS */
+}
+
+_Static_assert(PG_SHARE_BUCKETS == 64, "share_bucket takes the top 6 bits");
+
+/* The share of key, made when there is none. NULL on ENOMEM. */
+static pg_share_t *pool_share_get(pg_pool_t *p, uint64_t key)
+{
+    queue_node_t *b = share_bucket(p, key);
+    for (queue_node_t *n = queue_head(b); n != b; n = n->next) {
+        pg_share_t *sh = queue_entry(n, pg_share_t, hash_node);
+        if (sh->key == key)
+            return sh;
+    }
+    pg_share_t *sh = calloc(1, sizeof *sh);
+    if (sh == NULL)
+        return NULL;
+    sh->key = key;
+    queue_init(&sh->ring_node);
+    queue_init(&sh->waiting);
+    queue_push_tail(b, &sh->hash_node);
+    return sh;
+}
+
+/* Takes a share with nothing waiting out of the ring, and frees one with
+ * nothing running either. */
+static void pool_share_settle(pg_pool_t *p, pg_share_t *sh)
+{
+    (void)p;
+    if (!queue_empty(&sh->waiting))
+        return;
+    queue_remove(&sh->ring_node); /* a no-op when not in the ring */
+    if (sh->running == 0) {
+        queue_remove(&sh->hash_node);
+        free(sh);
+    }
+}
+
+/* Takes a waiting q out of its queues (not yet finished). */
+static void pool_unqueue(pg_pool_t *p, pg_query_t *q)
+{
+    queue_remove(&q->node);
+    p->queued--;
+    if (q->limited) {
+        queue_remove(&q->share_node);
+        pg_share_t *sh = q->owner;
+        q->owner = NULL;
+        pool_share_settle(p, sh);
+    }
+}
+
 /* ---- completion ---------------------------------------------------------- */
 
 void pg_query__finish(pg_query_t *q, int status)
@@ -52,6 +108,15 @@ void pg_query__finish(pg_query_t *q, int status)
     if (freed_slot) {
         q->limited_running = false;
         p->limited_running--;
+        q->owner->running--;
+        pool_share_settle(p, q->owner);
+        q->owner = NULL;
+    }
+    q->ran_out = status == UV_ETIMEDOUT && q->timed_out && q->run_limited;
+    if (q->ran_out) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the query ran past its time limit of %u ms", q->run_timeout_ms);
+        pg_query__set_error(q, "57014", msg);
     }
     q->cb(q, status); /* may free q */
     if (freed_slot)
@@ -87,16 +152,28 @@ static pg_conn_t *pool_ready_conn(pg_pool_t *p)
     return NULL;
 }
 
+/* The limited query whose turn it is: the oldest of the first share in
+ * the ring under its cap (limited_share_max), or NULL. */
+static pg_query_t *pool_next_limited(pg_pool_t *p)
+{
+    if (p->cfg.limited_max > 0 && p->limited_running >= p->cfg.limited_max)
+        return NULL;
+    for (queue_node_t *n = queue_head(&p->share_ring); n != &p->share_ring; n = n->next) {
+        pg_share_t *sh = queue_entry(n, pg_share_t, ring_node);
+        if (p->cfg.limited_share_max <= 0 || sh->running < p->cfg.limited_share_max)
+            return queue_entry(queue_head(&sh->waiting), pg_query_t, share_node);
+    }
+    return NULL;
+}
+
 /* The oldest queued query that may run now: any, but one of the limited
- * class only while fewer than limited_max of them run. */
+ * class only while fewer than limited_max of them run, and of those the
+ * one whose share's turn it is. */
 static pg_query_t *pool_next_query(pg_pool_t *p)
 {
-    bool full = p->cfg.limited_max > 0 && p->limited_running >= p->cfg.limited_max;
     pg_query_t *any =
         queue_empty(&p->queue) ? NULL : queue_entry(queue_head(&p->queue), pg_query_t, node);
-    pg_query_t *lim = full || queue_empty(&p->limited_queue)
-                          ? NULL
-                          : queue_entry(queue_head(&p->limited_queue), pg_query_t, node);
+    pg_query_t *lim = pool_next_limited(p);
     if (any != NULL && lim != NULL)
         return any->seq < lim->seq ? any : lim;
     return any != NULL ? any : lim;
@@ -111,8 +188,15 @@ void pg_pool__dispatch(pg_pool_t *p)
         queue_remove(&q->node);
         p->queued--;
         if (q->limited) {
+            pg_share_t *sh = q->owner;
+            queue_remove(&q->share_node);
             q->limited_running = true;
             p->limited_running++;
+            sh->running++;
+            /* Its turn is used: to the end of the ring, when more wait. */
+            queue_remove(&sh->ring_node);
+            if (!queue_empty(&sh->waiting))
+                queue_push_tail(&p->share_ring, &sh->ring_node);
         }
         pg_conn__run(c, q);
     }
@@ -171,16 +255,14 @@ static bool pool_expire(pg_pool_t *p, queue_node_t *list, uint64_t now)
         queue_node_t *next = n->next;
         pg_query_t *q = queue_entry(n, pg_query_t, node);
         if (p->refused) { /* waiting would not help */
-            queue_remove(n);
-            p->queued--;
+            pool_unqueue(p, q);
             pg_query__set_error(q, pg_pool__refusal_sqlstate(p->last_error), p->last_error);
             pg_query__finish(q, UV_EACCES);
             if (p->closing)
                 return false;
             next = queue_head(list);
         } else if (q->deadline <= now) {
-            queue_remove(n);
-            p->queued--;
+            pool_unqueue(p, q);
             char msg[PG_QUERY_ERROR_MAX];
             snprintf(msg, sizeof msg, "timed out waiting for a database connection%s%.400s",
                      p->last_error[0] ? ": " : "", p->last_error);
@@ -228,10 +310,26 @@ int pg_pool_submit(pg_pool_t *p, pg_query_t *q)
     q->error[0] = '\0';
     q->cancel_requested = false;
     q->timed_out = false;
+    q->run_limited = false;
+    q->ran_out = false;
     q->deadline = uv_now(p->loop) + (q->timeout_ms ? q->timeout_ms : p->cfg.query_timeout_ms);
     q->state = Q_QUEUED;
     p->stats.submitted++;
     q->seq = p->next_seq++;
+    q->owner = NULL;
+    q->limited_running = false;
+    if (q->limited) {
+        pg_share_t *sh = pool_share_get(p, q->share);
+        if (sh == NULL) {
+            free(q->results);
+            q->results = NULL;
+            return UV_ENOMEM;
+        }
+        if (queue_empty(&sh->waiting))
+            queue_push_tail(&p->share_ring, &sh->ring_node);
+        queue_push_tail(&sh->waiting, &q->share_node);
+        q->owner = sh;
+    }
     queue_push_tail(q->limited ? &p->limited_queue : &p->queue, &q->node);
     p->queued++;
     pg_pool__dispatch(p);
@@ -244,8 +342,7 @@ void pg_query_cancel(pg_query_t *q)
 {
     pg_pool_t *p = q->pool;
     if (q->state == Q_QUEUED) {
-        queue_remove(&q->node);
-        p->queued--;
+        pool_unqueue(p, q);
         pg_query__set_error(q, "57014", "query cancelled");
         pg_query__finish(q, UV_ECANCELED);
     } else if (q->state == Q_RUNNING && !q->cancel_requested) {
@@ -286,6 +383,12 @@ static void pool_free(pg_pool_t *p)
         free(c->prepared);
         pg_conninfo_free(&c->resolved);
     }
+    for (int i = 0; i < PG_SHARE_BUCKETS; i++) /* none left after close; kept safe */
+        while (!queue_empty(&p->share_buckets[i])) {
+            queue_node_t *n = queue_head(&p->share_buckets[i]);
+            queue_remove(n);
+            free(queue_entry(n, pg_share_t, hash_node));
+        }
     for (int i = 0; i < p->nhosts; i++)
         free(p->hosts[i]);
     pg_conninfo_free(&p->conninfo);
@@ -319,10 +422,8 @@ void pg_pool_close(pg_pool_t *p, pg_pool_close_cb cb)
     }
     while (p->queued > 0) {
         queue_node_t *list = queue_empty(&p->queue) ? &p->limited_queue : &p->queue;
-        queue_node_t *n = queue_head(list);
-        queue_remove(n);
-        p->queued--;
-        pg_query_t *q = queue_entry(n, pg_query_t, node);
+        pg_query_t *q = queue_entry(queue_head(list), pg_query_t, node);
+        pool_unqueue(p, q);
         pg_query__set_error(q, "57P01", "database pool is shutting down");
         pg_query__finish(q, UV_ECANCELED);
     }
@@ -447,6 +548,9 @@ int pg_pool_new(uv_loop_t *loop, const pg_pool_config_t *cfg, const pg_conninfo_
     p->cfg.name = p->name;
     queue_init(&p->queue);
     queue_init(&p->limited_queue);
+    queue_init(&p->share_ring);
+    for (int i = 0; i < PG_SHARE_BUCKETS; i++)
+        queue_init(&p->share_buckets[i]);
     queue_init(&p->done);
     int rc = pg_conninfo_copy(&p->conninfo, conninfo);
     if (rc == 0 && pg_conninfo_get(&p->conninfo, "application_name") == NULL)

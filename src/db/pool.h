@@ -7,7 +7,9 @@
  * in pipeline mode (one round trip; they run as one implicit transaction).
  * "COPY ... FROM STDIN" statements stream their data with
  * PQputCopyData as the socket takes it. Queries wait in a FIFO of at most queue_max entries; past
- * it pg_pool_submit answers UV_EBUSY at once. Each query has a deadline (queue wait included); at
+ * it pg_pool_submit answers UV_EBUSY at once. Queries of the limited class (searches) wait
+ * round-robin between their share keys (principals), so that one key's many do not hold back
+ * another's one. Each query has a deadline (queue wait included); at
  * the deadline a running query is cancelled on the server (PQcancel on the thread pool, never on
  * the loop). A connection that breaks fails its query with UV_ECONNRESET and reconnects with
  * exponential backoff; queued queries wait for it until their deadline.
@@ -40,7 +42,8 @@ typedef struct pg_query_s pg_query_t;
 typedef struct pg_conn_s pg_conn_t;
 
 /* Called once per submitted query. status: 0, UV_EIO (the server reported
- * an error: see q->sqlstate and q->error), UV_ETIMEDOUT, UV_ECONNRESET
+ * an error: see q->sqlstate and q->error), UV_ETIMEDOUT (q->ran_out tells
+ * whether it ran past its run_timeout_ms), UV_ECONNRESET
  * (connection lost while running), UV_EACCES (the server refuses
  * connections for good: no such database or role, authentication failed;
  * q->error has its message), UV_ECANCELED (pg_query_cancel or pool
@@ -74,6 +77,15 @@ struct pg_query_s {
      * cfg.limited_max of them run at once; the others wait in the queue
      * while queries of no class pass them. */
     bool limited;
+    /* For a limited query: whose it is, an opaque key (a hash of the
+     * principal; 0 is a key like any other). Waiting limited queries run
+     * round-robin between keys, oldest first within one key, and one key
+     * holds at most cfg.limited_share_max of the limited slots. */
+    uint64_t share;
+    /* A limit on the query once it holds a connection (0: none but the
+     * deadline): past it, it is cancelled on the server and answered
+     * UV_ETIMEDOUT with ran_out set, whatever time it spent waiting. */
+    uint32_t run_timeout_ms;
     pg_query_cb cb;
     void *data;
 
@@ -81,17 +93,21 @@ struct pg_query_s {
     PGresult **results; /* nstmts entries; NULL where none */
     char sqlstate[6];
     char error[PG_QUERY_ERROR_MAX];
+    bool ran_out; /* UV_ETIMEDOUT at run_timeout_ms (error names the limit) */
 
     /* Private. */
     queue_node_t node;
     pg_pool_t *pool;
     pg_conn_t *conn;
-    uint64_t deadline; /* uv_now() ms */
-    uint64_t seq;      /* submission order, across the pool's two queues */
+    uint64_t deadline;        /* uv_now() ms */
+    uint64_t seq;             /* submission order, across the pool's two queues */
+    queue_node_t share_node;  /* a waiting limited query: in its share's queue */
+    struct pg_share_s *owner; /* a limited query's share, while queued or running */
     int state;
     bool cancel_requested;
     bool timed_out;
     bool limited_running; /* counted in the pool's limited_running */
+    bool run_limited;     /* the deadline running is run_timeout_ms's */
 };
 
 typedef struct pg_pool_config_s {
@@ -117,6 +133,9 @@ typedef struct pg_pool_config_s {
      * once, so that heavy work leaves connections for the rest; 0: no
      * cap. */
     int limited_max;
+    /* Limited slots one share key (pg_query_t.share) may hold at once, so
+     * that the others keep a reserve; 0: no cap but limited_max. */
+    int limited_share_max;
     /* Statements run on every new connection before it takes queries
      * (LISTEN, SET). NULL-terminated; borrowed for the pool's life. */
     const char *const *setup_sql;
@@ -157,8 +176,8 @@ typedef void (*pg_call_cb)(void *data, int status, const char *value, const char
 /* Runs sql with nparams text parameters (copied; a NULL element is SQL
  * NULL), prepared once per connection under name unless name is NULL.
  * Returns 0 and *out (when out is not NULL; valid for pg_call_cancel until
- * the callback), or a negative code (UV_EBUSY, UV_EINVAL, UV_ECANCELED,
- * UV_ENOMEM) without calling back. */
+ * the callback, and for pg_call_ran_out during it), or a negative code (UV_EBUSY, UV_EINVAL,
+ * UV_ECANCELED, UV_ENOMEM) without calling back. */
 int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                  const char *const *params, pg_call_cb cb, void *data, pg_call_t **out);
 
@@ -172,8 +191,26 @@ int pg_pool_call_timeout(pg_pool_t *pool, uint32_t timeout_ms, const char *name,
                          int nparams, const char *const *params, pg_call_cb cb, void *data,
                          pg_call_t **out);
 
+/* How pg_pool_call_opts runs a call: the fields of pg_query_t of the same
+ * names (all zero: as pg_pool_call). */
+typedef struct pg_call_opts_s {
+    bool limited;
+    uint64_t share;
+    uint32_t timeout_ms;
+    uint32_t run_timeout_ms;
+} pg_call_opts_t;
+
+int pg_pool_call_opts(pg_pool_t *pool, const pg_call_opts_t *opts, const char *name,
+                      const char *sql, int nparams, const char *const *params, pg_call_cb cb,
+                      void *data, pg_call_t **out);
+
 /* Stops the call as pg_query_cancel does; the callback still runs. */
 void pg_call_cancel(pg_call_t *c);
+
+/* During the callback of a call answered UV_ETIMEDOUT: true when it ran
+ * past its run_timeout_ms (pg_query_t.ran_out), false when the deadline
+ * came first. */
+__attribute__((warn_unused_result)) bool pg_call_ran_out(const pg_call_t *c);
 
 /* Stops q: a queued query is answered UV_ECANCELED at once; a running one
  * is cancelled on the server and answered UV_ECANCELED when it stops. */

@@ -28,32 +28,30 @@ static void call_done(pg_query_t *q, int status)
     free(c);
 }
 
-static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const char *name,
-                       const char *sql, int nparams, const char *const *params, pg_call_cb cb,
-                       void *data, pg_call_t **out);
-
 int pg_pool_call(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                  const char *const *params, pg_call_cb cb, void *data, pg_call_t **out)
 {
-    return call_submit(pool, false, 0, name, sql, nparams, params, cb, data, out);
+    return pg_pool_call_opts(pool, &(pg_call_opts_t){0}, name, sql, nparams, params, cb, data, out);
 }
 
 int pg_pool_call_limited(pg_pool_t *pool, const char *name, const char *sql, int nparams,
                          const char *const *params, pg_call_cb cb, void *data, pg_call_t **out)
 {
-    return call_submit(pool, true, 0, name, sql, nparams, params, cb, data, out);
+    return pg_pool_call_opts(pool, &(pg_call_opts_t){.limited = true}, name, sql, nparams, params,
+                             cb, data, out);
 }
 
 int pg_pool_call_timeout(pg_pool_t *pool, uint32_t timeout_ms, const char *name, const char *sql,
                          int nparams, const char *const *params, pg_call_cb cb, void *data,
                          pg_call_t **out)
 {
-    return call_submit(pool, false, timeout_ms, name, sql, nparams, params, cb, data, out);
+    return pg_pool_call_opts(pool, &(pg_call_opts_t){.timeout_ms = timeout_ms}, name, sql, nparams,
+                             params, cb, data, out);
 }
 
-static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const char *name,
-                       const char *sql, int nparams, const char *const *params, pg_call_cb cb,
-                       void *data, pg_call_t **out)
+int pg_pool_call_opts(pg_pool_t *pool, const pg_call_opts_t *opts, const char *name,
+                      const char *sql, int nparams, const char *const *params, pg_call_cb cb,
+                      void *data, pg_call_t **out)
 {
     if (nparams < 0 || nparams > 65535)
         return UV_EINVAL;
@@ -92,8 +90,10 @@ static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const
     c->q.nstmts = 1;
     c->q.cb = call_done;
     c->q.data = c;
-    c->q.limited = limited;
-    c->q.timeout_ms = timeout_ms;
+    c->q.limited = opts->limited;
+    c->q.share = opts->share;
+    c->q.timeout_ms = opts->timeout_ms;
+    c->q.run_timeout_ms = opts->run_timeout_ms;
     c->cb = cb;
     c->data = data;
     int rc = pg_pool_submit(pool, &c->q);
@@ -110,4 +110,9 @@ static int call_submit(pg_pool_t *pool, bool limited, uint32_t timeout_ms, const
 void pg_call_cancel(pg_call_t *c)
 {
     pg_query_cancel(&c->q);
+}
+
+bool pg_call_ran_out(const pg_call_t *c)
+{
+    return c->q.ran_out;
 }

@@ -85,6 +85,20 @@ struct pg_conn_s {
     const char *stale_params[1];
 };
 
+/* The waiting and running limited queries of one share key
+ * (pg_query_t.share): it exists while it has either, so that the shares
+ * are bounded by the queue's bound and the connections. */
+typedef struct pg_share_s {
+    uint64_t key;
+    queue_node_t hash_node; /* in the pool's share_buckets */
+    queue_node_t ring_node; /* in the pool's share_ring while queries wait */
+    queue_node_t waiting;   /* of pg_query_t.share_node, oldest first */
+    int running;            /* its queries on a connection */
+} pg_share_t;
+
+/* Buckets of the shares' hash table (a power of two). */
+#define PG_SHARE_BUCKETS 64
+
 struct pg_pool_s {
     uv_loop_t *loop;
     pg_pool_config_t cfg;
@@ -101,6 +115,12 @@ struct pg_pool_s {
      * 1,000 waiting). queued counts both. */
     queue_node_t queue;         /* of no class */
     queue_node_t limited_queue; /* of the limited class (pg_query_t.limited) */
+    /* The limited class again, by share: the shares with waiting queries in
+     * turn (the next limited query to run is the oldest of the first share
+     * under its cap; that share then goes to the end), and every share by
+     * key. */
+    queue_node_t share_ring;
+    queue_node_t share_buckets[PG_SHARE_BUCKETS];
     uint64_t next_seq;
     int queued;
     int limited_running; /* queries of the limited class on a connection (cfg.limited_max) */

@@ -766,6 +766,130 @@ static void test_limited_deadline(void **state)
     test_loop_close(&loop);
 }
 
+/* Submits a limited call of share key share through pg_pool_call_opts. */
+static void call_shared(pg_pool_t *p, uint64_t share, const char *sql, ordered_t *o)
+{
+    pg_call_opts_t opts = {.limited = true, .share = share};
+    assert_int_equal(pg_pool_call_opts(p, &opts, NULL, sql, 0, NULL, on_ordered, o, NULL), 0);
+}
+
+/* Limited queries wait round-robin between share keys: with one limited
+ * slot, share A submits five and then share B one; B's runs as soon as
+ * A's running and next ones are done, before A's later ones, which keep
+ * their own order. */
+static void test_limited_fair_between_shares(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 2,
+                            .queue_max = 16,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 1};
+    pg_pool_t *p = pool_of(&loop, &cfg);
+    ordered_t warm = {0}; /* connected: A's first runs as it comes */
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 1", 0, NULL, on_ordered, &warm, NULL), 0);
+    test_run_until(&loop, &warm.r.done, 5000);
+    answered = 0;
+    ordered_t a[5], b = {0};
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 5; i++)
+        call_shared(p, 0xA, "SELECT pg_sleep(0.1)::text || 'a'", &a[i]);
+    call_shared(p, 0xB, "SELECT 'b'", &b);
+    test_run_until(&loop, &a[4].r.done, 10000);
+    assert_true(b.r.done);
+    assert_string_equal(b.r.value, "b");
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(a[i].r.value, "a");
+    assert_int_equal(a[0].order, 1);
+    assert_int_equal(a[1].order, 2);
+    assert_int_equal(b.order, 3); /* not sixth */
+    assert_int_equal(a[2].order, 4);
+    assert_int_equal(a[3].order, 5);
+    assert_int_equal(a[4].order, 6);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+/* One share key holds at most limited_share_max limited slots: with two
+ * slots and a cap of one a share, share A's second slow query waits while
+ * share B's runs on the slot kept for others. */
+static void test_limited_share_cap(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 3,
+                            .queue_max = 16,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 2,
+                            .limited_share_max = 1};
+    pg_pool_t *p = pool_of(&loop, &cfg);
+    answered = 0;
+    ordered_t a[2], b = {0};
+    memset(a, 0, sizeof a);
+    call_shared(p, 7, "SELECT pg_sleep(0.6)::text || 'a'", &a[0]);
+    call_shared(p, 7, "SELECT pg_sleep(0.6)::text || 'a'", &a[1]);
+    test_run_for(&loop, 100);
+    call_shared(p, 8, "SELECT 'b'", &b);
+    test_run_until(&loop, &a[1].r.done, 10000);
+    assert_int_equal(b.r.status, 0);
+    assert_int_equal(b.order, 1); /* the slot A could not take */
+    assert_int_equal(a[0].order, 2);
+    assert_int_equal(a[1].order, 3);
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
+/* A query's run_timeout_ms counts from when it holds a connection: one
+ * that waited longer than that behind a slow read still runs, and one that
+ * runs past it is cancelled and answered UV_ETIMEDOUT with a message
+ * naming the limit (pg_query_t.ran_out set). */
+static void test_run_timeout(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_config_t cfg = {.name = "test",
+                            .size = 1,
+                            .queue_max = 4,
+                            .query_timeout_ms = 10000,
+                            .connect_timeout_ms = 3000,
+                            .limited_max = 1};
+    pg_pool_t *p = pool_of(&loop, &cfg);
+    answered = 0;
+    ordered_t busy = {0}, waited = {0}, slow = {0};
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT pg_sleep(0.6)::text || 'busy'", 0, NULL,
+                                  on_ordered, &busy, NULL),
+                     0);
+    pg_call_opts_t opts = {.limited = true, .run_timeout_ms = 400};
+    assert_int_equal(
+        pg_pool_call_opts(p, &opts, NULL, "SELECT 'waited'", 0, NULL, on_ordered, &waited, NULL),
+        0);
+    test_run_until(&loop, &waited.r.done, 5000);
+    assert_int_equal(waited.r.status, 0);
+    assert_string_equal(waited.r.value, "waited");
+    uint64_t t0 = uv_now(&loop);
+    assert_int_equal(pg_pool_call_opts(p, &opts, NULL, "SELECT pg_sleep(20)::text", 0, NULL,
+                                       on_ordered, &slow, NULL),
+                     0);
+    test_run_until(&loop, &slow.r.done, 5000);
+    assert_int_equal(slow.r.status, UV_ETIMEDOUT);
+    assert_non_null(strstr(slow.r.error, "time limit of 400 ms"));
+    assert_true(uv_now(&loop) - t0 < 3000); /* not the pool's 10 s */
+    /* The connection serves the next query. */
+    ordered_t after = {0};
+    assert_int_equal(pg_pool_call(p, NULL, "SELECT 'after'", 0, NULL, on_ordered, &after, NULL), 0);
+    test_run_until(&loop, &after.r.done, 5000);
+    assert_string_equal(after.r.value, "after");
+    close_pool(&loop, p);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -787,6 +911,9 @@ int main(void)
         cmocka_unit_test(test_limited_class),
         cmocka_unit_test(test_classes_in_order),
         cmocka_unit_test(test_limited_deadline),
+        cmocka_unit_test(test_limited_fair_between_shares),
+        cmocka_unit_test(test_limited_share_cap),
+        cmocka_unit_test(test_run_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
