@@ -187,11 +187,16 @@ static int start_reads(app_t *a, char *err, size_t errcap)
     if (rc != 0)
         return rc;
     int size = cfg->db_ro_pool_size;
+    int limited_max =
+        size > 1 ? (cfg->search_max_conns < size ? cfg->search_max_conns : size - 1) : 1;
     pg_pool_config_t pc = {
         .name = "db-ro",
         .size = size,
-        .limited_max =
-            size > 1 ? (cfg->search_max_conns < size ? cfg->search_max_conns : size - 1) : 1,
+        .limited_max = limited_max,
+        .limited_share_max = cfg->search_max_conns_per_principal > 0
+                                 ? cfg->search_max_conns_per_principal
+                             : limited_max > 1 ? limited_max - 1
+                                               : 1,
         .queue_max = cfg->db_queue_max,
         .query_timeout_ms = (uint32_t)cfg->db_query_timeout_ms,
         .connect_timeout_ms = (uint32_t)cfg->db_connect_timeout_ms,
@@ -292,6 +297,8 @@ static int start_stores(app_t *a, char *err, size_t errcap)
     const config_t *cfg = a->cfg;
     archive_t *ar = NULL;
     int rc = archive_new(a->rw, a->ro, a->cfg->db_ro_url[0] != '\0', &ar);
+    if (rc == 0)
+        archive_set_regex_timeout(ar, (uint32_t)a->cfg->search_regex_timeout_ms);
     if (rc != 0 || (rc = app_push(a, &archive_part, ar)) != 0)
         return rc;
     a->env.archive = ar;
@@ -436,3 +443,6 @@ void app_serve_start(app_t *a)
     a->serve_step = 0;
     app_serve_continue(a);
 }
+
+_Static_assert(CONFIG_DEFAULT_SEARCH_REGEX_TIMEOUT_MS == ARCHIVE_REGEX_TIMEOUT_MS,
+               "search_regex_timeout_ms's default is the archive's");

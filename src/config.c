@@ -92,6 +92,17 @@ static const opt_t opts[] = {
      "Searches that may hold a read-only connection at once (at most the read-only pool's "
      "size less one); more wait while other reads pass them.",
      "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS},
+    {"search_max_conns_per_principal", "PARLEY_SEARCH_MAX_CONNS_PER_PRINCIPAL", OPT_INT,
+     OFF(search_max_conns_per_principal), 0, 0, 256, NULL,
+     "Of those, how many one principal (bearer token; the anonymous one) may hold at once; 0: "
+     "search_max_conns less one (at least one), so another principal's search never waits "
+     "for all of them. Waiting searches take turns between principals.",
+     "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS_PER_PRINCIPAL},
+    {"search_regex_timeout_ms", "PARLEY_SEARCH_REGEX_TIMEOUT_MS", OPT_INT,
+     OFF(search_regex_timeout_ms), 0, 100, 3600000, NULL,
+     "Time limit of a search with a regex once it holds a connection; past it the search is "
+     "stopped and the tool answers isError saying how to make the regex cheaper.",
+     "MS", CONFIG_DEFAULT_SEARCH_REGEX_TIMEOUT_MS},
     {"db_queue_max", "PARLEY_DB_QUEUE_MAX", OPT_INT, OFF(db_queue_max), 0, 1, 1000000, NULL,
      "Queries that may wait for a connection per pool; past it a query fails at once "
      "with a busy error (a tool answers isError naming db_queue_max).",

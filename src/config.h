@@ -19,21 +19,26 @@
 #define CONFIG_ERR_MAX  512
 
 /* Limits; each has a config key of the same name in lower case. */
-#define CONFIG_DEFAULT_DB_POOL_SIZE           4
-#define CONFIG_DEFAULT_DB_RO_POOL_SIZE        4
-#define CONFIG_DEFAULT_SEARCH_MAX_CONNS       2 /* search_max_conns */
-#define CONFIG_DEFAULT_DB_QUEUE_MAX           1024
-#define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS    30000
-#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S    60                /* chatwise_interval_s */
-#define CONFIG_DEFAULT_BLUESKY_REFRESH_S      900               /* bluesky_refresh_s */
-#define CONFIG_DEFAULT_SEARCH_LANGUAGES       "english,russian" /* search_languages */
-#define CONFIG_DEFAULT_SEARCH_FILL_BATCH      5000              /* search_fill_batch */
-#define CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS 256               /* http_max_pending_conns */
-#define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS  10000
-#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS    8000
-#define CONFIG_DEFAULT_PG_START_TIMEOUT_S     60
-#define CONFIG_FILE_MAX_BYTES                 (64 * 1024)
-#define CONFIG_LIST_MAX                       2048
+#define CONFIG_DEFAULT_DB_POOL_SIZE     4
+#define CONFIG_DEFAULT_DB_RO_POOL_SIZE  4
+#define CONFIG_DEFAULT_SEARCH_MAX_CONNS 2 /* search_max_conns */
+/* search_max_conns_per_principal: 0 is search_max_conns less one (at
+ * least one), so that one principal leaves a search slot to the others. */
+#define CONFIG_DEFAULT_SEARCH_MAX_CONNS_PER_PRINCIPAL 0
+/* search_regex_timeout_ms: archive/archive.h's ARCHIVE_REGEX_TIMEOUT_MS. */
+#define CONFIG_DEFAULT_SEARCH_REGEX_TIMEOUT_MS 5000
+#define CONFIG_DEFAULT_DB_QUEUE_MAX            1024
+#define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS     30000
+#define CONFIG_DEFAULT_CHATWISE_INTERVAL_S     60                /* chatwise_interval_s */
+#define CONFIG_DEFAULT_BLUESKY_REFRESH_S       900               /* bluesky_refresh_s */
+#define CONFIG_DEFAULT_SEARCH_LANGUAGES        "english,russian" /* search_languages */
+#define CONFIG_DEFAULT_SEARCH_FILL_BATCH       5000              /* search_fill_batch */
+#define CONFIG_DEFAULT_HTTP_MAX_PENDING_CONNS  256               /* http_max_pending_conns */
+#define CONFIG_DEFAULT_DB_CONNECT_TIMEOUT_MS   10000
+#define CONFIG_DEFAULT_SHUTDOWN_TIMEOUT_MS     8000
+#define CONFIG_DEFAULT_PG_START_TIMEOUT_S      60
+#define CONFIG_FILE_MAX_BYTES                  (64 * 1024)
+#define CONFIG_LIST_MAX                        2048
 
 typedef enum {
     CONFIG_SRC_DEFAULT = 0,
@@ -61,7 +66,9 @@ typedef struct config_s {
     int pg_start_timeout_s;
     int db_pool_size;
     int db_ro_pool_size;
-    int search_max_conns; /* searches on read-only connections at once */
+    int search_max_conns;               /* searches on read-only connections at once */
+    int search_max_conns_per_principal; /* of them, one principal's; 0: search_max_conns - 1 */
+    int search_regex_timeout_ms;        /* time limit of a running regex search */
     int db_queue_max;
     int db_query_timeout_ms;
     int db_connect_timeout_ms;

@@ -11,10 +11,12 @@ struct archive_s {
     pg_pool_t *rw;
     pg_pool_t *ro;
     bool ro_may_lag; /* reads tell a replica's lag */
+    uint32_t regex_timeout_ms;
 };
 
 struct archive_call_s {
     pg_call_t *pc;
+    bool regex; /* under the regex time limit */
     archive_call_cb cb;
     void *data;
 };
@@ -27,6 +29,7 @@ int archive_new(pg_pool_t *rw, pg_pool_t *ro, bool ro_may_lag, archive_t **out)
     ar->rw = rw;
     ar->ro = ro ? ro : rw;
     ar->ro_may_lag = ro_may_lag && ro != NULL;
+    ar->regex_timeout_ms = ARCHIVE_REGEX_TIMEOUT_MS;
     *out = ar;
     return 0;
 }
@@ -34,6 +37,24 @@ int archive_new(pg_pool_t *rw, pg_pool_t *ro, bool ro_may_lag, archive_t **out)
 void archive_free(archive_t *ar)
 {
     free(ar);
+}
+
+void archive_set_regex_timeout(archive_t *ar, uint32_t ms)
+{
+    if (ms > 0)
+        ar->regex_timeout_ms = ms;
+}
+
+/* The pool's share key of a principal: FNV-1a of its text (a digest
+ * already; this only folds it to the pool's opaque key). */
+static uint64_t share_of(const char *principal)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)(principal ? principal : ""); *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ull;
+    }
+    return h;
 }
 
 bool archive_fn_valid(const char *fn)
@@ -66,6 +87,8 @@ static void call_done(void *data, int status, const char *value, const char *sql
     archive_call_t *op = data;
     if (status == 0 && value != NULL) {
         op->cb(op->data, 0, value, ARCHIVE_ERR_NONE, NULL);
+    } else if (status == UV_ETIMEDOUT && op->regex && pg_call_ran_out(op->pc)) {
+        op->cb(op->data, status, NULL, ARCHIVE_ERR_TOO_SLOW, error);
     } else {
         if (status == 0)
             status = UV_EIO; /* the function answered NULL: an unknown record */
@@ -78,6 +101,13 @@ static void call_done(void *data, int status, const char *value, const char *sql
 int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char *args_json,
                  const char *ctx_json, archive_call_cb cb, void *data, archive_call_t **out)
 {
+    return archive_call_opts(ar, mode, NULL, fn, args_json, ctx_json, cb, data, out);
+}
+
+int archive_call_opts(archive_t *ar, archive_mode_t mode, const archive_call_opts_t *opts,
+                      const char *fn, const char *args_json, const char *ctx_json,
+                      archive_call_cb cb, void *data, archive_call_t **out)
+{
     if (!archive_fn_valid(fn))
         return UV_EINVAL;
     archive_call_t *op = calloc(1, sizeof *op);
@@ -85,6 +115,7 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
         return UV_ENOMEM;
     op->cb = cb;
     op->data = data;
+    op->regex = opts != NULL && opts->regex;
     /* fn is an identifier from a static table (checked above): the only
      * text that is not a bind parameter. */
     char sql[ARCHIVE_FN_MAX + 512];
@@ -99,10 +130,13 @@ int archive_call(archive_t *ar, archive_mode_t mode, const char *fn, const char 
     else
         snprintf(sql, sizeof sql, "SELECT %s($1::jsonb, $2::jsonb)::text", fn);
     const char *params[2] = {args_json ? args_json : "{}", ctx_json ? ctx_json : "{}"};
-    int rc = mode == ARCHIVE_SEARCH
-                 ? pg_pool_call_limited(ar->ro, fn, sql, 2, params, call_done, op, &op->pc)
-                 : pg_pool_call(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, fn, sql, 2, params,
-                                call_done, op, &op->pc);
+    pg_call_opts_t po = {
+        .limited = mode == ARCHIVE_SEARCH,
+        .share = share_of(opts ? opts->principal : NULL),
+        .run_timeout_ms = op->regex ? ar->regex_timeout_ms : 0,
+    };
+    int rc = pg_pool_call_opts(mode == ARCHIVE_WRITE ? ar->rw : ar->ro, &po, fn, sql, 2, params,
+                               call_done, op, &op->pc);
     if (rc != 0) {
         free(op);
         return rc;

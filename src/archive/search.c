@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/regex_guard.h"
 #include "util/buf.h"
 
 #define NPARAMS 12
@@ -40,7 +41,8 @@ int archive_search(pg_pool_t *pool, const archive_search_req_t *req, archive_jso
 {
     if (req->limit < 1 || req->limit > ARCHIVE_SEARCH_MAX_LIMIT || req->offset < 0 ||
         req->nchats < 0 || req->nchats > ARCHIVE_SEARCH_MAX_CHATS ||
-        (unsigned)req->kind >= sizeof kinds / sizeof kinds[0])
+        (unsigned)req->kind >= sizeof kinds / sizeof kinds[0] ||
+        archive_regex_has_backref(req->regex, NULL))
         return UV_EINVAL;
     char *chats = NULL;
     if (req->chat_ids != NULL) {

@@ -69,7 +69,8 @@ typedef void (*archive_json_cb)(void *data, int status, const char *json, const 
 
 /* Starts a search on pool. Returns 0 with *op (valid until the callback,
  * for archive_cancel), or a negative code (UV_EINVAL for arguments out of
- * range, UV_EBUSY, UV_ENOMEM) without calling back. */
+ * range or a regex with a back-reference, see regex_guard.h; UV_EBUSY,
+ * UV_ENOMEM) without calling back. */
 int archive_search(pg_pool_t *pool, const archive_search_req_t *req, archive_json_cb cb, void *data,
                    archive_op_t **op);
 

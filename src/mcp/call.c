@@ -11,6 +11,7 @@
 #include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "mcp/session.h"
+#include "mcp/session_internal.h"
 #include "util/buf.h"
 #include "util/json_out.h"
 #include "util/log.h"
@@ -84,6 +85,11 @@ bool mcp_call_policy_scoped(const mcp_call_t *c)
 bool mcp_call_policy_names(const mcp_call_t *c, const char *name)
 {
     return mcp_session__policy_names(c->session, name);
+}
+
+const char *mcp_call_principal(const mcp_call_t *c)
+{
+    return c->session->principal;
 }
 
 uv_loop_t *mcp_call_loop(const mcp_call_t *c)

@@ -101,6 +101,10 @@ typedef struct mcp_call_s {
  * to (see mcp_registry_set_context). */
 void *mcp_call_context(const mcp_call_t *c);
 
+/* Whose call it is: the session's principal (a digest of its bearer
+ * token; "" without one), for fair shares of what calls wait for. */
+const char *mcp_call_principal(const mcp_call_t *c);
+
 /* The loop the call runs on (for the handler's timers). */
 uv_loop_t *mcp_call_loop(const mcp_call_t *c);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/regex_guard.h"
 #include "util/buf.h"
 #include "util/json_out.h"
 
@@ -24,12 +25,17 @@ bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *
     if (c->tool != NULL && (c->tool->def->annotations & SQLTOOL_SEARCH) &&
         !sqltool_query_bounded(c, "query", json_is_true(json_object_get(c->args, "fuzzy")), false))
         return false;
+    if (!sqltool_regex_allowed(c, "regex"))
+        return false;
+    const char *rx = json_string_value(json_object_get(c->args, "regex"));
+    archive_call_opts_t opts = {.principal = mcp_call_principal(c), .regex = rx && rx[0]};
     buf_t args;
     buf_init(&args, SQLTOOL_ARGS_MAX);
     int rc = args_json ? 0 : json_out_append(&args, c->args);
     archive_call_t *op = NULL;
     if (rc == 0)
-        rc = archive_call(ar, mode, fn, args_json ? args_json : args.data, ctx_json, cb, data, &op);
+        rc = archive_call_opts(ar, mode, &opts, fn, args_json ? args_json : args.data, ctx_json, cb,
+                               data, &op);
     buf_free(&args);
     if (rc == UV_EBUSY) {
         /* The pool's queue is full (db_queue_max): the bound on queries
@@ -53,6 +59,15 @@ void sqltool_fail(mcp_call_t *c, archive_err_t err, const char *message)
     case ARCHIVE_ERR_ARGUMENT:
     case ARCHIVE_ERR_CONNECTOR:
         mcp_call_finish_error(c, "%s", message);
+        return;
+    case ARCHIVE_ERR_TOO_SLOW:
+        mcp_call_finish_error(c,
+                              "regex: matching it took too long (%s; search_regex_timeout_ms), "
+                              "so the search was stopped. Make it cheaper: anchor it or start "
+                              "it with literal text, avoid nested or stacked quantifiers such "
+                              "as (a+)+ or .*.*, and narrow the search with query words, "
+                              "channelIds or dates.",
+                              message);
         return;
     case ARCHIVE_ERR_BUSY:
         mcp_call_finish_error(c, "The archive is busy or unreachable (%s); retry in a moment.",
@@ -164,6 +179,22 @@ bool sqltool_query_bounded(mcp_call_t *c, const char *key, bool fuzzy, bool expa
         return false;
     }
     return true;
+}
+
+bool sqltool_regex_allowed(mcp_call_t *c, const char *key)
+{
+    const char *rx = json_string_value(json_object_get(c->args, key));
+    size_t at = 0;
+    if (rx == NULL || !archive_regex_has_backref(rx, &at))
+        return true;
+    mcp_call_finish_error(c,
+                          "%s: \\%.1s at character %zu is a back-reference, which the "
+                          "archive refuses: PostgreSQL matches it by trying every way to "
+                          "split the text, which can take minutes. Write out what it should "
+                          "repeat instead (e.g. (ab)\\1 as abab or (ab){2}); for a literal "
+                          "digit after a backslash use [1].",
+                          key, rx + at + 1, at + 1);
+    return false;
 }
 
 int sqltool_check_table(const mcp_toolset_t *ts, char *err, size_t errcap)

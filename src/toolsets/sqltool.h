@@ -13,7 +13,9 @@
 
 /* Runs fn (args_json NULL: the call's own arguments) in mode; cb gets
  * data. A SQLTOOL_SEARCH tool's "query" (with its "fuzzy" flag) must pass
- * sqltool_query_bounded first. Returns false when it could not start (c
+ * sqltool_query_bounded first, and any tool's "regex" sqltool_regex_allowed;
+ * a call with a regex runs under the archive's regex time limit, and its
+ * search waits its principal's turn (mcp_call_principal). Returns false when it could not start (c
  * is finished then). */
 bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *fn,
                  const char *args_json, const char *ctx_json, archive_call_cb cb, void *data);
@@ -30,6 +32,11 @@ void sqltool_done(void *data, int status, const char *json, archive_err_t err, c
  * structured content. JSON without a string "text" is answered as is. */
 void sqltool_done_text(void *data, int status, const char *json, archive_err_t err,
                        const char *message);
+
+/* Checks the regex argument key of c (absent passes) before any SQL
+ * runs: one holding a back-reference (archive/regex_guard.h) finishes c
+ * with an isError saying what to write instead, and false is returned. */
+__attribute__((warn_unused_result)) bool sqltool_regex_allowed(mcp_call_t *c, const char *key);
 
 /* Checks at start that every tool of ts names a valid SQL function (the
  * static table cannot). 0, or UV_EINVAL with err naming the tool. */

@@ -1,0 +1,72 @@
+/* Tests for archive/regex_guard: back-references are found wherever the
+ * regex engine would read one (after groups, named, several digits), and
+ * only there (escaped backslashes, bracket expressions and their classes,
+ * other escapes, literal regexes). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/regex_guard.h"
+#include "testutil.h"
+
+static void test_backrefs_found(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rx;
+        size_t at;
+    } refused[] = {
+        {"(.*)(.*)(.*)\\3\\2\\1x", 12}, /* the finding's */
+        {"(a)\\1", 3},
+        {"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10", 30},
+        {"(?<n>a)\\k<n>", 7},
+        {"***:(a)\\1", 7},
+        {"(?i)(a)\\1", 7},
+        {"[a]\\1", 3},
+        {"[]](x)\\1", 6},
+        {"[[:alpha:]](x)\\1", 14},
+        {"\\\\\\1", 2}, /* an escaped backslash, then \1 */
+        {"(a)|\\9", 4},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        size_t at = 999;
+        assert_true(archive_regex_has_backref(refused[i].rx, &at));
+        assert_int_equal(at, refused[i].at);
+    }
+}
+
+static void test_others_pass(void **state)
+{
+    (void)state;
+    static const char *const passed[] = {
+        "",
+        "hello",
+        "^foo\\d+bar$",
+        "\\m\\M\\y\\Y\\w\\s\\D",
+        "\\\\1",  /* a backslash, then a 1 */
+        "[\\1]",  /* inside brackets: a character */
+        "[]\\1]", /* ']' first is a member */
+        "[^]\\2]x",
+        "[[:digit:]\\3]",
+        "[[.hyphen.]]\\.",
+        "***=(a)\\1", /* literal */
+        "(?q)(a)\\1", /* literal */
+        "(a+)+b",     /* slow, but no back-reference: the time limit bounds it */
+        "\\x31\\u0031",
+        "trailing\\",
+    };
+    for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) {
+        size_t at = 999;
+        if (archive_regex_has_backref(passed[i], &at))
+            fail_msg("refused %s at %zu", passed[i], at);
+    }
+    assert_false(archive_regex_has_backref(NULL, NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backrefs_found),
+        cmocka_unit_test(test_others_pass),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
