@@ -13,8 +13,7 @@
 #include "config.h"
 #include "util/log.h"
 
-/* True when the toolsets setting names "auto" (alone or in a list). */
-static bool selection_is_auto(const config_t *cfg)
+bool app_auto_selected(const config_t *cfg)
 {
     char list[sizeof cfg->toolsets];
     snprintf(list, sizeof list, "%s", cfg->toolsets);
@@ -99,8 +98,9 @@ static void checked(void *data, int status, const char *json, archive_err_t err,
     if (first) {
         for (int i = 0; toolsets_table[i].mcp; i++)
             if (mcp_registry_has_toolset(&a->mcp.registry, toolsets_table[i].mcp) &&
-                !mcp_registry_toolset_in(&a->mcp.registry, toolsets_table[i].mcp,
-                                         MCP_REGISTRY_ALL_TOOLSETS))
+                !mcp_registry_toolset_in(
+                    &a->mcp.registry, toolsets_table[i].mcp,
+                    mcp_registry_shown(&a->mcp.registry, MCP_REGISTRY_ALL_TOOLSETS)))
                 log_info(APP_TAG,
                          "toolset %s: nothing to serve yet (served once its data arrives, or "
                          "with --toolsets all)",
@@ -132,7 +132,7 @@ int app_auto_first(app_t *a, char *err, size_t errcap)
 {
     (void)err;
     (void)errcap;
-    if (!selection_is_auto(a->cfg))
+    if (!app_auto_selected(a->cfg))
         return 0;
     check(a, true);
     return APP_STEP_PENDING;
@@ -140,7 +140,7 @@ int app_auto_first(app_t *a, char *err, size_t errcap)
 
 void app_auto_refresh(app_t *a)
 {
-    if (a->state != APP_RUNNING || !selection_is_auto(a->cfg))
+    if (a->state != APP_RUNNING || !app_auto_selected(a->cfg))
         return;
     if (a->auto_busy) {
         a->auto_again = true;

@@ -9,6 +9,7 @@
 #include "endpoints.h"
 #include "mcp/registry.h"
 #include "net/addr_policy.h"
+#include "toolsets/surface.h"
 #include "toolsets/toolset.h"
 
 /* An upstream's base URL: http:// or https://, then a host. */
@@ -84,6 +85,12 @@ int app_check_config(const config_t *cfg, cli_command_t command, char *err, size
     if ((rc = mcp_registry_build(&reg, available, cfg->toolsets, cfg->read_only, why,
                                  sizeof why)) != 0) {
         snprintf(err, errcap, "--toolsets: %s", why);
+        return rc;
+    }
+    if ((rc = mcp_registry_set_default(&reg, surface_default, surface_default_count, why,
+                                       sizeof why)) != 0) {
+        snprintf(err, errcap, "%s", why);
+        mcp_registry_free(&reg);
         return rc;
     }
     rc = endpoints_check(cfg, &reg, err, errcap);

@@ -258,9 +258,13 @@ int app_start_toolsets(app_t *a, char *err, size_t errcap)
 /* The MCP endpoints, once the toolsets serve. */
 int app_start_endpoints(app_t *a, char *err, size_t errcap)
 {
-    log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) from toolsets '%s'%s",
-             a->mcp.registry.ntools, a->mcp.registry.nresources, a->mcp.registry.nprompts,
-             a->cfg->toolsets, a->cfg->read_only ? " (read-only)" : "");
+    int ntools, nresources, nprompts;
+    mcp_registry_count_served(&a->mcp.registry, a->mcp.default_brief, &ntools, &nresources,
+                              &nprompts);
+    log_info(APP_TAG, "MCP: %d tool(s), %d resource(s), %d prompt(s) served %s (toolsets '%s')%s",
+             ntools, nresources, nprompts,
+             a->mcp.default_brief ? "by the default selection" : "whole", a->cfg->toolsets,
+             a->cfg->read_only ? " (read-only)" : "");
     endpoints_config_t ec = {.cfg = a->cfg,
                              .mcp = &a->mcp,
                              .metrics = app_metrics,

@@ -89,6 +89,10 @@ void app_serve_continue(app_t *a);
  * changed, while a toolset is held back, and tells the sessions when
  * one is served. */
 int app_auto_first(app_t *a, char *err, size_t errcap);
+/* True when the toolsets setting names "auto" (alone or in a list): a
+ * session that names no selection gets the default one, its compact
+ * surface (toolsets/surface.h). */
+__attribute__((warn_unused_result)) bool app_auto_selected(const config_t *cfg);
 void app_auto_refresh(app_t *a);
 /* A pool part (its data pointer is the app): app.c. */
 extern const app_part_ops_t app_pool_part;

@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "net/http_client.h"
 #include "sync/jobs.h"
+#include "toolsets/surface.h"
 #include "transport/secret_page.h"
 #include "upstream/connectors.h"
 #include "util/buf.h"
@@ -193,10 +194,14 @@ static int start_reads(app_t *a, char *err, size_t errcap)
         .name = "db-ro",
         .size = size,
         .limited_max = limited_max,
+        /* 0: a reserve when bearer tokens make several principals (one
+         * token's searches never hold every search connection); without
+         * tokens every client is one principal, which may use them all. */
         .limited_share_max = cfg->search_max_conns_per_principal > 0
                                  ? cfg->search_max_conns_per_principal
-                             : limited_max > 1 ? limited_max - 1
-                                               : 1,
+                             : cfg->token_file[0] == '\0' ? 0
+                             : limited_max > 1            ? limited_max - 1
+                                                          : 1,
         .queue_max = cfg->db_queue_max,
         .query_timeout_ms = (uint32_t)cfg->db_query_timeout_ms,
         .connect_timeout_ms = (uint32_t)cfg->db_connect_timeout_ms,
@@ -262,6 +267,11 @@ static int start_mcp(app_t *a, char *err, size_t errcap)
     int rc = mcp_registry_build(&reg, available, cfg->toolsets, cfg->read_only, err, errcap);
     if (rc != 0)
         return rc;
+    if ((rc = mcp_registry_set_default(&reg, surface_default, surface_default_count, err,
+                                       errcap)) != 0) {
+        mcp_registry_free(&reg);
+        return rc;
+    }
     mcp_limits_t lim;
     mcp_limits_default(&lim);
     lim.max_message_bytes = (size_t)cfg->max_message_bytes;
@@ -278,6 +288,7 @@ static int start_mcp(app_t *a, char *err, size_t errcap)
     if (lim.output_low_water > lim.output_high_water)
         lim.output_low_water = lim.output_high_water;
     mcp_server_init(&a->mcp, &a->loop, &reg, &lim);
+    a->mcp.default_brief = app_auto_selected(cfg);
     a->mcp.instructions =
         "parley is a conversation archive: Telegram-style chats, Bluesky posts, AI-assistant "
         "chats and agents' past sessions, kept in PostgreSQL. Use the tools to list, search "

@@ -94,9 +94,10 @@ static const opt_t opts[] = {
      "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS},
     {"search_max_conns_per_principal", "PARLEY_SEARCH_MAX_CONNS_PER_PRINCIPAL", OPT_INT,
      OFF(search_max_conns_per_principal), 0, 0, 256, NULL,
-     "Of those, how many one principal (bearer token; the anonymous one) may hold at once; 0: "
-     "search_max_conns less one (at least one), so another principal's search never waits "
-     "for all of them. Waiting searches take turns between principals.",
+     "Of those, how many one principal (a bearer token; without one, its endpoint) may hold at "
+     "once; 0: with a token_file, search_max_conns less one (at least one), so another "
+     "token's search never waits for all of them; without tokens, all of them. Waiting "
+     "searches take turns between principals.",
      "N", CONFIG_DEFAULT_SEARCH_MAX_CONNS_PER_PRINCIPAL},
     {"search_regex_timeout_ms", "PARLEY_SEARCH_REGEX_TIMEOUT_MS", OPT_INT,
      OFF(search_regex_timeout_ms), 0, 100, 3600000, NULL,

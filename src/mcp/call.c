@@ -77,6 +77,11 @@ bool mcp_call_serves_tool(const mcp_call_t *c, const char *name)
     return mcp_session__serves_tool(c->session, name);
 }
 
+const char *mcp_call_tool_name(const mcp_call_t *c, const char *name)
+{
+    return mcp_session__tool_name(c->session, name);
+}
+
 bool mcp_call_policy_scoped(const mcp_call_t *c)
 {
     return mcp_session__policy_scoped(c->session);

@@ -145,6 +145,12 @@ __attribute__((warn_unused_result)) bool mcp_call_client_has(const mcp_call_t *c
 __attribute__((warn_unused_result)) bool mcp_call_serves_tool(const mcp_call_t *c,
                                                               const char *name);
 
+/* The name under which the caller's session lists the tool named name
+ * (by any of its names: a default selection lists some under names of
+ * their own), or NULL when it does not serve it. Borrowed from the
+ * registry. */
+const char *mcp_call_tool_name(const mcp_call_t *c, const char *name);
+
 /* True when the caller's policy (its bearer token's toolsets=) bounds the
  * toolsets it may use; false without a token or for a token without
  * toolsets=. */

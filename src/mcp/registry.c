@@ -48,7 +48,8 @@ static unsigned name_hash(const char *name)
 
 static bool tool_named(const mcp_tool_t *t, const char *name)
 {
-    return strcmp(t->name, name) == 0 || strcmp(t->def->name, name) == 0;
+    return strcmp(t->name, name) == 0 || strcmp(t->def->name, name) == 0 ||
+           (t->brief_name[0] && strcmp(t->brief_name, name) == 0);
 }
 
 /* The slot holding name, or the empty slot where it would go; *probes
@@ -298,11 +299,78 @@ int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
     return rc;
 }
 
+/* The tool a selected toolset named ts_name defines under the spec name
+ * tool, or NULL. */
+static mcp_tool_t *tool_of(mcp_registry_t *r, const char *ts_name, const char *tool)
+{
+    for (int i = 0; i < r->ntools; i++)
+        if (strcmp(r->tools[i].toolset->name, ts_name) == 0 &&
+            strcmp(r->tools[i].def->name, tool) == 0)
+            return &r->tools[i];
+    return NULL;
+}
+
+static bool toolset_known(const mcp_registry_t *r, const char *name)
+{
+    for (int i = 0; i < r->ntoolsets; i++)
+        if (strcmp(r->toolsets[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+int mcp_registry_set_default(mcp_registry_t *r, const mcp_brief_def_t *defs, int ndefs, char *err,
+                             size_t errcap)
+{
+    for (int i = 0; i < ndefs; i++) {
+        const mcp_brief_def_t *d = &defs[i];
+        if (!toolset_known(r, d->toolset))
+            continue;
+        mcp_tool_t *t = tool_of(r, d->toolset, d->tool);
+        if (t == NULL) {
+            bool dropped = false;
+            for (int k = 0; k < r->ntoolsets; k++) {
+                const mcp_toolset_t *ts = r->toolsets[k];
+                if (strcmp(ts->name, d->toolset) != 0)
+                    continue;
+                for (int j = 0; j < ts->ntools; j++)
+                    dropped = dropped || strcmp(ts->tools[j].name, d->tool) == 0;
+            }
+            if (dropped) /* not read-only, and the server is */
+                continue;
+            snprintf(err, errcap, "default selection: toolset %s has no tool %s", d->toolset,
+                     d->tool);
+            return UV_EINVAL;
+        }
+        const char *name = d->name ? d->name : t->name;
+        const mcp_tool_t *other = mcp_registry_find(r, name);
+        if (!mcp_tool_name_valid(name) || (other != NULL && other != t) || t->brief_listing) {
+            snprintf(err, errcap, "default selection: %s is not a valid name for %s.%s", name,
+                     d->toolset, d->tool);
+            return UV_EINVAL;
+        }
+        json_t *l = json_deep_copy(t->listing);
+        if (l == NULL) {
+            snprintf(err, errcap, "out of memory");
+            return UV_ENOMEM;
+        }
+        json_object_set_new(l, "name", json_string(name));
+        if (d->description)
+            json_object_set_new(l, "description", json_string(d->description));
+        t->brief_listing = l;
+        if (strcmp(name, t->name) != 0 && strcmp(name, t->def->name) != 0) {
+            snprintf(t->brief_name, sizeof t->brief_name, "%s", name);
+            tool_enter(r, name, (int)(t - r->tools));
+        }
+    }
+    return 0;
+}
+
 void mcp_registry_free(mcp_registry_t *r)
 {
     for (int i = 0; i < r->ntools; i++) {
         json_decref(r->tools[i].input_schema);
         json_decref(r->tools[i].listing);
+        json_decref(r->tools[i].brief_listing);
     }
     for (int i = 0; i < r->nresources; i++)
         json_decref(r->resources[i].listing);
@@ -361,8 +429,28 @@ bool mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, u
 {
     for (int i = 0; i < r->ntoolsets && i < MCP_REGISTRY_MAX_TOOLSETS; i++)
         if (r->toolsets[i] == ts)
-            return ((mask & ~r->hidden) >> i) & 1u;
+            return (mask >> i) & 1u;
     return false;
+}
+
+unsigned mcp_registry_shown(const mcp_registry_t *r, unsigned mask)
+{
+    return mask & ~r->hidden;
+}
+
+void mcp_registry_count_served(const mcp_registry_t *r, bool brief, int *tools, int *resources,
+                               int *prompts)
+{
+    unsigned mask =
+        brief ? mcp_registry_shown(r, MCP_REGISTRY_ALL_TOOLSETS) : MCP_REGISTRY_ALL_TOOLSETS;
+    *tools = *resources = *prompts = 0;
+    for (int i = 0; i < r->ntools; i++)
+        *tools += (!brief || r->tools[i].brief_listing) &&
+                  mcp_registry_toolset_in(r, r->tools[i].toolset, mask);
+    for (int i = 0; i < r->nresources; i++)
+        *resources += mcp_registry_toolset_in(r, r->resources[i].toolset, mask);
+    for (int i = 0; i < r->nprompts; i++)
+        *prompts += mcp_registry_toolset_in(r, r->prompts[i].toolset, mask);
 }
 
 bool mcp_registry_set_hidden(mcp_registry_t *r, const mcp_toolset_t *ts, bool hidden)

@@ -98,12 +98,25 @@ typedef struct mcp_toolset_s {
     bool lists_change;
 } mcp_toolset_t;
 
+/* An entry of the default selection (the compact surface "auto" serves):
+ * a tool of a toolset, listed there under name with a short description
+ * that says when to use it (rather than recall, the one search). The
+ * tool's schemas, annotations and handler stay its own. */
+typedef struct mcp_brief_def_s {
+    const char *toolset;     /* the toolset's name */
+    const char *tool;        /* the tool's spec name in it */
+    const char *name;        /* its name in the default; NULL: its listed name */
+    const char *description; /* NULL: its own */
+} mcp_brief_def_t;
+
 typedef struct mcp_tool_s {
     const mcp_tool_def_t *def;
     const mcp_toolset_t *toolset;
-    char name[MCP_TOOL_NAME_MAX + 1]; /* listed name */
+    char name[MCP_TOOL_NAME_MAX + 1];       /* listed name */
+    char brief_name[MCP_TOOL_NAME_MAX + 1]; /* its name in the default, or "" */
     json_t *input_schema;
-    json_t *listing; /* the tools/list entry */
+    json_t *listing;       /* the tools/list entry */
+    json_t *brief_listing; /* its entry in the default's tools/list; NULL: not there */
 } mcp_tool_t;
 
 typedef struct mcp_resource_s {
@@ -150,6 +163,26 @@ typedef struct mcp_registry_s {
 int mcp_registry_build(mcp_registry_t *r, const mcp_toolset_t *const *available,
                        const char *toolsets, bool read_only, char *err, size_t errcap);
 
+/* mask without the toolsets hidden for now (the default selection's
+ * "nothing to serve yet"). */
+__attribute__((warn_unused_result)) unsigned mcp_registry_shown(const mcp_registry_t *r,
+                                                                unsigned mask);
+
+/* The tools, resources and prompts a session with every toolset served
+ * now gets: the default selection's (brief) or every selected toolset's
+ * whole, without the toolsets hidden for now. For the start-up log. */
+void mcp_registry_count_served(const mcp_registry_t *r, bool brief, int *tools, int *resources,
+                               int *prompts);
+
+/* Makes the default selection of the registry (see mcp_brief_def_t):
+ * each entry whose toolset was selected and whose tool it serves (not
+ * dropped as read-only) is listed in the default, and found by
+ * mcp_registry_find under its default name as well. Call once, after
+ * mcp_registry_build. Returns 0, or UV_EINVAL with err (a name that is
+ * not valid or names another tool, a tool the toolset does not define). */
+int mcp_registry_set_default(mcp_registry_t *r, const mcp_brief_def_t *defs, int ndefs, char *err,
+                             size_t errcap);
+
 /* True when a selected toolset's lists can change (lists_change), or a
  * hidden toolset may be served later. */
 __attribute__((warn_unused_result)) bool mcp_registry_lists_change(const mcp_registry_t *r);
@@ -170,8 +203,8 @@ void mcp_registry_set_context(mcp_registry_t *r, const mcp_toolset_t *ts, void *
 void *mcp_registry_context(const mcp_registry_t *r, const mcp_toolset_t *ts);
 void mcp_registry_free(mcp_registry_t *r);
 
-/* Finds a tool by listed name or spec name; NULL if none. By hash: the
- * cost does not grow with the number of tools served. */
+/* Finds a tool by listed name, spec name or name in the default; NULL if
+ * none. By hash: the cost does not grow with the number of tools served. */
 const mcp_tool_t *mcp_registry_find(const mcp_registry_t *r, const char *name);
 
 /* The number of slots mcp_registry_find examines to answer name (for the
@@ -182,8 +215,9 @@ int mcp_registry__find_probes(const mcp_registry_t *r, const char *name);
  * (MCP_REGISTRY_ALL_TOOLSETS: every one). A session's policy holds one. */
 #define MCP_REGISTRY_ALL_TOOLSETS (~0u)
 
-/* True when ts is in the set mask (a toolset not selected never is, nor
- * one hidden). */
+/* True when ts is in the set mask (a toolset not selected never is).
+ * Hidden toolsets are the caller's to leave out of mask
+ * (mcp_registry_shown). */
 __attribute__((warn_unused_result)) bool
 mcp_registry_toolset_in(const mcp_registry_t *r, const mcp_toolset_t *ts, unsigned mask);
 

@@ -120,6 +120,10 @@ typedef struct mcp_server_s {
      * which several daemons behind one balancer need. */
     sealed_key_t state_key;
     bool state_key_ok;
+    /* A session that names no selection gets the default (the compact
+     * surface of mcp_registry_set_default) when set; else every toolset
+     * of the registry whole. The entry point sets it ("auto"). */
+    bool default_brief;
     bool closing;
     void (*close_cb)(struct mcp_server_s *);
 } mcp_server_t;

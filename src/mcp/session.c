@@ -72,6 +72,8 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     s->kind = kind;
     s->log_level = MCP_LOG_DEBUG;
     s->policy.toolset_mask = MCP_REGISTRY_ALL_TOOLSETS;
+    s->select_mask = MCP_REGISTRY_ALL_TOOLSETS;
+    s->brief = srv->default_brief;
     s->reading = true;
     queue_init(&s->calls);
     queue_init(&s->listens);
@@ -84,6 +86,12 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
     srv->stats.sessions_open++;
     log_debug(s->tag, "session opened (%s)", kind);
     return s;
+}
+
+void mcp_session_set_selection(mcp_session_t *s, unsigned mask, bool brief)
+{
+    s->select_mask = mask;
+    s->brief = brief;
 }
 
 void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p)
@@ -153,13 +161,28 @@ bool mcp_session__tool_allowed(const mcp_session_t *s, const mcp_tool_t *t)
 {
     if (s->policy.read_only && !(t->def->annotations & MCP_TOOL_READ_ONLY))
         return false;
-    return mcp_registry_toolset_in(&s->srv->registry, t->toolset, s->policy.toolset_mask);
+    if (s->brief && t->brief_listing == NULL)
+        return false;
+    return mcp_registry_toolset_in(&s->srv->registry, t->toolset, mcp_session__mask(s));
+}
+
+unsigned mcp_session__mask(const mcp_session_t *s)
+{
+    unsigned mask = s->policy.toolset_mask & s->select_mask;
+    return s->brief ? mcp_registry_shown(&s->srv->registry, mask) : mask;
 }
 
 bool mcp_session__serves_tool(const mcp_session_t *s, const char *name)
 {
+    return mcp_session__tool_name(s, name) != NULL;
+}
+
+const char *mcp_session__tool_name(const mcp_session_t *s, const char *name)
+{
     const mcp_tool_t *t = mcp_registry_find(&s->srv->registry, name);
-    return t != NULL && mcp_session__tool_allowed(s, t);
+    if (t == NULL || !mcp_session__tool_allowed(s, t))
+        return NULL;
+    return s->brief ? json_string_value(json_object_get(t->brief_listing, "name")) : t->name;
 }
 
 bool mcp_session__policy_scoped(const mcp_session_t *s)

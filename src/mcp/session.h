@@ -72,6 +72,13 @@ mcp_session_t *mcp_session_new(mcp_server_t *srv, const mcp_transport_ops_t *ops
 /* Restricts what the session offers (before initialize). */
 void mcp_session_set_policy(mcp_session_t *s, const mcp_policy_t *p);
 
+/* What the session is served, whatever its token allows (before
+ * initialize): the toolsets in mask, each whole (brief false: as a
+ * transport's selection by URL, PATH/telegram,memory), or the default
+ * selection's tools of them (brief true). A new session has every toolset
+ * and the server's default_brief. */
+void mcp_session_set_selection(mcp_session_t *s, unsigned mask, bool brief);
+
 /* Names who is asking (a digest of the bearer token; at most 64
  * characters): a 2026-07-28 requestState is bound to it. */
 void mcp_session_set_principal(mcp_session_t *s, const char *principal);
@@ -163,6 +170,9 @@ mcp_server_t *mcp_session__server(const mcp_session_t *s);
  * (the registry has it and the session's policy lets it see it). */
 __attribute__((warn_unused_result)) bool mcp_session__serves_tool(const mcp_session_t *s,
                                                                   const char *name);
+/* Internal (call.c): the name the session lists the tool named name under
+ * (any of its names), or NULL when it does not serve it. */
+const char *mcp_session__tool_name(const mcp_session_t *s, const char *name);
 /* Internal (call.c): whether the session's policy names toolset name (see
  * mcp_call_policy_names). */
 __attribute__((warn_unused_result)) bool mcp_session__policy_names(const mcp_session_t *s,

@@ -36,7 +36,9 @@ struct mcp_session_s {
     int inflight;
     int64_t next_request_id;
     mcp_policy_t policy;
-    bool policy_private; /* a token's policy applies: answers are per token */
+    bool policy_private;  /* a token's policy applies: answers are per token */
+    unsigned select_mask; /* mcp_session_set_selection: the toolsets served */
+    bool brief;           /* the default selection's tools only */
     /* mcp_session_set_principal (64 hex digits), or "anon:" and 64 hex
      * digits (mcp_session_set_anonymous) without a token. */
     char principal[72];
@@ -83,6 +85,9 @@ void mcp_session__update_reading(mcp_session_t *s);
  * up with the session's toolset_mask. */
 __attribute__((warn_unused_result)) bool mcp_session__tool_allowed(const mcp_session_t *s,
                                                                    const mcp_tool_t *t);
+/* The toolsets the session may use now: its token's, within its
+ * selection; in the default selection, without those hidden for now. */
+__attribute__((warn_unused_result)) unsigned mcp_session__mask(const mcp_session_t *s);
 
 /* session_methods.c */
 void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json_t *params);

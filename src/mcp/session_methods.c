@@ -56,7 +56,7 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
     json_t *all = json_array();
     for (int i = 0; i < r->ntools; i++)
         if (mcp_session__tool_allowed(s, &r->tools[i]))
-            json_array_append(all, r->tools[i].listing);
+            json_array_append(all, s->brief ? r->tools[i].brief_listing : r->tools[i].listing);
     list_page(s, id, params, "tools", all);
 }
 
@@ -186,8 +186,22 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
         return;
     }
     const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
-    if (tool != NULL && !mcp_session__tool_allowed(s, tool))
+    if (tool != NULL && !mcp_session__tool_allowed(s, tool)) {
+        /* A tool of the toolsets the token allows that the default
+         * selection leaves out: say where it is served. */
+        bool elsewhere = s->brief && mcp_registry_toolset_in(&s->srv->registry, tool->toolset,
+                                                             s->policy.toolset_mask);
+        if (elsewhere) {
+            char msg[300];
+            snprintf(msg, sizeof msg,
+                     "Unknown tool: %.100s is not in the default selection (see tools/list); "
+                     "the %s toolset serves it whole (HTTP: the endpoint's path/%s)",
+                     name, tool->toolset->name, tool->toolset->name);
+            mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+            return;
+        }
         tool = NULL;
+    }
     if (tool == NULL) {
         char msg[160];
         snprintf(msg, sizeof msg, "Unknown tool: %.100s (see tools/list)", name);
@@ -204,7 +218,8 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
     } else
         json_incref(args);
     mcp_server_t *srv = s->srv;
-    mcp_call_t *c = call_start(s, MCP_CALL_TOOL, tool->name, id, args, params);
+    const char *listed = mcp_session__tool_name(s, name);
+    mcp_call_t *c = call_start(s, MCP_CALL_TOOL, listed ? listed : tool->name, id, args, params);
     json_decref(args);
     if (c == NULL)
         return;
@@ -213,7 +228,7 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
     srv->stats.tool_calls++;
     char err[512];
     if (!schema_validate(tool->input_schema, c->args, err, sizeof err)) {
-        mcp_call_finish_error(c, "Invalid arguments for %s: %s", tool->name, err);
+        mcp_call_finish_error(c, "Invalid arguments for %s: %s", listed ? listed : tool->name, err);
         return;
     }
     mcp_call__pin_digest(c);
@@ -240,7 +255,7 @@ void mcp_session__handle_resources_list(mcp_session_t *s, const json_t *id, cons
     json_t *all = json_array();
     for (int i = 0; i < r->nresources; i++)
         if (r->resources[i].is_template == templates &&
-            mcp_registry_toolset_in(r, r->resources[i].toolset, s->policy.toolset_mask))
+            mcp_registry_toolset_in(r, r->resources[i].toolset, mcp_session__mask(s)))
             json_array_append(all, r->resources[i].listing);
     list_page(s, id, params, templates ? "resourceTemplates" : "resources", all);
 }
@@ -268,7 +283,7 @@ void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json
     }
     json_t *vars = NULL;
     const mcp_resource_t *res =
-        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, &vars);
+        mcp_registry_find_resource(&s->srv->registry, uri, mcp_session__mask(s), &vars);
     if (res == NULL) {
         resource_not_found(s, id, uri);
         return;
@@ -287,7 +302,7 @@ int mcp_session__probe_resource(mcp_session_t *s, const json_t *id, const char *
 {
     json_t *vars = NULL;
     const mcp_resource_t *res =
-        mcp_registry_find_resource(&s->srv->registry, uri, s->policy.toolset_mask, &vars);
+        mcp_registry_find_resource(&s->srv->registry, uri, mcp_session__mask(s), &vars);
     if (res == NULL)
         return UV_ENOENT;
     mcp_server_t *srv = s->srv;
@@ -425,7 +440,7 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
     const mcp_registry_t *r = &s->srv->registry;
     json_t *all = json_array();
     for (int i = 0; i < r->nprompts; i++)
-        if (mcp_registry_toolset_in(r, r->prompts[i].toolset, s->policy.toolset_mask))
+        if (mcp_registry_toolset_in(r, r->prompts[i].toolset, mcp_session__mask(s)))
             json_array_append(all, r->prompts[i].listing);
     list_page(s, id, params, "prompts", all);
 }
@@ -438,8 +453,7 @@ void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t 
                                 "prompts/get: params.name must be a string without NUL", NULL);
         return;
     }
-    const mcp_prompt_t *p =
-        mcp_registry_find_prompt(&s->srv->registry, name, s->policy.toolset_mask);
+    const mcp_prompt_t *p = mcp_registry_find_prompt(&s->srv->registry, name, mcp_session__mask(s));
     if (p == NULL) {
         char msg[160];
         snprintf(msg, sizeof msg, "Unknown prompt: %.100s (see prompts/list)", name);
@@ -502,7 +516,7 @@ void mcp_session__handle_complete(mcp_session_t *s, const json_t *id, const json
         return;
     }
     const mcp_registry_t *r = &s->srv->registry;
-    unsigned mask = s->policy.toolset_mask;
+    unsigned mask = mcp_session__mask(s);
     const char *type = mcp_session__str(json_object_get(ref, "type"));
     const char *name = mcp_session__str(json_object_get(ref, "name"));
     const char *uri = mcp_session__str(json_object_get(ref, "uri"));

@@ -200,6 +200,17 @@ static hsess_t *session_of(http_server_t *hs, h2o_req_t *req, const token_t *tok
                              "Session not found: it ended or expired; initialize a new one");
         return NULL;
     }
+    unsigned mask = 0;
+    bool brief = false;
+    char why[8];
+    if (http__selection(hs, req->path_normalized.base, req->path_normalized.len, &mask, &brief, why,
+                        sizeof why) != 0 ||
+        mask != h->select_mask || brief != h->select_brief) {
+        http__send_rpc_error(req, 404, "Not Found", -32001,
+                             "Session not found at this path: a session answers at the path "
+                             "(the toolsets) it was initialized at");
+        return NULL;
+    }
     if (h->token != tok) {
         http__send_rpc_error(req, 403, "Forbidden", JSONRPC_INVALID_REQUEST,
                              "Forbidden: the session belongs to another token");
@@ -283,7 +294,7 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
             json_decref(m);
             return;
         }
-        http__apply_token(hs, h, tok);
+        http__apply_token(hs, h, tok, req);
     } else if ((h = session_of(hs, req, tok)) == NULL) {
         json_decref(m);
         return;
@@ -338,8 +349,66 @@ bool http__admit(http_server_t *hs, h2o_req_t *req, const token_t *tok, const js
     return false;
 }
 
-void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok)
+int http__selection(const http_server_t *hs, const char *path, size_t len, unsigned *mask,
+                    bool *brief, char *err, size_t errcap)
 {
+    const mcp_registry_t *r = &hs->srv->registry;
+    size_t base = strlen(hs->ep.http_path);
+    /* "/" as the endpoint's path: its selections are /NAME. */
+    size_t cut = base == 1 ? 0 : base;
+    if (len < base || memcmp(path, hs->ep.http_path, base) != 0 ||
+        (len > base && path[cut] != '/')) {
+        snprintf(err, errcap, "Not Found: the MCP endpoint is %s", hs->ep.http_path);
+        return UV_ENOENT;
+    }
+    *mask = MCP_REGISTRY_ALL_TOOLSETS;
+    *brief = hs->srv->default_brief;
+    if (len <= cut + 1)
+        return 0;
+    *mask = 0;
+    *brief = false;
+    for (size_t i = cut + 1; i <= len;) {
+        size_t end = i;
+        while (end < len && path[end] != ',')
+            end++;
+        size_t n = end - i;
+        int k = -1;
+        for (int t = 0; t < r->ntoolsets && t < MCP_REGISTRY_MAX_TOOLSETS; t++)
+            if (strlen(r->toolsets[t]->name) == n && memcmp(r->toolsets[t]->name, path + i, n) == 0)
+                k = t;
+        if (n == 3 && memcmp(path + i, "all", 3) == 0) {
+            *mask = MCP_REGISTRY_ALL_TOOLSETS;
+        } else if (k < 0) {
+            char known[256] = "";
+            size_t off = 0;
+            for (int t = 0; t < r->ntoolsets && off < sizeof known; t++)
+                off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", t ? ", " : "",
+                                        r->toolsets[t]->name);
+            snprintf(err, errcap,
+                     "Not Found: no toolset '%.*s' here (this server serves: %s; or all; "
+                     "%s alone serves the default)",
+                     (int)(n < 64 ? n : 64), path + i, known, hs->ep.http_path);
+            return UV_ENOENT;
+        } else {
+            *mask |= 1u << k;
+        }
+        i = end + 1;
+    }
+    return 0;
+}
+
+void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok, h2o_req_t *req)
+{
+    char why[8];
+    unsigned mask = MCP_REGISTRY_ALL_TOOLSETS;
+    bool brief = hs->srv->default_brief;
+    /* The path was checked when the request arrived (on_req). */
+    if (http__selection(hs, req->path_normalized.base, req->path_normalized.len, &mask, &brief, why,
+                        sizeof why) != 0)
+        mask = 0;
+    h->select_mask = mask;
+    h->select_brief = brief;
+    mcp_session_set_selection(h->session, mask, brief);
     char owner[64];
     http__owner_of(hs, tok, owner, sizeof owner);
     mcp_session_set_owner(h->session, owner);
@@ -517,8 +586,18 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             serve_metrics(hs, req);
         return 0;
     }
-    if (!h2o_memis(p.base, p.len, hs->ep.http_path, strlen(hs->ep.http_path)))
-        return -1; /* 404 */
+    unsigned sel_mask;
+    bool sel_brief;
+    char why[400];
+    if (http__selection(hs, p.base, p.len, &sel_mask, &sel_brief, why, sizeof why) != 0) {
+        size_t base = strlen(hs->ep.http_path), cut = base == 1 ? 0 : base;
+        if (p.len <= base || memcmp(p.base, hs->ep.http_path, base) != 0 || p.base[cut] != '/')
+            return -1; /* 404: not the MCP endpoint's */
+        if (!http__check_access(hs, req, &tok))
+            return 0;
+        http__send_rpc_error(req, 404, "Not Found", JSONRPC_INVALID_REQUEST, why);
+        return 0;
+    }
     if (!http__check_access(hs, req, &tok))
         return 0;
     if (hs->state != HTTP_ACTIVE) {

@@ -112,6 +112,10 @@ struct hsess_s {
     bool reading;
     uint64_t last_active;
     const token_t *token;
+    /* What it is served (http__selection of the path it was opened at):
+     * a 2025-11-25 session answers at that path only. */
+    unsigned select_mask;
+    bool select_brief;
     /* One 2026-07-28 request (http_modern.c): no id, no ring, no event
      * ids; closed once its response is sent, or when its client closes
      * the stream ("Closing the SSE response stream MUST be treated by the
@@ -233,9 +237,19 @@ void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size
  * the request's (may be NULL). */
 __attribute__((warn_unused_result)) bool http__admit(http_server_t *hs, h2o_req_t *req,
                                                      const token_t *tok, const json_t *id);
-/* Applies tok's policy to a new session (nothing allowed if it fails) and
- * counts the session against its owner (http__owner_of). */
-void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok);
+/* Applies tok's policy to a new session (nothing allowed if it fails),
+ * the selection of req's path (http__selection) and counts the session
+ * against its owner (http__owner_of). */
+void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok, h2o_req_t *req);
+
+/* The selection a request's path makes: the endpoint's path itself
+ * serves the server's default (*mask every toolset, *brief the server's
+ * default_brief); PATH/NAME[,NAME...] the toolsets named, each whole
+ * ("all": every one). Returns 0, or UV_ENOENT with err when the path is
+ * not the endpoint's or names a toolset the server does not have. Pure:
+ * nothing is kept (2026-07-28: the path decides each request). */
+int http__selection(const http_server_t *hs, const char *path, size_t len, unsigned *mask,
+                    bool *brief, char *err, size_t errcap);
 
 /* http_auth.c */
 /* The request's single-valued headers: a second Origin, Authorization,

@@ -322,7 +322,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
                              "out of memory");
         return;
     }
-    http__apply_token(hs, h, tok);
+    http__apply_token(hs, h, tok, req);
     http__serve_request(hs, req, h, m);
 }
 

@@ -21,12 +21,25 @@ SELECT pg_temp.expect('no next without the tools',
 SELECT pg_temp.expect('next calls',
     (SELECT jsonb_object_agg(h ->> 'source', h -> 'next')
      FROM jsonb_array_elements(parley_recall_recall('{"query": "wombat"}',
-         '{"next": {"telegram": "messages_context", "chatwise": "gather_chats",
-                    "agents": "get_message_by_id", "bluesky": "search"}}') -> 'hits') h),
-    '{"telegram": {"tool": "messages_context", "arguments": {"chatId": 1, "messageId": 10, "before": 3, "after": 3}},
+         '{"next": {"telegram": "telegram_open", "telegram_takes": "chatId",
+                    "chatwise": "gather_chats", "agents": "get_message_by_id",
+                    "bluesky": "search"}}') -> 'hits') h),
+    '{"telegram": {"tool": "telegram_open", "arguments": {"chatId": 1, "messageId": 10, "before": 3, "after": 3}},
       "chatwise": {"tool": "gather_chats", "arguments": {"chatIds": ["cw-1"], "includeTools": false}},
       "agents": {"tool": "get_message_by_id", "arguments": {"message_id": "uuid-1#0"}},
       "bluesky": {"tool": "search", "arguments": {"query": "at://did:plc:ann/app.bsky.feed.post/1"}}}'::jsonb);
+SELECT pg_temp.expect('next call of the telegram toolset, under the name given',
+    (SELECT h -> 'next' FROM jsonb_array_elements(parley_recall_recall('{"query": "wombat"}',
+         '{"next": {"telegram": "messagesContext", "telegram_takes": "channelId"}}') -> 'hits') h
+     WHERE h ->> 'source' = 'telegram'),
+    '{"tool": "messagesContext", "arguments": {"channelId": 1, "messageId": 10, "before": 3, "after": 3}}'::jsonb);
+SELECT pg_temp.expect('the text counts what it shows',
+    (SELECT split_part(parley_recall_recall('{"query": "wombat", "limit": 1}', '{}') ->> 'text',
+                       E'\n', 1)),
+    '1 of 4 hit(s) for "wombat", best first:');
+SELECT pg_temp.expect('the text counts every hit when it shows them all',
+    (SELECT split_part(parley_recall_recall('{"query": "wombat"}', '{}') ->> 'text', E'\n', 1)),
+    '4 hit(s) for "wombat", best first:');
 SELECT pg_temp.expect('sources narrow',
     (SELECT array_agg(h ->> 'ref' ORDER BY h ->> 'ref')
      FROM jsonb_array_elements(parley_recall_recall('{"query": "wombat", "sources": ["telegram", "bluesky"]}',

@@ -69,11 +69,11 @@ CREATE OR REPLACE FUNCTION parley_recall_next(p_src text, p_chat bigint, p_id bi
                                               p_chat_ext text, p_msg_ext text, ctx jsonb)
     RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
-        WHEN p_src = 'telegram' AND ctx #>> '{next,telegram}' = 'messagesContext' THEN
-            jsonb_build_object('tool', 'messagesContext', 'arguments', jsonb_build_object(
+        WHEN p_src = 'telegram' AND ctx #>> '{next,telegram_takes}' = 'channelId' THEN
+            jsonb_build_object('tool', ctx #>> '{next,telegram}', 'arguments', jsonb_build_object(
                 'channelId', p_chat, 'messageId', p_id, 'before', 3, 'after', 3))
-        WHEN p_src = 'telegram' AND ctx #>> '{next,telegram}' = 'messages_context' THEN
-            jsonb_build_object('tool', 'messages_context', 'arguments', jsonb_build_object(
+        WHEN p_src = 'telegram' AND ctx #>> '{next,telegram_takes}' = 'chatId' THEN
+            jsonb_build_object('tool', ctx #>> '{next,telegram}', 'arguments', jsonb_build_object(
                 'chatId', p_chat, 'messageId', p_id, 'before', 3, 'after', 3))
         WHEN p_src = 'chatwise' AND ctx #>> '{next,chatwise}' IS NOT NULL
              AND p_chat_ext IS NOT NULL THEN
@@ -199,8 +199,11 @@ CREATE OR REPLACE FUNCTION parley_recall_text(q text, hits jsonb, total integer,
     RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_array_length(hits) = 0 THEN
                format('No hits for %s in any source asked.', to_jsonb(q)::text)
-           ELSE format('%s hit(s) for %s%s, best first:', total, to_jsonb(q)::text,
-                       CASE WHEN capped THEN ' (more than that)' ELSE '' END) || E'\n' ||
+           ELSE format('%s hit(s) for %s, best first:',
+                       CASE WHEN capped THEN format('%s of more than %s', count(*), total)
+                            WHEN count(*) < total THEN format('%s of %s', count(*), total)
+                            ELSE count(*)::text END, to_jsonb(q)::text)
+                || E'\n' ||
                 string_agg(format(E'%s. [%s] %s, %s: %s\n   ref %s%s', ord, h ->> 'source',
                                   h ->> 'title', h ->> 'date',
                                   replace(coalesce(h ->> 'snippet', ''), E'\n', ' '),

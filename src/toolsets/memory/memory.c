@@ -426,8 +426,10 @@ static const mcp_tool_def_t tools[] = {
      OBJ("\"heap_id\":{\"type\":\"string\"}," LIMIT(500) "," OFFSET, "\"heap_id\""), OUT_MESSAGES,
      RO, memory_tool, "context_heap"},
     {"search_messages", "Search memory",
-     "Full-text search (English stemming) over every message, best first, with relevance_score "
-     "and a snippet (matches in **); says whether an index served it.",
+     "Full-text search (English stemming) over your own past sessions' messages (the imported "
+     "agent transcripts, or the memory-lane database) -- not other chats (recall searches every "
+     "source) -- best first, with relevance_score and a snippet (matches in **); says whether "
+     "an index served it.",
      OBJ("\"query\":{\"type\":\"string\",\"maxLength\":" TOOL_QUERY_MAX
          ",\"minLength\":1}," LIMIT(50),
          "\"query\""),

@@ -71,19 +71,24 @@ static char *sql_context(mcp_call_t *c)
     recall_ctx_t *rc = mcp_call_context(c);
     json_t *next = json_object();
     /* Telegram-style chats open in the telegram toolset, else in the
-     * inline one (both read the same chats). */
-    if (mcp_call_serves_tool(c, "messagesContext"))
-        json_object_set_new(next, "telegram", json_string("messagesContext"));
-    else if (mcp_call_serves_tool(c, "messages_context"))
-        json_object_set_new(next, "telegram", json_string("messages_context"));
-    if (mcp_call_serves_tool(c, "gather_chats"))
-        json_object_set_new(next, "chatwise", json_string("gather_chats"));
+     * inline one (both read the same chats). Each under the name the
+     * caller's session lists it (the default selection renames some). */
+    const char *name;
+    if ((name = mcp_call_tool_name(c, "messagesContext")) != NULL) {
+        json_object_set_new(next, "telegram", json_string(name));
+        json_object_set_new(next, "telegram_takes", json_string("channelId"));
+    } else if ((name = mcp_call_tool_name(c, "messages.context")) != NULL) {
+        json_object_set_new(next, "telegram", json_string(name));
+        json_object_set_new(next, "telegram_takes", json_string("chatId"));
+    }
+    if ((name = mcp_call_tool_name(c, "gather_chats")) != NULL)
+        json_object_set_new(next, "chatwise", json_string(name));
     /* The memory toolset reads the store's agents unless a memory-lane
      * database is its source; then it opens that one's hits. */
-    if (mcp_call_serves_tool(c, "get_message_by_id"))
-        json_object_set_new(next, rc->lane ? "memory" : "agents", json_string("get_message_by_id"));
-    if (mcp_call_serves_tool(c, "search"))
-        json_object_set_new(next, "bluesky", json_string("search"));
+    if ((name = mcp_call_tool_name(c, "get_message_by_id")) != NULL)
+        json_object_set_new(next, rc->lane ? "memory" : "agents", json_string(name));
+    if ((name = mcp_call_tool_name(c, "search")) != NULL)
+        json_object_set_new(next, "bluesky", json_string(name));
     json_t *ctx = json_pack("{s:s, s:o, s:o*}", "timezone", rc->timezone, "next", next, "allowed",
                             allowed_sources(c));
     char *s = ctx ? json_dumps(ctx, JSON_COMPACT) : NULL;
