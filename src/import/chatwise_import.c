@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,6 +114,52 @@ static bool table_columns(chatwise_import_t *imp, const char *table, const char 
     return true;
 }
 
+/* Answers false (error set) unless name is an ordinary table of the
+ * file: a view (whose query could be endless), a virtual table or a
+ * missing one is refused by name before any statement reads it. */
+static bool real_table(chatwise_import_t *imp, const char *name)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(imp->db,
+                           "SELECT type, coalesce(sql, '') FROM main.sqlite_master "
+                           "WHERE name = ?1 COLLATE NOCASE AND type IN ('table', 'view') "
+                           "ORDER BY type = 'table' LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_sqlite_error(imp, "reading its tables");
+        return false;
+    }
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        set_sqlite_error(imp, "reading its tables");
+        sqlite3_finalize(st);
+        return false;
+    }
+    const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    const char *sql = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+    const char *what = type == NULL                                         ? NULL
+                       : strcmp(type, "table") != 0                         ? "a view"
+                       : sql && strncasecmp(sql, "CREATE VIRTUAL", 14) == 0 ? "a virtual table"
+                                                                            : NULL;
+    bool ok = type != NULL && what == NULL;
+    if (type == NULL)
+        snprintf(imp->error, sizeof imp->error,
+                 "%s: no table %s: this is not a ChatWise database (app.db)", imp->path, name);
+    else if (what != NULL)
+        snprintf(imp->error, sizeof imp->error, "%s: %s is %s, not a table; refused", imp->path,
+                 name, what);
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* SQLite's progress handler: a statement in flight is interrupted
+ * (SQLITE_INTERRUPT) once the import is asked to stop. */
+static int stop_requested(void *data)
+{
+    chatwise_import_t *imp = data;
+    return __atomic_load_n(&imp->stop, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
 static const char *not_regular(mode_t m)
 {
     return S_ISDIR(m)    ? "a directory"
@@ -189,6 +236,11 @@ static void open_work(uv_work_t *w)
         return;
     }
     sqlite3_busy_timeout(imp->db, CHATWISE_IMPORT_BUSY_MS);
+    sqlite3_progress_handler(imp->db, CHATWISE_IMPORT_PROGRESS_OPS, stop_requested, imp);
+    if (!real_table(imp, "chat") || !real_table(imp, "message")) {
+        imp->status = UV_EINVAL;
+        return;
+    }
     bool chat_id = false, msg_id = false, msg_chat = false, msg_content = false,
          msg_created = false;
     const char *chat_cols[] = {"id", "title", "createdAt", "updatedAt", NULL};
@@ -385,7 +437,11 @@ static void read_work(uv_work_t *w)
     }
     if (bytes >= CHATWISE_IMPORT_BATCH_BYTES)
         rc = SQLITE_DONE;
-    if (rc != SQLITE_DONE) {
+    if (rc == SQLITE_INTERRUPT && __atomic_load_n(&imp->stop, __ATOMIC_RELAXED)) {
+        snprintf(imp->error, sizeof imp->error,
+                 "stopped; what was applied stays, and importing again completes it");
+        imp->status = UV_ECANCELED;
+    } else if (rc != SQLITE_DONE) {
         set_sqlite_error(imp, "reading");
         imp->status = UV_EIO;
     }

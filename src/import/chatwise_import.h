@@ -9,14 +9,15 @@
  * and incremental: rows already stored unchanged are not written again, so
  * a second import changes nothing. A missing file, one that is not a
  * regular file (a FIFO, a device: refused without opening it blocking),
- * one that is not a SQLite database, or one without the two tables fails
- * before anything is written. One bad row never fails the others: a text
- * value over CHATWISE_IMPORT_MAX_VALUE bytes is stored cut to it (the
- * row's extra.truncated says the size it had), a time that is not one
- * PostgreSQL can store (out of the years 1 to 9999) is left out (a
- * message is then dated as its chat), a row PostgreSQL refuses is
- * skipped; each is warned with its table and row id (the first
- * CHATWISE_IMPORT_MAX_WARNINGS of each kind) and counted. */
+ * one that is not a SQLite database, or one without the two tables (or
+ * whose chat or message is a view or a virtual table, refused by name)
+ * fails before anything is written. Stopping interrupts the statement in
+ * flight (a SQLite progress handler looks at the stop flag). One bad row never fails the others: a
+ * text value over CHATWISE_IMPORT_MAX_VALUE bytes is stored cut to it (the row's extra.truncated
+ * says the size it had), a time that is not one PostgreSQL can store (out of the years 1 to 9999)
+ * is left out (a message is then dated as its chat), a row PostgreSQL refuses is skipped; each is
+ * warned with its table and row id (the first CHATWISE_IMPORT_MAX_WARNINGS of each kind) and
+ * counted. */
 #ifndef PARLEY_IMPORT_CHATWISE_IMPORT_H
 #define PARLEY_IMPORT_CHATWISE_IMPORT_H
 
@@ -33,6 +34,10 @@
 #define CHATWISE_IMPORT_MAX_VALUE    (8u << 20)  /* bytes of a text value; longer is cut */
 #define CHATWISE_IMPORT_BATCH_BYTES  (16u << 20) /* a batch ends past these bytes of values */
 #define CHATWISE_IMPORT_MAX_WARNINGS 20          /* rows named per kind and import */
+/* SQLite virtual-machine steps between two looks at the stop flag: a
+ * statement in flight, however long, ends soon after SIGTERM (within the
+ * time of 100 steps: one expensive value each at worst). */
+#define CHATWISE_IMPORT_PROGRESS_OPS 100
 
 /* The values the importer makes of app.db's columns, from the file's
  * untrusted bytes (pure; the fuzz target chatwise_meta drives them).

@@ -9,7 +9,10 @@
 // FIFO, a symlink loop, a directory named x.jsonl, a /dev/zero symlink
 // are skipped; a FIFO given as the ChatWise database is refused at once,
 // and serve following one stops on SIGTERM. A transcript that shrank is
-// read again from its start, nothing stored twice. On the code before,
+// read again from its start, nothing stored twice. A ChatWise "message"
+// that is a view (an endless one) or a virtual table is refused at once by
+// name; SIGTERM interrupts a long SQLite statement, of `import chatwise`
+// and of serve's follower, within seconds. On the code before,
 // the FIFO cases block until the test's timeout.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -232,4 +235,99 @@ test("serve: a FIFO as chatwise_db is not opened, and SIGTERM stops serve", { ti
   child.kill("SIGTERM");
   const { code } = await exited;
   assert.equal(code, 0, log);
+});
+
+// app.db files whose message is no table: an endless recursive view (on
+// the code before, the import ran until killed, its memory growing) and a
+// virtual table.
+const ENDLESS_VIEW = `CREATE TABLE chat (id text PRIMARY KEY NOT NULL, title text, createdAt integer, updatedAt integer);
+CREATE VIEW message AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)
+  SELECT 'm-' || n AS id, 'c-1' AS chatId, 'user' AS role, 'again' AS content, n AS createdAt,
+         NULL AS meta, NULL AS generatedFiles FROM r;`;
+// A real table whose statement is slow: a generated column named rowid is
+// what "ORDER BY rowid" reads, computed for every row (about a minute in
+// all) before the first batch. (Added after the rows: an INSERT would
+// compute it.)
+const SLOW_TABLE = `CREATE TABLE chat (id text PRIMARY KEY NOT NULL, title text, createdAt integer, updatedAt integer);
+CREATE TABLE message (n integer, id text, chatId text, role text, content text, createdAt integer,
+  meta text, generatedFiles text);
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 40000)
+  INSERT INTO message (n, id, chatId, role, content, createdAt) SELECT n, 'm-' || n, 'c-1', 'user', 'slow', 1767225600000 + n FROM r;
+ALTER TABLE message ADD COLUMN rowid integer AS (n + length(hex(zeroblob(1000000 + n))));`;
+
+test("chatwise: a view or a virtual table as message is refused at once, by name", () => {
+  const view = path.join(work, "view-app.db");
+  execFileSync("sqlite3", [view], { input: ENDLESS_VIEW });
+  const started = Date.now();
+  const r = spawnSync(PARLEYD, ["import", "chatwise", view, "--db", url, "--data-dir", path.join(work, "data")], {
+    encoding: "utf8", timeout: 20000, killSignal: "SIGKILL",
+  });
+  assert.equal(r.signal, null, `the import of an endless view did not end: ${r.stderr}`);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /view-app\.db: message is a view, not a table; refused/);
+  assert.ok(Date.now() - started < 15000);
+  const virt = path.join(work, "virtual-app.db");
+  execFileSync("sqlite3", [virt], {
+    input: `CREATE TABLE chat (id text, title text, createdAt integer, updatedAt integer);
+CREATE VIRTUAL TABLE message USING fts5(id, chatId, role, content, createdAt);`,
+  });
+  const v = importChatwise(virt);
+  assert.equal(v.status, 1, v.out);
+  assert.match(v.out, /virtual-app\.db: message is a virtual table, not a table; refused/);
+});
+
+// Starts `parleyd ARGS`, waits until its log matches ready, sends SIGTERM
+// and answers how long it took to exit (ms), with its code and log.
+async function stopWhen(args, ready, limit = 30000) {
+  const child = spawn(PARLEYD, args, { stdio: ["pipe", "pipe", "pipe"] });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d.toString()));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const deadline = Date.now() + limit;
+  while (!ready.test(log)) {
+    if (child.exitCode !== null) throw new Error(`parleyd exited early:\n${log}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`parleyd never logged ${ready}:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 1000)); // well inside the long statement
+  const sent = Date.now();
+  child.kill("SIGTERM");
+  const killer = setTimeout(() => child.kill("SIGKILL"), 20000);
+  const { code, signal } = await exited;
+  clearTimeout(killer);
+  return { ms: Date.now() - sent, code, signal, log };
+}
+
+test("chatwise: SIGTERM interrupts a long SQLite statement of the import at once", { timeout: LIMIT }, async () => {
+  const file = path.join(work, "slow-app.db");
+  execFileSync("sqlite3", [file], { input: SLOW_TABLE });
+  const r = await stopWhen(["import", "chatwise", file, "--db", url, "--data-dir", path.join(work, "data")],
+    /slow-app\.db: 40000 messages/);
+  assert.equal(r.signal, null, `the import ignored SIGTERM:\n${r.log}`);
+  assert.ok(r.ms < 5000, `the import took ${r.ms} ms to stop:\n${r.log}`);
+  assert.notEqual(r.code, 0, r.log);
+  assert.match(r.log, /stopped; what was applied stays/);
+});
+
+test("serve: following an endless view logs it refused and stops on SIGTERM", { timeout: LIMIT }, async () => {
+  const view = path.join(work, "serve-view.db");
+  execFileSync("sqlite3", [view], { input: ENDLESS_VIEW });
+  const v = await stopWhen(["serve", "--stdio", "--db", url, "--data-dir", path.join(work, "data-serve"),
+    "--toolsets", "chatwise", "--chatwise-db", view], /serve-view\.db: message is a view, not a table; refused/);
+  assert.equal(v.signal, null, v.log);
+  assert.equal(v.code, 0, v.log);
+  assert.ok(v.ms < 5000, `serve took ${v.ms} ms to stop:\n${v.log}`);
+});
+
+test("serve: following a table whose statement is slow stops on SIGTERM", { timeout: LIMIT }, async () => {
+  const slow = path.join(work, "serve-slow.db");
+  execFileSync("sqlite3", [slow], { input: SLOW_TABLE });
+  const s = await stopWhen(["serve", "--stdio", "--db", url, "--data-dir", path.join(work, "data-serve"),
+    "--toolsets", "chatwise", "--chatwise-db", slow, "--log-level", "debug"], /following .*serve-slow\.db/);
+  assert.equal(s.signal, null, `serve ignored SIGTERM:\n${s.log}`);
+  assert.equal(s.code, 0, s.log);
+  assert.ok(s.ms < 5000, `serve took ${s.ms} ms to stop:\n${s.log}`);
 });
