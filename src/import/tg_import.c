@@ -80,7 +80,8 @@ struct tg_import_s {
     char param_buf[3][32];
     char *param_json;
     tg_import_stats_t stats;
-    json_t *imported; /* names of the chats imported completely */
+    uint64_t notes_logged; /* the reader's notes warned */
+    json_t *imported;      /* names of the chats imported completely */
     int status;
     char error[6144];
     import_progress_t progress;
@@ -610,14 +611,16 @@ static void step_after(uv_work_t *w, int status)
     imp->reading = false;
     imp->read_offset = tg_reader_offset(imp->reader);
     imp->read_messages = tg_reader_messages(imp->reader);
-    for (uint64_t n = tg_reader_skipped(imp->reader); imp->stats.skipped < n;
-         imp->stats.skipped++) {
-        const char *note = tg_reader_note(imp->reader, imp->stats.skipped);
+    for (uint64_t n = tg_reader_notes(imp->reader); imp->notes_logged < n; imp->notes_logged++) {
+        const char *note = tg_reader_note(imp->reader, imp->notes_logged);
         if (note)
-            log_warn(IMPORT_TAG, "%s: %s; the message was left out", imp->path, note);
-        else if (imp->stats.skipped == TG_READER_NOTES_MAX)
-            log_warn(IMPORT_TAG, "%s: more messages left out; the summary counts them", imp->path);
+            log_warn(IMPORT_TAG, "%s: %s", imp->path, note);
+        else if (imp->notes_logged == TG_READER_NOTES_MAX)
+            log_warn(IMPORT_TAG, "%s: more messages left out or repaired; the summary counts them",
+                     imp->path);
     }
+    imp->stats.skipped = tg_reader_skipped(imp->reader) + imp->stats.duplicates;
+    imp->stats.repaired = tg_reader_repaired(imp->reader);
     if (imp->state != IMP_RUNNING) {
         /* The import is failing: drop what was read and finish. */
         tg_events_free(imp->events[b], imp->nevents[b]);
@@ -811,13 +814,15 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
     *changed = st->written > 0 || st->files_stored > 0;
     snprintf(out, cap,
              "imported %llu chat%s, %llu messages (%llu new or changed), %llu contacts, %llu files "
-             "stored (%llu not in the export, %llu refused); %llu message%s left out (see the "
+             "stored (%llu not in the export, %llu refused); %llu message%s left out, %llu "
+             "repaired (see the "
              "warnings)",
              (unsigned long long)st->chats, st->chats == 1 ? "" : "s",
              (unsigned long long)st->messages, (unsigned long long)st->written,
              (unsigned long long)st->contacts, (unsigned long long)st->files_stored,
              (unsigned long long)st->files_missing, (unsigned long long)st->files_refused,
-             (unsigned long long)st->skipped, st->skipped == 1 ? "" : "s");
+             (unsigned long long)st->skipped, st->skipped == 1 ? "" : "s",
+             (unsigned long long)st->repaired);
 }
 
 /* Frees an import that ended (or never started its steps). */

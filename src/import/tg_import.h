@@ -38,7 +38,10 @@ typedef struct tg_import_stats_s {
     uint64_t files_stored;  /* media files copied into the media store */
     uint64_t files_missing; /* referenced but not in the export folder */
     uint64_t files_refused; /* a link, out of the folder, not a regular file, unreadable */
-    uint64_t skipped;       /* messages left out: a field could not be stored (warned) */
+    uint64_t skipped;       /* messages left out: a field could not be stored, over the
+                             * cap, a second copy of an id (warned) */
+    uint64_t duplicates;    /* of skipped: copies of an id already read */
+    uint64_t repaired;      /* messages stored repaired: a NUL as U+FFFD (warned) */
 } tg_import_stats_t;
 
 /* The source "telegram-export" (importer.h): env->path a result.json or

@@ -5,12 +5,26 @@
  * Containers the importer needs whole (a message, the contacts section) are
  * built as jansson values (BUILD frames); the containers that hold them
  * (the root, chats.list, a chat, its messages array) are walked without
- * being kept; everything else is skipped. */
+ * being kept; everything else is skipped.
+ *
+ * A scanner runs ahead of yajl over the raw bytes: it knows where each
+ * token (a string, a number, a literal) ends and how deep the containers
+ * are, so that no piece given to yajl ends inside a token (yajl would read
+ * such a token again from its start with every piece: time quadratic in
+ * its length). A long token is given whole, once; in a message it is
+ * bounded by the message cap, which is checked before every piece, so a
+ * message over it is decided after TG_READER_MESSAGE_MAX bytes, not at its
+ * end. Such a message is left out: its frames are dropped, yajl is replaced
+ * by a new parser brought to the state the message's end leaves (a prefix
+ * replayed without callbacks), and the scanner skips the message's bytes
+ * up to its closing brace. */
 #include "import/tg_reader.h"
 
 #include "import/tg_map.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +44,12 @@ typedef enum {
     F_BUILD,    /* a value kept whole */
     F_SKIP,     /* ignored */
 } frame_kind_t;
+
+/* Scanner states (at the byte after the last one scanned). */
+enum { LEX_OUT = 0, LEX_STR, LEX_ESC, LEX_BARE };
+
+/* What piece_end found. */
+enum { PIECE_OK = 0, PIECE_MORE, PIECE_OVERSIZED, PIECE_FAILED };
 
 typedef enum {
     B_NESTED = 0,
@@ -62,26 +82,38 @@ struct tg_reader_s {
     int depth;
     int skip_depth; /* containers open inside a SKIP frame */
     int64_t chat_keys;
-    uint64_t offset; /* file bytes parsed before the current chunk */
+    uint64_t offset; /* file offset of chunk[chunk_pos] */
     uint64_t messages;
-    uint64_t message_start; /* file offset where the current message began */
+    uint64_t message_start; /* file offset of the current message's "{" */
     bool in_message;
     char last_id[32];
-    unsigned char *chunk;
-    size_t chunk_cap; /* bytes read at a time (TG_READER_CHUNK) */
+    unsigned char *chunk; /* bytes read and not yet parsed (from chunk_pos) */
+    size_t buf_cap;       /* its size: at most a token (the cap) and a read */
+    size_t chunk_cap;     /* bytes read at a time (TG_READER_CHUNK) */
     size_t chunk_len;
     size_t chunk_pos; /* bytes of chunk already parsed */
     bool eof;
+    bool want_more; /* the next step reads before it parses */
+    bool completed; /* yajl_complete_parse was called */
     bool failed;
+    /* The scanner ahead of yajl (see the top). */
+    size_t scan; /* bytes of chunk scanned */
+    int lex;     /* LEX_* at scan */
+    int lex_depth;
+    bool replaying; /* callbacks ignore what yajl reports */
+    bool skipping;  /* skipping an oversized message's bytes */
+    int skip_to;    /* ... until lex_depth falls to this */
+    bool msg_nul;   /* the current message held a NUL, now U+FFFD */
+    char nul_field[TG_KEY_MAX];
     char error[512];
     /* Events of the current step. */
     tg_event_t *events;
     int nevents;
     int64_t rows_chat; /* chat of the open ROWS event, 0 if none */
     char map_error[256];
-    /* Messages left out: a field PostgreSQL could not read (the first
-     * TG_READER_NOTES_MAX named). */
-    uint64_t skipped;
+    /* Messages left out (a field PostgreSQL could not read, over the
+     * cap) or repaired (a NUL); the first TG_READER_NOTES_MAX named. */
+    uint64_t skipped, repaired, noted;
     char notes[TG_READER_NOTES_MAX][TG_READER_NOTE_LEN];
 };
 
@@ -131,7 +163,19 @@ void tg_events_free(tg_event_t *events, int n)
 
 static uint64_t position(const tg_reader_t *r)
 {
-    return r->eof ? r->offset : r->offset + yajl_get_bytes_consumed(r->yajl);
+    return r->completed ? r->offset : r->offset + yajl_get_bytes_consumed(r->yajl);
+}
+
+/* Adds a note (a sentence naming a message and what became of it). */
+__attribute__((format(printf, 2, 3))) static void note(tg_reader_t *r, const char *fmt, ...)
+{
+    if (r->noted < TG_READER_NOTES_MAX) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->notes[r->noted], sizeof r->notes[0], fmt, ap);
+        va_end(ap);
+    }
+    r->noted++;
 }
 
 static int fail(tg_reader_t *r, const char *fmt, const char *detail)
@@ -215,12 +259,13 @@ static void message_done(tg_reader_t *r, json_t *msg, frame_t *chat)
     int64_t mid;
     int mrc = tg_map_message(msg, &chat->map, &rows, &media, &kind, &mid, r->map_error,
                              sizeof r->map_error);
+    bool nul = r->msg_nul;
+    r->msg_nul = false;
     if (mrc == UV_EINVAL) {
         /* One message that cannot be stored does not stop the import: it
          * is left out and named ("skip, name and go on"). */
-        if (r->skipped < TG_READER_NOTES_MAX)
-            snprintf(r->notes[r->skipped], sizeof r->notes[0], "%s at byte %llu", r->map_error,
-                     (unsigned long long)r->message_start);
+        note(r, "%s at byte %llu; the message was left out", r->map_error,
+             (unsigned long long)r->message_start);
         r->skipped++;
     } else if (mrc != 0) {
         fail(r, "%s", r->map_error);
@@ -237,6 +282,15 @@ static void message_done(tg_reader_t *r, json_t *msg, frame_t *chat)
             fail(r, "%s", "out of memory");
         else if (e)
             e->nrows++;
+        if (nul && kind == TG_MAP_ROW) {
+            /* PostgreSQL's text and jsonb hold no NUL: repaired, named. */
+            note(r,
+                 "message %lld: \"%s\" held a NUL character (\\u0000) at byte %llu; stored "
+                 "as U+FFFD",
+                 (long long)mid, r->nul_field[0] ? r->nul_field : "a value",
+                 (unsigned long long)r->message_start);
+            r->repaired++;
+        }
     }
     buf_free(&rows);
     buf_free(&media);
@@ -260,9 +314,6 @@ static int add_value(tg_reader_t *r, json_t *v)
             json_object_set_new(f->node, f->key, v);
         else
             json_decref(v);
-        /* Bound a single message object. */
-        if (r->in_message && position(r) - r->message_start > TG_READER_MESSAGE_MAX)
-            return fail(r, "%s", "a message larger than 16 MiB");
         return 1;
     case F_ROOT:
     case F_CHAT:
@@ -292,19 +343,19 @@ static int add_value(tg_reader_t *r, json_t *v)
 static int cb_null(void *ctx)
 {
     tg_reader_t *r = ctx;
-    return r->skip_depth ? 1 : add_value(r, json_null());
+    return r->skip_depth || r->replaying ? 1 : add_value(r, json_null());
 }
 
 static int cb_boolean(void *ctx, int b)
 {
     tg_reader_t *r = ctx;
-    return r->skip_depth ? 1 : add_value(r, json_boolean(b));
+    return r->skip_depth || r->replaying ? 1 : add_value(r, json_boolean(b));
 }
 
 static int cb_number(void *ctx, const char *s, size_t n)
 {
     tg_reader_t *r = ctx;
-    if (r->skip_depth)
+    if (r->skip_depth || r->replaying)
         return 1;
     char tmp[64];
     if (n >= sizeof tmp)
@@ -321,12 +372,46 @@ static int cb_number(void *ctx, const char *s, size_t n)
     return add_value(r, json_real(strtod(tmp, NULL)));
 }
 
+/* s with each NUL as U+FFFD (PostgreSQL's text and jsonb hold none). */
+static json_t *nul_replaced(const unsigned char *s, size_t n)
+{
+    char *fixed = n <= (SIZE_MAX - 1) / 3 ? malloc(n * 3 + 1) : NULL;
+    if (fixed == NULL)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != 0) {
+            fixed[o++] = (char)s[i];
+        } else {
+            memcpy(fixed + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+        }
+    }
+    json_t *v = json_stringn(fixed, o);
+    free(fixed);
+    return v;
+}
+
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     tg_reader_t *r = ctx;
-    if (r->skip_depth)
+    if (r->skip_depth || r->replaying)
         return 1;
-    json_t *v = json_stringn((const char *)s, n);
+    json_t *v;
+    if (memchr(s, 0, n) == NULL) {
+        v = json_stringn((const char *)s, n);
+    } else {
+        v = nul_replaced(s, n);
+        if (v != NULL && r->in_message && !r->msg_nul) {
+            r->msg_nul = true;
+            snprintf(r->nul_field, sizeof r->nul_field, "%s", top(r) ? top(r)->key : "");
+        } else if (v != NULL && !r->in_message) {
+            note(r,
+                 "a NUL character (\\u0000) in a value at byte %llu (not in a message); "
+                 "stored as U+FFFD",
+                 (unsigned long long)position(r));
+        }
+    }
     if (v == NULL)
         return fail(r, "%s", "a string that is not valid UTF-8");
     return add_value(r, v);
@@ -335,7 +420,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     tg_reader_t *r = ctx;
-    if (r->skip_depth)
+    if (r->skip_depth || r->replaying)
         return 1;
     frame_t *f = top(r);
     f->key_truncated = n >= sizeof f->key;
@@ -348,6 +433,8 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 /* Opens a container (object when is_map) below the top frame. */
 static int open_container(tg_reader_t *r, bool is_map)
 {
+    if (r->replaying)
+        return 1;
     if (r->skip_depth) {
         r->skip_depth++;
         return 1;
@@ -400,8 +487,9 @@ static int open_container(tg_reader_t *r, bool is_map)
             return fail(r, "%s", "an entry of \"messages\" is not an object");
         kind = F_BUILD;
         role = B_MESSAGE;
-        r->message_start = position(r);
+        r->message_start = position(r) - 1; /* the "{" just read */
         r->in_message = true;
+        r->msg_nul = false;
         break;
     case F_SKIP:
         break;
@@ -431,6 +519,8 @@ static int open_container(tg_reader_t *r, bool is_map)
 
 static int close_container(tg_reader_t *r)
 {
+    if (r->replaying)
+        return 1;
     if (r->skip_depth) {
         r->skip_depth--;
         return 1;
@@ -510,6 +600,227 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
+/* ---- the scanner ------------------------------------------------------- */
+
+static bool ends_bare(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '{' ||
+           c == '}' || c == '[' || c == ']' || c == '"';
+}
+
+/* Scans chunk[i]. */
+static void lex_byte(tg_reader_t *r, size_t i)
+{
+    unsigned char c = r->chunk[i];
+    switch (r->lex) {
+    case LEX_STR:
+        if (c == '\\')
+            r->lex = LEX_ESC;
+        else if (c == '"')
+            r->lex = LEX_OUT;
+        return;
+    case LEX_ESC:
+        r->lex = LEX_STR;
+        return;
+    case LEX_BARE:
+        if (!ends_bare(c))
+            return;
+        r->lex = LEX_OUT; /* c ends the token and is read again below */
+        break;
+    default:
+        break;
+    }
+    if (c == '"')
+        r->lex = LEX_STR;
+    else if (c == '{' || c == '[')
+        r->lex_depth++;
+    else if (c == '}' || c == ']')
+        r->lex_depth--;
+    else if (!ends_bare(c))
+        r->lex = LEX_BARE;
+}
+
+/* Scans on to the end of the token at scan (or to stop), quickly through
+ * the inside of strings. */
+static void lex_token(tg_reader_t *r, size_t stop)
+{
+    const unsigned char *c = r->chunk;
+    size_t i = r->scan;
+    while (i < stop && r->lex != LEX_OUT) {
+        if (r->lex == LEX_STR) {
+            while (i < stop && c[i] != '"' && c[i] != '\\')
+                i++;
+            if (i == stop)
+                break;
+        }
+        lex_byte(r, i++);
+    }
+    r->scan = i;
+}
+
+/* File offset of chunk[i]. */
+static uint64_t at(const tg_reader_t *r, size_t i)
+{
+    return r->offset + (i - r->chunk_pos);
+}
+
+/* Where the next piece to parse ends (*end), from chunk_pos: the last
+ * token boundary within TG_READER_PIECE bytes (and, inside a message,
+ * within its cap), or else the end of the token that begins at
+ * chunk_pos. PIECE_MORE: that token goes on past the bytes read;
+ * PIECE_OVERSIZED: the open message reached the cap unclosed;
+ * PIECE_FAILED: a value outside a message is longer than the cap (error
+ * set). */
+static int piece_end(tg_reader_t *r, size_t *end)
+{
+    size_t a = r->chunk_pos;
+    uint64_t room = TG_READER_MESSAGE_MAX + 1; /* bytes a token may take */
+    if (r->in_message) {
+        uint64_t used = at(r, a) - r->message_start;
+        if (used >= TG_READER_MESSAGE_MAX)
+            return PIECE_OVERSIZED;
+        room = TG_READER_MESSAGE_MAX - used;
+    }
+    size_t limit = a + (room < TG_READER_PIECE ? (size_t)room : TG_READER_PIECE);
+    /* The last boundary past a (scan is one when the scanner is between
+     * tokens; the bytes scanned before it past a are all one token). */
+    size_t lb = r->lex == LEX_OUT && r->scan > a ? r->scan : 0;
+    while (r->scan < r->chunk_len && r->scan < limit) {
+        lex_byte(r, r->scan++);
+        if (r->lex == LEX_OUT)
+            lb = r->scan;
+    }
+    if (lb > a) {
+        *end = lb;
+        return PIECE_OK;
+    }
+    if (r->scan >= limit) {
+        /* A token begins at a and goes past the limit: given whole, once,
+         * bounded by the cap. */
+        size_t cap_end = a + (size_t)room;
+        lex_token(r, cap_end < r->chunk_len ? cap_end : r->chunk_len);
+        if (r->lex == LEX_OUT) {
+            *end = r->scan;
+            return PIECE_OK;
+        }
+        if (r->scan >= cap_end) {
+            if (r->in_message)
+                return PIECE_OVERSIZED;
+            snprintf(r->error, sizeof r->error,
+                     "a value longer than 16 MiB (not in a message) at byte %llu",
+                     (unsigned long long)at(r, a));
+            r->failed = true;
+            return PIECE_FAILED;
+        }
+    }
+    if (r->eof) {
+        *end = r->chunk_len; /* a token cut by the end of the file: yajl says so */
+        return PIECE_OK;
+    }
+    return PIECE_MORE;
+}
+
+/* Skips the rest of an oversized message: true once past its closing
+ * brace (chunk_pos then just after it). */
+static bool skip_message(tg_reader_t *r)
+{
+    const unsigned char *c = r->chunk;
+    size_t i = r->scan;
+    bool done = false;
+    while (i < r->chunk_len) {
+        if (r->lex == LEX_STR) {
+            while (i < r->chunk_len && c[i] != '"' && c[i] != '\\')
+                i++;
+            if (i == r->chunk_len)
+                break;
+        }
+        lex_byte(r, i++);
+        if (r->lex == LEX_OUT && r->lex_depth <= r->skip_to) {
+            done = true;
+            break;
+        }
+    }
+    r->offset += i - r->chunk_pos;
+    r->chunk_pos = r->scan = i;
+    if (done)
+        r->skipping = false;
+    return done;
+}
+
+/* The open message reached the cap: it is left out and named, its frames
+ * dropped, and yajl replaced by a parser in the state the message's end
+ * leaves (inside its messages array, after a value); its bytes are then
+ * skipped. */
+static void oversized(tg_reader_t *r)
+{
+    int mi = r->depth - 1;
+    while (mi > 0 && !(r->stack[mi].kind == F_BUILD && r->stack[mi].role == B_MESSAGE))
+        mi--;
+    json_t *id = json_object_get(r->stack[mi].node, "id");
+    char name[64];
+    if (json_is_integer(id)) {
+        snprintf(name, sizeof name, "message %lld", (long long)json_integer_value(id));
+        snprintf(r->last_id, sizeof r->last_id, "%lld", (long long)json_integer_value(id));
+    } else {
+        snprintf(name, sizeof name, "a message%s%s", r->last_id[0] ? " after id " : "", r->last_id);
+    }
+    note(r, "%s at byte %llu: larger than %u MiB; the message was left out", name,
+         (unsigned long long)r->message_start, TG_READER_MESSAGE_MAX >> 20);
+    r->messages++;
+    r->skipped++;
+    for (int i = r->depth - 1; i >= mi; i--)
+        json_decref(r->stack[i].node);
+    r->depth = mi;
+    r->in_message = false;
+    r->msg_nul = false;
+    r->skipping = true;
+    r->skip_to = mi; /* the frames below are the containers around it */
+    /* (A string as the value before: a number would end only at the next
+     * byte, reported once callbacks count again.) */
+    char prefix[TG_MAX_DEPTH * 5 + 4];
+    size_t n = 0;
+    for (int i = 0; i < mi; i++) {
+        const char *open = r->stack[i].kind == F_MESSAGES ? "[\"\""
+                           : r->stack[i].kind == F_CHATS  ? "["
+                                                          : "{\"\":";
+        size_t len = strlen(open);
+        memcpy(prefix + n, open, len);
+        n += len;
+    }
+    yajl_free(r->yajl);
+    r->yajl = yajl_alloc(&callbacks, NULL, r);
+    r->replaying = true;
+    yajl_status st =
+        r->yajl ? yajl_parse(r->yajl, (const unsigned char *)prefix, n) : yajl_status_error;
+    r->replaying = false;
+    if (st != yajl_status_ok) {
+        snprintf(r->error, sizeof r->error, "internal: no parser after an oversized message");
+        r->failed = true;
+    }
+}
+
+/* Makes room for a read after the bytes not yet parsed (moved to the
+ * front). */
+static int make_room(tg_reader_t *r)
+{
+    if (r->chunk_pos > 0) {
+        memmove(r->chunk, r->chunk + r->chunk_pos, r->chunk_len - r->chunk_pos);
+        r->chunk_len -= r->chunk_pos;
+        r->scan -= r->chunk_pos;
+        r->chunk_pos = 0;
+    }
+    if (r->buf_cap - r->chunk_len >= r->chunk_cap)
+        return 0;
+    size_t cap =
+        r->buf_cap * 2 > r->chunk_len + r->chunk_cap ? r->buf_cap * 2 : r->chunk_len + r->chunk_cap;
+    unsigned char *p = realloc(r->chunk, cap);
+    if (p == NULL)
+        return UV_ENOMEM;
+    r->chunk = p;
+    r->buf_cap = cap;
+    return 0;
+}
+
 /* ---- public -------------------------------------------------------------- */
 
 tg_reader_t *tg_reader_new(int fd, int tz_seconds)
@@ -525,6 +836,7 @@ tg_reader_t *tg_reader_new_chunk(int fd, int tz_seconds, size_t chunk)
     r->fd = fd;
     r->tz_seconds = tz_seconds;
     r->chunk_cap = chunk;
+    r->buf_cap = chunk;
     r->chunk = malloc(chunk);
     r->yajl = yajl_alloc(&callbacks, NULL, r);
     if (r->chunk == NULL || r->yajl == NULL) {
@@ -566,9 +878,19 @@ uint64_t tg_reader_skipped(const tg_reader_t *r)
     return r->skipped;
 }
 
+uint64_t tg_reader_repaired(const tg_reader_t *r)
+{
+    return r->repaired;
+}
+
+uint64_t tg_reader_notes(const tg_reader_t *r)
+{
+    return r->noted;
+}
+
 const char *tg_reader_note(const tg_reader_t *r, uint64_t i)
 {
-    return i < r->skipped && i < TG_READER_NOTES_MAX ? r->notes[i] : NULL;
+    return i < r->noted && i < TG_READER_NOTES_MAX ? r->notes[i] : NULL;
 }
 
 int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
@@ -582,38 +904,67 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
     yajl_status st = yajl_status_ok;
     const unsigned char *piece = NULL;
     size_t plen = 0;
-    if (r->chunk_pos >= r->chunk_len) {
-        ssize_t n;
-        do
-            n = read(r->fd, r->chunk, r->chunk_cap);
-        while (n < 0 && errno == EINTR);
-        if (n < 0) {
+    if (!r->eof && (r->chunk_pos >= r->chunk_len || r->want_more)) {
+        r->want_more = false;
+        int rc = make_room(r);
+        ssize_t n = 0;
+        if (rc == 0) {
+            do
+                n = read(r->fd, r->chunk + r->chunk_len, r->chunk_cap);
+            while (n < 0 && errno == EINTR);
+            rc = n < 0 ? -errno : 0;
+        }
+        if (rc != 0) {
             snprintf(r->error, sizeof r->error, "read error at byte %llu: %s",
-                     (unsigned long long)r->offset, strerror(errno));
+                     (unsigned long long)at(r, r->chunk_len), uv_strerror(rc));
             r->failed = true;
-            return -errno;
+            return rc;
         }
-        r->chunk_len = (size_t)n;
-        r->chunk_pos = 0;
-        if (n == 0) {
-            st = yajl_complete_parse(r->yajl);
-            r->eof = true;
-        }
+        r->chunk_len += (size_t)n;
+        r->eof = n == 0;
     }
-    /* The chunk goes to the parser a piece at a time, and the step ends
-     * early once half the events are used: a piece cannot hold more than
-     * the other half (every event needs tens of bytes of input). */
-    while (!r->eof && r->chunk_pos < r->chunk_len && !r->failed) {
+    /* The bytes go to the parser a piece at a time (ending between
+     * tokens), and the step ends early once half the events are used: a
+     * piece of TG_READER_PIECE bytes cannot hold more than the other half
+     * (every event needs tens of bytes of input), and a longer piece is a
+     * single token. */
+    while (!r->failed) {
+        if (r->skipping) {
+            if (!skip_message(r))
+                break;
+            continue;
+        }
+        if (r->chunk_pos >= r->chunk_len)
+            break;
+        size_t end = 0;
+        int pr = piece_end(r, &end);
+        if (pr == PIECE_MORE) {
+            r->want_more = true;
+            break;
+        }
+        if (pr == PIECE_OVERSIZED) {
+            oversized(r);
+            continue;
+        }
+        if (pr == PIECE_FAILED)
+            break;
         piece = r->chunk + r->chunk_pos;
-        plen = r->chunk_len - r->chunk_pos < TG_READER_PIECE ? r->chunk_len - r->chunk_pos
-                                                             : TG_READER_PIECE;
+        plen = end - r->chunk_pos;
         st = yajl_parse(r->yajl, piece, plen);
         if (st != yajl_status_ok)
             break;
-        r->chunk_pos += plen;
+        r->chunk_pos = end;
         r->offset += (uint64_t)plen;
+        if (r->scan < end)
+            r->scan = end;
         if (r->nevents >= TG_READER_MAX_EVENTS / 2)
             break;
+    }
+    if (st == yajl_status_ok && !r->failed && r->eof && r->chunk_pos >= r->chunk_len) {
+        piece = NULL;
+        plen = 0;
+        r->completed = true;
+        st = yajl_complete_parse(r->yajl);
     }
     if (st != yajl_status_ok || r->failed) {
         if (!r->failed) {
@@ -624,7 +975,7 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
             size_t ml = strlen(m);
             while (ml > 0 && (m[ml - 1] == '\n' || m[ml - 1] == ' '))
                 m[--ml] = '\0';
-            bool truncated = r->eof;
+            bool truncated = r->completed;
             char what[300];
             snprintf(what, sizeof what, "%s JSON (%s)", truncated ? "truncated" : "malformed", m);
             fail(r, "%s", what);
@@ -635,7 +986,7 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
         return UV_EINVAL;
     }
     *nevents = r->nevents;
-    if (r->eof) {
+    if (r->completed) {
         if (r->chat_keys == 0 && r->nevents == 0) {
             snprintf(r->error, sizeof r->error,
                      "not a Telegram export: no \"messages\" and no \"chats\" list found");

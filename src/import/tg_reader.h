@@ -24,10 +24,15 @@
 /* A step hands over its rows once they pass this size (or at a chat's
  * end). */
 #define TG_READER_ROWS_FLUSH (4u << 20)
-/* Largest single message object accepted. */
+/* Largest single message object accepted (bytes from its "{" to its
+ * "}"). Checked while the message is read, before each piece: a message
+ * over it is decided once this many bytes of it were read, left out and
+ * named, and the reader skips its bytes; a value outside a message (a
+ * chat's name) longer than this fails the read. */
 #define TG_READER_MESSAGE_MAX (16u << 20)
 /* Events one step may produce; the parser gets TG_READER_PIECE bytes at a
- * time and the step ends once half the events are used. The smallest chat,
+ * time (cut between tokens; a longer token is given whole, once) and the
+ * step ends once half the events are used. The smallest chat,
  * {"id":1,"messages":[]}, yields three events from 22 bytes: a piece
  * yields at most about 300, so the other half covers it. */
 #define TG_READER_MAX_EVENTS 1024
@@ -84,13 +89,20 @@ uint64_t tg_reader_offset(const tg_reader_t *r);
 /* Messages read so far. */
 uint64_t tg_reader_messages(const tg_reader_t *r);
 
-/* Messages left out so far because a field could not be stored (a date
- * out of range, an id that is not one: what PostgreSQL would refuse), and
- * the note naming the i-th of them ("message 12: \"date\" is not a valid
- * date at byte 345"; NULL past the first TG_READER_NOTES_MAX). */
+/* Messages left out so far: a field that could not be stored (a date out
+ * of range, an id that is not one: what PostgreSQL would refuse) or a
+ * message over TG_READER_MESSAGE_MAX. */
+uint64_t tg_reader_skipped(const tg_reader_t *r);
+/* Messages stored repaired so far: a NUL character (\u0000, which
+ * PostgreSQL's text and jsonb cannot hold) stored as U+FFFD. */
+uint64_t tg_reader_repaired(const tg_reader_t *r);
+/* Notes so far, one a message left out or repaired (or a NUL outside a
+ * message), and the i-th of them, a sentence naming it and what became of
+ * it ("message 12: \"date\" is not a valid date at byte 345; the message
+ * was left out"; NULL past the first TG_READER_NOTES_MAX). */
 #define TG_READER_NOTES_MAX 20
 #define TG_READER_NOTE_LEN  320
-uint64_t tg_reader_skipped(const tg_reader_t *r);
+uint64_t tg_reader_notes(const tg_reader_t *r);
 const char *tg_reader_note(const tg_reader_t *r, uint64_t i);
 
 #endif

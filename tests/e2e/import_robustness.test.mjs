@@ -1,5 +1,6 @@
-// import_robustness: hostile inputs to `parleyd import claude-code` and
-// `parleyd import chatwise` (and serve's ChatWise follower). One bad row,
+// import_robustness: hostile inputs to `parleyd import claude-code`,
+// `parleyd import chatwise` (and serve's ChatWise follower) and `parleyd
+// import telegram-export` (a 24 MiB message, a NUL: fast, named). One bad row,
 // line or directory entry is skipped, named (file and line, or table and
 // row id) and counted, and the import goes on to exit 0: a timestamp that
 // is not a time or is out of range, a message of ~1.8 MB of distinct words
@@ -330,4 +331,39 @@ test("serve: following a table whose statement is slow stops on SIGTERM", { time
   assert.equal(s.signal, null, `serve ignored SIGTERM:\n${s.log}`);
   assert.equal(s.code, 0, s.log);
   assert.ok(s.ms < 5000, `serve took ${s.ms} ms to stop:\n${s.log}`);
+});
+
+// Telegram exports: one bad message is left out or repaired and named,
+// the rest imported, exit 0.
+const tgMessage = (id, text, extra = {}) => ({
+  id, type: "message", date: "2026-01-01T00:00:00", date_unixtime: String(1767225600 + Number(id) * 60),
+  from: "Ann", from_id: "user501", text, ...extra,
+});
+function writeExport(name, chatId, messages) {
+  const file = path.join(work, name);
+  fs.writeFileSync(file, JSON.stringify({ name, type: "personal_chat", id: chatId, messages }));
+  return file;
+}
+const tgTexts = (chatId) => psql(`SELECT string_agg(id || ':' || left(text, 20), ',' ORDER BY id) FROM messages WHERE chat_id = ${chatId}`);
+
+test("telegram-export: a 24 MiB message and a NUL cost what they are, named; the rest imported", { timeout: LIMIT }, () => {
+  const file = writeExport("tg-big.json", 501, [
+    tgMessage(1, "first"),
+    tgMessage(2, "x".repeat(24 << 20)),
+    tgMessage(3, "third \u0000 nul"),
+    tgMessage(4, ["a", { type: "bold", text: "y".repeat(20 << 20) }]),
+    tgMessage(5, "fifth"),
+  ]);
+  // On the reader before: minutes (yajl read the unfinished string again
+  // with every 2 KiB), then the whole import failed at the first one.
+  const r = spawnSync(PARLEYD, ["import", "telegram-export", file, "--db", url, "--data-dir", path.join(work, "data")], {
+    encoding: "utf8", timeout: 20000, killSignal: "SIGKILL", maxBuffer: 64 << 20,
+  });
+  assert.equal(r.signal, null, `the import did not end within 20 s: ${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /tg-big\.json: message 2 at byte \d+: larger than 16 MiB; the message was left out/);
+  assert.match(r.stderr, /tg-big\.json: message 4 at byte \d+: larger than 16 MiB; the message was left out/);
+  assert.match(r.stderr, /tg-big\.json: message 3: "text" held a NUL character \(\\u0000\) at byte \d+; stored as U\+FFFD/);
+  assert.match(r.stderr, /imported 1 chat, 3 messages \(3 new or changed\).*; 2 messages left out, 1 repaired/);
+  assert.equal(tgTexts(501), "1:first,3:third \uFFFD nul,5:fifth");
 });
