@@ -440,6 +440,22 @@ static void event_done(pg_query_t *q, int status)
                      (long long)json_integer_value(json_object_get(res, "messages")),
                      (long long)json_integer_value(json_object_get(res, "written")));
         imp->media_chat = json_integer_value(json_object_get(res, "chat_id"));
+        /* An id given more than once: its other copies were left out. */
+        json_int_t dups = json_integer_value(json_object_get(res, "duplicates"));
+        if (dups > 0) {
+            size_t i;
+            json_t *d;
+            json_array_foreach(json_object_get(res, "duplicate_ids"), i, d)
+                log_warn(IMPORT_TAG,
+                         "%s: chat %s: message id %lld is given more than once; the copy "
+                         "edited last was kept, the others left out",
+                         imp->path, name ? name : "(unnamed)", (long long)json_integer_value(d));
+            if (json_array_size(json_object_get(res, "duplicate_ids")) == 20)
+                log_warn(IMPORT_TAG, "%s: chat %s: more copies left out; the summary counts them",
+                         imp->path, name ? name : "(unnamed)");
+            imp->stats.duplicates += (uint64_t)dups;
+            imp->stats.skipped += (uint64_t)dups;
+        }
         json_decref(res);
         pg_query_release(q);
         free(imp->param_json);

@@ -42,6 +42,7 @@ typedef struct {
     bool oom;
     char *err;
     size_t errcap;
+    bool repaired; /* err names a value left out of the row */
 } ctx_t;
 
 /* The text of v. A non-string's text is kept in a block of its own, freed
@@ -105,6 +106,22 @@ static int fail(ctx_t *c, const char *field, const char *what)
         snprintf(idbuf, sizeof idbuf, "%.20s", json_string_value(id));
     snprintf(c->err, c->errcap, "message %s: \"%s\" %s", idbuf, field, what);
     return UV_EINVAL;
+}
+
+/* A value stored other than given (NULL for one that cannot be true), named
+ * in err: "message ID: \"FIELD\" WHAT" (the first one of the message). */
+static void repair(ctx_t *c, const char *field, const char *what)
+{
+    if (c->repaired)
+        return;
+    c->repaired = true;
+    const json_t *id = json_object_get(c->m, "id");
+    char idbuf[32] = "?";
+    if (json_is_integer(id))
+        snprintf(idbuf, sizeof idbuf, "%lld", (long long)json_integer_value(id));
+    else if (json_is_string(id))
+        snprintf(idbuf, sizeof idbuf, "%.20s", json_string_value(id));
+    snprintf(c->err, c->errcap, "message %s: \"%s\" %s", idbuf, field, what);
 }
 
 static bool is_space(char ch)
@@ -589,6 +606,19 @@ static int write_media(ctx_t *c, buf_t *media, int64_t id, const char *mkind)
         (rc = int_field(c, "duration_seconds", json_object_get(m, "duration_seconds"), INT32_MIN,
                         INT32_MAX, &dur, &dur_null)) != 0)
         return rc;
+    /* A size below zero is no size: left out (NULL), named. */
+    static const char *const sizes[] = {"file_size", "width", "height", "duration_seconds"};
+    int64_t *vals[] = {&size, &w, &h, &dur};
+    bool *nulls[] = {&size_null, &w_null, &h_null, &dur_null};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        if (*nulls[i] || *vals[i] >= 0)
+            continue;
+        char what[80];
+        snprintf(what, sizeof what, "%lld is not a size; stored without it", (long long)*vals[i]);
+        repair(c, i == 0 && json_object_get(m, "file_size") == NULL ? "photo_file_size" : sizes[i],
+               what);
+        *nulls[i] = true;
+    }
     const char *kind = has(m, "photo")                                   ? "photo"
                        : mkind == NULL || strcmp(mkind, "document") == 0 ? "document"
                                                                          : mkind;
@@ -645,8 +675,20 @@ static int write_row(ctx_t *c, buf_t *rows, int64_t id)
                      json_object_get(m, "edited"), &edit);
     if (er < 0)
         return er;
-    if (dr == 0)
+    if (dr == 0) {
+        /* A message is placed by its date: one given that cannot be read
+         * leaves it out; none at all is the epoch (as the SQL mapping
+         * stored it), named. */
+        text_t t;
+        bool local = text_of(c, json_object_get(m, "date"), &t);
+        if (local || text_of(c, json_object_get(m, "date_unixtime"), &t)) {
+            char what[96];
+            snprintf(what, sizeof what, "is not a date (%.40s)", t.s);
+            return fail(c, local ? "date" : "date_unixtime", what);
+        }
+        repair(c, "date", "is missing; stored as 1970-01-01 (the epoch)");
         date = -PGTEXT_EPOCH_UNIX * PGTEXT_USECS; /* 'epoch' */
+    }
     if (o->chat_known && !peer_null && peer == o->chat_id)
         peer_null = true;
     bool text_link = false, ent_link = false;
@@ -700,6 +742,8 @@ int tg_map_message(const json_t *m, const tg_map_opts_t *o, buf_t *rows, buf_t *
     ctx_t c = {.o = o, .m = m, .err = err, .errcap = errcap};
     buf_init(&c.scratch, (size_t)1 << 30);
     *id = 0;
+    if (errcap > 0)
+        err[0] = '\0';
     size_t rows_len = rows->len, media_len = media->len;
     int rc = 0;
     text_t t;
@@ -710,6 +754,8 @@ int tg_map_message(const json_t *m, const tg_map_opts_t *o, buf_t *rows, buf_t *
         *kind = TG_MAP_SKIPPED;
     } else if (parse_int(&t, INT64_MIN, INT64_MAX, id) != 1) {
         rc = fail(&c, "id", "is out of range");
+    } else if (*id <= 0) {
+        rc = fail(&c, "id", "is not a message id (ids are above 0)");
     } else {
         *kind = TG_MAP_ROW;
         rc = write_row(&c, rows, *id);

@@ -38,8 +38,13 @@ typedef enum {
 } tg_map_kind_t;
 
 /* Maps m. Appends one row to rows (unless skipped) and at most one to media.
- * Returns 0 with *kind and *id, or a negative code with err saying what
- * (a field PostgreSQL could not have read either, or ENOBUFS/ENOMEM). */
+ * Returns 0 with *kind and *id, or a negative code with err saying what:
+ * UV_EINVAL for a message that cannot be stored (a field PostgreSQL could
+ * not have read either, a date given that is not one, an id not above 0),
+ * else ENOBUFS/ENOMEM. On 0, err is "" or names a value stored other than
+ * given: a file_size, width, height or duration below 0 stored as NULL
+ * ("message 5: \"file_size\" -1 is not a size; stored without it"), no
+ * date at all stored as the epoch. */
 int tg_map_message(const json_t *m, const tg_map_opts_t *o, buf_t *rows, buf_t *media,
                    tg_map_kind_t *kind, int64_t *id, char *err, size_t errcap);
 

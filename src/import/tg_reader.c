@@ -289,8 +289,11 @@ static void message_done(tg_reader_t *r, json_t *msg, frame_t *chat)
                  "as U+FFFD",
                  (long long)mid, r->nul_field[0] ? r->nul_field : "a value",
                  (unsigned long long)r->message_start);
-            r->repaired++;
         }
+        if (r->map_error[0] != '\0') /* a value that cannot be true, left out */
+            note(r, "%s (at byte %llu)", r->map_error, (unsigned long long)r->message_start);
+        if ((nul && kind == TG_MAP_ROW) || r->map_error[0] != '\0')
+            r->repaired++;
     }
     buf_free(&rows);
     buf_free(&media);

@@ -367,3 +367,27 @@ test("telegram-export: a 24 MiB message and a NUL cost what they are, named; the
   assert.match(r.stderr, /imported 1 chat, 3 messages \(3 new or changed\).*; 2 messages left out, 1 repaired/);
   assert.equal(tgTexts(501), "1:first,3:third \uFFFD nul,5:fifth");
 });
+
+test("telegram-export: an unreadable date, impossible ids and sizes, a second copy of an id: named, the rest imported", () => {
+  const file = writeExport("tg-bad.json", 502, [
+    tgMessage(1, "one"),
+    tgMessage(2, "undatable", { date: "x", date_unixtime: "x" }),
+    tgMessage(0, "zero"),
+    tgMessage(-5, "negative"),
+    tgMessage(3, "sized", { file: "files/a.bin", file_size: -1, mime_type: "application/octet-stream" }),
+    tgMessage(4, "first copy"),
+    tgMessage(4, "second copy", { edited: "2026-01-02T00:00:00", edited_unixtime: "1767312000" }),
+    tgMessage(5, "five"),
+  ]);
+  const r = parleyd(["import", "telegram-export", file]);
+  assert.equal(r.status, 0, r.out);
+  assert.match(r.out, /tg-bad\.json: message 2: "date" is not a date \(x\) at byte \d+; the message was left out/);
+  assert.match(r.out, /tg-bad\.json: message 0: "id" is not a message id \(ids are above 0\) at byte \d+; the message was left out/);
+  assert.match(r.out, /tg-bad\.json: message -5: "id" is not a message id/);
+  assert.match(r.out, /tg-bad\.json: message 3: "file_size" -1 is not a size; stored without it \(at byte \d+\)/);
+  assert.match(r.out, /tg-bad\.json: chat tg-bad\.json: message id 4 is given more than once; the copy edited last was kept, the others left out/);
+  assert.match(r.out, /imported 1 chat, 4 messages \(4 new or changed\).*; 4 messages left out, 1 repaired/);
+  assert.equal(tgTexts(502), "1:one,3:sized,4:second copy,5:five");
+  assert.equal(psql("SELECT count(*) FROM messages WHERE chat_id = 502 AND date < '2000-01-01'"), "0");
+  assert.equal(psql("SELECT coalesce(file_size::text, 'null') FROM media WHERE chat_id = 502 AND message_id = 3"), "null");
+});

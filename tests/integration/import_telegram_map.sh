@@ -11,7 +11,9 @@
 # times, every peer form, service messages with nested nulls, forwards,
 # replies to other chats, every media kind and file marker, polls,
 # locations, contacts, stickers, numbers jansson prints as reals, messages
-# without ids or with ids out of order, a chat whose id follows its
+# without ids or with ids out of order, a message without a date (the
+# epoch on both sides; one whose date is given but unreadable is left out
+# and named, tests/unit/test_tg_map.c), a chat whose id follows its
 # messages). Each export is then imported again (the upsert path) and a
 # changed copy on top, with the same comparison each time.
 source "$(dirname "$0")/lib.sh"

@@ -198,6 +198,51 @@ static void test_ids(void **state)
     done(&m);
 }
 
+/* One bad message is left out or repaired, always named: an unreadable
+ * date, an id not above 0 (left out); a size below 0, no date at all
+ * (stored as NULL, as the epoch). On the mapping before, all four were
+ * stored without a word. */
+static void test_bad_values_named(void **state)
+{
+    (void)state;
+    mapped_t m;
+    char f[128];
+    map("{\"id\": 3, \"date\": \"x\", \"text\": \"t\"}", 42, 0, &m);
+    assert_int_equal(m.rc, UV_EINVAL);
+    assert_string_equal(m.err, "message 3: \"date\" is not a date (x)");
+    assert_int_equal(m.rows.len, 1);
+    done(&m);
+    map("{\"id\": 3, \"date_unixtime\": \"soon\"}", 42, 0, &m);
+    assert_int_equal(m.rc, UV_EINVAL);
+    assert_string_equal(m.err, "message 3: \"date_unixtime\" is not a date (soon)");
+    done(&m);
+    map("{\"id\": 0, \"date_unixtime\": \"1\"}", 42, 0, &m);
+    assert_int_equal(m.rc, UV_EINVAL);
+    assert_string_equal(m.err, "message 0: \"id\" is not a message id (ids are above 0)");
+    done(&m);
+    map("{\"id\": -5, \"date_unixtime\": \"1\"}", 42, 0, &m);
+    assert_int_equal(m.rc, UV_EINVAL);
+    assert_string_equal(m.err, "message -5: \"id\" is not a message id (ids are above 0)");
+    done(&m);
+    map("{\"id\": 8, \"date_unixtime\": \"1\", \"photo\": \"p.jpg\", \"photo_file_size\": -1, "
+        "\"width\": -2, \"height\": 5}",
+        42, 0, &m);
+    assert_int_equal(m.rc, 0);
+    assert_string_equal(m.media.data, "8\tphoto\tp.jpg\t\\N\t\\N\t\\N\t5\t\\N\t\\N\tremote\t\\N\n");
+    assert_string_equal(m.err,
+                        "message 8: \"photo_file_size\" -1 is not a size; stored without it");
+    done(&m);
+    map("{\"id\": 9, \"text\": \"undated\"}", 42, 0, &m);
+    assert_int_equal(m.rc, 0);
+    assert_string_equal(field(&m, 4, f, sizeof f), "1970-01-01 00:00:00+00");
+    assert_string_equal(m.err, "message 9: \"date\" is missing; stored as 1970-01-01 (the epoch)");
+    done(&m);
+    map("{\"id\": 10, \"date_unixtime\": \"1\"}", 42, 0, &m);
+    assert_int_equal(m.rc, 0);
+    assert_string_equal(m.err, "");
+    done(&m);
+}
+
 static void test_chat_id(void **state)
 {
     (void)state;
@@ -225,9 +270,13 @@ static void test_chat_id(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_message), cmocka_unit_test(test_text_array),
-        cmocka_unit_test(test_times),         cmocka_unit_test(test_service_and_peers),
-        cmocka_unit_test(test_media),         cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_plain_message),
+        cmocka_unit_test(test_text_array),
+        cmocka_unit_test(test_times),
+        cmocka_unit_test(test_service_and_peers),
+        cmocka_unit_test(test_media),
+        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_bad_values_named),
         cmocka_unit_test(test_chat_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,7 +133,9 @@ $$;
 -- again (with any given after "messages"); p_direct: rows went straight
 -- into messages, the chat having none before. Re-running it with the same
 -- rows changes nothing. Returns {"chat_id", "messages", "written",
--- "topics"}.
+-- "topics", "duplicates": copies of an id the export holds more than once
+-- that were left out (of several copies, the one edited last is kept),
+-- "duplicate_ids": the first 20 such ids}.
 CREATE OR REPLACE FUNCTION parley_tg_import_chat(p_header jsonb, p_left boolean, p_direct boolean,
                                                  p_chat bigint) RETURNS jsonb
     LANGUAGE plpgsql AS $$
@@ -141,6 +143,8 @@ DECLARE
     v_chat bigint;
     v_count bigint;
     v_written bigint;
+    v_dups bigint;
+    v_dup_ids jsonb;
 BEGIN
     v_chat := parley_tg_import_chat_row(p_header, p_left);
     IF p_chat IS NOT NULL AND v_chat <> p_chat THEN
@@ -164,11 +168,28 @@ BEGIN
           AND EXCLUDED.first_name IS NOT NULL AND NOT u.is_contact
           AND NOT coalesce((u.extra ->> 'is_self')::boolean, false);
 
+    -- An id given more than once: the copies left out, named (with
+    -- p_direct the chat's messages are this export's rows loaded before).
+    WITH d AS (
+        SELECT id, count(*) - 1
+                   + CASE WHEN p_direct AND EXISTS (SELECT 1 FROM messages m
+                                                    WHERE m.chat_id = v_chat AND m.id = r.id)
+                          THEN 1 ELSE 0 END AS extra
+        FROM import_rows r
+        WHERE id IS NOT NULL
+        GROUP BY id
+    )
+    SELECT coalesce(sum(extra), 0),
+           coalesce((SELECT jsonb_agg(id ORDER BY id)
+                     FROM (SELECT id FROM d WHERE extra > 0 ORDER BY id LIMIT 20) f), '[]')
+    INTO v_dups, v_dup_ids
+    FROM d;
+
     WITH src AS (
         SELECT DISTINCT ON (id) *
         FROM import_rows
         WHERE id IS NOT NULL
-        ORDER BY id
+        ORDER BY id, edit_date DESC NULLS LAST
     ), ins AS (
         INSERT INTO messages AS x (chat_id, id, sender_id, sender_name, date, edit_date, text,
                                    entities, reply_to_id, reply_to_chat_id, forward_from_name,
@@ -322,7 +343,8 @@ BEGIN
     DELETE FROM import_rows;
     DELETE FROM import_media;
     RETURN jsonb_build_object('chat_id', v_chat, 'messages', v_count, 'written', v_written,
-                              'topics', (SELECT count(*) FROM topics WHERE chat_id = v_chat));
+                              'topics', (SELECT count(*) FROM topics WHERE chat_id = v_chat),
+                              'duplicates', v_dups, 'duplicate_ids', v_dup_ids);
 END
 $$;
 
