@@ -424,7 +424,7 @@ size_t tdjson_client_pending(const tdjson_client_t *c)
     return c->npending;
 }
 
-void tdjson_client_close(tdjson_client_t *c, void (*cb)(void *data), void *data)
+static void client_end(tdjson_client_t *c, void (*cb)(void *data), void *data, const char *req)
 {
     c->closed_cb = cb;
     c->closed_data = data;
@@ -432,7 +432,17 @@ void tdjson_client_close(tdjson_client_t *c, void (*cb)(void *data), void *data)
         return;
     c->state = TDC_CLOSING;
     c->close_deadline = uv_now(c->td->loop) + TDJSON_CLOSE_TIMEOUT_MS;
-    c->td->send(c->id, "{\"@type\":\"close\"}");
+    c->td->send(c->id, req);
+}
+
+void tdjson_client_close(tdjson_client_t *c, void (*cb)(void *data), void *data)
+{
+    client_end(c, cb, data, "{\"@type\":\"close\"}");
+}
+
+void tdjson_client_log_out(tdjson_client_t *c, void (*cb)(void *data), void *data)
+{
+    client_end(c, cb, data, "{\"@type\":\"logOut\"}");
 }
 
 /* ---- errors ------------------------------------------------------------------------ */

@@ -95,6 +95,11 @@ int tdjson_send(tdjson_client_t *c, json_t *request, tdjson_reply_cb cb, void *d
  * then cb(data) and the client is freed. Updates stop before cb. */
 void tdjson_client_close(tdjson_client_t *c, void (*cb)(void *data), void *data);
 
+/* Like tdjson_client_close, but sends "logOut": the session ends on
+ * Telegram's side too (a sign-in parley will not keep), then the client
+ * closes (TDLib: authorizationStateLoggingOut, then Closed). */
+void tdjson_client_log_out(tdjson_client_t *c, void (*cb)(void *data), void *data);
+
 /* Requests of c still waiting for an answer. */
 size_t tdjson_client_pending(const tdjson_client_t *c);
 

@@ -367,7 +367,10 @@ static void def_close(void *obj, void (*cb)(void *data), void *data)
     u->closed_cb = cb;
     u->closed_data = data;
     if (u->login && u->login_client) {
-        tdjson_client_close(u->login_client, login_client_closed, u);
+        if (u->login_log_out)
+            tdjson_client_log_out(u->login_client, login_client_closed, u);
+        else
+            tdjson_client_close(u->login_client, login_client_closed, u);
         return;
     }
     /* the accounts, a sign-in in progress, the files' work, and this call */
@@ -467,9 +470,12 @@ static void login_stored(void *data, int status, const char *value, const char *
                          const char *error)
 {
     (void)value;
-    (void)sqlstate;
     tgu_t *u = data;
     char why[512];
+    /* Another account has this Telegram user (parley_tdu_account): the
+     * session just made is not kept, so it is logged out at close. */
+    if (status != 0 && sqlstate != NULL && strcmp(sqlstate, "23505") == 0)
+        u->login_log_out = true;
     if (status != 0) {
         login_end(u, status, error ? error : "storing the account failed");
         return;

@@ -214,6 +214,9 @@ struct tgu_s {
     char account_buf[512];
     /* parleyd login telegram: one client signing one account in. */
     bool login;
+    /* The login was refused as a second account of one Telegram user: its
+     * client logs out instead of closing (no session left on Telegram). */
+    bool login_log_out;
     tdjson_client_t *login_client;
     tgu_session_t login_session;
     tgu_auth_t login_auth;

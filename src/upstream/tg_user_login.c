@@ -54,6 +54,7 @@ typedef struct tgu_signin_s {
     bool cancelled;  /* signin_cancel, or the daemon stops */
     bool storing;    /* parley_tdu_account runs */
     bool stored;     /* the account is in the store */
+    bool log_out;    /* refused as a second account of one user: end it on Telegram too */
     void (*closed_cb)(void *data);
     void *closed_data;
 } tgu_signin_t;
@@ -71,7 +72,9 @@ static void si_fail(tgu_signin_t *s, int status, const char *why)
     if (s->phase == SI_CLOSING || s->phase == SI_OPENING || s->storing)
         return; /* the close, the thread-pool work or the store comes back */
     s->phase = SI_CLOSING;
-    if (s->client)
+    if (s->client && s->log_out)
+        tdjson_client_log_out(s->client, si_client_closed, s);
+    else if (s->client)
         tdjson_client_close(s->client, si_client_closed, s);
     else
         si_client_closed(s);
@@ -193,9 +196,13 @@ static void si_stored(void *data, int status, const char *value, const char *sql
                       const char *error)
 {
     (void)value;
-    (void)sqlstate;
     tgu_signin_t *s = data;
     s->storing = false;
+    /* The user is another account's already (parley_tdu_account): the
+     * session just made is not kept here, so it must not stay signed in on
+     * Telegram's side either. */
+    if (status != 0 && sqlstate != NULL && strcmp(sqlstate, "23505") == 0)
+        s->log_out = true;
     if (status != 0) {
         free(s->account);
         s->account = NULL;

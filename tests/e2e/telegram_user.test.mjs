@@ -88,11 +88,16 @@ test("login: a wrong code fails clearly; the code and the 2FA password sign in",
     "telegram_user:15550001:777000111");
 
   // One Telegram user is one account: the same user under another name is
-  // refused, naming the account that has it, and leaves nothing behind.
-  const again = await tgLogin(a, "12345\nhunter2\n", ["--account", "ada2"]);
+  // refused, naming the account that has it, and leaves nothing behind:
+  // no directory, and no session on Telegram's side (logged out, not
+  // merely closed).
+  const endings = path.join(dataDir, "..", "endings");
+  const again = await tgLogin({ ...a, env: { ...a.env, FAKE_TDJSON_ENDINGS: endings } }, "12345\nhunter2\n",
+    ["--account", "ada2"]);
   assert.notEqual(again.code, 0);
   assert.match(again.err, /the Telegram user 777000111 is signed in already as the account '15550001'/);
   assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "ada2")), "the refused sign-in left its directory");
+  assert.match(fs.readFileSync(endings, "utf8"), /^logOut .*\/telegram\/ada2\/td$/m, "the refused session was logged out");
   assert.equal(psql("SELECT string_agg(handle, ',') FROM accounts WHERE kind = 'telegram_user'"), "15550001");
 });
 

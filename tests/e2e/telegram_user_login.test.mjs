@@ -157,7 +157,8 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
   // The failed sign-in left nothing (no db.key.pending, no td/); a restart
   // finds no account, and authLogin signs it in afresh.
   assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "15550001")), "a failed sign-in leaves no directory");
-  d = await serve();
+  const endings = path.join(dataDir, "..", "endings");
+  d = await serve({ ...a, env: { ...a.env, FAKE_TDJSON_ENDINGS: endings } });
   c = await tgClient(d, { elicitation: { form: {}, url: {} } });
   try {
     const asked = [];
@@ -215,6 +216,8 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
     assert.equal(dup.isError, true, textOf(dup));
     assert.match(textOf(dup), /the Telegram user 777000111 is signed in already as the account '15550001'/);
     await until("the refused sign-in's directory removed", async () => !fs.existsSync(path.join(dataDir, "telegram", "ada2")));
+    // ... and no session on Telegram's side: logged out, not merely closed.
+    assert.match(fs.readFileSync(endings, "utf8"), /^logOut .*\/telegram\/ada2\/td$/m);
     assert.equal(psql("SELECT string_agg(handle, ',') FROM accounts WHERE kind = 'telegram_user'"), "15550001");
     // A name must not start with '-' (or '_').
     for (const bad of ["-rf", "_x"])

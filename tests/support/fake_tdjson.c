@@ -83,6 +83,8 @@
  *   members (and the script fields they read): fake_tdjson_admin.c.
  * - close: ok, Closing, Closed (lock released); logOut: ok, LoggingOut,
  *   Closing, Closed, fake_td.json deleted. A closed client answers nothing.
+ *   With FAKE_TDJSON_ENDINGS set to a file, each adds a line to it:
+ *   "close DIR" or "logOut DIR".
  * - td_execute: getTextEntities (@mentions, http(s) URLs; offsets in UTF-16
  *   units), setLogVerbosityLevel, getOption "version"; else error 400.
  *
@@ -529,6 +531,14 @@ static void h_get_option(fake_client_t *c, json_t *req, json_t *extra)
 
 static void finish(fake_client_t *c, json_t *extra, bool logout)
 {
+    /* FAKE_TDJSON_ENDINGS names a file that gets a line for each client
+     * ended: "close DIR" or "logOut DIR" (the tests see which). */
+    const char *log = getenv("FAKE_TDJSON_ENDINGS");
+    FILE *f = log && log[0] ? fopen(log, "a") : NULL;
+    if (f != NULL) {
+        fprintf(f, "%s %s\n", logout ? "logOut" : "close", c->db_dir ? c->db_dir : "");
+        fclose(f);
+    }
     fake__answer_ok(c, extra);
     if (logout) {
         auth_update(c, state_plain("authorizationStateLoggingOut"));
