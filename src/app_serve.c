@@ -20,6 +20,7 @@
 #include "db/listen.h"
 #include "endpoints.h"
 #include "import/follow.h"
+#include "import/follow_dir.h"
 #include "import/importers.h"
 #include "metrics.h"
 #include "net/http_client.h"
@@ -122,6 +123,21 @@ static void follow_free(void *obj)
     import_follow_free(obj);
 }
 
+static void follow_dir_stop(void *obj)
+{
+    import_follow_dir_stop(obj);
+}
+
+static bool follow_dir_idle(const void *obj)
+{
+    return import_follow_dir_idle(obj);
+}
+
+static void follow_dir_free(void *obj)
+{
+    import_follow_dir_free(obj);
+}
+
 static const app_part_ops_t listen_part = {.name = "listen connection", .close = listen_close};
 static const app_part_ops_t mcp_part = {
     .name = "MCP server", .stop = mcp_stop, .idle = mcp_idle, .close = mcp_close};
@@ -134,6 +150,10 @@ const app_part_ops_t app_forms_part = {
     .name = "search", .stop = forms_stop, .idle = forms_idle, .free = forms_free};
 static const app_part_ops_t follow_part = {
     .name = "follow", .stop = follow_stop, .idle = follow_idle, .free = follow_free};
+static const app_part_ops_t follow_dir_part = {.name = "follow folder",
+                                               .stop = follow_dir_stop,
+                                               .idle = follow_dir_idle,
+                                               .free = follow_dir_free};
 
 /* ---- start ------------------------------------------------------------------ */
 
@@ -371,7 +391,45 @@ static void search_forms_done(search_forms_t *sf, int status)
         app_fatal(a, "search", search_forms_error(sf));
 }
 
-/* The word forms' filler, and the sources serve follows (chatwise_db). */
+/* The transcript folders serve follows (claude_code_dir): each by its
+ * source's importer (import/follow_dir.h). */
+static int follow_folders(app_t *a, char *err, size_t errcap)
+{
+    const config_t *cfg = a->cfg;
+    const struct {
+        const char *setting, *path, *source;
+    } folders[] = {
+        {"claude_code_dir", cfg->claude_code_dir, "claude-code"},
+    };
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        if (folders[i].path[0] == '\0')
+            continue;
+        importer_env_t ie = {.loop = &a->loop,
+                             .pool = a->rw,
+                             .conninfo = &a->conninfo,
+                             .path = folders[i].path,
+                             .data_dir = cfg->data_dir,
+                             .tz = cfg->tz,
+                             .eras = cfg->eras};
+        const importer_def_t *def = importers_find(folders[i].source);
+        import_follow_dir_t *f = NULL;
+        char why[CONFIG_ERR_MAX] = "not compiled in";
+        int rc = def ? import_follow_dir_start(
+                           def, &ie, &a->conninfo, (uint32_t)cfg->db_connect_timeout_ms,
+                           (uint64_t)cfg->transcripts_rescan_s * 1000, &f, why, sizeof why)
+                     : UV_ENOTSUP;
+        if (rc != 0) {
+            snprintf(err, errcap, "%s: %s", folders[i].setting, why);
+            return rc;
+        }
+        if ((rc = app_push(a, &follow_dir_part, f)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The word forms' filler, and the sources serve follows (chatwise_db,
+ * claude_code_dir). */
 static int start_background(app_t *a, char *err, size_t errcap)
 {
     const config_t *cfg = a->cfg;
@@ -383,6 +441,8 @@ static int start_background(app_t *a, char *err, size_t errcap)
     if (rc != 0)
         snprintf(err, errcap, "search_languages: %s", why);
     if (rc != 0 || (rc = app_push(a, &app_forms_part, sf)) != 0)
+        return rc;
+    if ((rc = follow_folders(a, err, errcap)) != 0)
         return rc;
     if (cfg->chatwise_db[0] == '\0')
         return 0;

@@ -60,6 +60,17 @@ static const opt_t opts[] = {
     {"chatwise_interval_s", "PARLEY_CHATWISE_INTERVAL_S", OPT_INT, OFF(chatwise_interval_s), 0, 1,
      86400, NULL, "How often serve checks chatwise_db for changes.", "S",
      CONFIG_DEFAULT_CHATWISE_INTERVAL_S},
+    {"claude_code_dir", "PARLEY_CLAUDE_CODE_DIR", OPT_STR, OFF(claude_code_dir),
+     SZ(claude_code_dir), 0, 0, "(none)",
+     "Claude Code's projects folder (usually ~/.claude/projects): serve follows it, storing new "
+     "sessions and appended lines within seconds (memory toolset, recall); one daemon follows a "
+     "folder at a time.",
+     "DIR", 0},
+    {"transcripts_rescan_s", "PARLEY_TRANSCRIPTS_RESCAN_S", OPT_INT, OFF(transcripts_rescan_s), 0,
+     1, 86400, NULL,
+     "How often serve walks a followed transcripts folder whole, besides the kernel's change "
+     "events (a change it missed).",
+     "S", CONFIG_DEFAULT_TRANSCRIPTS_RESCAN_S},
     {"search_languages", "PARLEY_SEARCH_LANGUAGES", OPT_STR, OFF(search_languages),
      SZ(search_languages), 0, 0, CONFIG_DEFAULT_SEARCH_LANGUAGES,
      "PostgreSQL text search configurations whose word forms the archive search matches, "

@@ -30,6 +30,7 @@
 #define CONFIG_DEFAULT_DB_QUEUE_MAX            1024
 #define CONFIG_DEFAULT_DB_QUERY_TIMEOUT_MS     30000
 #define CONFIG_DEFAULT_CHATWISE_INTERVAL_S     60                /* chatwise_interval_s */
+#define CONFIG_DEFAULT_TRANSCRIPTS_RESCAN_S    10                /* transcripts_rescan_s */
 #define CONFIG_DEFAULT_BLUESKY_REFRESH_S       900               /* bluesky_refresh_s */
 #define CONFIG_DEFAULT_SEARCH_LANGUAGES        "english,russian" /* search_languages */
 #define CONFIG_DEFAULT_SEARCH_FILL_BATCH       5000              /* search_fill_batch */
@@ -54,12 +55,14 @@ typedef struct config_s {
      * with an empty db_url means "libpq's PG* environment variables". */
     char db_url[CONFIG_URL_MAX];
     bool db_external;
-    char db_ro_url[CONFIG_URL_MAX];    /* "" = db_url with read-only sessions */
-    char memory_db[CONFIG_URL_MAX];    /* the memory toolset's Django database, or "" */
-    char chatwise_db[CONFIG_PATH_MAX]; /* ChatWise's app.db serve follows, or "" */
-    int chatwise_interval_s;           /* how often it is checked */
-    char search_languages[256];        /* text search configurations of word forms; "" none */
-    int search_fill_batch;             /* rows per statement filling word forms */
+    char db_ro_url[CONFIG_URL_MAX];        /* "" = db_url with read-only sessions */
+    char memory_db[CONFIG_URL_MAX];        /* the memory toolset's Django database, or "" */
+    char chatwise_db[CONFIG_PATH_MAX];     /* ChatWise's app.db serve follows, or "" */
+    int chatwise_interval_s;               /* how often it is checked */
+    char claude_code_dir[CONFIG_PATH_MAX]; /* Claude Code's projects folder serve follows, or "" */
+    int transcripts_rescan_s;              /* how often a followed folder is walked whole */
+    char search_languages[256];            /* text search configurations of word forms; "" none */
+    int search_fill_batch;                 /* rows per statement filling word forms */
     log_level_t log_level;
     char pg_user[64];
     char pg_bindir[CONFIG_PATH_MAX];

@@ -29,10 +29,12 @@ struct agent_import_s {
     uv_loop_t *loop;
     pg_pool_t *pool;
     char dir[1024];
-    char **files;         /* full paths */
-    char **projects;      /* each file's project folder, as under DIR ("" for DIR itself) */
-    char eras_path[1024]; /* the eras file, or "" */
-    json_t *eras;         /* its object, {KEY: name}; NULL when none */
+    char **files;            /* full paths */
+    char **projects;         /* each file's project folder, as under DIR ("" for DIR itself) */
+    char eras_path[1024];    /* the eras file, or "" */
+    const char *const *only; /* env->files: these files below dir only (a follower's) */
+    size_t nonly;
+    json_t *eras; /* its object, {KEY: name}; NULL when none */
     size_t nfiles, next;
     uv_work_t work;
     /* the piece in flight */
@@ -43,6 +45,8 @@ struct agent_import_s {
     bool restarting;      /* the file shrank: read from 0, replacing the offset restart */
     uint64_t restart;     /* the recorded offset given up */
     bool counted_changed; /* the file counted in files_changed */
+    char known_ident[48]; /* the file the store's offset is of ("dev:ino"), or "" */
+    char ident[48];       /* the file read now */
     bool stop, done;
     int status;
     char error[1400];
@@ -214,6 +218,21 @@ static void list_work(uv_work_t *w)
     size_t cap = 0;
     if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
         return;
+    if (imp->only != NULL) {
+        /* A follower's changed files: each is DIR/FILE or DIR/PROJECT/FILE
+         * (read_work opens it beneath DIR, never through a link). */
+        for (size_t i = 0; imp->status == 0 && i < imp->nonly; i++) {
+            const char *rel = imp->only[i], *slash = strchr(rel, '/');
+            if (!is_jsonl(rel) || (slash && strchr(slash + 1, '/')))
+                continue;
+            char path[4096], project[1024] = "";
+            snprintf(path, sizeof path, "%s/%s", imp->dir, rel);
+            if (slash)
+                snprintf(project, sizeof project, "%.*s", (int)(slash - rel), rel);
+            imp->status = add_file(imp, &cap, path, project);
+        }
+        return;
+    }
     int root = open(imp->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     DIR *d = root >= 0 ? fdopendir(root) : NULL;
     if (d == NULL) {
@@ -361,12 +380,20 @@ static void read_work(uv_work_t *w)
                                                       : strerror(-fd));
         return;
     }
-    /* A file rewritten since it was read (shorter than the offset, or the
-     * offset no longer just after a newline) is read again from its start;
-     * the messages are keyed, so nothing is stored twice. */
+    /* A file rewritten since it was read (shorter than the offset, the
+     * offset no longer just after a newline, or another file under the
+     * name: another inode) is read again from its start; the messages are
+     * keyed, so nothing is stored twice. */
+    struct stat st;
+    imp->ident[0] = '\0';
+    if (fstat(fd, &st) == 0)
+        snprintf(imp->ident, sizeof imp->ident, "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino);
+    bool replaced = imp->from > 0 && imp->known_ident[0] && imp->ident[0] &&
+                    strcmp(imp->known_ident, imp->ident) != 0;
     char before = '\n';
-    if (imp->from > 0 &&
-        (size < imp->from || pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
+    if (imp->from > 0 && (replaced || size < imp->from ||
+                          pread(fd, &before, 1, (off_t)imp->from - 1) != 1 || before != '\n')) {
         log_warn(AI_TAG,
                  "%s: rewritten (%lld bytes; %llu were read before, up to a line's end): read "
                  "again from its start; what was stored stays",
@@ -376,6 +403,8 @@ static void read_work(uv_work_t *w)
         imp->from = 0;
         imp->first_line = 0;
     }
+    /* The next pieces are of this file (the store records it with them). */
+    snprintf(imp->known_ident, sizeof imp->known_ident, "%s", imp->ident);
     size_t cap = AGENT_IMPORT_CHUNK;
     char *buf = malloc(cap);
     ssize_t n = buf ? pread(fd, buf, cap, (off_t)imp->from) : -1;
@@ -534,10 +563,11 @@ static void read_after(uv_work_t *w, int status)
     snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
     snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
     snprintf(restart, sizeof restart, "%llu", (unsigned long long)imp->restart);
-    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?}", "path",
+    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?, s:s?}", "path",
                           imp->files[imp->next], "folder", imp->projects[imp->next], "project",
                           project_name(imp->projects[imp->next]), "from", from, "to", to, "lines",
-                          lines, "eras", imp->eras, "restart", imp->restarting ? restart : NULL);
+                          lines, "eras", imp->eras, "restart", imp->restarting ? restart : NULL,
+                          "ident", imp->ident[0] ? imp->ident : NULL);
     char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
     json_decref(f);
     const char *params[2] = {ftext ? ftext : "{}", imp->events};
@@ -574,6 +604,8 @@ static void got_offset(void *data, int status, const char *value, const char *sq
     json_t *r = json_loads(value ? value : "{}", 0, NULL);
     imp->from = (uint64_t)json_integer_value(json_object_get(r, "readTo"));
     imp->first_line = (uint64_t)json_integer_value(json_object_get(r, "lines"));
+    const char *ident = json_string_value(json_object_get(r, "ident"));
+    snprintf(imp->known_ident, sizeof imp->known_ident, "%s", ident ? ident : "");
     json_decref(r);
     imp->restarting = false;
     imp->counted_changed = false;
@@ -662,6 +694,8 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
     snprintf(imp->dir, sizeof imp->dir, "%s", env->path);
     snprintf(imp->eras_path, sizeof imp->eras_path, "%s", env->eras ? env->eras : "");
     imp->owner = owner;
+    imp->only = env->files;
+    imp->nonly = env->nfiles;
     imp->work.data = imp;
     import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress, env->progress_ms);
     int rc = uv_queue_work(env->loop, &imp->work, list_work, list_after);
@@ -727,6 +761,7 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
 
 const importer_def_t agent_import_source = {
     .name = "claude-code",
+    .follow_dir = true,
     .args = "[DIR]",
     .min_args = 0,
     .max_args = 1,

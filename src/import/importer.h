@@ -37,6 +37,11 @@ typedef struct importer_env_s {
     const char *eras;              /* a file naming sessions' eras, or "" */
     bool progress;                 /* report progress (an import command; not a follower) */
     uint64_t progress_ms;          /* between progress lines; 0: IMPORT_PROGRESS_MS */
+    /* Only these files (paths below path, as a folder follower found
+     * them changed: follow_dir.h); NULL: every file the source finds
+     * under path. Sources that do not follow folders ignore it. */
+    const char *const *files;
+    size_t nfiles;
 } importer_env_t;
 
 typedef struct importer_s importer_t;
@@ -58,6 +63,10 @@ typedef struct importer_def_s {
      * follow_file NULL: not followable. */
     const char *follow_file;
     const char *follow_companion;
+    /* serve follows a folder of files of this source (follow_dir.h): the
+     * importer takes env->files and reads each from where the store says
+     * it stopped. */
+    bool follow_dir;
     /* Checks the source's settings in env (not the path) before any work:
      * 0, or UV_EINVAL with err naming the setting ("tz: ..."). NULL: none. */
     int (*check)(const importer_env_t *env, char *err, size_t errcap);

@@ -211,6 +211,7 @@ BEGIN
         END LOOP;
     END;
     UPDATE agent_files SET read_to = (f ->> 'to')::bigint,
+                           ident = coalesce(f ->> 'ident', ident),
                            lines = CASE WHEN restarted THEN 0 ELSE lines END
                                    + coalesce((f ->> 'lines')::bigint, 0),
                            updated_at = now()
@@ -222,10 +223,13 @@ END
 $$;
 
 -- Where an import of path resumes: {"readTo": the byte offset (0 for a
--- file never read), "lines": the lines read up to it}.
+-- file never read), "lines": the lines read up to it, "ident": the file
+-- that was ("dev:ino"; absent when not known)}.
 CREATE OR REPLACE FUNCTION parley_agent_file_state(p_path text) RETURNS jsonb
     LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('readTo', coalesce(max(read_to), 0), 'lines', coalesce(max(lines), 0))
+        || coalesce((SELECT jsonb_build_object('ident', ident) FROM agent_files
+                     WHERE path = p_path AND ident IS NOT NULL), '{}')
     FROM agent_files WHERE path = p_path
 $$;
 
