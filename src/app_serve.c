@@ -301,7 +301,13 @@ static int start_mcp(app_t *a, char *err, size_t errcap)
     lim.output_hard_limit = (size_t)cfg->output_hard_limit;
     lim.max_active_calls = cfg->max_active_calls;
     lim.max_sessions = cfg->max_sessions;
-    lim.principal_share = cfg->principal_session_share;
+    /* Without bearer tokens every client is one user: its endpoint's
+     * share is every slot unless the setting says otherwise. */
+    lim.principal_share =
+        cfg->token_file[0] == '\0' &&
+                config_source_of(cfg, "principal_session_share") <= CONFIG_SRC_DEFAULT
+            ? 100
+            : cfg->principal_session_share;
     lim.request_timeout_ms = cfg->request_timeout_ms;
     lim.init_timeout_ms = cfg->init_timeout_ms;
     lim.tools_page_size = cfg->list_page_size;

@@ -195,7 +195,7 @@ static const opt_t opts[] = {
      "Percent of max_sessions one principal may hold open (a bearer token; without a token, "
      "the endpoint): HTTP sessions, 2026-07-28 requests and listens, socket connections. Past "
      "it that principal is refused (HTTP 429) and the rest stays for the others; 100 turns the "
-     "reserve off.",
+     "reserve off. Without a token_file it is 100 unless set (every client is the one user).",
      "PERCENT", MCP_DEFAULT_PRINCIPAL_SHARE},
     {"http_max_pending_conns", "PARLEY_HTTP_MAX_PENDING_CONNS", OPT_INT,
      OFF(http_max_pending_conns), 0, 1, 100000, NULL,

@@ -12,11 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* True when rx (an ARE, as ~* reads it) holds a back-reference: outside a
- * bracket expression, a backslash followed by a digit 1-9 (a back-reference
- * or, rarely, an octal escape: refused alike) or by k (\k<name>, a named
- * back-reference of other engines). *at gets its byte offset. A regex made
- * literal by the ***= director or a (?q) option holds none. */
+/* True when rx (as ~* reads it, in any of its syntaxes) may hold a
+ * back-reference: anywhere, a backslash (not itself escaped) followed by a
+ * digit 1-9 (a back-reference or, rarely, an octal escape: refused alike)
+ * or by k (\k<name>, a named back-reference of other engines). *at gets
+ * its byte offset. A regex made literal by the ***= director or a (?q)
+ * option holds none. */
 __attribute__((warn_unused_result)) bool archive_regex_has_backref(const char *rx, size_t *at);
 
 #endif

@@ -119,11 +119,17 @@ static bool table_columns(chatwise_import_t *imp, const char *table, const char 
  * missing one is refused by name before any statement reads it. */
 static bool real_table(chatwise_import_t *imp, const char *name)
 {
+    /* pragma_table_list says what SQLite itself takes the name for (a
+     * view, a virtual table), whatever the text of its CREATE; a column
+     * SQLite computes on every read (GENERATED ALWAYS AS, hidden 2 or 3
+     * in pragma_table_xinfo) is refused too: one such value can cost any
+     * time and memory, far beyond the file's size. */
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(imp->db,
-                           "SELECT type, coalesce(sql, '') FROM main.sqlite_master "
-                           "WHERE name = ?1 COLLATE NOCASE AND type IN ('table', 'view') "
-                           "ORDER BY type = 'table' LIMIT 1",
+                           "SELECT type, (SELECT x.name FROM pragma_table_xinfo(t.name) x "
+                           "WHERE x.hidden IN (2, 3) LIMIT 1) "
+                           "FROM pragma_table_list t WHERE t.schema = 'main' "
+                           "AND t.name = ?1 COLLATE NOCASE LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK) {
         set_sqlite_error(imp, "reading its tables");
         return false;
@@ -136,28 +142,38 @@ static bool real_table(chatwise_import_t *imp, const char *name)
         return false;
     }
     const char *type = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    const char *sql = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
-    const char *what = type == NULL                                         ? NULL
-                       : strcmp(type, "table") != 0                         ? "a view"
-                       : sql && strncasecmp(sql, "CREATE VIRTUAL", 14) == 0 ? "a virtual table"
-                                                                            : NULL;
-    bool ok = type != NULL && what == NULL;
+    const char *generated = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+    const char *what = type == NULL                   ? NULL
+                       : strcmp(type, "view") == 0    ? "a view"
+                       : strcmp(type, "virtual") == 0 ? "a virtual table"
+                       : strcmp(type, "table") != 0   ? "not an ordinary table"
+                                                      : NULL;
+    bool ok = type != NULL && what == NULL && generated == NULL;
     if (type == NULL)
         snprintf(imp->error, sizeof imp->error,
                  "%s: no table %s: this is not a ChatWise database (app.db)", imp->path, name);
     else if (what != NULL)
         snprintf(imp->error, sizeof imp->error, "%s: %s is %s, not a table; refused", imp->path,
                  name, what);
+    else if (generated != NULL)
+        snprintf(imp->error, sizeof imp->error,
+                 "%s: column %.100s of %s is generated (computed by SQLite at every read), not "
+                 "stored: this is not a ChatWise database; refused",
+                 imp->path, generated, name);
     sqlite3_finalize(st);
     return ok;
 }
 
 /* SQLite's progress handler: a statement in flight is interrupted
- * (SQLITE_INTERRUPT) once the import is asked to stop. */
+ * (SQLITE_INTERRUPT) once *stop is set. */
 static int stop_requested(void *data)
 {
-    chatwise_import_t *imp = data;
-    return __atomic_load_n(&imp->stop, __ATOMIC_RELAXED) ? 1 : 0;
+    return __atomic_load_n((const bool *)data, __ATOMIC_RELAXED) ? 1 : 0;
+}
+
+void chatwise_import__guard(struct sqlite3 *db, const bool *stop)
+{
+    sqlite3_progress_handler(db, CHATWISE_IMPORT_PROGRESS_OPS, stop_requested, (void *)stop);
 }
 
 static const char *not_regular(mode_t m)
@@ -236,7 +252,7 @@ static void open_work(uv_work_t *w)
         return;
     }
     sqlite3_busy_timeout(imp->db, CHATWISE_IMPORT_BUSY_MS);
-    sqlite3_progress_handler(imp->db, CHATWISE_IMPORT_PROGRESS_OPS, stop_requested, imp);
+    chatwise_import__guard(imp->db, &imp->stop);
     if (!real_table(imp, "chat") || !real_table(imp, "message")) {
         imp->status = UV_EINVAL;
         return;

@@ -10,7 +10,8 @@
  * a second import changes nothing. A missing file, one that is not a
  * regular file (a FIFO, a device: refused without opening it blocking),
  * one that is not a SQLite database, or one without the two tables (or
- * whose chat or message is a view or a virtual table, refused by name)
+ * whose chat or message is a view, a virtual table or has a generated
+ * column: refused by name)
  * fails before anything is written. Stopping interrupts the statement in
  * flight (a SQLite progress handler looks at the stop flag). One bad row never fails the others: a
  * text value over CHATWISE_IMPORT_MAX_VALUE bytes is stored cut to it (the row's extra.truncated
@@ -38,6 +39,13 @@
  * statement in flight, however long, ends soon after SIGTERM (within the
  * time of 100 steps: one expensive value each at worst). */
 #define CHATWISE_IMPORT_PROGRESS_OPS 100
+
+struct sqlite3;
+/* Interrupts every statement of db (SQLITE_INTERRUPT) soon after *stop is
+ * set (atomically, from any thread): SQLite's progress handler, every
+ * CHATWISE_IMPORT_PROGRESS_OPS steps. The import sets it on its database;
+ * the tests drive it alone. */
+void chatwise_import__guard(struct sqlite3 *db, const bool *stop);
 
 /* The values the importer makes of app.db's columns, from the file's
  * untrusted bytes (pure; the fuzz target chatwise_meta drives them).

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "mcp/envelope.h"
@@ -769,16 +770,20 @@ static bool client_gone(h2o_req_t *req)
     int fd = sock ? h2o_socket_get_fd(sock) : -1;
     if (fd < 0)
         return false;
-    char c;
-    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    /* POLLRDHUP: the peer closed (or shut its side), even with bytes
+     * still unread before the end (a TLS close_notify), which a peek at
+     * the first byte would not see. */
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 /* "Closing the SSE response stream MUST be treated by the server as
  * cancellation of that request": the 2026-07-28 requests in progress
  * (held, or streaming: a call, a listen) whose client went away are
  * cancelled now rather than at the next write (a ping, HTTP_SSE_PING_MS).
- * One recv(MSG_PEEK) per such request each HTTP_CLOSE_CHECK_MS. */
+ * One poll() per such request each HTTP_CLOSE_CHECK_MS. */
 static void cancel_gone(http_server_t *hs)
 {
     for (queue_node_t *n = hs->resps.next; n != &hs->resps;) {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
+import tls from "node:tls";
 import net from "node:net";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -123,11 +124,12 @@ test("one narrow token's 400 listens leave a 300-slot daemon serving another tok
   assert.ok(refusedTotal >= 251, metrics);
 });
 
-test("without tokens an endpoint is the principal: a socket endpoint's clients leave slots for another endpoint", async (t) => {
+test("without tokens an endpoint is the principal: with a share set, a socket endpoint's clients leave slots for another endpoint", async (t) => {
   const work = tmpdir("parley-fair-");
   const sock = path.join(work, "mcp.sock");
+  // Without tokens the share is 100 unless set (every client is the one user).
   const daemon = await startDaemon(["--toolsets", "conformance", "--listen", `unix:${sock},tcp://127.0.0.1:0`,
-    "--max-sessions", "8"]);
+    "--max-sessions", "8", "--principal-session-share", "50"]);
   t.after(() => daemon.stop());
   const port = /tcp:\/\/127\.0\.0\.1:0 \(port (\d+)\)/.exec(daemon.log())[1];
   // An initialized session on a socket, or null when the daemon closed it.
@@ -203,10 +205,13 @@ test("a closed HTTP stream cancels its database query within a second", async (t
   execFileSync("node", [path.join(here, "..", "harness", "gen_tg_export.mjs"), "groups", path.join(work, "groups")]);
   execFileSync(process.env.PARLEYD, ["import", "telegram-export", path.join(work, "groups", "small.json"), "--db", dburl,
     "--data-dir", path.join(work, "data")], { stdio: ["ignore", "ignore", "pipe"] });
+  const tlsDir = process.env.PARLEY_TEST_TLS_DIR;
   const daemon = await startDaemon(["--db", dburl, "--toolsets", "telegram", "--data-dir", path.join(work, "data"),
-    "--listen", "http://127.0.0.1:0/mcp"]);
+    "--listen", "http://127.0.0.1:0/mcp,https://127.0.0.1:0/mcp",
+    "--tls-cert", path.join(tlsDir, "cert.pem"), "--tls-key", path.join(tlsDir, "key.pem")]);
   t.after(() => daemon.stop());
-  const url = `http://127.0.0.1:${/\(port (\d+)\)/.exec(daemon.log())[1]}/mcp`;
+  const url = `http://127.0.0.1:${/http:\/\/127\.0\.0\.1:0\/mcp \(port (\d+)\)/.exec(daemon.log())[1]}/mcp`;
+  const tlsPort = Number(/https:\/\/127\.0\.0\.1:0\/mcp \(port (\d+)\)/.exec(daemon.log())[1]);
 
   // psql holds chats locked: a call's query waits for it until cancelled.
   const holder = spawn("psql", ["-X", "-q", "-h", pgDir, "-U", "parley", "-d", db], { stdio: ["pipe", "ignore", "inherit"] });
@@ -231,6 +236,23 @@ test("a closed HTTP stream cancels its database query within a second", async (t
     else pending.abort();
     assert.ok(await within(psql, waiting(0), 2000),
       `the query still waits ${Date.now() - closed} ms after its stream closed`);
+  }
+  // Over TLS, a client that ends its side properly (close_notify, then
+  // FIN) leaves unread bytes before the end of the stream: still noticed.
+  {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call",
+      params: { name: "channelsList", arguments: { limit: 5 }, _meta: META } });
+    const sock = tls.connect({ host: "127.0.0.1", port: tlsPort, rejectUnauthorized: false });
+    await new Promise((r) => sock.once("secureConnect", r));
+    sock.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${tlsPort}\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: ${MODERN}\r\nMcp-Method: tools/call\r\n` +
+      `Mcp-Name: channelsList\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    assert.ok(await within(psql, waiting(1), 10000), "the TLS call's query waits for the lock");
+    const closed = Date.now();
+    sock.end(); // close_notify, then FIN
+    assert.ok(await within(psql, waiting(0), 2000),
+      `over TLS the query still waits ${Date.now() - closed} ms after its client ended the stream`);
+    sock.destroy();
   }
   holder.stdin.end("COMMIT;\n");
   const ok = await call(3);

@@ -1,9 +1,15 @@
 /* Tests for archive/chatwise_import's reading of app.db's columns
  * (chatwise_text_json, chatwise_meta_json): text that is not UTF-8 or
  * holds NULs, and meta with tool calls whose arguments and results are
- * JSON text. The import itself is tested end to end (tests/e2e). */
+ * JSON text; the guard that interrupts a statement of any length once
+ * the import is stopped. The import itself is tested end to end
+ * (tests/e2e). */
 #include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "import/chatwise_import.h"
 #include "testutil.h"
@@ -60,9 +66,52 @@ static void test_meta(void **state)
     json_decref(raw);
 }
 
+/* An endless statement under the guard: SQLITE_INTERRUPT soon after the
+ * stop flag is set from another thread (the loop's, in the daemon). */
+typedef struct {
+    sqlite3 *db;
+    int rc;
+} endless_t;
+
+static void *run_endless(void *arg)
+{
+    endless_t *e = arg;
+    sqlite3_stmt *st = NULL;
+    e->rc = sqlite3_prepare_v2(e->db,
+                               "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                               "SELECT count(*) FROM r",
+                               -1, &st, NULL);
+    if (e->rc == SQLITE_OK)
+        e->rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return NULL;
+}
+
+static void test_guard_interrupts(void **state)
+{
+    (void)state;
+    endless_t e = {0};
+    assert_int_equal(sqlite3_open(":memory:", &e.db), SQLITE_OK);
+    bool stop = false;
+    chatwise_import__guard(e.db, &stop);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_endless, &e), 0);
+    usleep(300 * 1000); /* well inside the statement */
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    __atomic_store_n(&stop, true, __ATOMIC_RELAXED);
+    assert_int_equal(pthread_join(t, NULL), 0); /* the test's timeout bounds a hang */
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    assert_int_equal(e.rc, SQLITE_INTERRUPT);
+    long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+    print_message("interrupted %ld ms after the stop\n", ms);
+    sqlite3_close(e.db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_guard_interrupts),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_meta),
     };
