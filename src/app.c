@@ -1,7 +1,8 @@
-/* app: the lifecycle of serve, migrate and import (see app.h): signals,
- * the state machine, the database and the migrations, the drain and the
- * stop. What serve starts is app_serve.c's, one import is app_import.c's;
- * both push what they start on the stack (app_stack.h), which this file
+/* app: the lifecycle of serve, migrate, import, login and bootstrap (see
+ * app.h): signals, the state machine, the database and the migrations,
+ * the drain and the stop. What serve starts is app_serve.c's, one import
+ * is app_import.c's, a login app_login.c's, a bootstrap app_bootstrap.c's;
+ * each pushes what it starts on the stack (app_stack.h), which this file
  * stops, drains and closes.
  *
  * Start: signals -> database (embedded start, or the configured URL) ->
@@ -189,6 +190,8 @@ static void migrate_done(migrate_t *m, int status)
         app_import_start(a);
     } else if (a->cmd == CLI_CMD_LOGIN) {
         app_login_start(a);
+    } else if (a->cmd == CLI_CMD_BOOTSTRAP) {
+        app_bootstrap_start(a);
     } else {
         app_serve_start(a);
     }

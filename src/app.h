@@ -22,4 +22,10 @@
  * ends; returns the process exit status. */
 int app_run(const config_t *cfg, cli_command_t cmd);
 
+/* bootstrap, before the loop (app_bootstrap.c): with --hook reads the
+ * hook's JSON from stdin (bounded), then makes cfg->boot_project the
+ * absolute project directory (--project, the hook's cwd, or the current
+ * directory). 0, or UV_EINVAL with err (a usage error). */
+int app_bootstrap_prepare(config_t *cfg, char *err, size_t errcap);
+
 #endif

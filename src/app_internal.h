@@ -103,6 +103,9 @@ extern const app_part_ops_t app_forms_part;
 void app_import_start(app_t *a);
 /* login, after the migrations: one account signed in (app_login.c). */
 void app_login_start(app_t *a);
+/* bootstrap, after the migrations: one project's memory printed
+ * (app_bootstrap.c). */
+void app_bootstrap_start(app_t *a);
 /* A connector's setting by key (connector_env_t.setting; data: the app). */
 int app_connector_setting(void *data, const char *key, char *out, size_t cap);
 

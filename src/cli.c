@@ -14,9 +14,62 @@ static const struct {
     const char *name;
     cli_command_t cmd;
 } commands[] = {
-    {"serve", CLI_CMD_SERVE}, {"migrate", CLI_CMD_MIGRATE}, {"import", CLI_CMD_IMPORT},
-    {"login", CLI_CMD_LOGIN}, {"help", CLI_CMD_HELP},       {"version", CLI_CMD_VERSION},
+    {"serve", CLI_CMD_SERVE},     {"migrate", CLI_CMD_MIGRATE},     {"import", CLI_CMD_IMPORT},
+    {"login", CLI_CMD_LOGIN},     {"bootstrap", CLI_CMD_BOOTSTRAP}, {"help", CLI_CMD_HELP},
+    {"version", CLI_CMD_VERSION},
 };
+
+#define BOOT_USAGE "usage: parleyd bootstrap [--project DIR] [--token-budget N] [--hook]"
+
+/* bootstrap's own options, after the command: 1 when argv[*i] was one
+ * (*i past its value), 0 when it is none of them, or UV_EINVAL with err. */
+static int bootstrap_option(int argc, char **argv, int *i, cli_t *cli, char *err, size_t errcap)
+{
+    const char *a = argv[*i];
+    static const char *const names[] = {"--project", "--token-budget", "--hook"};
+    size_t k, len = 0;
+    for (k = 0; k < 3; k++) {
+        len = strlen(names[k]);
+        if (strncmp(a, names[k], len) == 0 && (a[len] == '\0' || a[len] == '='))
+            break;
+    }
+    if (k == 3)
+        return 0;
+    const char *value = a[len] == '=' ? a + len + 1 : NULL;
+    if (k == 2) {
+        if (value) {
+            snprintf(err, errcap, "--hook takes no value (%s)", BOOT_USAGE);
+            return UV_EINVAL;
+        }
+        cli->boot_hook = true;
+        return 1;
+    }
+    if (value == NULL) {
+        if (*i + 1 >= argc) {
+            snprintf(err, errcap, "%s needs a value (%s)", names[k], BOOT_USAGE);
+            return UV_EINVAL;
+        }
+        value = argv[++*i];
+    }
+    if (k == 0) {
+        if (value[0] == '\0' || strlen(value) >= CONFIG_PATH_MAX) {
+            snprintf(err, errcap, "--project: a directory, as a session's working directory (%s)",
+                     BOOT_USAGE);
+            return UV_EINVAL;
+        }
+        cli->boot_project = value;
+        return 1;
+    }
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (end == value || *end != '\0' || n < CLI_BOOT_BUDGET_MIN || n > CLI_BOOT_BUDGET_MAX) {
+        snprintf(err, errcap, "--token-budget: '%.40s' is not a number of tokens %d..%d (%s)",
+                 value, CLI_BOOT_BUDGET_MIN, CLI_BOOT_BUDGET_MAX, BOOT_USAGE);
+        return UV_EINVAL;
+    }
+    cli->boot_token_budget = (int)n;
+    return 1;
+}
 
 int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
 {
@@ -55,6 +108,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         if (!only_args && (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0)) {
             cli->command = CLI_CMD_VERSION;
             return 0;
+        }
+        if (!only_args && have_command && cli->command == CLI_CMD_BOOTSTRAP) {
+            int rc = bootstrap_option(argc, argv, &i, cli, err, errcap);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                continue;
         }
         if (!only_args && a[0] == '-') {
             if (a[1] != '-' || a[2] == '\0') {
@@ -111,7 +171,7 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             if (k == sizeof commands / sizeof commands[0]) {
                 snprintf(err, errcap,
                          "unknown command '%s' (commands: serve, migrate, import, login, "
-                         "help, version)",
+                         "bootstrap, help, version)",
                          a);
                 return UV_EINVAL;
             }
@@ -150,6 +210,10 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         snprintf(err, errcap,
                  "usage: parleyd login telegram --phone +NNN [--account NAME] (Bluesky accounts "
                  "sign in through the bluesky toolset's login tool)");
+        return UV_EINVAL;
+    }
+    if (cli->nargs > 0 && cli->command == CLI_CMD_BOOTSTRAP) {
+        snprintf(err, errcap, "unexpected argument '%s' (%s)", cli->args[0], BOOT_USAGE);
         return UV_EINVAL;
     }
     if (cli->nargs > 0 && cli->command != CLI_CMD_HELP) {
@@ -198,6 +262,12 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
             snprintf(err, errcap, "login %s needs --%s", d->login_name, d->login_requires);
             return UV_EINVAL;
         }
+    }
+    if (cli->command == CLI_CMD_BOOTSTRAP) {
+        cfg->boot_hook = cli->boot_hook;
+        cfg->boot_token_budget = cli->boot_token_budget ? cli->boot_token_budget : CLI_BOOT_BUDGET;
+        if (cli->boot_project)
+            snprintf(cfg->boot_project, sizeof cfg->boot_project, "%s", cli->boot_project);
     }
     if (cli->command == CLI_CMD_IMPORT) {
         const importer_def_t *d = importers_find(cli->args[0]);
@@ -282,6 +352,13 @@ void cli_print_help(FILE *out)
             "  login telegram --phone +NNN [--account NAME]\n"
             "             sign a Telegram user account in (TDLib): asks for the code, then\n"
             "             the 2FA password if set, on stdin; serve then runs the account\n"
+            "  bootstrap [--project DIR] [--token-budget N] [--hook]\n"
+            "             print a project's memory of earlier agent sessions (the latest\n"
+            "             continuation first) as plain text within N tokens (default %d,\n"
+            "             about 4 characters each); DIR is a session's working directory\n"
+            "             (default: the current one). --hook reads a SessionStart hook's\n"
+            "             JSON (Claude Code, Codex) on stdin, takes its cwd, and answers\n"
+            "             the hook's JSON (hookSpecificOutput.additionalContext)\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"
@@ -290,7 +367,7 @@ void cli_print_help(FILE *out)
             "PARLEY_CONFIG\n"
             "  --help-config                  print this reference as a Markdown table\n"
             "  --help-tools TOOLSET           print a toolset's tools as Markdown\n",
-            PARLEY_VERSION);
+            PARLEY_VERSION, CLI_BOOT_BUDGET);
     config_print_reference(out);
     fprintf(out, "\nWith no database configured parleyd runs a private PostgreSQL cluster in\n"
                  "DATA_DIR/pg. Exit status: 0 ok, 1 runtime error, 2 usage error, 3 exited at\n"

@@ -4,6 +4,7 @@
 #ifndef PARLEY_CLI_H
 #define PARLEY_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -14,11 +15,18 @@
 /* Exit status for usage errors (unknown flag, bad value). */
 #define CLI_EXIT_USAGE 2
 
+/* parleyd bootstrap's budget: its default and bounds, in tokens (about
+ * four characters each; the bounds are bootstrap_memory's). */
+#define CLI_BOOT_BUDGET     2000
+#define CLI_BOOT_BUDGET_MIN 1000
+#define CLI_BOOT_BUDGET_MAX 1000000
+
 typedef enum {
     CLI_CMD_SERVE = 0,
     CLI_CMD_MIGRATE,
     CLI_CMD_IMPORT,
-    CLI_CMD_LOGIN, /* parleyd login telegram --phone +NNN: a user account, interactively */
+    CLI_CMD_LOGIN,     /* parleyd login telegram --phone +NNN: a user account, interactively */
+    CLI_CMD_BOOTSTRAP, /* parleyd bootstrap [--project DIR] [--token-budget N] [--hook] */
     CLI_CMD_HELP,
     CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
     CLI_CMD_HELP_TOOLS,  /* a toolset's tools as Markdown (its docs page); args[0] names it */
@@ -39,6 +47,10 @@ typedef struct cli_s {
     cli_flag_t flags[CLI_MAX_FLAGS];
     int nargs; /* positional arguments after the command */
     const char *args[CLI_MAX_ARGS];
+    /* bootstrap's own options (after the command): */
+    const char *boot_project; /* --project DIR, or NULL */
+    int boot_token_budget;    /* --token-budget N, or 0 */
+    bool boot_hook;           /* --hook */
 } cli_t;
 
 /* Parses argv (argv[0] is the program). Flags take "--flag value" or

@@ -127,6 +127,9 @@ typedef struct config_s {
     char import_path[CONFIG_PATH_MAX];         /* import: the source's path (an argument) */
     char import_source[32];                    /* import: the source's name (importers.h) */
     char login_name[32];                       /* login: what signs in (connectors.h) */
+    char boot_project[CONFIG_PATH_MAX];        /* bootstrap: the project (a session's cwd) */
+    int boot_token_budget;                     /* bootstrap: tokens (--token-budget) */
+    bool boot_hook;                            /* bootstrap --hook: SessionStart JSON */
     config_source_t source[80];                /* per key, indexed like the key table */
 } config_t;
 

@@ -62,6 +62,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "parleyd: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    if (cli.command == CLI_CMD_BOOTSTRAP) {
+        /* A hook's command: warnings and errors only, unless asked. */
+        if (config_source_of(&cfg, "log_level") == CONFIG_SRC_DEFAULT)
+            cfg.log_level = LOG_WARN;
+        if (app_bootstrap_prepare(&cfg, err, sizeof err) != 0) {
+            fprintf(stderr, "parleyd: %s\n", err);
+            return CLI_EXIT_USAGE;
+        }
+    }
     log_set_level(cfg.log_level);
     return app_run(&cfg, cli.command);
 }

@@ -3,14 +3,17 @@
 // (DIR/PROJECT/SESSION.jsonl, one JSON event per line), for the import of
 // agents' past sessions (parleyd import claude-code DIR).
 //
-//   node gen_transcripts.mjs DIR [grow]
+//   node gen_transcripts.mjs DIR [grow|long]
 //
 // Project "parley" has two sessions: the first with thinking, tool use and
 // a tool result; the second compacted halfway (a compact_boundary system
 // event, then a user message marked isCompactSummary: the continuation),
 // with a sidechain message, an unknown event type and one malformed line.
 // Project "website" has one short session. With "grow", the second session
-// gets three more lines (an incremental import reads only those).
+// gets three more lines (an incremental import reads only those). With
+// "long", project "/home/dev/long" has one long session too: 120 messages
+// of about 400 characters, a compaction whose summary is about 3,000
+// characters, then 40 more messages (far more than a small token budget).
 import fs from "node:fs";
 import path from "node:path";
 
@@ -70,3 +73,13 @@ const write = (proj, sid, lines) => {
 write("-home-dev-parley", "aaaaaaaa-0000-4000-8000-000000000001", s1);
 write("-home-dev-parley", "aaaaaaaa-0000-4000-8000-000000000002", s2);
 write("-home-dev-my-website", "bbbbbbbb-0000-4000-8000-000000000003", s3);
+if (mode === "long") {
+  const para = (i) => `Step ${i}: ` + "we measured the queue, the pool and the index again; ".repeat(7);
+  const events = [];
+  for (let i = 0; i < 120; i++) events.push(i % 2 ? asst(200 + i, [{ type: "text", text: para(i) }]) : user(200 + i, para(i)));
+  events.push({ type: "system", subtype: "compact_boundary", timestamp: at(330), content: "Conversation compacted", compactMetadata: { trigger: "auto", preTokens: 150000 } });
+  events.push(user(331, "LONG-CONTINUATION: this session is being continued from a previous conversation. " +
+    "Summary of the work so far: ".concat("the bootstrap prints the continuation first, then the newest work. ".repeat(45)) + "END-OF-SUMMARY", { isCompactSummary: true }));
+  for (let i = 0; i < 40; i++) events.push(i % 2 ? asst(332 + i, [{ type: "text", text: para(1000 + i) }]) : user(332 + i, para(1000 + i)));
+  write("-home-dev-long", "cccccccc-0000-4000-8000-000000000004", session("cccccccc-0000-4000-8000-000000000004", "/home/dev/long", events));
+}

@@ -127,3 +127,47 @@ SELECT pg_temp.expect('its state', parley_agent_file_state('/t/-home-dev-zz/r.js
 SELECT pg_temp.expect('nothing twice',
     (SELECT string_agg(m.external_id, ',' ORDER BY m.id) FROM messages m JOIN chats c ON c.id = m.chat_id
      WHERE c.external_id = 'R'), 'r1#0,r2#0,r5#0');
+
+-- A project (the sessions' working directory) as bootstrap_memory's steps
+-- take it: only its sessions answer; another project's never.
+CREATE TEMP TABLE app_cont AS
+    SELECT parley_memory_latest_continuation('{}', '{}') AS c;
+SELECT pg_temp.expect('every session so far is my-app''s (a trailing slash aside)',
+    parley_memory_latest_continuation('{"project": "/home/dev/my-app/"}', '{}'), (SELECT c FROM app_cont));
+SELECT pg_temp.expect('session O (another project, said last) applied',
+    parley_agent_ingest('{"path": "/t/-home-dev-other/o.jsonl", "folder": "-home-dev-other",
+                          "project": "other", "from": "0", "to": "90", "lines": "3"}',
+        jsonb_build_array(
+            pg_temp.ev(1, pg_temp.msg('O', 'o1', '2027-01-01T10:00:00Z', 'user', '"Other work."',
+                                      '{"cwd": "/home/dev/other"}')),
+            pg_temp.ev(2, '{"type": "system", "subtype": "compact_boundary", "uuid": "o2",
+                            "sessionId": "O", "cwd": "/home/dev/other", "timestamp": "2027-01-01T11:00:00Z"}'),
+            pg_temp.ev(3, pg_temp.msg('O', 'o3', '2027-01-01T11:00:01Z', 'user', '"Continued: other."',
+                                      '{"isCompactSummary": true, "cwd": "/home/dev/other"}'))))
+        ->> 'messages', '2');
+SELECT pg_temp.expect('without a project: the latest of all',
+    parley_memory_latest_continuation('{}', '{}') ->> 'content', 'Continued: other.');
+SELECT pg_temp.expect('with one: its own latest',
+    parley_memory_latest_continuation('{"project": "/home/dev/my-app"}', '{}'), (SELECT c FROM app_cont));
+SELECT pg_temp.expect('the other project''s',
+    parley_memory_latest_continuation('{"project": "/home/dev/other"}', '{}') ->> 'content', 'Continued: other.');
+SELECT pg_temp.expect('a project with nothing: none',
+    parley_memory_latest_continuation('{"project": "/home/dev/none"}', '{}'), 'null'::jsonb);
+SELECT pg_temp.expect('the work before, of the project only',
+    (SELECT string_agg(x ->> 'content', '|') FROM jsonb_array_elements(
+        parley_memory_messages_before('{"project": "/home/dev/other",
+                                        "reference_timestamp": "9999-12-31T00:00:00Z"}', '{}') -> 'messages') x),
+    'Continued: other.|Other work.');
+SELECT pg_temp.expect('a reference of another project is no message of this one',
+    parley_memory_messages_before(jsonb_build_object('project', '/home/dev/none', 'reference_id',
+        (SELECT c ->> 'message_id' FROM app_cont)), '{}') ->> 'error' LIKE 'reference_id: no message%', true);
+SELECT pg_temp.expect('nothing before in a project with nothing',
+    parley_memory_messages_before('{"project": "/home/dev/none",
+                                    "reference_timestamp": "9999-12-31T00:00:00Z"}', '{}') ->> 'count', '0');
+SELECT pg_temp.expect('the foundational era of the project',
+    parley_memory_era_summary('{"foundational": true, "project": "/home/dev/other"}', '{}') #>> '{era,name}', 'other');
+SELECT pg_temp.expect('the foundational era of my-app, though another was worked on last',
+    parley_memory_era_summary('{"foundational": true, "project": "/home/dev/my-app"}', '{}') #>> '{era,name}',
+    (SELECT c ->> 'era_name' FROM app_cont));
+SELECT pg_temp.expect('no era for a project with nothing',
+    parley_memory_era_summary('{"foundational": true, "project": "/home/dev/none"}', '{}') ? 'error', true);

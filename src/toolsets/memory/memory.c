@@ -2,11 +2,11 @@
  * memory.h). */
 #include "toolsets/memory/memory.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive/memory_boot.h"
 #include "archive/memory_source.h"
 #include "mcp/call.h"
 #include "mcp/schema.h"
@@ -95,262 +95,52 @@ static void memory_tool(mcp_call_t *c)
 
 /* ---- bootstrap_memory -------------------------------------------------------- */
 
-/* The sequence: the latest continuation, the messages before it, the
- * foundational era; kept within token_budget (continuation first, then the
- * newest work, then the era from its start), with what was left out and how
- * to page for it. The budget counts the whole answer (its JSON text, about
- * MEMORY_CHARS_PER_TOKEN characters a token), not only the messages'
- * contents. */
-typedef struct boot_s {
-    mcp_call_t *call;
-    json_t *out;
-    long budget; /* characters left */
-    long limit;  /* characters in all */
-    int step;
-} boot_t;
+/* The sequence and its budget are the domain's (archive/memory_boot.h,
+ * memory_fit.h), shared with `parleyd bootstrap`. */
 
-static void boot_step(boot_t *b);
-
-/* The characters v takes in the answer (compact JSON), or LONG_MAX. */
-static long json_chars(const json_t *v)
+static void boot_progress(void *data, int step, int total)
 {
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    long n = s ? (long)strlen(s) : LONG_MAX;
-    free(s);
-    return n;
+    mcp_call_progress(data, step, total, NULL);
 }
 
-/* Keeps items of arr (in order) while they fit; returns how many. */
-static size_t keep_fitting(boot_t *b, json_t *arr, json_t *kept)
+static void boot_cancel(mcp_call_t *c)
 {
-    size_t i, n = 0;
-    json_t *m;
-    json_array_foreach(arr, i, m)
-    {
-        long len = json_chars(m) + 1; /* and its comma */
-        if (len > b->budget)
-            break;
-        b->budget -= len;
-        json_array_append(kept, m);
-        n++;
-    }
-    return n;
+    if (c->data)
+        memory_boot_cancel(c->data);
 }
 
-/* The continuation, its content cut to what the budget leaves when all of
- * it does not fit (left_out says how to read the rest). */
-static void keep_continuation(boot_t *b, json_t *v, json_t *left)
+static void boot_done(void *data, int status, const char *json, archive_err_t err,
+                      const char *message)
 {
-    long len = json_chars(v);
-    if (len <= b->budget) {
-        b->budget -= len;
-        json_object_set(b->out, "continuation", v);
-        return;
-    }
-    const char *text = json_string_value(json_object_get(v, "content"));
-    json_t *cut = json_deep_copy(v);
-    long room = b->budget - (len - (long)(text ? strlen(text) : 0)) - 8;
-    if (cut == NULL || text == NULL || room <= 0) {
-        json_decref(cut);
-        json_object_set_new(b->out, "continuation", json_null());
-        json_object_set_new(left, "continuation",
-                            json_pack("{s:s}", "how", "get_latest_continuation"));
-        return;
-    }
-    /* Cut at a character boundary (UTF-8), and leave room for escapes. */
-    size_t n = (size_t)room / 2;
-    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
-        n--;
-    json_object_set_new(cut, "content", json_stringn(text, n));
-    json_object_set_new(cut, "content_cut", json_true());
-    b->budget -= json_chars(cut);
-    json_object_set_new(b->out, "continuation", cut);
-    json_object_set_new(left, "continuation",
-                        json_pack("{s:s}", "how", "get_latest_continuation for all of it"));
-}
-
-static void boot_got(void *data, int status, const char *json, archive_err_t err,
-                     const char *message)
-{
-    boot_t *b = data;
-    mcp_call_t *c = b->call;
+    mcp_call_t *c = data;
     c->data = NULL;
     c->on_cancel = NULL;
-    if (status != 0) {
+    if (status != 0)
         fail(c, err, message);
-        json_decref(b->out);
-        free(b);
-        return;
-    }
-    json_error_t je;
-    json_t *v = json_loads(json, JSON_DECODE_ANY, &je);
-    json_t *left = json_object_get(b->out, "left_out");
-    if (b->step == 0) { /* the continuation */
-        if (json_is_object(v))
-            keep_continuation(b, v, left);
-        else
-            json_object_set_new(b->out, "continuation", json_null());
-    } else if (b->step == 1) { /* the work before it, newest first */
-        json_t *all = json_object_get(v, "messages");
-        json_t *kept = json_array();
-        size_t n = keep_fitting(b, all, kept);
-        json_object_set_new(b->out, "messages_before", kept);
-        if (n < json_array_size(all) || json_object_get(v, "next_reference_id")) {
-            json_t *last = json_array_get(kept, json_array_size(kept) - 1);
-            json_object_set_new(
-                left, "messages_before",
-                json_pack(
-                    "{s:s, s:O}", "how",
-                    "get_messages_before with reference_id = next_reference_id",
-                    "next_reference_id",
-                    last ? json_object_get(last, "id")
-                         : json_object_get(json_object_get(b->out, "continuation"), "message_id")));
-        }
-    } else { /* the foundational era, from its start */
-        if (json_object_get(v, "error")) {
-            json_object_set_new(b->out, "era", json_null());
-            json_object_set(left, "era", json_object_get(v, "error"));
-        } else {
-            json_object_set(b->out, "era", json_object_get(v, "era"));
-            b->budget -= json_chars(json_object_get(v, "era"));
-            json_t *all = json_object_get(v, "messages");
-            json_t *kept = json_array();
-            size_t n = keep_fitting(b, all, kept);
-            json_object_set_new(b->out, "era_messages", kept);
-            json_int_t total = json_integer_value(json_object_get(v, "total"));
-            if ((json_int_t)n < total)
-                json_object_set_new(
-                    left, "era_messages",
-                    json_pack("{s:s, s:I, s:I}", "how",
-                              "get_era_summary with the era's name and offset = next_offset",
-                              "next_offset", (json_int_t)n, "not_included", total - (json_int_t)n));
-        }
-    }
-    json_decref(v);
-    b->step++;
-    boot_step(b);
-}
-
-/* The answer as text, within the budget: the wrapper (reserved for at
- * the start) is measured now; should it not fit after all, messages go
- * from the end (the era's last, then the oldest work) until it does. */
-static char *boot_text(boot_t *b)
-{
-    json_t *kinds[] = {json_object_get(b->out, "era_messages"),
-                       json_object_get(b->out, "messages_before")};
-    for (;;) {
-        char *text = json_dumps(b->out, JSON_COMPACT);
-        if (text == NULL)
-            return NULL;
-        long len = (long)strlen(text);
-        json_int_t approx =
-            (json_int_t)((len + MEMORY_CHARS_PER_TOKEN - 1) / MEMORY_CHARS_PER_TOKEN);
-        if (json_integer_value(json_object_get(b->out, "approx_tokens")) != approx) {
-            /* approx_tokens is part of the text: once more with its value. */
-            json_object_set_new(b->out, "approx_tokens", json_integer(approx));
-            free(text);
-            continue;
-        }
-        if (len <= b->limit)
-            return text;
-        free(text);
-        size_t k = 0;
-        while (k < 2 && json_array_size(kinds[k]) == 0)
-            k++;
-        if (k == 2) /* nothing left to drop: the wrapper alone is over */
-            return json_dumps(b->out, JSON_COMPACT);
-        json_array_remove(kinds[k], json_array_size(kinds[k]) - 1);
-        json_object_set_new(json_object_get(b->out, "left_out"),
-                            k == 0 ? "era_messages_cut" : "messages_before_cut",
-                            json_string("shortened to fit the budget; page as above"));
-    }
-}
-
-static void boot_step(boot_t *b)
-{
-    mcp_call_t *c = b->call;
-    memory_source_t *src = ((memory_ctx_t *)mcp_call_context(c))->src;
-    if (b->step == 3 || c->cancelled) {
-        json_object_set_new(
-            b->out, "note",
-            json_string(json_object_size(json_object_get(b->out, "left_out")) > 0
-                            ? "Kept within the token budget (the whole answer): the "
-                              "continuation, then the newest work, then the foundational era "
-                              "from its start; left_out says what was not included and how to "
-                              "page for it."
-                            : "Everything fit within the token budget."));
-        char *text = boot_text(b);
-        json_decref(b->out);
-        free(b);
-        if (text == NULL) {
-            mcp_call_finish_error(c, "out of memory");
-            return;
-        }
-        mcp_call_finish_json(c, text, strlen(text));
-        free(text);
-        return;
-    }
-    mcp_call_progress(c, b->step, 3, NULL);
-    const char *what;
-    json_t *args;
-    if (b->step == 0) {
-        what = "latest_continuation";
-        args = json_object();
-    } else if (b->step == 1) {
-        what = "messages_before";
-        json_t *cont = json_object_get(b->out, "continuation");
-        if (json_is_object(cont))
-            args = json_pack("{s:O, s:i}", "reference_id", json_object_get(cont, "message_id"),
-                             "limit", MEMORY_BOOT_FETCH);
-        else
-            args = json_pack("{s:s, s:i}", "reference_timestamp", "9999-12-31T00:00:00Z", "limit",
-                             MEMORY_BOOT_FETCH);
-    } else {
-        what = "era_summary";
-        const char *era = json_string_value(json_object_get(c->args, "era_name"));
-        /* The foundational era: the one named; else memory-lane's by its
-         * name, and in parley's store the earliest era of the project
-         * worked on last (imported transcripts have one era a project). */
-        if (era != NULL || strcmp(src->name, "store") != 0)
-            args = json_pack("{s:s, s:i}", "era_name", era ? era : MEMORY_FOUNDATION_ERA, "limit",
-                             MEMORY_BOOT_FETCH);
-        else
-            args = json_pack("{s:b, s:i}", "foundational", 1, "limit", MEMORY_BOOT_FETCH);
-    }
-    char *text = args ? json_dumps(args, JSON_COMPACT) : NULL;
-    json_decref(args);
-    void *h = NULL;
-    int rc = text ? src->call(src->impl, what, text, boot_got, b, &h) : UV_ENOMEM;
-    free(text);
-    if (rc != 0) {
-        json_decref(b->out);
-        free(b);
-        mcp_call_finish_error(c, "The memory source is busy (%s); retry in a moment.",
-                              uv_strerror(rc));
-        return;
-    }
-    c->data = h;
-    c->on_cancel = source_cancel;
+    else
+        mcp_call_finish_json(c, json, strlen(json));
 }
 
 static void bootstrap_memory(mcp_call_t *c)
 {
-    if (source_of(c) == NULL)
+    memory_source_t *src = source_of(c);
+    if (src == NULL)
         return;
     json_int_t budget = json_integer_value(json_object_get(c->args, "token_budget"));
-    if (budget <= 0)
-        budget = MEMORY_BOOTSTRAP_BUDGET;
-    boot_t *b = calloc(1, sizeof *b);
-    if (b == NULL) {
-        mcp_call_finish_error(c, "out of memory");
+    memory_boot_opts_t o = {
+        .token_budget = budget > 0 ? (long)budget : MEMORY_BOOTSTRAP_BUDGET,
+        .era_name = json_string_value(json_object_get(c->args, "era_name")),
+        .progress = boot_progress,
+    };
+    memory_boot_t *b = NULL;
+    int rc = memory_boot_start(src, &o, boot_done, c, &b);
+    if (rc != 0) {
+        mcp_call_finish_error(c, "The memory source is busy (%s); retry in a moment.",
+                              uv_strerror(rc));
         return;
     }
-    b->call = c;
-    b->limit = (long)budget * MEMORY_CHARS_PER_TOKEN;
-    b->budget = b->limit - MEMORY_BOOT_WRAPPER;
-    b->out = json_pack("{s:I, s:I, s:{}}", "token_budget", budget, "approx_tokens", (json_int_t)0,
-                       "left_out");
-    boot_step(b);
+    c->data = b;
+    c->on_cancel = boot_cancel;
 }
 
 /* ---- the bootstrap prompt ---------------------------------------------------- */

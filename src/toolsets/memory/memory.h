@@ -8,18 +8,11 @@
 #ifndef PARLEY_TOOLSETS_MEMORY_MEMORY_H
 #define PARLEY_TOOLSETS_MEMORY_MEMORY_H
 
+#include "archive/memory_boot.h"
 #include "toolsets/toolset.h"
 
 /* bootstrap_memory's default budget, in tokens (about 4 characters each). */
 #define MEMORY_BOOTSTRAP_BUDGET 30000
-#define MEMORY_FOUNDATION_ERA   "Compacting Meta-Conversation (Era 1)"
-/* Messages bootstrap_memory asks for per step (then keeps what fits). */
-#define MEMORY_BOOT_FETCH 1000
-/* Characters a token, as bootstrap_memory counts its answer. */
-#define MEMORY_CHARS_PER_TOKEN 4
-/* Characters bootstrap_memory sets aside for its answer's own keys, note
- * and left_out before it fits messages (measured again at the end). */
-#define MEMORY_BOOT_WRAPPER 900
 
 extern const mcp_toolset_t toolset_memory_mcp;
 

@@ -38,6 +38,23 @@ CREATE OR REPLACE FUNCTION parley_memory_messages()
     WHERE m.kind <> 'service'
 $$;
 
+-- The same, of one project's sessions only (a session's project is its
+-- working directory, chats.extra.cwd, as its transcript recorded it;
+-- trailing slashes aside); every project's when project is NULL.
+-- bootstrap_memory's steps take it as the argument "project" (parleyd
+-- bootstrap --project DIR).
+CREATE OR REPLACE FUNCTION parley_memory_messages_in(project text)
+    RETURNS TABLE (m messages, h context_heaps, e eras, at timestamptz, mid text)
+    LANGUAGE sql STABLE AS $$
+    SELECT m, h, e, m.date AS at, m.external_id AS mid
+    FROM messages m
+    JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('agents'))
+    LEFT JOIN context_heaps h ON h.chat_id = m.chat_id AND h.id = m.heap_id
+    LEFT JOIN eras e ON e.id = h.era_id
+    WHERE m.kind <> 'service'
+      AND (project IS NULL OR rtrim(c.extra ->> 'cwd', '/') = rtrim(project, '/'))
+$$;
+
 CREATE OR REPLACE FUNCTION parley_memory_limit(a jsonb, dflt integer) RETURNS integer
     LANGUAGE sql IMMUTABLE AS $$
     -- numeric first: a limit past 2^31 (1e12) is capped, not an error.
@@ -63,7 +80,7 @@ CREATE OR REPLACE FUNCTION parley_memory_latest_continuation(a jsonb, ctx jsonb)
                                       'message_number', (j ->> 'message_number')::bigint,
                                       'sender_id', j ->> 'sender_id')
             FROM (SELECT parley_memory_message_json(x.m, x.h, x.e) AS j
-                  FROM parley_memory_messages() x WHERE (x.m).continuation
+                  FROM parley_memory_messages_in(a ->> 'project') x WHERE (x.m).continuation
                   ORDER BY x.at DESC, x.mid DESC LIMIT 1) s), 'null'::jsonb)
 $$;
 
@@ -78,7 +95,8 @@ DECLARE
     n integer;
 BEGIN
     IF ref_id IS NOT NULL THEN
-        SELECT x.at INTO ref_at FROM parley_memory_messages() x WHERE x.mid = ref_id;
+        SELECT x.at INTO ref_at FROM parley_memory_messages_in(a ->> 'project') x
+        WHERE x.mid = ref_id;
         IF ref_at IS NULL THEN
             RETURN jsonb_build_object('error', 'reference_id: no message ' || ref_id
                 || '; take ids from get_latest_continuation or get_recent_work');
@@ -90,7 +108,7 @@ BEGIN
                               ORDER BY x.at DESC, x.mid DESC), '[]'), count(*),
            (array_agg(x.mid ORDER BY x.at, x.mid))[1]
     INTO rows, n, oldest
-    FROM (SELECT * FROM parley_memory_messages() x
+    FROM (SELECT * FROM parley_memory_messages_in(a ->> 'project') x
           WHERE x.at < ref_at OR (ref_id IS NOT NULL AND x.at = ref_at AND x.mid < ref_id)
           ORDER BY x.at DESC, x.mid DESC LIMIT lim) x;
     RETURN parley_memory_page(rows, a, 300)
@@ -114,11 +132,12 @@ BEGIN
     -- folder, claude-code:FOLDER; --eras may name more).
     IF era.id IS NULL AND (a ->> 'foundational')::boolean THEN
         SELECT e.* INTO era FROM eras e
-        WHERE e.external_id = (SELECT le.external_id FROM parley_memory_messages() x
+        WHERE e.external_id = (SELECT le.external_id FROM parley_memory_messages_in(a ->> 'project') x
                                JOIN eras le ON le.id = (x.e).id
                                ORDER BY x.at DESC LIMIT 1)
-           OR e.id = (SELECT min((x.e).id) FROM parley_memory_messages() x
-                      WHERE (x.m).chat_id IN (SELECT (y.m).chat_id FROM parley_memory_messages() y
+           OR e.id = (SELECT min((x.e).id) FROM parley_memory_messages_in(a ->> 'project') x
+                      WHERE (x.m).chat_id IN (SELECT (y.m).chat_id
+                                              FROM parley_memory_messages_in(a ->> 'project') y
                                               ORDER BY y.at DESC LIMIT 1))
         ORDER BY e.id LIMIT 1;
     END IF;
