@@ -1,8 +1,11 @@
 /* agent_import: agents' session transcripts into the store (see
- * agent_import.h). Steps: list DIR/PROJECT/SESSION.jsonl (thread pool) -> per file:
- * its offset (SQL) -> read a piece of complete lines from there and parse
- * them (thread pool) -> apply the piece with the new offset (SQL) -> the
- * next piece, or the next file. */
+ * agent_import.h), in either format (Claude Code's, Codex CLI's): a format
+ * is a listing rule and a parser of a piece of lines; the rest is shared.
+ * Steps: list the files (DIR/PROJECT/SESSION.jsonl; DIR/YYYY/MM/DD/
+ * rollout-*.jsonl), or take the ones given (thread pool) -> per file: its
+ * offset (SQL) -> read a piece of complete lines from there and parse them
+ * (thread pool) -> apply the piece with the new offset (SQL) -> the next
+ * piece, or the next file. */
 #include "import/agent_import.h"
 
 #include <dirent.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "import/agent_events.h"
+#include "import/codex_events.h"
 #include "import/progress.h"
 #include "util/beneath.h"
 #include "util/log.h"
@@ -25,16 +29,34 @@
 #define AGENT_IMPORT_LINK_SKIPPED                                                                  \
     "a symbolic link, not followed (only files inside the folder are read)"
 
+/* A transcript format: what differs between Claude Code's and Codex's. */
+typedef struct agent_format_s {
+    const char *source; /* "claude-code", "codex": parley_agent_ingest's f.source */
+    /* Lists the format's files under the open DIR d (thread pool);
+     * imp->status set on a failure that ends the import. */
+    void (*list)(agent_import_t *imp, DIR *d, size_t *cap);
+    /* The folder (as under DIR) a file given by its path relative to DIR
+     * belongs to, into folder; NULL when the file is not one of the
+     * format's, else why not. */
+    const char *(*given)(const char *rel, char *folder, size_t cap);
+    /* The project of a folder when its sessions name no working directory. */
+    const char *(*project)(const char *folder);
+    /* The events of a piece of a file (agent_events_parse's contract). */
+    char *(*parse)(const char *buf, size_t len, const char *path, uint64_t first_line,
+                   uint64_t *lines, uint64_t *malformed);
+} agent_format_t;
+
 struct agent_import_s {
+    const agent_format_t *fmt;
     uv_loop_t *loop;
     pg_pool_t *pool;
     char dir[1024];
-    char **files;            /* full paths */
-    char **projects;         /* each file's project folder, as under DIR ("" for DIR itself) */
-    char eras_path[1024];    /* the eras file, or "" */
-    const char *const *only; /* env->files: these files below dir only (a follower's) */
-    size_t nonly;
-    json_t *eras; /* its object, {KEY: name}; NULL when none */
+    char **files;    /* full paths */
+    char **projects; /* each file's project folder, as under DIR ("" for DIR itself) */
+    char **given;    /* the files to read, relative to dir (env->files); NULL: list */
+    size_t ngiven;
+    char eras_path[1024]; /* the eras file, or "" */
+    json_t *eras;         /* its object, {KEY: name}; NULL when none */
     size_t nfiles, next;
     uv_work_t work;
     /* the piece in flight */
@@ -207,42 +229,14 @@ static DIR *open_dir_at(int dirfd, const char *name)
     return d;
 }
 
-/* Lists the .jsonl files of DIR and of DIR/PROJECT. Every entry is looked at
- * with fstatat(AT_SYMLINK_NOFOLLOW) under the descriptor of its folder: a
- * symbolic link (to a file or a folder, inside DIR or out of it) is
- * skipped and named, never followed, so that nothing outside DIR is read.
- * DIR itself may be a link (the user's own setting). */
-static void list_work(uv_work_t *w)
+/* Claude Code's: the .jsonl files of DIR and of DIR/PROJECT. Every entry
+ * is looked at with fstatat(AT_SYMLINK_NOFOLLOW) under the descriptor of
+ * its folder: a symbolic link (to a file or a folder, inside DIR or out of
+ * it) is skipped and named, never followed, so that nothing outside DIR is
+ * read. DIR itself may be a link (the user's own setting). */
+static void list_claude(agent_import_t *imp, DIR *d, size_t *capp)
 {
-    agent_import_t *imp = w->data;
-    size_t cap = 0;
-    if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
-        return;
-    if (imp->only != NULL) {
-        /* A follower's changed files: each is DIR/FILE or DIR/PROJECT/FILE
-         * (read_work opens it beneath DIR, never through a link). */
-        for (size_t i = 0; imp->status == 0 && i < imp->nonly; i++) {
-            const char *rel = imp->only[i], *slash = strchr(rel, '/');
-            if (!is_jsonl(rel) || (slash && strchr(slash + 1, '/')))
-                continue;
-            char path[4096], project[1024] = "";
-            snprintf(path, sizeof path, "%s/%s", imp->dir, rel);
-            if (slash)
-                snprintf(project, sizeof project, "%.*s", (int)(slash - rel), rel);
-            imp->status = add_file(imp, &cap, path, project);
-        }
-        return;
-    }
-    int root = open(imp->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-    DIR *d = root >= 0 ? fdopendir(root) : NULL;
-    if (d == NULL) {
-        int e = errno;
-        imp->status = -e;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(e));
-        if (root >= 0)
-            close(root);
-        return;
-    }
+    size_t cap = *capp;
     struct dirent *de;
     while (imp->status == 0 && (de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.')
@@ -296,7 +290,105 @@ static void list_work(uv_work_t *w)
         }
         closedir(p);
     }
-    closedir(d);
+    *capp = cap;
+}
+
+/* Codex's: the rollout-*.jsonl files of DIR and of its folders to three
+ * levels (DIR/YYYY/MM/DD), looked at as list_claude's (a symbolic link is
+ * skipped and named, never followed); rel is the folder's path under DIR
+ * ("" for DIR). */
+static void list_codex_in(agent_import_t *imp, DIR *d, const char *rel, int depth, size_t *cap)
+{
+    struct dirent *de;
+    while (imp->status == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char sub[2048], path[4096];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
+        snprintf(path, sizeof path, "%s/%s", imp->dir, sub);
+        bool rollout = codex_events_is_rollout(de->d_name);
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (rollout)
+                skip_entry(imp, path, strerror(errno));
+        } else if (S_ISLNK(st.st_mode)) {
+            if (rollout)
+                skip_entry(imp, path, AGENT_IMPORT_LINK_SKIPPED);
+            else
+                log_warn(AI_TAG, "%s: %s; skipped", path, AGENT_IMPORT_LINK_SKIPPED);
+        } else if (S_ISDIR(st.st_mode)) {
+            if (depth >= 3)
+                continue;
+            DIR *p = open_dir_at(dirfd(d), de->d_name);
+            if (p == NULL) {
+                log_warn(AI_TAG, "%s: %s; skipped", path, strerror(errno));
+                continue;
+            }
+            list_codex_in(imp, p, sub, depth + 1, cap);
+            closedir(p);
+        } else if (rollout) {
+            if (S_ISREG(st.st_mode))
+                imp->status = add_file(imp, cap, path, rel);
+            else
+                skip_entry(imp, path, not_regular(st.st_mode));
+        }
+    }
+}
+
+static void list_codex(agent_import_t *imp, DIR *d, size_t *cap)
+{
+    list_codex_in(imp, d, "", 0, cap);
+}
+
+static bool has_dotdot(const char *rel)
+{
+    for (const char *c = rel; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+        if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
+            return true;
+    return false;
+}
+
+/* The files given (env->files), each DIR/REL: read beneath DIR as listed
+ * ones are (a symbolic link, a FIFO, a missing file is skipped and named
+ * when it is read). */
+static void list_given(agent_import_t *imp, size_t *cap)
+{
+    for (size_t i = 0; imp->status == 0 && i < imp->ngiven; i++) {
+        char folder[1024], path[4096];
+        const char *rel = imp->given[i];
+        snprintf(path, sizeof path, "%s/%s", imp->dir, rel);
+        const char *why = rel[0] == '/' || rel[0] == '\0' ? "not a path relative to the folder"
+                          : has_dotdot(rel)               ? "a path with a \"..\" component"
+                                            : imp->fmt->given(rel, folder, sizeof folder);
+        if (why != NULL)
+            skip_entry(imp, path, why);
+        else
+            imp->status = add_file(imp, cap, path, folder);
+    }
+}
+
+static void list_work(uv_work_t *w)
+{
+    agent_import_t *imp = w->data;
+    size_t cap = 0;
+    if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
+        return;
+    if (imp->given != NULL) {
+        list_given(imp, &cap);
+    } else {
+        int root = open(imp->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+        DIR *d = root >= 0 ? fdopendir(root) : NULL;
+        if (d == NULL) {
+            int e = errno;
+            imp->status = -e;
+            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(e));
+            if (root >= 0)
+                close(root);
+            return;
+        }
+        imp->fmt->list(imp, d, &cap);
+        closedir(d);
+    }
     if (imp->status != 0 && imp->error[0] == '\0')
         snprintf(imp->error, sizeof imp->error, "listing %s: %s", imp->dir,
                  uv_strerror(imp->status));
@@ -477,7 +569,7 @@ static void read_work(uv_work_t *w)
     }
     uint64_t malformed = 0;
     imp->events =
-        agent_events_parse(buf, end, path, imp->first_line, &imp->lines_in_piece, &malformed);
+        imp->fmt->parse(buf, end, path, imp->first_line, &imp->lines_in_piece, &malformed);
     imp->st.malformed += malformed;
     free(buf);
     imp->to = imp->from + end;
@@ -563,11 +655,12 @@ static void read_after(uv_work_t *w, int status)
     snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
     snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
     snprintf(restart, sizeof restart, "%llu", (unsigned long long)imp->restart);
-    json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?, s:s?}", "path",
-                          imp->files[imp->next], "folder", imp->projects[imp->next], "project",
-                          project_name(imp->projects[imp->next]), "from", from, "to", to, "lines",
-                          lines, "eras", imp->eras, "restart", imp->restarting ? restart : NULL,
-                          "ident", imp->ident[0] ? imp->ident : NULL);
+    json_t *f =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?, s:s?}", "source",
+                  imp->fmt->source, "path", imp->files[imp->next], "folder",
+                  imp->projects[imp->next], "project", imp->fmt->project(imp->projects[imp->next]),
+                  "from", from, "to", to, "lines", lines, "eras", imp->eras, "restart",
+                  imp->restarting ? restart : NULL, "ident", imp->ident[0] ? imp->ident : NULL);
     char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
     json_decref(f);
     const char *params[2] = {ftext ? ftext : "{}", imp->events};
@@ -681,27 +774,47 @@ static void list_after(uv_work_t *w, int status)
 
 /* ---- the source (importer.h) --------------------------------------------- */
 
-static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
-                        size_t errcap)
+static void free_given(agent_import_t *imp)
+{
+    for (size_t i = 0; i < imp->ngiven; i++)
+        free(imp->given[i]);
+    free(imp->given);
+}
+
+static int start(const agent_format_t *fmt, const importer_env_t *env, importer_t *owner,
+                 void **impl, char *err, size_t errcap)
 {
     agent_import_t *imp = calloc(1, sizeof *imp);
     if (imp == NULL) {
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
+    imp->fmt = fmt;
+    if (env->files != NULL) {
+        /* Copied: the list is the caller's only until start returns. */
+        imp->given = calloc(env->nfiles + 1, sizeof *imp->given);
+        for (size_t i = 0; imp->given && i < env->nfiles; i++, imp->ngiven++)
+            if ((imp->given[i] = strdup(env->files[i])) == NULL)
+                break;
+        if (imp->given == NULL || imp->ngiven < env->nfiles) {
+            free_given(imp);
+            free(imp);
+            snprintf(err, errcap, "out of memory");
+            return UV_ENOMEM;
+        }
+    }
     imp->loop = env->loop;
     imp->pool = env->pool;
     snprintf(imp->dir, sizeof imp->dir, "%s", env->path);
     snprintf(imp->eras_path, sizeof imp->eras_path, "%s", env->eras ? env->eras : "");
     imp->owner = owner;
-    imp->only = env->files;
-    imp->nonly = env->nfiles;
     imp->work.data = imp;
     import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress, env->progress_ms);
     int rc = uv_queue_work(env->loop, &imp->work, list_work, list_after);
     if (rc != 0) {
         snprintf(err, errcap, "%s", uv_strerror(rc));
         import_progress_abort(&imp->prog);
+        free_given(imp);
         free(imp);
         return rc;
     }
@@ -735,6 +848,7 @@ static void source_free(void *impl)
     }
     free(imp->files);
     free(imp->projects);
+    free_given(imp);
     free(imp->events);
     json_decref(imp->eras);
     free(imp);
@@ -759,6 +873,77 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
              st->files_skipped == 1 ? "" : "s", (unsigned long long)st->reread);
 }
 
+/* ---- the formats ------------------------------------------------------------ */
+
+static const char *given_claude(const char *rel, char *folder, size_t cap)
+{
+    const char *slash = strchr(rel, '/');
+    if (!is_jsonl(slash ? slash + 1 : rel) || (slash && strchr(slash + 1, '/')))
+        return "not SESSION.jsonl or PROJECT/SESSION.jsonl";
+    snprintf(folder, cap, "%.*s", slash ? (int)(slash - rel) : 0, rel);
+    return NULL;
+}
+
+static char *parse_claude(const char *buf, size_t len, const char *path, uint64_t first_line,
+                          uint64_t *lines, uint64_t *malformed)
+{
+    return agent_events_parse(buf, len, path, first_line, lines, malformed);
+}
+
+static const char *given_codex(const char *rel, char *folder, size_t cap)
+{
+    const char *slash = strrchr(rel, '/');
+    if (!codex_events_is_rollout(slash ? slash + 1 : rel))
+        return "not a Codex rollout (rollout-*.jsonl)";
+    snprintf(folder, cap, "%.*s", slash ? (int)(slash - rel) : 0, rel);
+    return NULL;
+}
+
+/* A session without a working directory (no session_meta) is of "codex". */
+static const char *project_codex(const char *folder)
+{
+    (void)folder;
+    return "codex";
+}
+
+/* The session is the file's: the UUID its name ends with. */
+static char *parse_codex(const char *buf, size_t len, const char *path, uint64_t first_line,
+                         uint64_t *lines, uint64_t *malformed)
+{
+    const char *slash = strrchr(path, '/');
+    char session[1100];
+    codex_events_session(slash ? slash + 1 : path, session, sizeof session);
+    return codex_events_parse(buf, len, path, session, first_line, lines, malformed);
+}
+
+static const agent_format_t claude_format = {
+    .source = "claude-code",
+    .list = list_claude,
+    .given = given_claude,
+    .project = project_name,
+    .parse = parse_claude,
+};
+
+static const agent_format_t codex_format = {
+    .source = "codex",
+    .list = list_codex,
+    .given = given_codex,
+    .project = project_codex,
+    .parse = parse_codex,
+};
+
+static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                        size_t errcap)
+{
+    return start(&claude_format, env, owner, impl, err, errcap);
+}
+
+static int codex_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+                       size_t errcap)
+{
+    return start(&codex_format, env, owner, impl, err, errcap);
+}
+
 const importer_def_t agent_import_source = {
     .name = "claude-code",
     .follow_dir = true,
@@ -776,6 +961,32 @@ const importer_def_t agent_import_source = {
             "the summary counts them. --eras FILE (a JSON object {\"KEY\": \"Era name\"}, KEY a\n"
             "project folder or a working directory) names the eras.\n",
     .start = source_start,
+    .stop = source_stop,
+    .done = source_done,
+    .error = source_error,
+    .summary = source_summary,
+    .free = source_free,
+};
+
+const importer_def_t codex_import_source = {
+    .name = "codex",
+    .args = "DIR",
+    .min_args = 1,
+    .max_args = 1,
+    .default_arg = NULL,
+    .what = "import Codex CLI sessions (DIR/YYYY/MM/DD/rollout-*.jsonl: ~/.codex/sessions or "
+            "$CODEX_HOME/sessions); incremental and idempotent",
+    .help = "DIR is Codex CLI's sessions folder (usually ~/.codex/sessions, or\n"
+            "$CODEX_HOME/sessions), its rollouts in date folders. Each session lands among the\n"
+            "agents' sessions, grouped by its working directory (its project): the words of\n"
+            "the user and the agent once each, reasoning summaries (never the encrypted\n"
+            "reasoning), tool calls with their outputs, and a compaction's summary as the\n"
+            "continuation. Only what was appended since the last import is read; a rollout\n"
+            "that shrank or was rewritten is read again from its start (nothing is stored\n"
+            "twice). Malformed lines and entries that are not regular files are skipped with\n"
+            "a warning naming file and line; the summary counts them. --eras FILE (a JSON\n"
+            "object {\"WORKING_DIRECTORY\": \"Era name\"}) names the eras.\n",
+    .start = codex_start,
     .stop = source_stop,
     .done = source_done,
     .error = source_error,

@@ -1,7 +1,11 @@
-/* agent_import: `parleyd import claude-code [DIR]`: agents' session
- * transcripts (DIR/PROJECT/SESSION.jsonl, JSON Lines; default
- * ~/.claude/projects) into the store, through parley_agent_ingest (see
- * src/db/sql/memory/agent_import.sql). Incremental and idempotent: each
+/* agent_import: `parleyd import claude-code [DIR]` and `parleyd import
+ * codex DIR`: agents' session transcripts into the store, through
+ * parley_agent_ingest (see src/db/sql/memory/agent_import.sql): Claude
+ * Code's (DIR/PROJECT/SESSION.jsonl, JSON Lines; default
+ * ~/.claude/projects; agent_events.h) and Codex CLI's (DIR/YYYY/MM/DD/
+ * rollout-<time>-<uuid>.jsonl; codex_events.h), one machinery for both.
+ * With env->files, only those files (relative to DIR) are read, nothing is
+ * listed. Incremental and idempotent: each
  * file resumes at the byte offset its complete lines were applied up to
  * (recorded with them, in one transaction), so a file that grew imports
  * only its new lines and the same file twice changes nothing. Files are
@@ -12,8 +16,9 @@
  * not an ISO 8601 time, a line over AGENT_IMPORT_MAX_LINE, an event
  * PostgreSQL refuses (each with its file and line number), an entry that
  * is not a regular file or cannot be read (a FIFO, a device, a directory,
- * a symlink loop; a symlink to a regular file is followed). Files are
- * opened O_NONBLOCK and checked with fstat, so no entry blocks the import.
+ * a symbolic link, which is never followed). Files are opened beneath
+ * DIR (util/beneath.h), O_NONBLOCK, and checked with fstat, so no entry
+ * blocks the import and nothing outside DIR is read.
  * A file shorter than what was read of it, or whose recorded offset no
  * longer ends a line, was rewritten: it is read again from its start
  * (what was stored stays; nothing is stored twice). */
@@ -48,5 +53,9 @@ typedef struct agent_import_stats_s {
  * (without a name there an era is named after the working directory's
  * last component); progress by files when env->progress. */
 extern const importer_def_t agent_import_source;
+/* The source "codex" (importer.h): env->path is Codex CLI's sessions
+ * folder; each session's project is its working directory (session_meta's
+ * cwd), env->eras keyed by working directories. */
+extern const importer_def_t codex_import_source;
 
 #endif

@@ -37,9 +37,12 @@ typedef struct importer_env_s {
     const char *eras;              /* a file naming sessions' eras, or "" */
     bool progress;                 /* report progress (an import command; not a follower) */
     uint64_t progress_ms;          /* between progress lines; 0: IMPORT_PROGRESS_MS */
-    /* Only these files (paths below path, as a folder follower found
-     * them changed: follow_dir.h); NULL: every file the source finds
-     * under path. Sources that do not follow folders ignore it. */
+    /* Only these files, paths relative to path (a follower that knows what
+     * changed), instead of the source listing path; NULL: list. Each is
+     * read as a listed one would be (beneath path, no symbolic link
+     * followed; one not of the source's form, absolute, or with a ".."
+     * component is skipped and named). Copied by start. Sources that do
+     * not list files (one file given as path) ignore it. */
     const char *const *files;
     size_t nfiles;
 } importer_env_t;

@@ -9,10 +9,7 @@
 #include "import/tg_import.h"
 
 const importer_def_t *const importers_table[] = {
-    &tg_import_source,
-    &agent_import_source,
-    &chatwise_import_source,
-    NULL,
+    &tg_import_source, &agent_import_source, &codex_import_source, &chatwise_import_source, NULL,
 };
 
 const importer_def_t *importers_find(const char *name)

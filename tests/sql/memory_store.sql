@@ -171,3 +171,44 @@ SELECT pg_temp.expect('the foundational era of my-app, though another was worked
     (SELECT c ->> 'era_name' FROM app_cont));
 SELECT pg_temp.expect('no era for a project with nothing',
     parley_memory_era_summary('{"foundational": true, "project": "/home/dev/none"}', '{}') ? 'error', true);
+
+-- Codex CLI's sessions (source codex): their own account, their era the
+-- session's working directory's, also for a later piece that names none;
+-- a compaction is one boundary event carrying its summary, the
+-- continuation.
+SELECT pg_temp.expect('a Codex rollout applied',
+    parley_agent_ingest('{"source": "codex", "path": "/c/2026/03/01/rollout-x-C.jsonl",
+                          "folder": "2026/03/01", "project": "codex", "from": "0", "to": "100", "lines": "2"}',
+        jsonb_build_array(
+            pg_temp.ev(1, '{"type": "session_meta", "sessionId": "C", "timestamp": "2026-03-01T09:00:00Z",
+                            "cwd": "/home/dev/atlas", "version": "0.46.0"}'),
+            pg_temp.ev(2, '{"type": "user", "sessionId": "C", "timestamp": "2026-03-01T09:01:00Z",
+                            "message": {"role": "user", "content": [{"type": "text", "text": "Move billing."}]}}')))
+        - 'newSessions',
+    '{"messages": 2, "heaps": 1, "readTo": 100}'::jsonb);
+SELECT pg_temp.expect('its session: the codex account, source and project',
+    (SELECT a.handle || ' ' || (c.extra ->> 'source') || ' ' || c.title || ' ' || (c.extra ->> 'cwd')
+     FROM chats c JOIN accounts a ON a.id = c.account_id WHERE c.external_id = 'C'),
+    'codex codex atlas /home/dev/atlas');
+SELECT pg_temp.expect('a later piece: the compaction, in the era of the session''s working directory',
+    parley_agent_ingest('{"source": "codex", "path": "/c/2026/03/01/rollout-x-C.jsonl",
+                          "folder": "2026/03/01", "project": "codex", "from": "100", "to": "150", "lines": "1"}',
+        jsonb_build_array(
+            pg_temp.ev(3, '{"type": "system", "subtype": "compact_boundary", "sessionId": "C",
+                            "timestamp": "2026-03-01T09:05:00Z", "isCompactSummary": true,
+                            "message": {"role": "assistant", "content": [{"type": "text", "text": "Summary: billing moved."}]}}')))
+        - 'newSessions',
+    '{"messages": 1, "heaps": 1, "readTo": 150}'::jsonb);
+SELECT pg_temp.expect('the compaction''s summary is the latest continuation',
+    parley_memory_latest_continuation('{}', '{}') - '{context_heap_id,message_number,message_id}'::text[],
+    '{"content": "Summary: billing moved.", "timestamp": "2026-03-01T09:05:00.000Z",
+      "era_name": "atlas", "sender_id": "assistant"}'::jsonb);
+SELECT pg_temp.expect('both heaps in the one era',
+    (SELECT string_agg(h.type || ' ' || e.external_id, ', ' ORDER BY h.id)
+     FROM context_heaps h JOIN eras e ON e.id = h.era_id JOIN chats c ON c.id = h.chat_id
+     WHERE c.external_id = 'C'),
+    'FRESH codex:/home/dev/atlas, POST_COMPACTING codex:/home/dev/atlas');
+SELECT pg_temp.expect('a Codex era named by its working directory',
+    parley_agent_name_eras('{"/home/dev/atlas": "Atlas"}'), 1);
+SELECT pg_temp.expect('the new name answers',
+    parley_memory_latest_continuation('{}', '{}') ->> 'era_name', 'Atlas');

@@ -57,7 +57,8 @@ static void tool_done(void *data, int status, const char *json, archive_err_t er
     if (json_is_null(v) && strcmp(c->tool->def->sql_function, "latest_continuation") == 0) {
         json_decref(v);
         mcp_call_finish_error(c, "There is no continuation message yet (no compacting happened, "
-                                 "or no sessions were imported: parleyd import claude-code); "
+                                 "or no sessions were imported: parleyd import claude-code, or "
+                                 "parleyd import codex DIR); "
                                  "get_recent_work shows the latest messages.");
         return;
     }

@@ -8,11 +8,24 @@
 -- (a system event with subtype compact_boundary) opens a context heap of
 -- type POST_COMPACTING whose first message, the summary (isCompactSummary),
 -- is its continuation message; eras group sessions by project.
+--
+-- Codex CLI's rollouts (parleyd import codex) arrive as the same events
+-- (src/import/codex_events.c makes them): f.source "codex", their own
+-- account, their eras keyed by the session's working directory
+-- ("codex:CWD"), a compaction one system compact_boundary event that
+-- carries its summary as its message.
 
 -- The account agents' sessions belong to.
 CREATE OR REPLACE FUNCTION parley_agent_account() RETURNS bigint
     LANGUAGE sql AS $$
     SELECT parley_account_ensure('agent', 'claude-code', 'Claude Code')
+$$;
+
+-- The account of a source's sessions: claude-code or codex.
+CREATE OR REPLACE FUNCTION parley_agent_account_of(p_source text) RETURNS bigint
+    LANGUAGE sql AS $$
+    SELECT CASE p_source WHEN 'codex' THEN parley_account_ensure('agent', 'codex', 'Codex CLI')
+                         ELSE parley_agent_account() END
 $$;
 
 -- A block (or a string content) as text, in full.
@@ -33,13 +46,14 @@ CREATE OR REPLACE FUNCTION parley_agent_block_text(b jsonb) RETURNS text
 $$;
 
 -- Stores events ([{line, event}], in line order) of the era v_era (named
--- v_name); answers {messages, heaps, newSessions}. A message's key is
+-- v_name) of the source v_source (claude-code, codex: the sessions'
+-- extra.source); answers {messages, heaps, newSessions}. A message's key is
 -- (session, event uuid#block), an event without a uuid keyed by the md5 of
 -- its text: reading lines again (a transcript that shrank is read from its
 -- start) stores nothing twice. A timestamp must be an ISO time (the
 -- importer skips a line whose timestamp is not); none means now.
-CREATE OR REPLACE FUNCTION parley_agent_events(acc bigint, v_era bigint, v_name text,
-                                               events jsonb) RETURNS jsonb
+CREATE OR REPLACE FUNCTION parley_agent_store_events(v_source text, acc bigint, v_era bigint,
+                                                     v_name text, events jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
     e jsonb;
@@ -71,7 +85,7 @@ BEGIN
         IF v_chat IS NULL THEN
             INSERT INTO chats (account_id, kind, external_id, title, extra)
             VALUES (acc, 'agent_session', v_sid, v_name,
-                    jsonb_build_object('source', 'claude-code', 'project', v_name,
+                    jsonb_build_object('source', v_source, 'project', v_name,
                                        'cwd', e ->> 'cwd'))
             RETURNING id INTO v_chat;
             sessions := sessions || v_sid;
@@ -93,7 +107,9 @@ BEGIN
             ELSE
                 n_heaps := n_heaps + 1;
             END IF;
-            IF e ->> 'type' = 'system' THEN
+            -- A boundary is no message, unless it carries one (Codex's
+            -- compaction: its summary).
+            IF e ->> 'type' = 'system' AND e -> 'message' IS NULL THEN
                 CONTINUE;
             END IF;
         END IF;
@@ -149,11 +165,22 @@ BEGIN
 END
 $$;
 
--- Applies one piece of a transcript file: f = {path, folder, project, from,
--- to, lines, eras, restart}, events = [{line, event}]. The file's era is its project
--- folder's; it is named by f.eras (keyed by the folder or by a session's
--- working directory) when that names it, else after the working
--- directory's last component, else f.project. Only when the file's recorded offset is
+-- Claude Code's events (parley_agent_store_events).
+CREATE OR REPLACE FUNCTION parley_agent_events(acc bigint, v_era bigint, v_name text,
+                                               events jsonb) RETURNS jsonb
+    LANGUAGE sql AS $$
+    SELECT parley_agent_store_events('claude-code', acc, v_era, v_name, events)
+$$;
+
+-- Applies one piece of a transcript file: f = {source, path, folder,
+-- project, from, to, lines, eras, restart}, events = [{line, event}];
+-- source claude-code (the default) or codex. A Claude Code file's era is
+-- its project folder's ("claude-code:FOLDER"), a Codex file's its
+-- session's working directory's ("codex:CWD": the first event's that has
+-- one, else the one stored with the session, else "codex:" f.folder); it
+-- is named by f.eras (keyed by the folder or by a session's working
+-- directory) when that names it, else after the working directory's last
+-- component, else f.project. Only when the file's recorded offset is
 -- f.from (so a piece is applied once, even by two imports at a time), or
 -- when f.from is 0 and the recorded offset is f.restart (a file that shrank,
 -- read again from its start); the offset moves to f.to with it. An event
@@ -165,8 +192,10 @@ $$;
 CREATE OR REPLACE FUNCTION parley_agent_ingest(f jsonb, events jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
-    acc bigint := parley_agent_account();
+    v_source text := coalesce(f ->> 'source', 'claude-code');
+    acc bigint := parley_agent_account_of(v_source);
     v_era bigint;
+    v_key text;
     cur bigint;
     restarted boolean := false;
     r jsonb;
@@ -176,10 +205,21 @@ DECLARE
     v_cwd text := (SELECT x.value -> 'event' ->> 'cwd' FROM jsonb_array_elements(events) AS x
                    WHERE x.value -> 'event' ->> 'cwd' <> '' ORDER BY (x.value ->> 'line')::bigint
                    LIMIT 1);
-    v_named text := coalesce(f -> 'eras' ->> (f ->> 'folder'), f -> 'eras' ->> v_cwd);
-    v_name text := coalesce(v_named, nullif(regexp_replace(v_cwd, '^.*/', ''), ''),
-                            f ->> 'project');
+    v_named text;
+    v_name text;
 BEGIN
+    IF v_cwd IS NULL THEN
+        -- A later piece of a session whose working directory came before.
+        SELECT nullif(c.extra ->> 'cwd', '') INTO v_cwd FROM chats c
+        WHERE c.account_id = acc AND c.kind = 'agent_session'
+          AND c.external_id = (SELECT x.value -> 'event' ->> 'sessionId'
+                               FROM jsonb_array_elements(events) AS x
+                               WHERE x.value -> 'event' ->> 'sessionId' IS NOT NULL LIMIT 1);
+    END IF;
+    v_named := coalesce(f -> 'eras' ->> (f ->> 'folder'), f -> 'eras' ->> v_cwd);
+    v_name := coalesce(v_named, nullif(regexp_replace(v_cwd, '^.*/', ''), ''), f ->> 'project');
+    v_key := CASE WHEN v_source = 'codex' THEN 'codex:' || coalesce(v_cwd, f ->> 'folder')
+                  ELSE 'claude-code:' || (f ->> 'folder') END;
     INSERT INTO agent_files (path, project) VALUES (f ->> 'path', v_name)
     ON CONFLICT (path) DO NOTHING;
     SELECT read_to INTO cur FROM agent_files WHERE path = f ->> 'path' FOR UPDATE;
@@ -188,19 +228,19 @@ BEGIN
     ELSIF cur <> (f ->> 'from')::bigint THEN
         RETURN jsonb_build_object('skipped', true, 'readTo', cur);
     END IF;
-    INSERT INTO eras (external_id, name) VALUES ('claude-code:' || (f ->> 'folder'), v_name)
+    INSERT INTO eras (external_id, name) VALUES (v_key, v_name)
     ON CONFLICT (external_id) DO UPDATE SET name = v_named
         WHERE v_named IS NOT NULL AND eras.name IS DISTINCT FROM v_named;
-    SELECT id INTO v_era FROM eras WHERE external_id = 'claude-code:' || (f ->> 'folder');
+    SELECT id INTO v_era FROM eras WHERE external_id = v_key;
     BEGIN
-        r := parley_agent_events(acc, v_era, v_name, events);
+        r := parley_agent_store_events(v_source, acc, v_era, v_name, events);
     EXCEPTION WHEN others THEN
         -- One event PostgreSQL refuses: each event alone, the bad skipped.
         r := jsonb_build_object('messages', 0, 'heaps', 0, 'newSessions', '[]'::jsonb);
         FOR x IN SELECT value FROM jsonb_array_elements(events) ORDER BY (value ->> 'line')::bigint
         LOOP
             BEGIN
-                r1 := parley_agent_events(acc, v_era, v_name, jsonb_build_array(x));
+                r1 := parley_agent_store_events(v_source, acc, v_era, v_name, jsonb_build_array(x));
                 r := jsonb_build_object(
                     'messages', (r ->> 'messages')::bigint + (r1 ->> 'messages')::bigint,
                     'heaps', (r ->> 'heaps')::bigint + (r1 ->> 'heaps')::bigint,
@@ -240,8 +280,8 @@ CREATE OR REPLACE FUNCTION parley_agent_file_offset(p_path text) RETURNS bigint
 $$;
 
 -- Names the imported eras an eras file names (see parley_agent_ingest):
--- keys are project folders or sessions' working directories. Answers how
--- many eras were renamed.
+-- keys are project folders or sessions' working directories (a Codex era
+-- is a working directory's). Answers how many eras were renamed.
 CREATE OR REPLACE FUNCTION parley_agent_name_eras(names jsonb) RETURNS integer
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -250,7 +290,7 @@ DECLARE
 BEGIN
     UPDATE eras e SET name = x.value
     FROM jsonb_each_text(names) x
-    WHERE e.external_id = 'claude-code:' || x.key AND e.name <> x.value;
+    WHERE e.external_id IN ('claude-code:' || x.key, 'codex:' || x.key) AND e.name <> x.value;
     GET DIAGNOSTICS n = ROW_COUNT;
     UPDATE eras e SET name = x.value
     FROM jsonb_each_text(names) x,
