@@ -397,7 +397,7 @@ static void search_forms_done(search_forms_t *sf, int status)
         app_fatal(a, "search", search_forms_error(sf));
 }
 
-/* The transcript folders serve follows (claude_code_dir): each by its
+/* The transcript folders serve follows (claude_code_dir, codex_dir): each by its
  * source's importer (import/follow_dir.h). */
 static int follow_folders(app_t *a, char *err, size_t errcap)
 {
@@ -406,6 +406,7 @@ static int follow_folders(app_t *a, char *err, size_t errcap)
         const char *setting, *path, *source;
     } folders[] = {
         {"claude_code_dir", cfg->claude_code_dir, "claude-code"},
+        {"codex_dir", cfg->codex_dir, "codex"},
     };
     for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
         if (folders[i].path[0] == '\0')

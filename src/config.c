@@ -66,6 +66,11 @@ static const opt_t opts[] = {
      "sessions and appended lines within seconds (memory toolset, recall); one daemon follows a "
      "folder at a time.",
      "DIR", 0},
+    {"codex_dir", "PARLEY_CODEX_DIR", OPT_STR, OFF(codex_dir), SZ(codex_dir), 0, 0, "(none)",
+     "Codex CLI's sessions folder (usually ~/.codex/sessions, or $CODEX_HOME/sessions): serve "
+     "follows it as claude_code_dir, its rollouts stored within seconds; one daemon follows a "
+     "folder at a time.",
+     "DIR", 0},
     {"transcripts_rescan_s", "PARLEY_TRANSCRIPTS_RESCAN_S", OPT_INT, OFF(transcripts_rescan_s), 0,
      1, 86400, NULL,
      "How often serve walks a followed transcripts folder whole, besides the kernel's change "

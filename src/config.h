@@ -60,6 +60,7 @@ typedef struct config_s {
     char chatwise_db[CONFIG_PATH_MAX];     /* ChatWise's app.db serve follows, or "" */
     int chatwise_interval_s;               /* how often it is checked */
     char claude_code_dir[CONFIG_PATH_MAX]; /* Claude Code's projects folder serve follows, or "" */
+    char codex_dir[CONFIG_PATH_MAX];       /* Codex CLI's sessions folder serve follows, or "" */
     int transcripts_rescan_s;              /* how often a followed folder is walked whole */
     char search_languages[256];            /* text search configurations of word forms; "" none */
     int search_fill_batch;                 /* rows per statement filling word forms */

@@ -970,6 +970,7 @@ const importer_def_t agent_import_source = {
 
 const importer_def_t codex_import_source = {
     .name = "codex",
+    .follow_dir = true,
     .args = "DIR",
     .min_args = 1,
     .max_args = 1,

@@ -1,5 +1,5 @@
 /* follow_dir: keeps the archive following a folder of session transcripts
- * while parleyd serves (serve --claude-code-dir): a file that appears and
+ * while parleyd serves (serve --claude-code-dir, --codex-dir): a file that appears and
  * lines appended to one are imported within FOLLOW_DIR_DEBOUNCE_MS of
  * the kernel saying so (inotify, through one uv_fs_event a folder), and
  * at every rescan (rescan_ms) whatever the events missed. Each scan walks

@@ -49,13 +49,15 @@ async function until(what, pred, limit = LIMIT) {
   }
 }
 
+const codex = path.join(work, "codex-sessions");
 const serveArgs = () => ["--db", url, "--data-dir", path.join(work, "data"), "--claude-code-dir", projects,
-  "--transcripts-rescan-s", "60", "--toolsets", "memory"];
+  "--codex-dir", codex, "--transcripts-rescan-s", "60", "--toolsets", "memory"];
 let daemon;
 
 before(async () => {
   psql(`CREATE DATABASE ${db}`, "postgres");
   fs.mkdirSync(proj, { recursive: true });
+  fs.mkdirSync(codex, { recursive: true });
   fs.writeFileSync(path.join(proj, "s-start.jsonl"), line("s-start", "present at start walrus"));
   daemon = await startDaemon(serveArgs());
 });
@@ -86,6 +88,21 @@ test("a transcript present at start, a new file, appended lines and a line compl
   await new Promise((r) => setTimeout(r, 300));
   fs.writeFileSync(path.join(other, "s-other.jsonl"), line("s-other", "another project tapir"));
   await until("a session in a new project folder", () => count("tapir") === 1);
+});
+
+test("codex: a rollout written into a new date folder is found, the user's words once", async () => {
+  const rec = (type, payload) => JSON.stringify({ timestamp: "2026-03-01T09:00:00.000Z", type, payload }) + "\n";
+  const id = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
+  const day = path.join(codex, "2026", "03", "01");
+  fs.mkdirSync(day, { recursive: true });
+  fs.writeFileSync(path.join(day, `rollout-2026-03-01T09-00-00-${id}.jsonl`),
+    rec("session_meta", { id, timestamp: "2026-03-01T09:00:00.000Z", cwd: "/home/dev/atlas", originator: "codex_cli_rs",
+      cli_version: "0.46.0" }) +
+    rec("response_item", { type: "message", role: "user", content: [{ type: "input_text", text: "follow the ledger binturong" }] }) +
+    rec("event_msg", { type: "user_message", message: "follow the ledger binturong", images: [] }));
+  await until("the Codex rollout", () => count("binturong") === 1);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(count("binturong"), 1, "the words repeated by event_msg are one message");
 });
 
 test("a session rewritten shorter, and one replaced by another file, are read again; nothing doubles", async () => {

@@ -199,8 +199,8 @@ SELECT pg_temp.expect('a later piece: the compaction, in the era of the session'
                             "message": {"role": "assistant", "content": [{"type": "text", "text": "Summary: billing moved."}]}}')))
         - 'newSessions',
     '{"messages": 1, "heaps": 1, "readTo": 150}'::jsonb);
-SELECT pg_temp.expect('the compaction''s summary is the latest continuation',
-    parley_memory_latest_continuation('{}', '{}') - '{context_heap_id,message_number,message_id}'::text[],
+SELECT pg_temp.expect('the compaction''s summary is its project''s latest continuation',
+    parley_memory_latest_continuation('{"project": "/home/dev/atlas"}', '{}') - '{context_heap_id,message_number,message_id}'::text[],
     '{"content": "Summary: billing moved.", "timestamp": "2026-03-01T09:05:00.000Z",
       "era_name": "atlas", "sender_id": "assistant"}'::jsonb);
 SELECT pg_temp.expect('both heaps in the one era',
@@ -211,4 +211,4 @@ SELECT pg_temp.expect('both heaps in the one era',
 SELECT pg_temp.expect('a Codex era named by its working directory',
     parley_agent_name_eras('{"/home/dev/atlas": "Atlas"}'), 1);
 SELECT pg_temp.expect('the new name answers',
-    parley_memory_latest_continuation('{}', '{}') ->> 'era_name', 'Atlas');
+    parley_memory_latest_continuation('{"project": "/home/dev/atlas"}', '{}') ->> 'era_name', 'Atlas');
