@@ -25,6 +25,9 @@
 #include "util/log.h"
 
 #define AI_TAG "import"
+/* The longest folder path taken (imp->dir; paths below it are built in
+ * 2 and 4 KiB buffers). */
+#define AGENT_IMPORT_DIR_MAX 1024
 /* Why a symbolic link under DIR is not read. */
 #define AGENT_IMPORT_LINK_SKIPPED                                                                  \
     "a symbolic link, not followed (only files inside the folder are read)"
@@ -50,7 +53,7 @@ struct agent_import_s {
     const agent_format_t *fmt;
     uv_loop_t *loop;
     pg_pool_t *pool;
-    char dir[1024];
+    char dir[AGENT_IMPORT_DIR_MAX];
     char **files;    /* full paths */
     char **projects; /* each file's project folder, as under DIR ("" for DIR itself) */
     char **given;    /* the files to read, relative to dir (env->files); NULL: list */
@@ -784,6 +787,13 @@ static void free_given(agent_import_t *imp)
 static int start(const agent_format_t *fmt, const importer_env_t *env, importer_t *owner,
                  void **impl, char *err, size_t errcap)
 {
+    /* Paths below the folder are built in buffers a few KiB long: a
+     * folder named by a path this long is refused, never cut. */
+    if (strlen(env->path) >= AGENT_IMPORT_DIR_MAX) {
+        snprintf(err, errcap, "%.200s...: a folder path of at most %d bytes", env->path,
+                 AGENT_IMPORT_DIR_MAX - 1);
+        return UV_ENAMETOOLONG;
+    }
     agent_import_t *imp = calloc(1, sizeof *imp);
     if (imp == NULL) {
         snprintf(err, errcap, "out of memory");

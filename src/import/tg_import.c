@@ -726,11 +726,23 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
         snprintf(err, errcap, "%s: not a regular file", file);
         return UV_EINVAL;
     }
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put in its place since the stat opens at once
+     * (and fstat refuses it) instead of waiting for a writer; the
+     * descriptor checked is the one read. */
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errcap, "%s: %s", file, strerror(errno));
-        return -errno;
+        int e = errno;
+        snprintf(err, errcap, "%s: %s", file, strerror(e));
+        return -e;
     }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errcap, "%s: not a regular file", file);
+        return UV_EINVAL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     tg_import_t *imp = calloc(1, sizeof *imp);
     if (imp == NULL) {
         close(fd);
