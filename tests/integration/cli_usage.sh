@@ -59,7 +59,7 @@ for s in telegram-export claude-code chatwise; do
   grep -q "^  $s " <<<"$out" || fail "import --help does not list $s"
   "$PARLEYD" import "$s" --help | grep -q "^Usage: parleyd import $s " || fail "import $s --help"
 done
-expect_usage "where SOURCE is telegram-export, claude-code, chatwise" import
+expect_usage "where SOURCE is telegram-export, claude-code, codex, chatwise" import
 expect_usage "usage: parleyd import chatwise PATH" import chatwise
 # Flags are named as typed, not by their key.
 expect_usage "^parleyd: --log-level: 'loud'" serve --log-level loud
