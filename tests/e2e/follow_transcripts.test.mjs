@@ -13,6 +13,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startDaemon, tmpdir } from "./lib.mjs";
 
 const pgDir = process.env.PARLEY_TEST_PG_DIR;
@@ -51,7 +53,20 @@ async function until(what, pred, limit = LIMIT) {
 
 const codex = path.join(work, "codex-sessions");
 const serveArgs = () => ["--db", url, "--data-dir", path.join(work, "data"), "--claude-code-dir", projects,
-  "--codex-dir", codex, "--transcripts-rescan-s", "60", "--toolsets", "memory"];
+  "--codex-dir", codex, "--transcripts-rescan-s", "60", "--listen", "http://127.0.0.1:0/mcp"];
+
+// A tool's structured answer from the daemon now serving (the default
+// selection: recall and the memory tools, as an agent would call them).
+async function tool(name, args) {
+  const port = /http:\/\/127\.0\.0\.1:0\/mcp \(port (\d+)\)/.exec(daemon.log())[1];
+  const client = new Client({ name: "follow", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  try {
+    return (await client.callTool({ name, arguments: args })).structuredContent;
+  } finally {
+    await client.close();
+  }
+}
 let daemon;
 
 before(async () => {
@@ -70,6 +85,10 @@ after(async () => {
 
 test("a transcript present at start, a new file, appended lines and a line completed later", async () => {
   await until("the transcript present at start", () => count("walrus") === 1);
+  // As an agent finds it: recall over the default selection.
+  const hits = (await tool("recall", { query: "walrus" })).hits;
+  assert.equal(hits.length, 1, JSON.stringify(hits));
+  assert.equal(hits[0].source, "agents");
   const f = path.join(proj, "s-new.jsonl");
   fs.writeFileSync(f, line("s-new", "a new session narwhal"));
   await until("a new session file", () => count("narwhal") === 1);
@@ -132,6 +151,9 @@ test("a compaction is the latest continuation as soon as it is written", async (
     line("s-compact", "Summary: the follower is done; next the codex importer pangolin", { isCompactSummary: true }));
   await until("the continuation", () =>
     psql("SELECT parley_memory_latest_continuation('{}', '{}') ->> 'content'").includes("pangolin"));
+  // As the agent's bootstrap sees it.
+  const boot = await tool("memory_bootstrap", { token_budget: 2000 });
+  assert.match(JSON.stringify(boot.continuation), /pangolin/);
 });
 
 test("a restart and a kill -9 resume at the offset the store keeps", async () => {
