@@ -86,12 +86,19 @@ Claude Desktop (claude_desktop_config.json), over stdio:
 ${JSON.stringify(desktop, null, 2)}
 
 Any Streamable HTTP client: ${url}
+  (the default selection: recall, the one search, and the tools recall cannot
+  replace; ${url}/telegram serves the telegram toolset whole, ${url}/all every
+  toolset: docs/tools.md)
 
 MCP Inspector:
   npx @modelcontextprotocol/inspector                  (then connect to ${url})
   npx @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list
 
-A few calls (tools/call name and arguments):
+Your agents' own sessions, followed as they are written (add to parleyd's arguments):
+  --claude-code-dir ~/.claude/projects --codex-dir ~/.codex/sessions
+  and for a new session's context: parleyd bootstrap --project DIR (or --hook)
+
+A few calls (tools/call name and arguments; the telegram ones at ${url}/telegram):
   channelsList {"limit": 20}
 ${chats.channels.map((c) => `    ${String(c.channelId).padEnd(15)} ${c.type.padEnd(11)} ${c.title}`).join("\n")}
   messagesSearch {"query": "deploy", "limit": 3}          ${search.total}${search.totalCapped ? "+" : ""} hits

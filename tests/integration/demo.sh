@@ -28,6 +28,7 @@ for chat in "Platform Team" "Release Forum" "Книжный клуб" "数据团
 done
 grep -q '"mcpServers"' "$TMP/1.out" || fail "no Claude Desktop snippet"
 grep -q "inspector --cli http://127.0.0.1:$PORT/mcp" "$TMP/1.out" || fail "no Inspector command"
+grep -q "http://127.0.0.1:$PORT/mcp/telegram serves the telegram toolset whole" "$TMP/1.out" || fail "no word of the toolsets by URL"
 grep -q '\*\*検索\*\*' "$TMP/1.out" || fail "no CJK search example"
 stop_demo "$TMP/1.out"
 
