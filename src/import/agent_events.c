@@ -94,33 +94,42 @@ static const char *bad_time(json_t *ev, char *out, size_t cap)
     return out;
 }
 
+json_t *agent_events__line(const char **p, const char *end, const char *path, uint64_t *line,
+                           uint64_t *lines, uint64_t *malformed)
+{
+    const char *s = *p, *nl = memchr(s, '\n', (size_t)(end - s));
+    if (nl == NULL)
+        nl = end;
+    size_t n = (size_t)(nl - s);
+    *p = nl < end ? nl + 1 : end;
+    (*line)++;
+    (*lines)++;
+    size_t blank = 0;
+    while (blank < n && (s[blank] == ' ' || s[blank] == '\t' || s[blank] == '\r'))
+        blank++;
+    if (blank == n)
+        return NULL;
+    json_error_t je;
+    json_t *v = json_loadb(s, n, 0, &je);
+    if (json_is_object(v))
+        return v;
+    json_decref(v);
+    (*malformed)++;
+    log_warn(AE_TAG, "%s:%llu: not a JSON object (%s); skipped", path, (unsigned long long)*line,
+             v ? "a value that is not an object" : je.text);
+    return NULL;
+}
+
 char *agent_events_parse(const char *buf, size_t len, const char *path, uint64_t first_line,
                          uint64_t *lines, uint64_t *malformed)
 {
     json_t *events = json_array();
     uint64_t line = first_line;
     *lines = *malformed = 0;
-    for (const char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl == NULL)
-            nl = end;
-        size_t n = (size_t)(nl - p);
-        line++;
-        (*lines)++;
-        size_t blank = 0;
-        while (blank < n && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
-            blank++;
-        if (blank == n)
+    for (const char *p = buf, *end = buf + len; p < end;) {
+        json_t *ev = agent_events__line(&p, end, path, &line, lines, malformed);
+        if (ev == NULL)
             continue;
-        json_error_t je;
-        json_t *ev = json_loadb(p, n, 0, &je);
-        if (!json_is_object(ev)) {
-            json_decref(ev);
-            (*malformed)++;
-            log_warn(AE_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
-                     (unsigned long long)line, ev ? "a value that is not an object" : je.text);
-            continue;
-        }
         char what[80];
         if (bad_time(ev, what, sizeof what) != NULL) {
             json_decref(ev);

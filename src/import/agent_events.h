@@ -4,6 +4,7 @@
 #ifndef PARLEY_IMPORT_AGENT_EVENTS_H
 #define PARLEY_IMPORT_AGENT_EVENTS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,15 @@
  * NULL when out of memory. */
 char *agent_events_parse(const char *buf, size_t len, const char *path, uint64_t first_line,
                          uint64_t *lines, uint64_t *malformed);
+/* The next line of a piece of JSON Lines, at *p (up to end): *p moves past
+ * it and its newline, *line and *lines count it. Returns its JSON object
+ * (a new reference), or NULL for a blank line or for one that is not a
+ * JSON object (then counted in *malformed and warned, naming path and the
+ * line's number). The line walk both transcript formats share
+ * (agent_events, codex_events). */
+json_t *agent_events__line(const char **p, const char *end, const char *path, uint64_t *line,
+                           uint64_t *lines, uint64_t *malformed);
+
 /* Whether s[0..n) is a time PostgreSQL's timestamptz surely reads: ISO
  * 8601, YYYY-MM-DD[(T| )hh:mm[:ss[.f{1,9}]]][Z|(+|-)hh[[:]mm]], a real
  * calendar date of years 1 to 9999. An event whose "timestamp" is present

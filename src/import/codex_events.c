@@ -328,27 +328,10 @@ char *codex_events_parse(const char *buf, size_t len, const char *path, const ch
     json_t *events = json_array();
     uint64_t line = first_line;
     *lines = *malformed = 0;
-    for (const char *p = buf, *end = buf + len, *nl; events && p < end; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl == NULL)
-            nl = end;
-        size_t n = (size_t)(nl - p);
-        line++;
-        (*lines)++;
-        size_t blank = 0;
-        while (blank < n && (p[blank] == ' ' || p[blank] == '\t' || p[blank] == '\r'))
-            blank++;
-        if (blank == n)
+    for (const char *p = buf, *end = buf + len; events && p < end;) {
+        json_t *r = agent_events__line(&p, end, path, &line, lines, malformed);
+        if (r == NULL)
             continue;
-        json_error_t je;
-        json_t *r = json_loadb(p, n, 0, &je);
-        if (!json_is_object(r)) {
-            json_decref(r);
-            (*malformed)++;
-            log_warn(CE_TAG, "%s:%llu: not a JSON object (%s); skipped", path,
-                     (unsigned long long)line, r ? "a value that is not an object" : je.text);
-            continue;
-        }
         json_t *ev;
         const char *why = record(r, session, &ev);
         json_decref(r);

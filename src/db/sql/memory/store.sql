@@ -26,19 +26,8 @@ CREATE OR REPLACE FUNCTION parley_memory_message_json(m messages, h context_heap
         'is_sidechain', CASE WHEN (m.extra ->> 'isSidechain')::boolean THEN true END)
 $$;
 
--- The agents' messages (not the kept unknown events), with heap and era.
-CREATE OR REPLACE FUNCTION parley_memory_messages()
-    RETURNS TABLE (m messages, h context_heaps, e eras, at timestamptz, mid text)
-    LANGUAGE sql STABLE AS $$
-    SELECT m, h, e, m.date AS at, m.external_id AS mid
-    FROM messages m
-    JOIN chats c ON c.id = m.chat_id AND c.kind = ANY (parley_source_kinds('agents'))
-    LEFT JOIN context_heaps h ON h.chat_id = m.chat_id AND h.id = m.heap_id
-    LEFT JOIN eras e ON e.id = h.era_id
-    WHERE m.kind <> 'service'
-$$;
-
--- The same, of one project's sessions only (a session's project is its
+-- The agents' messages (not the kept unknown events), with heap and era,
+-- of one project's sessions only (a session's project is its
 -- working directory, chats.extra.cwd, as its transcript recorded it;
 -- trailing slashes aside); every project's when project is NULL.
 -- bootstrap_memory's steps take it as the argument "project" (parleyd
@@ -53,6 +42,14 @@ CREATE OR REPLACE FUNCTION parley_memory_messages_in(project text)
     LEFT JOIN eras e ON e.id = h.era_id
     WHERE m.kind <> 'service'
       AND (project IS NULL OR rtrim(c.extra ->> 'cwd', '/') = rtrim(project, '/'))
+$$;
+
+-- The agents' messages (not the kept unknown events), with heap and era:
+-- every project's.
+CREATE OR REPLACE FUNCTION parley_memory_messages()
+    RETURNS TABLE (m messages, h context_heaps, e eras, at timestamptz, mid text)
+    LANGUAGE sql STABLE AS $$
+    SELECT * FROM parley_memory_messages_in(NULL)
 $$;
 
 CREATE OR REPLACE FUNCTION parley_memory_limit(a jsonb, dflt integer) RETURNS integer
