@@ -89,8 +89,9 @@ int migrate_start(migrate_t *m, pg_pool_t *pool)
     memset(&m->query, 0, sizeof m->query);
     m->query.stmts = m->stmts;
     m->query.nstmts = n;
-    /* The pool's db_query_timeout_ms bounds the run, queue wait included:
-     * raise it for migrations of a large store. */
+    /* Its own limit, not the pool's db_query_timeout_ms (see
+     * MIGRATE_TIMEOUT_MS). */
+    m->query.timeout_ms = MIGRATE_TIMEOUT_MS;
     m->query.cb = migrate_done;
     m->query.data = m;
     return pg_pool_submit(pool, &m->query);

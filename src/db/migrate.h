@@ -21,6 +21,11 @@
 
 /* Advisory lock key held while migrating ("parley" in ASCII). */
 #define MIGRATE_LOCK_KEY "112568754006393"
+/* The time limit of a run, its wait for the lock included: a migration
+ * that builds an index on a large store runs for minutes (61 s for the
+ * word forms' index at 5 million messages), which a tool's query limit
+ * (db_query_timeout_ms, 30 s by default) must not cut. */
+#define MIGRATE_TIMEOUT_MS (6u * 3600 * 1000)
 /* Migrations and repeatable files together, within one pipelined query. */
 #define MIGRATE_MAX (PG_QUERY_MAX_STMTS - 8)
 

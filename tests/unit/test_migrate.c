@@ -165,6 +165,50 @@ static void test_concurrent(void **state)
     test_loop_close(&loop);
 }
 
+/* A run waits as long as it must (for the lock here; for an index built
+ * on a large store in the field): the pool's query limit, a tool's, does
+ * not bound it (MIGRATE_TIMEOUT_MS does). On the code before, a pool of
+ * 100 ms failed the run with a timeout while another held the lock. */
+static result_t held;
+static void test_not_bound_by_query_timeout(void **state)
+{
+    (void)state;
+    char db[64];
+    test_pg_create_db(db, sizeof db);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *holder = make_pool(&loop, db);
+    /* Another runner holds the migration lock for a second. */
+    const char *key[] = {MIGRATE_LOCK_KEY};
+    pg_stmt_t st[] = {
+        {.sql = "SELECT pg_advisory_lock($1::bigint)", .nparams = 1, .params = key},
+        {.sql = "SELECT pg_sleep(1.0)"},
+        {.sql = "SELECT pg_advisory_unlock($1::bigint)", .nparams = 1, .params = key}};
+    pg_query_t hq = {.stmts = st, .nstmts = 3, .cb = on_done, .data = &held};
+    memset(&held, 0, sizeof held);
+    assert_int_equal(pg_pool_submit(holder, &hq), 0);
+    test_run_for(&loop, 300);
+    pg_conninfo_t ci;
+    test_pg_conninfo(&ci, db);
+    pg_pool_config_t cfg = {.name = "mig-short",
+                            .size = 1,
+                            .queue_max = 8,
+                            .query_timeout_ms = 100,
+                            .connect_timeout_ms = 3000};
+    pg_pool_t *p;
+    char err[256];
+    assert_int_equal(pg_pool_new(&loop, &cfg, &ci, &p, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    migrate_t m, *ms[] = {&m};
+    run_migrations(&loop, ms, &p, 1);
+    assert_int_equal(m.applied, migrations_count);
+    test_run_until(&loop, &held.done, 10000);
+    assert_int_equal(held.status, 0);
+    pg_pool_t *ps[] = {p, holder};
+    close_pools(&loop, ps, 2);
+    test_loop_close(&loop);
+}
+
 static void test_embedded_list_is_ordered(void **state)
 {
     (void)state;
@@ -181,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_embedded_list_is_ordered),
         cmocka_unit_test(test_fresh_then_idempotent),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_not_bound_by_query_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
