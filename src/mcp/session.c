@@ -116,19 +116,21 @@ void mcp_session_set_principal(mcp_session_t *s, const char *principal)
 
 void mcp_session_set_anonymous(mcp_session_t *s, const char *label)
 {
-    /* A digest keeps it short whatever the label (a socket's path); the
-     * "anon:" prefix keeps it apart from every token's digest. */
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    char hex[65] = "";
-    char text[300];
-    int len = snprintf(text, sizeof text, "parley-anonymous|%s", label);
-    if (len > 0 && (size_t)len < sizeof text &&
-        EVP_Digest(text, (size_t)len, md, &n, EVP_sha256(), NULL) == 1 && n >= 32)
-        str_hex(md, 32, hex);
-    else
-        snprintf(hex, sizeof hex, "%.64s", label); /* still apart from the others */
-    snprintf(s->principal, sizeof s->principal, "anon:%s", hex);
+    /* "anon:" keeps it apart from every token's principal (64 hex
+     * digits). A label too long for the buffer (a socket's path) keeps its
+     * start and a 64-bit FNV-1a of the whole, so two long labels differ.
+     * Not a secret, so no cryptographic digest: a session is made per
+     * 2026-07-28 request, and this stays cheap (and needs no library). */
+    size_t n = strlen(label);
+    if (n + 5 < sizeof s->principal) {
+        snprintf(s->principal, sizeof s->principal, "anon:%s", label);
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)label; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    snprintf(s->principal, sizeof s->principal, "anon:%.*s#%016llx",
+             (int)(sizeof s->principal - 5 - 18), label, (unsigned long long)h);
 }
 
 void mcp_session__state_context(const mcp_session_t *s, int kind, const char *name,
