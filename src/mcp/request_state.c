@@ -56,7 +56,8 @@ int mcp_request_state_open(const sealed_key_t *key, const char *context, const c
     if (rc != 0)
         return UV_EINVAL;
     json_error_t je;
-    json_t *env = json_loadb(plain, plen, 0, &je);
+    /* What seal wrote: a string may hold a NUL (\u0000). */
+    json_t *env = json_loadb(plain, plen, JSON_ALLOW_NUL, &je);
     sealed_free(plain, plen);
     json_t *e = json_object_get(env, "e");
     json_t *s = json_object_get(env, "s");

@@ -49,10 +49,31 @@ static void test_round_trip_and_refusals(void **state)
     json_decref(st);
 }
 
+/* Whatever seals opens: a string holding a NUL (sealed as \u0000) comes
+ * back as itself (found by fuzz_request_state: it was refused as
+ * changed). */
+static void test_nul_in_a_string(void **state)
+{
+    (void)state;
+    sealed_key_t key;
+    memset(key.key, 7, sizeof key.key);
+    json_t *st = json_pack("{s:s, s:s#}", "kind", "x", "name", "a\0b", (size_t)3);
+    char *text = NULL;
+    assert_int_equal(mcp_request_state_seal(&key, "ctx", st, 1000, &text), 0);
+    json_t *back = NULL;
+    assert_int_equal(mcp_request_state_open(&key, "ctx", text, 2000, &back), 0);
+    assert_true(json_equal(back, st));
+    assert_int_equal(json_string_length(json_object_get(back, "name")), 3);
+    json_decref(back);
+    free(text);
+    json_decref(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_and_refusals),
+        cmocka_unit_test(test_nul_in_a_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
