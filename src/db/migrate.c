@@ -89,9 +89,11 @@ int migrate_start(migrate_t *m, pg_pool_t *pool)
     memset(&m->query, 0, sizeof m->query);
     m->query.stmts = m->stmts;
     m->query.nstmts = n;
-    /* Its own limit, not the pool's db_query_timeout_ms (see
-     * MIGRATE_TIMEOUT_MS). */
-    m->query.timeout_ms = MIGRATE_TIMEOUT_MS;
+    /* The wait for a connection is the pool's (db_query_timeout_ms: an
+     * unreachable server fails the run promptly); the run, once it holds
+     * one, has its own limit (MIGRATE_TIMEOUT_MS). */
+    m->query.run_timeout_ms = MIGRATE_TIMEOUT_MS;
+    m->query.run_replaces_deadline = true;
     m->query.cb = migrate_done;
     m->query.data = m;
     return pg_pool_submit(pool, &m->query);

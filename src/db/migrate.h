@@ -21,7 +21,8 @@
 
 /* Advisory lock key held while migrating ("parley" in ASCII). */
 #define MIGRATE_LOCK_KEY "112568754006393"
-/* The time limit of a run, its wait for the lock included: a migration
+/* The time limit of a run once it holds a connection, its wait for the
+ * lock included (the wait for a connection is the pool's): a migration
  * that builds an index on a large store runs for minutes (61 s for the
  * word forms' index at 5 million messages), which a tool's query limit
  * (db_query_timeout_ms, 30 s by default) must not cut. */

@@ -71,7 +71,8 @@ void pg_conn__run(pg_conn_t *c, pg_query_t *q)
     q->state = Q_RUNNING;
     c->state = PG_CONN_BUSY;
     uint64_t now = uv_now(p->loop);
-    q->run_limited = q->run_timeout_ms > 0 && now + q->run_timeout_ms < q->deadline;
+    q->run_limited = q->run_timeout_ms > 0 &&
+                     (q->run_replaces_deadline || now + q->run_timeout_ms < q->deadline);
     if (q->run_limited)
         q->deadline = now + q->run_timeout_ms;
     uv_timer_start(&c->timer, conn_query_deadline_cb, q->deadline > now ? q->deadline - now : 1, 0);

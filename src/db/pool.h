@@ -86,6 +86,11 @@ struct pg_query_s {
      * deadline): past it, it is cancelled on the server and answered
      * UV_ETIMEDOUT with ran_out set, whatever time it spent waiting. */
     uint32_t run_timeout_ms;
+    /* run_timeout_ms is the query's limit once it runs even when that ends
+     * past its deadline, which then bounds only the wait for a connection
+     * (a migration: minutes of work on a large store, but a prompt failure
+     * when no server answers). */
+    bool run_replaces_deadline;
     pg_query_cb cb;
     void *data;
 
