@@ -1,7 +1,8 @@
 /* http: MCP Streamable HTTP on libh2o (see http.h and, for the objects
  * and h2o's rules, http_internal.h): the requests (POST, GET, DELETE,
  * /metrics, /healthz) and the server's lifecycle (listener, connections,
- * timers, close). */
+ * its timer, close); who a request is, http_principal.c; the timer's
+ * work, http_ticker.c. */
 #include "transport/http.h"
 
 #include <assert.h>
@@ -9,11 +10,9 @@
 
 #include <h2o.h>
 #include <h2o/http2.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include "mcp/envelope.h"
@@ -23,7 +22,6 @@
 
 #include "transport/http_headers.h"
 #include "transport/http_internal.h"
-#include "util/strutil.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -316,123 +314,6 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     json_decref(m);
 }
 
-void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size_t cap)
-{
-    if (tok != NULL && hs->opt.tokens != NULL)
-        snprintf(out, cap, "token:%td", tok - hs->opt.tokens->tokens);
-    else
-        snprintf(out, cap, "endpoint:%p", (const void *)hs);
-}
-
-bool http__admit(http_server_t *hs, h2o_req_t *req, const token_t *tok, const json_t *id)
-{
-    char owner[64], msg[300];
-    http__owner_of(hs, tok, owner, sizeof owner);
-    mcp_admit_t a = mcp_server_admit_owner(hs->srv, owner);
-    if (a == MCP_ADMIT_OK)
-        return true;
-    int status = a == MCP_ADMIT_SHARE ? 429 : 503;
-    if (a == MCP_ADMIT_SHARE)
-        snprintf(msg, sizeof msg,
-                 "too many open sessions and streams for %s: %d, its share of max_sessions "
-                 "(principal_session_share); close one (a subscriptions/listen stream, a "
-                 "session) or retry later",
-                 tok ? "this token" : "clients without a token on this endpoint",
-                 mcp_server_owner_open(hs->srv, owner));
-    else
-        snprintf(msg, sizeof msg, "too many sessions (max_sessions); retry later");
-    http__add_header(req, "retry-after", "1", 1);
-    size_t len = 0;
-    char *e = jsonrpc_error(id, JSONRPC_SERVER_BUSY, msg, NULL, &len);
-    http__send_body(req, status, status == 429 ? "Too Many Requests" : "Service Unavailable",
-                    "application/json", e ? e : "", e ? len : 0);
-    free(e);
-    return false;
-}
-
-int http__selection(const http_server_t *hs, const char *path, size_t len, unsigned *mask,
-                    bool *brief, char *err, size_t errcap)
-{
-    const mcp_registry_t *r = &hs->srv->registry;
-    size_t base = strlen(hs->ep.http_path);
-    /* "/" as the endpoint's path: its selections are /NAME. */
-    size_t cut = base == 1 ? 0 : base;
-    if (len < base || memcmp(path, hs->ep.http_path, base) != 0 ||
-        (len > base && path[cut] != '/')) {
-        snprintf(err, errcap, "Not Found: the MCP endpoint is %s", hs->ep.http_path);
-        return UV_ENOENT;
-    }
-    *mask = MCP_REGISTRY_ALL_TOOLSETS;
-    *brief = hs->srv->default_brief;
-    if (len <= cut + 1)
-        return 0;
-    *mask = 0;
-    *brief = false;
-    for (size_t i = cut + 1; i <= len;) {
-        size_t end = i;
-        while (end < len && path[end] != ',')
-            end++;
-        size_t n = end - i;
-        int k = -1;
-        for (int t = 0; t < r->ntoolsets && t < MCP_REGISTRY_MAX_TOOLSETS; t++)
-            if (strlen(r->toolsets[t]->name) == n && memcmp(r->toolsets[t]->name, path + i, n) == 0)
-                k = t;
-        if (n == 3 && memcmp(path + i, "all", 3) == 0) {
-            *mask = MCP_REGISTRY_ALL_TOOLSETS;
-        } else if (k < 0) {
-            char known[256] = "";
-            size_t off = 0;
-            for (int t = 0; t < r->ntoolsets && off < sizeof known; t++)
-                off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", t ? ", " : "",
-                                        r->toolsets[t]->name);
-            snprintf(err, errcap,
-                     "Not Found: no toolset '%.*s' here (this server serves: %s; or all; "
-                     "%s alone serves the default)",
-                     (int)(n < 64 ? n : 64), path + i, known, hs->ep.http_path);
-            return UV_ENOENT;
-        } else {
-            *mask |= 1u << k;
-        }
-        i = end + 1;
-    }
-    return 0;
-}
-
-void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok, h2o_req_t *req)
-{
-    char why[8];
-    unsigned mask = MCP_REGISTRY_ALL_TOOLSETS;
-    bool brief = hs->srv->default_brief;
-    /* The path was checked when the request arrived (on_req). */
-    if (http__selection(hs, req->path_normalized.base, req->path_normalized.len, &mask, &brief, why,
-                        sizeof why) != 0)
-        mask = 0;
-    h->select_mask = mask;
-    h->select_brief = brief;
-    mcp_session_set_selection(h->session, mask, brief);
-    char owner[64];
-    http__owner_of(hs, tok, owner, sizeof owner);
-    mcp_session_set_owner(h->session, owner);
-    h->token = tok;
-    if (tok == NULL)
-        return;
-    /* The principal a 2026-07-28 requestState is bound to: a digest of
-     * the token, never the token. */
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char principal[65] = "";
-    if (EVP_Digest(tok->secret, tok->len, md, &mdlen, EVP_sha256(), NULL) == 1 && mdlen >= 32)
-        str_hex(md, 32, principal);
-    mcp_session_set_principal(h->session, principal);
-    /* Checked at start; should it fail now, the session gets nothing
-     * rather than everything. */
-    mcp_policy_t pol = {.toolset_mask = 0, .read_only = true};
-    char err[160];
-    if (tokens_policy(tok, &hs->srv->registry, &pol, err, sizeof err) != 0)
-        pol = (mcp_policy_t){.toolset_mask = 0, .read_only = true};
-    mcp_session_set_policy(h->session, &pol);
-}
-
 void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m)
 {
     json_t *id = json_object_get(m, "id");
@@ -720,114 +601,9 @@ static void on_accept(uv_stream_t *listener, int status)
     h2o_accept(&hs->actx, sock);
 }
 
-static void expire_idle(http_server_t *hs)
-{
-    uint64_t now = uv_now(hs->loop);
-    for (queue_node_t *n = hs->sessions.next; n != &hs->sessions;) {
-        hsess_t *h = queue_entry(n, hsess_t, node);
-        n = n->next;
-        bool streaming = false;
-        for (queue_node_t *s = h->streams.next; s != &h->streams; s = s->next)
-            streaming |= queue_entry(s, lstream_t, node)->resp != NULL;
-        if (!streaming && mcp_session_inflight(h->session) == 0 &&
-            now - h->last_active > HTTP_SESSION_IDLE_MS) {
-            log_info(mcp_session_tag(h->session), "closing the idle HTTP session");
-            mcp_session_close(h->session);
-        }
-    }
-}
-
-/* h2o does not read an HTTP/1 connection while it writes a response, so a
- * client that went away is noticed only when a write fails: idle SSE
- * streams get a comment line now and then. */
-static void ping_streams(http_server_t *hs)
-{
-    uint64_t now = uv_now(hs->loop);
-    if (now - hs->last_ping < HTTP_SSE_PING_MS)
-        return;
-    hs->last_ping = now;
-    for (queue_node_t *n = hs->resps.next; n != &hs->resps;) {
-        resp_t *r = queue_entry(n, resp_t, node);
-        n = n->next;
-        if (r->mode == RESP_SSE && r->req && !r->sending && r->out.len == 0 &&
-            buf_append_str(&r->out, ": ping\n\n") == 0) {
-            if (r->ls)
-                r->ls->hsess->queued += r->out.len;
-            http__resp_pump(r);
-        }
-    }
-}
-
-/* True when the HTTP/1 connection of req was closed by its client (end
- * of file or an error on it; a byte waiting there is a pipelined request
- * and says nothing). HTTP/2 reads all along: a reset stream reaches the
- * generator's stop without this. */
-static bool client_gone(h2o_req_t *req)
-{
-    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
-        return false;
-    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
-    int fd = sock ? h2o_socket_get_fd(sock) : -1;
-    if (fd < 0)
-        return false;
-    /* POLLRDHUP: the peer closed (or shut its side), even with bytes
-     * still unread before the end (a TLS close_notify), which a peek at
-     * the first byte would not see. */
-    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-    if (poll(&p, 1, 0) <= 0)
-        return false;
-    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-/* "Closing the SSE response stream MUST be treated by the server as
- * cancellation of that request": the 2026-07-28 requests in progress
- * (held, or streaming: a call, a listen) whose client went away are
- * cancelled now rather than at the next write (a ping, HTTP_SSE_PING_MS).
- * One poll() per such request each HTTP_CLOSE_CHECK_MS. */
-static void cancel_gone(http_server_t *hs)
-{
-    for (queue_node_t *n = hs->resps.next; n != &hs->resps;) {
-        resp_t *r = queue_entry(n, resp_t, node);
-        n = n->next;
-        hsess_t *h = r->mode == RESP_HELD ? r->held_hsess : r->ls ? r->ls->hsess : NULL;
-        if (r->req == NULL || h == NULL || !h->stateless || h->state != HSESS_OPEN ||
-            (r->mode != RESP_HELD && r->mode != RESP_SSE) || !client_gone(r->req))
-            continue;
-        r->req->http1_is_persistent = 0;
-        /* Ends r (its last write fails; h2o closes the connection): r may
-         * be freed, and no other response of this list with it. */
-        http__stateless_gone(h);
-    }
-}
-
-static void shutdown_conns(http_server_t *hs, int how)
-{
-    for (queue_node_t *n = hs->conns.next; n != &hs->conns; n = n->next) {
-        hconn_t *c = queue_entry(n, hconn_t, node);
-        uv_os_fd_t fd;
-        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
-            shutdown(fd, how);
-    }
-}
-
 static void tick_cb(uv_timer_t *t)
 {
-    http_server_t *hs = t->data;
-    if (hs->state == HTTP_ACTIVE) {
-        cancel_gone(hs);
-        uint64_t now = uv_now(hs->loop);
-        if (now - hs->last_tick < HTTP_TICK_MS)
-            return;
-        hs->last_tick = now;
-        expire_idle(hs);
-        http__release_held(hs);
-        ping_streams(hs);
-        return;
-    }
-    /* Closing: idle keep-alive connections see EOF at once; responses
-     * still being written get HTTP_DRAIN_MS. */
-    shutdown_conns(hs, uv_now(hs->loop) - hs->close_started > HTTP_DRAIN_MS ? SHUT_RDWR : SHUT_RD);
-    http__maybe_closed(hs);
+    http__tick(t->data);
 }
 
 static void handle_closed(uv_handle_t *h)

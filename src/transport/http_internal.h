@@ -3,7 +3,9 @@
  * /metrics, /healthz) and runs the server's lifecycle; http_stream.c the
  * sessions' responses and SSE streams with their event ring (resumption
  * with Last-Event-ID); http_auth.c the Host, Origin and bearer-token
- * checks.
+ * checks; http_principal.c who a request is (its owner's share, the
+ * toolsets its path selects, its token's policy); http_ticker.c the
+ * periodic work (close checks, idle expiry, pings, draining at close).
  *
  * Objects: an http_server_t per endpoint (h2o configuration and context on
  * the daemon's loop, the listener, the accepted connections, the sessions
@@ -229,6 +231,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
  * SDK's reference server does; the envelope's -32602 never gets here:
  * the transport answers it first). */
 int http__modern_status(const char *msg, size_t len);
+/* http_principal.c */
 /* The owner a session of tok counts against (mcp_server_admit_owner):
  * the token, or without one this endpoint. */
 void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size_t cap);
@@ -250,6 +253,11 @@ void http__apply_token(http_server_t *hs, hsess_t *h, const token_t *tok, h2o_re
  * nothing is kept (2026-07-28: the path decides each request). */
 int http__selection(const http_server_t *hs, const char *path, size_t len, unsigned *mask,
                     bool *brief, char *err, size_t errcap);
+
+/* http_ticker.c */
+/* The server's periodic work, from its timer every HTTP_CLOSE_CHECK_MS
+ * (see http_ticker.c). */
+void http__tick(http_server_t *hs);
 
 /* http_auth.c */
 /* The request's single-valued headers: a second Origin, Authorization,
