@@ -388,15 +388,6 @@ static int start_stores(app_t *a, char *err, size_t errcap)
     return 0;
 }
 
-/* The word forms are in use, or search_languages names an unknown
- * configuration: serve stops with the reason. */
-static void search_forms_done(search_forms_t *sf, int status)
-{
-    app_t *a = search_forms_data(sf);
-    if (status != 0)
-        app_fatal(a, "search", search_forms_error(sf));
-}
-
 /* The transcript folders serve follows (claude_code_dir, codex_dir): each by its
  * source's importer (import/follow_dir.h). */
 static int follow_folders(app_t *a, char *err, size_t errcap)
@@ -435,20 +426,15 @@ static int follow_folders(app_t *a, char *err, size_t errcap)
     return 0;
 }
 
-/* The word forms' filler, and the sources serve follows (chatwise_db,
- * claude_code_dir). */
-static int start_background(app_t *a, char *err, size_t errcap)
+/* The sources serve follows (claude_code_dir, codex_dir, chatwise_db):
+ * started once the word forms are in use, so that no row they write can
+ * land while the forms' trigger is being replaced (a row written by a
+ * transaction older than the replacement, committed after the backfill
+ * passed its key, would keep no forms and never be found). */
+static int start_followers(app_t *a, char *err, size_t errcap)
 {
     const config_t *cfg = a->cfg;
-    search_forms_t *sf = NULL;
-    char why[CONFIG_ERR_MAX] = "";
-    int rc = search_forms_start(&a->loop, &a->conninfo, a->rw, cfg->search_languages,
-                                cfg->search_fill_batch, (uint32_t)cfg->db_connect_timeout_ms,
-                                search_forms_done, a, &sf, why, sizeof why);
-    if (rc != 0)
-        snprintf(err, errcap, "search_languages: %s", why);
-    if (rc != 0 || (rc = app_push(a, &app_forms_part, sf)) != 0)
-        return rc;
+    int rc;
     if ((rc = follow_folders(a, err, errcap)) != 0)
         return rc;
     if (cfg->chatwise_db[0] == '\0')
@@ -469,6 +455,35 @@ static int start_background(app_t *a, char *err, size_t errcap)
         return rc;
     }
     return app_push(a, &follow_part, f);
+}
+
+/* The word forms are in use: the followers start; or search_languages
+ * names an unknown configuration: serve stops with the reason. */
+static void search_forms_done(search_forms_t *sf, int status)
+{
+    app_t *a = search_forms_data(sf);
+    char err[CONFIG_ERR_MAX] = "";
+    if (status != 0)
+        app_fatal(a, "search", search_forms_error(sf));
+    else if (start_followers(a, err, sizeof err) != 0)
+        app_fatal(a, "follow", err);
+}
+
+/* The word forms' filler; the followers start once the forms are in use
+ * (search_forms_done). */
+static int start_background(app_t *a, char *err, size_t errcap)
+{
+    const config_t *cfg = a->cfg;
+    search_forms_t *sf = NULL;
+    char why[CONFIG_ERR_MAX] = "";
+    int rc = search_forms_start(&a->loop, &a->conninfo, a->rw, cfg->search_languages,
+                                cfg->search_fill_batch, (uint32_t)cfg->db_connect_timeout_ms,
+                                search_forms_done, a, &sf, why, sizeof why);
+    if (rc != 0)
+        snprintf(err, errcap, "search_languages: %s", why);
+    if (rc != 0 || (rc = app_push(a, &app_forms_part, sf)) != 0)
+        return rc;
+    return 0;
 }
 
 /* serve's steps, in order; one may return APP_STEP_PENDING and go on with
