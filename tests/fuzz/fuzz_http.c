@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "fuzz_http_client.h"
 #include "mcp/server.h"
 #include "toolsets/conformance.h"
 #include "transport/endpoint.h"
@@ -48,12 +49,7 @@ static mcp_server_t srv;
 static http_server_t *hs;
 static int port;
 
-typedef struct {
-    int fd;
-    char *resp;
-    size_t len;
-    bool eof;
-} client_t;
+typedef fuzz_client_t client_t;
 
 static void fail(const char *what, const client_t *c)
 {
@@ -65,127 +61,26 @@ static void fail(const char *what, const client_t *c)
 
 static uint64_t now_ms(void)
 {
-    return uv_hrtime() / 1000000;
+    return fuzz_now_ms();
 }
 
-/* Waits (at most 1 ms) until the client's socket or the server's loop
- * has something to do. */
-static void wait_io(int fd)
-{
-    int t = uv_backend_timeout(&loop);
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                          {.fd = uv_backend_fd(&loop), .events = POLLIN}};
-    poll(p, 2, t == 0 ? 0 : 1);
-}
-
-/* True when the server has nothing to do now: no event ready for its loop,
- * no request in flight, and no timer due within IDLE_TIMER_MS. */
-static bool server_idle(int fd)
-{
-    int t = uv_backend_timeout(&loop);
-    if (t >= 0 && t <= IDLE_TIMER_MS)
-        return false;
-    if (loop.active_reqs.count != 0)
-        return false;
-    struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                          {.fd = uv_backend_fd(&loop), .events = POLLIN}};
-    return poll(p, 2, 0) == 0;
-}
-
-/* A connection to the server, its answer kept in buf (RESP_MAX bytes,
- * the caller's: a static buffer each, since a megabyte allocated per
- * connection cost more than the server's work under ASan) (non-blocking: libFuzzer's timer signals
- * would interrupt a blocking connect). */
 static void client_open(client_t *c, char *buf)
 {
-    memset(c, 0, sizeof *c);
-    c->resp = buf;
-    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* Each connection from another loopback address: the half-closed ones
-     * end in TIME_WAIT on the client's side, and hundreds a second would
-     * otherwise use up one address's ephemeral ports. */
-    static uint32_t next;
-    struct sockaddr_in from = {.sin_family = AF_INET};
-    from.sin_addr.s_addr = htonl(0x7F000002u + next++ % 0xFFFFF0u);
-    if (c->resp == NULL || c->fd < 0 || bind(c->fd, (struct sockaddr *)&from, sizeof from) != 0 ||
-        (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS))
-        fail(strerror(errno), NULL);
-    int err = 0;
-    socklen_t len = sizeof err;
-    for (uint64_t start = now_ms();;) {
-        uv_run(&loop, UV_RUN_NOWAIT);
-        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
-        if (poll(&p, 1, 1) == 1)
-            break;
-        if (now_ms() - start > CLOSE_MS)
-            fail("connect timed out", NULL);
-    }
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)
-        fail(strerror(err ? err : errno), NULL);
-    int one = 1;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const char *why = fuzz_client_open(&loop, c, buf, port, CLOSE_MS);
+    if (why != NULL)
+        fail(why, NULL);
 }
 
-/* An abortive close (RST): no TIME_WAIT on the server's side. */
 static void client_close(client_t *c)
 {
-    struct linger lg = {.l_onoff = 1, .l_linger = 0};
-    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-    close(c->fd);
-    c->resp = NULL;
+    fuzz_client_close(c);
 }
 
-/* Runs the loop while writing out[0..n) to c (then half-closing when
- * shut) and reading its answer, until the server closed c or, when
- * quiet_ms > 0, nothing arrived for that long. Returns false when
- * limit_ms passed first. */
+/* See fuzz_client_pump: quiet_ms 0 waits for the server's close. */
 static bool pump(client_t *c, const char *out, size_t n, bool shut, uint64_t quiet_ms,
                  uint64_t limit_ms)
 {
-    size_t sent = 0;
-    bool shut_done = false;
-    uint64_t start = now_ms(), last = start;
-    while (!c->eof) {
-        uv_run(&loop, UV_RUN_NOWAIT);
-        bool progress = false;
-        if (sent < n) {
-            ssize_t w = send(c->fd, out + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (w > 0) {
-                sent += (size_t)w;
-                progress = true;
-            } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                sent = n; /* the server closed: read what it said */
-            }
-        }
-        if (sent == n && shut && !shut_done) {
-            shutdown(c->fd, SHUT_WR);
-            shut_done = true;
-        }
-        char tmp[16384];
-        ssize_t r = recv(c->fd, tmp, sizeof tmp, MSG_DONTWAIT);
-        if (r > 0) {
-            size_t k = (size_t)r < RESP_MAX - c->len ? (size_t)r : RESP_MAX - c->len;
-            memcpy(c->resp + c->len, tmp, k);
-            c->len += k;
-            progress = true;
-        } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-            c->eof = true;
-            break;
-        }
-        uint64_t t = now_ms();
-        if (progress) {
-            last = t;
-            continue;
-        }
-        if (quiet_ms > 0 && sent == n && (server_idle(c->fd) || t - last >= quiet_ms))
-            return true;
-        if (t - start >= limit_ms)
-            return false;
-        wait_io(c->fd);
-    }
-    return true;
+    return fuzz_client_pump(&loop, c, out, n, shut, quiet_ms, limit_ms, RESP_MAX, IDLE_TIMER_MS);
 }
 
 /* One request on its own connection ("Connection: close"); the answer's
