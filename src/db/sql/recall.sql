@@ -186,6 +186,8 @@ BEGIN
                                              coalesce((r ->> 'countCapped')::boolean, false))))
         || jsonb_strip_nulls(jsonb_build_object('corrections', r -> 'corrections',
                                                 'formsPending', r -> 'formsPending',
+                                                'candidatesCapped', r -> 'candidatesCapped',
+                                                'candidates', r -> 'candidates',
                                                 'notes', r -> 'notes'))
         || CASE WHEN a ? '_laneError' AND 'memory' = ANY (srcs) THEN jsonb_build_object(
                'memoryError', 'the memory-lane database did not answer: ' || (a ->> '_laneError'))

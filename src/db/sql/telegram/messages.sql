@@ -121,6 +121,7 @@ BEGIN
     RETURN parley_tg_page(a, 100, 500) || jsonb_strip_nulls(jsonb_build_object(
         'mode', r -> 'mode', 'total', r -> 'count',
         'totalCapped', coalesce(r -> 'countCapped', 'false'),
+        'candidatesCapped', r -> 'candidatesCapped', 'candidates', r -> 'candidates',
         'corrections', r -> 'corrections', 'formsPending', r -> 'formsPending',
         'notes', r -> 'notes')) || jsonb_build_object(
         'messages', coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
