@@ -13,7 +13,21 @@
  * needed, call a session-temporary function per embedded migration that
  * executes its SQL and records it unless schema_version already has it,
  * then one that executes each repeatable file. The SQL travels as a bind
- * parameter; nothing is spliced into statement text. */
+ * parameter; nothing is spliced into statement text.
+ *
+ * Releases: daemons of two releases share one database during a rolling
+ * upgrade (docs/deployment.md, Upgrades). A parleyd's schema version is its
+ * newest embedded migration. A run of a parleyd at least as new as the
+ * database records in schema_release which older parleyd may share the
+ * schema (MIGRATE_COMPATIBLE_FROM) and applies its functions. A run of an
+ * older parleyd applies no function (it would put its older ones over the
+ * newer release's, which the newer daemons then run); it starts on the
+ * newer functions if the newest release recorded admits it, and refuses to
+ * start otherwise (MIGRATE_TOO_OLD_SQLSTATE). For that to work every change
+ * is expand/contract: a migration never drops or renames what the previous
+ * release's daemon or functions use, and a function keeps its arguments and
+ * the fields its callers in the previous release read; the contraction
+ * lands one release later. */
 #ifndef PARLEY_DB_MIGRATE_H
 #define PARLEY_DB_MIGRATE_H
 
@@ -27,6 +41,14 @@
  * word forms' index at 5 million messages), which a tool's query limit
  * (db_query_timeout_ms, 30 s by default) must not cut. */
 #define MIGRATE_TIMEOUT_MS (6u * 3600 * 1000)
+/* The oldest parleyd, by its schema version, that may share a database
+ * this one has brought up: the previous release's newest migration
+ * (tests/integration/data/previous_release names that release; the
+ * rolling_upgrade test checks the two agree). Raise it with every release
+ * that adds migrations; never above the previous release's. */
+#define MIGRATE_COMPATIBLE_FROM 33
+/* The SQLSTATE of the refusal of a parleyd older than the database admits. */
+#define MIGRATE_TOO_OLD_SQLSTATE "PL001"
 /* Migrations and repeatable files together, within one pipelined query. */
 #define MIGRATE_MAX (PG_QUERY_MAX_STMTS - 8)
 
@@ -54,15 +76,18 @@ struct migrate_s {
     migrate_cb cb; /* set by the caller */
     void *data;
     /* Results, valid in cb. */
-    int applied;        /* migrations applied by this run */
-    int schema_version; /* highest version recorded in the database */
+    int applied;            /* migrations applied by this run */
+    int schema_version;     /* highest version recorded in the database */
+    bool functions_applied; /* false: the database is newer than this parleyd */
     char error[PG_QUERY_ERROR_MAX];
     /* Private. */
     pg_query_t query;
     pg_stmt_t stmts[PG_QUERY_MAX_STMTS];
     char versions[MIGRATE_MAX][12];
     const char *params[MIGRATE_MAX][3];
-    const char *rparams[MIGRATE_MAX][1];
+    const char *rparams[MIGRATE_MAX][2];
+    char latest[12], compat[12];
+    const char *release_params[2];
     const char *lock_param[1];
 };
 

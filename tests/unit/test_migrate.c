@@ -1,6 +1,8 @@
 /* Tests for db/migrate: the first run creates the whole store, a second run
- * changes nothing, and two runners started together on a fresh database
- * apply each migration exactly once. */
+ * changes nothing, two runners started together on a fresh database apply
+ * each migration exactly once, and a parleyd older than the database runs
+ * on the newer release's functions or refuses to start (migrate.h,
+ * "Releases"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +221,81 @@ static void test_embedded_list_is_ordered(void **state)
     assert_non_null(strstr(migrations[0].sql, "CREATE TABLE"));
 }
 
+/* The database as a newer release left it: one migration past this
+ * parleyd, that release's functions (a marker in one of them), and the
+ * oldest parleyd it admits. */
+static void newer_release(uv_loop_t *loop, pg_pool_t *p, const char *admits)
+{
+    result_t r;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "WITH v AS (INSERT INTO schema_version (version, name) VALUES (%d, 'next') "
+             "ON CONFLICT DO NOTHING) "
+             "INSERT INTO schema_release (latest, compatible_from) VALUES (%d, $1::integer) "
+             "ON CONFLICT (latest) DO UPDATE SET compatible_from = EXCLUDED.compatible_from",
+             migrate_latest_version() + 1, migrate_latest_version() + 1);
+    query(loop, p, sql, admits, &r);
+    query(loop, p,
+          "CREATE OR REPLACE FUNCTION parley_daemon_alive(p_owner text) RETURNS boolean "
+          "LANGUAGE sql STABLE AS $$ SELECT p_owner IS NOT NULL /* next release */ $$",
+          NULL, &r);
+}
+
+static int refused_status;
+static char refused_error[PG_QUERY_ERROR_MAX];
+static void on_refused(migrate_t *m, int status)
+{
+    refused_status = status;
+    snprintf(refused_error, sizeof refused_error, "%s", m->error);
+    wait_flag = true;
+}
+
+static void test_older_parleyd(void **state)
+{
+    (void)state;
+    char db[64];
+    test_pg_create_db(db, sizeof db);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    pg_pool_t *p = make_pool(&loop, db);
+    migrate_t m, *ms[] = {&m};
+    run_migrations(&loop, ms, &p, 1);
+    assert_true(m.functions_applied);
+    result_t r;
+    char want[64];
+    snprintf(want, sizeof want, "%d:%d", migrate_latest_version(), MIGRATE_COMPATIBLE_FROM);
+    query(&loop, p, "SELECT string_agg(latest || ':' || compatible_from, ',') FROM schema_release",
+          NULL, &r);
+    assert_string_equal(r.value, want);
+
+    /* A newer release that admits this one: it starts, and leaves the
+     * newer functions as they are (it used to put its own back). */
+    char admits[16];
+    snprintf(admits, sizeof admits, "%d", migrate_latest_version());
+    newer_release(&loop, p, admits);
+    run_migrations(&loop, ms, &p, 1);
+    assert_false(m.functions_applied);
+    assert_int_equal(m.schema_version, migrate_latest_version() + 1);
+    query(&loop, p,
+          "SELECT count(*) FROM pg_proc WHERE proname = 'parley_daemon_alive' AND prosrc LIKE $1",
+          "%next release%", &r);
+    assert_string_equal(r.value, "1");
+
+    /* One that admits only its own: refused, with what to do. */
+    snprintf(admits, sizeof admits, "%d", migrate_latest_version() + 1);
+    newer_release(&loop, p, admits);
+    memset(&m, 0, sizeof m);
+    m.cb = on_refused;
+    wait_flag = false;
+    assert_int_equal(migrate_start(&m, p), 0);
+    test_run_until(&loop, &wait_flag, 60000);
+    assert_int_not_equal(refused_status, 0);
+    if (strstr(refused_error, "upgrade it") == NULL || strstr(refused_error, admits) == NULL)
+        fail_msg("refusal says: %s", refused_error);
+    close_pools(&loop, &p, 1);
+    test_loop_close(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_fresh_then_idempotent),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_not_bound_by_query_timeout),
+        cmocka_unit_test(test_older_parleyd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
