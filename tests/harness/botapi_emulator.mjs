@@ -29,7 +29,7 @@
 //   GET  /control/fileInfo  {file_unique_id: {size, sha256}} of every file generated
 //   GET  /control/expected  the messages the archive must hold: [[chat, id, text], ...]
 //   GET  /control/sent      the messages sent through sendMessage, with times
-//   GET  /control/stats     counters
+//   GET  /control/stats     counters (getChat: calls by chat_id)
 import crypto from "node:crypto";
 import http from "node:http";
 
@@ -45,7 +45,7 @@ const sent = [];
 const calls = []; // administration methods called
 let holdChat = null; // sendMessage to this chat waits for releaseSends
 const heldSends = []; // answers to send on release
-const stats = { getUpdates: 0, faults: 0, sendMessage: 0, getFile: 0, downloads: 0, downloadsServed: 0, fileFaults: {} };
+const stats = { getUpdates: 0, faults: 0, sendMessage: 0, getFile: 0, downloads: 0, downloadsServed: 0, fileFaults: {}, getChat: {} };
 const nextMessageId = new Map();
 const knownIds = new Map(); // chat id -> message ids generated in it (edits pick one)
 let clock = 1767225600; // 2026-01-01
@@ -364,6 +364,7 @@ const server = http.createServer((req, res) => {
         return reply(res, 200, { ok: true, result: { file_id: args.file_id, file_unique_id: f.unique, file_size: f.size, file_path: `photos/${args.file_id}` } });
       }
       case "getChat":
+        stats.getChat[String(args.chat_id)] = (stats.getChat[String(args.chat_id)] || 0) + 1;
         if (Number(args.chat_id) === 4242) return apiError(res, 400, "Bad Request: chat not found");
         return reply(res, 200, { ok: true, result: { id: Number(args.chat_id), type: "supergroup", title: "Emulated", description: "An emulated group", username: "emulated" } });
       case "getChatMemberCount":
