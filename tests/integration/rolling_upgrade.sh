@@ -64,7 +64,7 @@ node "$ROOT/tests/harness/gen_tg_export.mjs" groups "$TMP/groups"
 node "$ROOT/tests/harness/botapi_emulator.mjs" >"$TMP/emu.out" &
 PIDS+=($!)
 for _ in $(seq 100); do [ -s "$TMP/emu.out" ] && break; sleep 0.1; done
-API="http://127.0.0.1:$(jq -r .port "$TMP/emu.out")"
+API="http://127.0.0.1:$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1])).port' "$TMP/emu.out")"
 TOKEN="123456:UPGRADE-never-in-logs"
 
 # serve BIN NAME LOG: daemon NAME (its data dir and socket under $TMP) on
@@ -135,6 +135,9 @@ for _ in $(seq 100); do [ "$(oks_after "$TMP/b.probe" "$t_ready")" -gt 5 ] && br
 [ "$(oks_after "$TMP/a.probe" "$t_ready")" -gt 5 ] || { tail "$TMP/a.probe"; fail "A stopped answering"; }
 oks_b_down=$(awk -v s="$t_stop_b" -v e="$t_ready" '$1 > s && $1 < e && $2 == "ok"' "$TMP/a.probe" | wc -l)
 [ "$oks_b_down" -gt 0 ] || fail "A answered nothing while B was replaced"
+# (The probe sees a daemon that does not answer: B's, meanwhile.)
+fails_b_down=$(awk -v s="$t_stop_b" -v e="$t_ready" '$1 > s && $1 < e && $2 == "fail"' "$TMP/b.probe" | wc -l)
+[ "$fails_b_down" -gt 0 ] || fail "B's probe saw no failure while B was down"
 echo "rolling_upgrade: B upgraded in $((t_ready - t_up)) ms (start to ready, ASan build)"
 # The new release records which parleyd may share the store: the previous
 # release (MIGRATE_COMPATIBLE_FROM follows tests/integration/data/previous_release).
@@ -176,10 +179,13 @@ left=$(psql_t "SELECT string_agg(channel || ' ' || status || ' ' || coalesce(err
 twice=$(psql_t "SELECT string_agg(channel || ' ' || attempts, ', ') FROM sync_jobs
                 WHERE channel LIKE 'upgrade_%' AND attempts <> 1")
 [ -z "$twice" ] || fail "jobs claimed more than once: $twice"
-calls=$(curl -sf "$API/control/stats" | jq -c '[.getChat | to_entries[] | select(.key | tonumber > 7000000)]')
-[ "$(jq length <<<"$calls")" = 80 ] || fail "getChat for $(jq length <<<"$calls") of 80 metadata jobs"
-[ "$(jq '[.[] | select(.value != 1)] | length' <<<"$calls")" = 0 ] ||
-  fail "metadata jobs run more than once: $(jq -c '[.[] | select(.value != 1)]' <<<"$calls")"
+# The emulator's count of getChat calls for the jobs' chats: "CHATS TWICE".
+calls=$(node -e '
+  const s = await (await fetch(process.argv[1] + "/control/stats")).json();
+  const c = Object.entries(s.getChat).filter(([k]) => Number(k) > 7000000);
+  console.log(c.length, JSON.stringify(c.filter(([, n]) => n !== 1)));' --input-type=module "$API")
+[ "${calls%% *}" = 80 ] || fail "getChat for ${calls%% *} of 80 metadata jobs"
+[ "${calls#* }" = "[]" ] || fail "metadata jobs run more than once (chat, getChat calls): ${calls#* }"
 
 # --- A never stopped answering ----------------------------------------------------
 kill -TERM "$PA" "$PB"
