@@ -33,36 +33,40 @@ int pg_embedded_conf_format(char *buf, size_t cap, const char *sock_dir, const c
     uint64_t maint =
         share_mib(mem_bytes, EMB_MAINT_MEM_SHARE, EMB_MAINT_MEM_MIN, EMB_MAINT_MEM_MAX);
     uint64_t work = share_mib(mem_bytes, EMB_WORK_MEM_SHARE, EMB_WORK_MEM_MIN, EMB_WORK_MEM_MAX);
-    int n =
-        snprintf(buf, cap,
-                 "# Written by parleyd at every start; edits here are lost.\n"
-                 "# Reasons for each setting: docs/deployment.md (The embedded PostgreSQL).\n"
-                 "listen_addresses = ''\n"
-                 "unix_socket_directories = '%s'\n"
-                 "unix_socket_permissions = 0700\n"
-                 "port = %s\n"
-                 "max_connections = %d\n"
-                 "logging_collector = off\n"
-                 "# Durability as PostgreSQL ships it.\n"
-                 "fsync = on\n"
-                 "synchronous_commit = on\n"
-                 "full_page_writes = on\n"
-                 "# Memory, sized from %" PRIu64 " MiB.\n"
-                 "shared_buffers = %" PRIu64 "MB\n"
-                 "effective_cache_size = %" PRIu64 "MB\n"
-                 "maintenance_work_mem = %" PRIu64 "MB\n"
-                 "work_mem = %" PRIu64 "MB\n"
-                 "# WAL and checkpoints: spaced for bulk imports.\n"
-                 "max_wal_size = 4GB\n"
-                 "min_wal_size = 256MB\n"
-                 "checkpoint_timeout = 15min\n"
-                 "checkpoint_completion_target = 0.9\n"
-                 "wal_compression = on\n"
-                 "# Planner: solid-state storage; no JIT for short queries.\n"
-                 "random_page_cost = 1.1\n"
-                 "effective_io_concurrency = 200\n"
-                 "jit = off\n",
-                 sock_dir, port, EMB_MAX_CONNECTIONS, mem_bytes / MIB, shared, cache, maint, work);
+    int n = snprintf(buf, cap,
+                     "# Written by parleyd at every start; edits here are lost.\n"
+                     "# Reasons for each setting: docs/deployment.md (The embedded PostgreSQL).\n"
+                     "listen_addresses = ''\n"
+                     "unix_socket_directories = '%s'\n"
+                     "unix_socket_permissions = 0700\n"
+                     "port = %s\n"
+                     "max_connections = %d\n"
+                     "logging_collector = off\n"
+                     "# Durability as PostgreSQL ships it.\n"
+                     "fsync = on\n"
+                     "synchronous_commit = on\n"
+                     "full_page_writes = on\n"
+                     "# Memory, sized from %" PRIu64 " MiB.\n"
+                     "shared_buffers = %" PRIu64 "MB\n"
+                     "effective_cache_size = %" PRIu64 "MB\n"
+                     "maintenance_work_mem = %" PRIu64 "MB\n"
+                     "work_mem = %" PRIu64 "MB\n"
+                     "# WAL and checkpoints: spaced for bulk imports.\n"
+                     "max_wal_size = 4GB\n"
+                     "min_wal_size = 256MB\n"
+                     "checkpoint_timeout = 15min\n"
+                     "checkpoint_completion_target = 0.9\n"
+                     "wal_compression = on\n"
+                     "# parleyd backup: pg_basebackup over the socket (pg_hba.conf from\n"
+                     "# initdb --auth=trust allows local replication).\n"
+                     "wal_level = replica\n"
+                     "max_wal_senders = %d\n"
+                     "# Planner: solid-state storage; no JIT for short queries.\n"
+                     "random_page_cost = 1.1\n"
+                     "effective_io_concurrency = 200\n"
+                     "jit = off\n",
+                     sock_dir, port, EMB_MAX_CONNECTIONS, mem_bytes / MIB, shared, cache, maint,
+                     work, EMB_MAX_WAL_SENDERS);
     if (n < 0 || (size_t)n >= cap)
         return UV_ENOBUFS;
     return n;

@@ -4,7 +4,8 @@
  * (fsync, synchronous_commit, full_page_writes on, written out so nobody
  * has to guess); memory is sized from the machine; WAL and checkpoints are
  * spaced for bulk imports; the planner is told storage is solid-state and
- * JIT is off. docs/deployment.md gives the reason for each setting. */
+ * JIT is off; replication connections over the socket are allowed for
+ * `parleyd backup` (pg_basebackup). docs/deployment.md gives the reason for each setting. */
 #ifndef PARLEY_DB_EMBEDDED_CONF_H
 #define PARLEY_DB_EMBEDDED_CONF_H
 
@@ -25,6 +26,9 @@
 #define EMB_WORK_MEM_MAX         32
 /* Connections the cluster accepts (pools of several daemons and tools). */
 #define EMB_MAX_CONNECTIONS 200
+/* WAL senders: `parleyd backup` runs pg_basebackup, which takes two (the
+ * base copy and the WAL streamed beside it); room for two at once. */
+#define EMB_MAX_WAL_SENDERS 4
 
 /* The machine's memory as parleyd sizes the cluster by: the cgroup's limit
  * when there is one below the physical memory, else the physical memory.

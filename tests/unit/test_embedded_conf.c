@@ -37,6 +37,8 @@ static void test_durability_always_on(void **state)
         assert_line("unix_socket_directories = '/d/pg/run'");
         assert_line("port = 5432");
         assert_line("jit = off");
+        assert_line("wal_level = replica"); /* parleyd backup: pg_basebackup */
+        assert_line("max_wal_senders = 4");
     }
 }
 
