@@ -1,7 +1,10 @@
-/* app: the lifecycle of serve, migrate, import, login and bootstrap (see
- * app.h): signals, the state machine, the database and the migrations,
- * the drain and the stop. What serve starts is app_serve.c's, one import
- * is app_import.c's, a login app_login.c's, a bootstrap app_bootstrap.c's;
+/* app: the lifecycle of serve, migrate, import, login, bootstrap, backup
+ * and restore (see app.h): signals, the state machine, the database and
+ * the migrations, the drain and the stop. What serve starts is
+ * app_serve.c's, one import is app_import.c's, a login app_login.c's, a
+ * bootstrap app_bootstrap.c's, a backup app_backup.c's (once the embedded
+ * cluster runs, without migrations) and a restore app_restore.c's (with
+ * no database at all);
  * each pushes what it starts on the stack (app_stack.h), which this file
  * stops, drains and closes.
  *
@@ -246,6 +249,10 @@ static void emb_started(pg_embedded_t *e, int status)
         app_close(a);
         return;
     }
+    if (a->cmd == CLI_CMD_BACKUP) {
+        app_backup_start(a); /* a copy of the cluster as it is: no migration */
+        return;
+    }
     app_open_database(a);
 }
 
@@ -255,6 +262,16 @@ static void app_start_database(app_t *a)
 {
     const config_t *cfg = a->cfg;
     char err[CONFIG_ERR_MAX];
+    if (a->cmd == CLI_CMD_RESTORE) {
+        app_restore_start(a); /* no cluster runs during a restore */
+        return;
+    }
+    if (a->cmd == CLI_CMD_BACKUP && app_backup_check(cfg, err, sizeof err) != 0) {
+        log_error(APP_TAG, "backup: %s", err);
+        a->exit_code = APP_EXIT_FAILURE;
+        app_close(a);
+        return;
+    }
     if (cfg->db_external) {
         int rc = pg_conninfo_parse(&a->conninfo, cfg->db_url, err, sizeof err);
         if (rc != 0) {

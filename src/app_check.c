@@ -76,6 +76,15 @@ int app_check_config(const config_t *cfg, cli_command_t command, char *err, size
         (rc = check_url("--bluesky-service", cfg->bluesky_service, err, errcap)) != 0 ||
         (rc = check_allow_list(cfg, err, errcap)) != 0)
         return rc;
+    if ((command == CLI_CMD_BACKUP || command == CLI_CMD_RESTORE) && cfg->db_external) {
+        snprintf(err, errcap,
+                 "%s is for the embedded cluster; with an existing PostgreSQL (--db, "
+                 "DATABASE_URL, PG* variables) use its own tools (pg_dump, pg_basebackup, "
+                 "point-in-time recovery) and copy DATA_DIR/media and the keys: see "
+                 "docs/deployment.md, \"Backing up an existing PostgreSQL\"",
+                 command == CLI_CMD_BACKUP ? "parleyd backup" : "parleyd restore");
+        return UV_EINVAL;
+    }
     if (command != CLI_CMD_SERVE)
         return 0;
     const mcp_toolset_t *available[MCP_REGISTRY_MAX_TOOLSETS + 1];

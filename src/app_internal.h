@@ -106,6 +106,15 @@ void app_login_start(app_t *a);
 /* bootstrap, after the migrations: one project's memory printed
  * (app_bootstrap.c). */
 void app_bootstrap_start(app_t *a);
+/* backup, before the cluster starts (app_backup.c): the data directory
+ * has a cluster; DIR is new or empty (then made) and outside the data
+ * directory. 0, or a negative code with err. */
+int app_backup_check(const config_t *cfg, char *err, size_t errcap);
+/* backup, once the embedded cluster runs: the copies and the manifest
+ * (app_backup.c). */
+void app_backup_start(app_t *a);
+/* restore, with no database (app_restore.c). */
+void app_restore_start(app_t *a);
 /* A connector's setting by key (connector_env_t.setting; data: the app). */
 int app_connector_setting(void *data, const char *key, char *out, size_t cap);
 

@@ -15,8 +15,8 @@ static const struct {
     cli_command_t cmd;
 } commands[] = {
     {"serve", CLI_CMD_SERVE},     {"migrate", CLI_CMD_MIGRATE},     {"import", CLI_CMD_IMPORT},
-    {"login", CLI_CMD_LOGIN},     {"bootstrap", CLI_CMD_BOOTSTRAP}, {"help", CLI_CMD_HELP},
-    {"version", CLI_CMD_VERSION},
+    {"login", CLI_CMD_LOGIN},     {"bootstrap", CLI_CMD_BOOTSTRAP}, {"backup", CLI_CMD_BACKUP},
+    {"restore", CLI_CMD_RESTORE}, {"help", CLI_CMD_HELP},           {"version", CLI_CMD_VERSION},
 };
 
 #define BOOT_USAGE "usage: parleyd bootstrap [--project DIR] [--token-budget N] [--hook]"
@@ -171,7 +171,7 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
             if (k == sizeof commands / sizeof commands[0]) {
                 snprintf(err, errcap,
                          "unknown command '%s' (commands: serve, migrate, import, login, "
-                         "bootstrap, help, version)",
+                         "bootstrap, backup, restore, help, version)",
                          a);
                 return UV_EINVAL;
             }
@@ -210,6 +210,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
         snprintf(err, errcap,
                  "usage: parleyd login telegram --phone +NNN [--account NAME] (Bluesky accounts "
                  "sign in through the bluesky toolset's login tool)");
+        return UV_EINVAL;
+    }
+    if (cli->command == CLI_CMD_BACKUP || cli->command == CLI_CMD_RESTORE) {
+        const char *name = cli->command == CLI_CMD_BACKUP ? "backup" : "restore";
+        if (cli->nargs == 1 && cli->args[0][0] != '\0' && strlen(cli->args[0]) < CONFIG_PATH_MAX)
+            return 0;
+        snprintf(err, errcap, "usage: parleyd %s DIR [--data-dir DIR] (see parleyd --help)", name);
         return UV_EINVAL;
     }
     if (cli->nargs > 0 && cli->command == CLI_CMD_BOOTSTRAP) {
@@ -269,6 +276,8 @@ int cli_load_config(const cli_t *cli, config_t *cfg, char *err, size_t errcap)
         if (cli->boot_project)
             snprintf(cfg->boot_project, sizeof cfg->boot_project, "%s", cli->boot_project);
     }
+    if (cli->command == CLI_CMD_BACKUP || cli->command == CLI_CMD_RESTORE)
+        snprintf(cfg->backup_dir, sizeof cfg->backup_dir, "%s", cli->args[0]);
     if (cli->command == CLI_CMD_IMPORT) {
         const importer_def_t *d = importers_find(cli->args[0]);
         snprintf(cfg->import_source, sizeof cfg->import_source, "%s", d->name);
@@ -359,6 +368,12 @@ void cli_print_help(FILE *out)
             "             (default: the current one). --hook reads a SessionStart hook's\n"
             "             JSON (Claude Code, Codex) on stdin, takes its cwd, and answers\n"
             "             the hook's JSON (hookSpecificOutput.additionalContext)\n"
+            "  backup DIR copy the embedded cluster (pg_basebackup, while a daemon may\n"
+            "             serve), the media store and the keys into DIR, which must be\n"
+            "             new or empty; with --db use the database's own tools\n"
+            "  restore DIR\n"
+            "             make a data directory (--data-dir, with no cluster yet) from\n"
+            "             the backup in DIR; serve then starts on it\n"
             "  help       show this text\n"
             "  version    show the version\n"
             "\n"

@@ -27,6 +27,8 @@ typedef enum {
     CLI_CMD_IMPORT,
     CLI_CMD_LOGIN,     /* parleyd login telegram --phone +NNN: a user account, interactively */
     CLI_CMD_BOOTSTRAP, /* parleyd bootstrap [--project DIR] [--token-budget N] [--hook] */
+    CLI_CMD_BACKUP,    /* parleyd backup DIR: the embedded cluster, media and keys into DIR */
+    CLI_CMD_RESTORE,   /* parleyd restore DIR: such a backup into a new --data-dir */
     CLI_CMD_HELP,
     CLI_CMD_HELP_CONFIG, /* the settings reference as Markdown (docs/configuration.md) */
     CLI_CMD_HELP_TOOLS,  /* a toolset's tools as Markdown (its docs page); args[0] names it */

@@ -127,6 +127,7 @@ typedef struct config_s {
     char url_allow_addresses[CONFIG_LIST_MAX]; /* tests: refused ranges allowed */
     char import_path[CONFIG_PATH_MAX];         /* import: the source's path (an argument) */
     char import_source[32];                    /* import: the source's name (importers.h) */
+    char backup_dir[CONFIG_PATH_MAX];          /* backup, restore: the backup (an argument) */
     char login_name[32];                       /* login: what signs in (connectors.h) */
     char boot_project[CONFIG_PATH_MAX];        /* bootstrap: the project (a session's cwd) */
     int boot_token_budget;                     /* bootstrap: tokens (--token-budget) */

@@ -51,6 +51,15 @@ expect_usage "usage: parleyd login telegram --phone" login
 expect_usage "usage: parleyd login telegram --phone" login bluesky
 expect_usage "login telegram needs --phone" login telegram --data-dir "$TMP/never-login"
 [ ! -e "$TMP/never-login" ] || fail "login created $TMP/never-login"
+# backup and restore: one directory; the embedded cluster's only (an
+# external database has its own tools), refused before any work.
+expect_usage "usage: parleyd backup DIR" backup
+expect_usage "usage: parleyd restore DIR" restore "$TMP/a" "$TMP/b"
+expect_usage "use its own tools (pg_dump, pg_basebackup" backup "$TMP/never-bk" --db "host=/nonexistent dbname=x"
+expect_usage "docs/deployment.md" restore "$TMP/never-bk" --db "host=/nonexistent dbname=x" --data-dir "$TMP/never-rs"
+[ ! -e "$TMP/never-bk" ] && [ ! -e "$TMP/never-rs" ] || fail "backup/restore with --db made a directory"
+"$PARLEYD" --help | grep -q "^  backup DIR" || fail "--help lacks backup"
+"$PARLEYD" --help | grep -q "^  restore DIR" || fail "--help lacks restore"
 expect_usage "bad database URL" migrate --db "host='unterminated" && true
 # parleyd import --help and parleyd import SOURCE --help: their own help.
 out=$("$PARLEYD" import --help) || fail "import --help exited non-zero"

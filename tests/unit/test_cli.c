@@ -32,6 +32,11 @@ static void test_commands(void **state)
     assert_int_equal(cli.command, CLI_CMD_HELP);
     assert_int_equal(parse(&cli, err, 1, "--version"), 0);
     assert_int_equal(cli.command, CLI_CMD_VERSION);
+    assert_int_equal(parse(&cli, err, 2, "backup", "/b"), 0);
+    assert_int_equal(cli.command, CLI_CMD_BACKUP);
+    assert_string_equal(cli.args[0], "/b");
+    assert_int_equal(parse(&cli, err, 2, "restore", "/b"), 0);
+    assert_int_equal(cli.command, CLI_CMD_RESTORE);
 }
 
 static void test_flags(void **state)
@@ -66,6 +71,8 @@ static void test_usage_errors(void **state)
     expect_usage_error("needs a value", 1, "--data-dir", NULL);
     expect_usage_error("unknown command 'launch'", 1, "launch", NULL);
     expect_usage_error("unexpected argument 'extra'", 2, "serve", "extra");
+    expect_usage_error("usage: parleyd backup DIR", 1, "backup", NULL);
+    expect_usage_error("usage: parleyd restore DIR", 1, "restore", NULL);
 }
 
 static void test_precedence(void **state)
