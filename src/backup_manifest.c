@@ -30,8 +30,7 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
     }
     if (type != FTW_F || !S_ISREG(st->st_mode))
         return 0;
-    if (walk_drop && ftw->level == 1 &&
-        strncmp(path + ftw->base, BACKUP_MEDIA_INCOMING, strlen(BACKUP_MEDIA_INCOMING)) == 0) {
+    if (walk_drop && ftw->level == 1 && path[ftw->base] == '.') {
         unlink(path);
         return 0;
     }
@@ -40,7 +39,7 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
     return 0;
 }
 
-int backup_count_tree(const char *dir, bool drop_incoming, backup_count_t *out, char *err,
+int backup_count_tree(const char *dir, bool drop_partial, backup_count_t *out, char *err,
                       size_t errcap)
 {
     *out = (backup_count_t){0};
@@ -53,7 +52,7 @@ int backup_count_tree(const char *dir, bool drop_incoming, backup_count_t *out, 
         return -e;
     }
     walk_count = out;
-    walk_drop = drop_incoming;
+    walk_drop = drop_partial;
     errno = 0;
     int rc = nftw(dir, walk_one, WALK_FDS, FTW_PHYS);
     walk_count = NULL;

@@ -31,7 +31,6 @@
 #define BACKUP_MEDIA_DIR      "media"
 #define BACKUP_ITEMS          4
 #define BACKUP_ERR_MAX        512
-#define BACKUP_MEDIA_INCOMING ".incoming-" /* media_store's files still being written */
 
 /* The data directory's entries a backup copies besides the cluster, by
  * name (the first is the media store). */
@@ -53,11 +52,13 @@ typedef struct backup_manifest_s {
 } backup_manifest_t;
 
 /* Counts the regular files under dir and their bytes, without following
- * symbolic links; a missing dir counts nothing. With drop_incoming, files
- * at dir's top whose name starts with BACKUP_MEDIA_INCOMING (a media file
- * half written when it was copied) are removed and not counted. Returns 0
- * or a negative errno code with err. */
-int backup_count_tree(const char *dir, bool drop_incoming, backup_count_t *out, char *err,
+ * symbolic links; a missing dir counts nothing. With drop_partial (a copy
+ * of the media store), the files at dir's top whose name starts with a
+ * dot are removed and not counted: media_store's files still being
+ * written when they were copied (".incoming-PID-*", ".download-PID-*";
+ * stored files are xx/SHA256). Returns 0 or a negative errno code with
+ * err. */
+int backup_count_tree(const char *dir, bool drop_partial, backup_count_t *out, char *err,
                       size_t errcap);
 
 /* Writes m as DIR/parley-backup.json (through a temporary file, renamed
