@@ -21,7 +21,7 @@ PKGS=(
   libcmocka-dev                           # C unit tests
   clang libclang-rt-14-dev                # libFuzzer targets (tests/fuzz, tools/fuzz)
   postgresql-15 postgresql-contrib        # embedded default and test clusters (pg_trgm)
-  postgresql-client-15                    # psql, used by integration tests
+  postgresql-client-15                    # psql (tests); pg_basebackup, pg_verifybackup (backup)
   procps util-linux passwd                # pgrep, runuser, useradd
   openssl                                 # test certificates
   haproxy                                 # the round-robin balancer of the many-daemons test
