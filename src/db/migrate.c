@@ -18,7 +18,9 @@ static const char sql_func[] =
     " RETURNS boolean LANGUAGE plpgsql AS $fn$"
     " BEGIN"
     "   IF EXISTS (SELECT 1 FROM schema_version WHERE version = v) THEN RETURN false; END IF;"
+    "   PERFORM set_config('parley.migration', v::text, true);"
     "   EXECUTE body;"
+    "   PERFORM set_config('parley.migration', '', true);"
     "   INSERT INTO schema_version (version, name) VALUES (v, n);"
     "   RETURN true;"
     " END $fn$";

@@ -11,9 +11,13 @@
  * an advisory lock (so daemons starting together on one database apply each
  * migration exactly once and never interleave), create schema_version if
  * needed, call a session-temporary function per embedded migration that
- * executes its SQL and records it unless schema_version already has it,
- * then one that executes each repeatable file. The SQL travels as a bind
- * parameter; nothing is spliced into statement text.
+ * executes its SQL and records it unless schema_version already has it
+ * (with the setting parley.migration at its version meanwhile, which
+ * parley_index_build records), then one that executes each repeatable
+ * file. An index a migration asks for with parley_index_build (migration
+ * 034) is built after the run, outside its transaction (db/index_build.h).
+ * The SQL travels as a bind parameter; nothing is spliced into statement
+ * text.
  *
  * Releases: daemons of two releases share one database during a rolling
  * upgrade (docs/deployment.md, Upgrades). A parleyd's schema version is its
