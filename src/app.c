@@ -176,6 +176,58 @@ static bool pool_idle(const void *obj)
 
 const app_part_ops_t app_pool_part = {.name = "pool", .idle = pool_idle, .close = pool_close};
 
+static void index_stop(void *obj)
+{
+    index_build_stop(obj);
+}
+
+static bool index_idle(const void *obj)
+{
+    return index_build_idle(obj);
+}
+
+static void index_free(void *obj)
+{
+    index_build_free(obj);
+}
+
+static const app_part_ops_t index_part = {
+    .name = "index builds", .stop = index_stop, .idle = index_idle, .free = index_free};
+
+int app_start_index_builds(app_t *a, bool fail_fast, index_build_cb cb, char *err, size_t errcap)
+{
+    index_build_opts_t o = {.connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,
+                            .fail_fast = fail_fast};
+    index_build_t *b = NULL;
+    int rc = index_build_start(&a->loop, &a->conninfo, a->rw, &o, cb, a, &b, err, errcap);
+    if (rc != 0)
+        return rc;
+    rc = app_push(a, &index_part, b);
+    if (rc != 0) {
+        index_build_stop(b); /* not owned: left to the loop's end */
+        snprintf(err, errcap, "too many parts");
+    }
+    return rc;
+}
+
+/* migrate: the indexes the migrations asked for are built (or none was
+ * pending); a failed build ends it with the reason (serve tries again). */
+static void migrate_indexes_done(index_build_t *b, int status)
+{
+    app_t *a = index_build_data(b);
+    if (status != 0) {
+        char why[INDEX_BUILD_ERR_MAX + 128];
+        snprintf(why, sizeof why,
+                 "%s (the schema is applied; serve builds the index at start and tries again "
+                 "until it succeeds)",
+                 index_build_error(b));
+        app_fatal(a, "index build", why);
+        return;
+    }
+    if (a->state == APP_STARTING)
+        app_shutdown(a, APP_EXIT_OK);
+}
+
 static void migrate_done(migrate_t *m, int status)
 {
     app_t *a = m->data;
@@ -188,7 +240,11 @@ static void migrate_done(migrate_t *m, int status)
     if (a->cmd == CLI_CMD_MIGRATE) {
         log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
                  m->applied, m->applied == 1 ? "" : "s");
-        app_shutdown(a, APP_EXIT_OK);
+        /* Then the indexes they asked for, before it exits (serve would
+         * build them too, while it serves). */
+        char err[CONFIG_ERR_MAX] = "";
+        if (app_start_index_builds(a, true, migrate_indexes_done, err, sizeof err) != 0)
+            app_fatal(a, "index builds", err);
     } else if (a->cmd == CLI_CMD_IMPORT) {
         app_import_start(a);
     } else if (a->cmd == CLI_CMD_LOGIN) {

@@ -16,6 +16,7 @@
 #include "app_stack.h"
 #include "db/conninfo.h"
 #include "db/embedded.h"
+#include "db/index_build.h"
 #include "db/migrate.h"
 #include "db/pool.h"
 #include "mcp/server.h"
@@ -94,6 +95,10 @@ int app_auto_first(app_t *a, char *err, size_t errcap);
  * surface (toolsets/surface.h). */
 __attribute__((warn_unused_result)) bool app_auto_selected(const config_t *cfg);
 void app_auto_refresh(app_t *a);
+/* The builder of the indexes the migrations asked for (db/index_build.h)
+ * as a part, its data pointer the app: serve's (tries a failed build
+ * again) and migrate's (fail_fast: ends with the failure). */
+int app_start_index_builds(app_t *a, bool fail_fast, index_build_cb cb, char *err, size_t errcap);
 /* A pool part (its data pointer is the app): app.c. */
 extern const app_part_ops_t app_pool_part;
 /* The word forms' builder (archive/search_forms.h) as a part: serve's,

@@ -3,9 +3,9 @@
  * closes them in reverse: the read-only pool and the LISTEN connection,
  * the MCP server, the archive, the client for URLs tools give and the
  * uploads it feeds, the memory source, then the connectors and toolsets
- * (app_connect.c), the word forms' filler and the followed import
- * sources. Names no connector, toolset or import source: it walks their
- * tables. */
+ * (app_connect.c), the word forms' filler, the builder of the indexes
+ * the migrations asked for and the followed import sources. Names no
+ * connector, toolset or import source: it walks their tables. */
 #include "app_internal.h"
 
 #include <jansson.h>
@@ -469,7 +469,16 @@ static void search_forms_done(search_forms_t *sf, int status)
         app_fatal(a, "follow", err);
 }
 
-/* The word forms' filler; the followers start once the forms are in use
+/* Every index the migrations asked for is built (the builder logged it;
+ * a failure is tried again, never fatal). */
+static void indexes_built(index_build_t *b, int status)
+{
+    (void)b;
+    (void)status;
+}
+
+/* The word forms' filler, the builder of the indexes the migrations asked
+ * for; the followers start once the forms are in use
  * (search_forms_done). */
 static int start_background(app_t *a, char *err, size_t errcap)
 {
@@ -483,7 +492,7 @@ static int start_background(app_t *a, char *err, size_t errcap)
         snprintf(err, errcap, "search_languages: %s", why);
     if (rc != 0 || (rc = app_push(a, &app_forms_part, sf)) != 0)
         return rc;
-    return 0;
+    return app_start_index_builds(a, false, indexes_built, err, errcap);
 }
 
 /* serve's steps, in order; one may return APP_STEP_PENDING and go on with
