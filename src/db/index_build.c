@@ -16,8 +16,9 @@
 #include "util/log.h"
 
 #define IB_TAG "index"
-/* The statements come from the migrations (schema_index_builds), which
- * keep them short; a longer one is refused rather than cut. */
+/* The statements come from the migrations (schema_index_builds), whose
+ * parley_index_build refuses one this long; a longer one (written into
+ * the table by hand) is refused here rather than cut. */
 #define IB_SQL_MAX 4096
 
 typedef enum {

@@ -72,6 +72,8 @@ test("serve answers and takes writes while it builds an index on messages", asyn
   assert.ok(took < 1500, `a write waited ${took} ms for the build`);
   await waitFor("the build to be done", () =>
     psql("SELECT state FROM schema_index_builds WHERE name = 'messages_e2e_slow_idx'") === "done");
+  // The daemon's stderr arrives between the polls (psql blocks).
+  await waitFor("the log's last line", () => /on messages built \(/.test(log.join("")), 10000);
   const text = log.join("");
   assert.match(text, /index messages_e2e_slow_idx on messages: building it concurrently/);
   assert.match(text, /index messages_e2e_slow_idx on messages: building index: [a-z ]+, \d+ % \(\d+ of \d+ (blocks|tuples)\), \d+ s/);

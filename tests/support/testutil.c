@@ -1,6 +1,7 @@
 /* testutil: shared test helpers (see testutil.h). */
 #include "testutil.h"
 
+#include "db/index_build.h"
 #include "db/migrate.h"
 #include "db/pool.h"
 
@@ -160,6 +161,14 @@ void test_pg_migrated_pool(uv_loop_t *loop, int size, pg_pool_t **out)
     test_pg_migrated_db(loop, size, out, db, sizeof db);
 }
 
+static bool indexes_built;
+static void on_indexes_built(index_build_t *b, int status)
+{
+    if (status != 0)
+        fail_msg("building the indexes the migrations ask for: %s", index_build_error(b));
+    indexes_built = true;
+}
+
 void test_pg_migrated_db(uv_loop_t *loop, int size, pg_pool_t **out, char *db, size_t cap)
 {
     test_pg_create_db(db, cap);
@@ -179,4 +188,18 @@ void test_pg_migrated_db(uv_loop_t *loop, int size, pg_pool_t **out, char *db, s
     migrated = false;
     assert_int_equal(migrate_start(&m, *out), 0);
     test_run_until(loop, &migrated, 60000);
+    /* As parleyd migrate and serve do: the indexes the migrations ask
+     * for (db/index_build.h) are built too. */
+    test_pg_conninfo(&ci, db);
+    index_build_opts_t o = {.connect_timeout_ms = 5000, .fail_fast = true};
+    index_build_t *b = NULL;
+    indexes_built = false;
+    assert_int_equal(
+        index_build_start(loop, &ci, *out, &o, on_indexes_built, NULL, &b, err, sizeof err), 0);
+    pg_conninfo_free(&ci);
+    test_run_until(loop, &indexes_built, 60000);
+    index_build_stop(b);
+    while (!index_build_idle(b))
+        test_run_for(loop, 5);
+    index_build_free(b);
 }

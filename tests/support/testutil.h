@@ -43,7 +43,8 @@ void test_pg_exec(const char *sql);
 void test_pg_create_db(char *buf, size_t cap);
 
 /* A pool of size connections on a fresh database with every migration
- * applied (the loop runs until they are). */
+ * applied and the indexes they ask for built (the loop runs until they
+ * are). */
 struct pg_pool_s;
 void test_pg_migrated_pool(uv_loop_t *loop, int size, struct pg_pool_s **out);
 /* Closes pool and runs the loop until it is closed. */

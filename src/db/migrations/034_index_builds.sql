@@ -68,11 +68,11 @@ BEGIN
             MESSAGE = format('parley_index_build(%L, ..., %L): index names are plain lower-case '
                              'identifiers', p_name, p_replaces);
     END IF;
-    IF m IS NULL OR m[2] <> p_name THEN
+    IF m IS NULL OR m[2] <> p_name OR length(p_definition) >= 4096 THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = format('parley_index_build(%L, ...): the definition must read CREATE '
-                             '[UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS %s ON table ...',
-                             p_name, p_name);
+                             '[UNIQUE] INDEX CONCURRENTLY IF NOT EXISTS %s ON table ... '
+                             '(under 4,096 bytes)', p_name, p_name);
     END IF;
     IF to_regclass(m[4]) IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = '42P01',
