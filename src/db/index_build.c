@@ -421,8 +421,9 @@ void index_build_stop(index_build_t *b)
         return;
     if (b->call)
         pg_call_cancel(b->call);
-    if (b->note_call)
-        pg_call_cancel(b->note_call);
+    /* A failure being recorded (note_call) is one short UPDATE on the
+     * read-write pool, left to finish: parleyd migrate stops right after
+     * a failed build, whose reason the row should keep. */
     shut(b, IB_STOPPED);
 }
 
