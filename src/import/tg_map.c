@@ -379,7 +379,27 @@ static int write_json(ctx_t *c, buf_t *rows, const json_t *v, bool strip)
     return rc;
 }
 
-/* parley_tg_entities; *link: the link test on them. */
+/* Whether every run of ents is {"type": "plain", "text": ...} (or, with
+ * strings, a bare string, as an array text holds them): such a list says no
+ * more than the text, which is their concatenation (Telegram Desktop writes
+ * one for every message: 146 bytes a message of a generated archive, more
+ * than the text itself), so it is not stored. */
+static bool entities_plain(const json_t *ents, bool strings)
+{
+    for (size_t i = 0; i < json_array_size(ents); i++) {
+        const json_t *e = json_array_get(ents, i);
+        if (strings && json_is_string(e))
+            continue;
+        const char *type = json_string_value(json_object_get(e, "type"));
+        if (!json_is_object(e) || type == NULL || strcmp(type, "plain") != 0 ||
+            json_object_size(e) != 1u + (json_object_get(e, "text") != NULL))
+            return false;
+    }
+    return true;
+}
+
+/* parley_tg_entities; *link: the link test on them. A list of plain runs
+ * only (or none) is stored as NULL. */
 static int write_entities(ctx_t *c, buf_t *rows, bool *link)
 {
     *link = false;
@@ -387,9 +407,9 @@ static int write_entities(ctx_t *c, buf_t *rows, bool *link)
     const json_t *t = json_object_get(c->m, "text");
     if (json_is_array(te)) {
         *link = entities_link(te);
-        return write_json(c, rows, json_array_size(te) ? te : NULL, false);
+        return write_json(c, rows, entities_plain(te, false) ? NULL : te, false);
     }
-    if (!json_is_array(t) || json_array_size(t) == 0)
+    if (!json_is_array(t) || entities_plain(t, true))
         return buf_append_str(rows, "\\N");
     json_t *arr = json_array();
     if (arr == NULL)

@@ -43,18 +43,27 @@ END
 $$;
 
 -- Entities: text_entities when the export has them, else derived from an
--- array text.
+-- array text; none (NULL) when every run is plain text ({"type": "plain",
+-- "text": ...} and nothing else), which the text says whole.
+CREATE OR REPLACE FUNCTION ref_tg_entities_plain(e jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM jsonb_array_elements(e) AS x(r)
+                       WHERE NOT (jsonb_typeof(r) = 'object' AND r ->> 'type' = 'plain'
+                                  AND (r - 'type' - 'text') = '{}'::jsonb
+                                  AND jsonb_typeof(r -> 'type') = 'string'))
+$$;
 CREATE OR REPLACE FUNCTION ref_tg_entities(m jsonb) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
     IF jsonb_typeof(m -> 'text_entities') = 'array' THEN
-        RETURN nullif(m -> 'text_entities', '[]'::jsonb);
+        RETURN CASE WHEN NOT ref_tg_entities_plain(m -> 'text_entities') THEN m -> 'text_entities' END;
     ELSIF jsonb_typeof(m -> 'text') = 'array' THEN
-        RETURN (SELECT nullif(jsonb_agg(CASE jsonb_typeof(e)
-                                        WHEN 'string' THEN jsonb_build_object('type', 'plain',
-                                                                              'text', e)
-                                        ELSE e END ORDER BY ord), '[]'::jsonb)
-                FROM jsonb_array_elements(m -> 'text') WITH ORDINALITY AS x(e, ord));
+        RETURN (SELECT CASE WHEN NOT ref_tg_entities_plain(a) THEN a END
+                FROM (SELECT jsonb_agg(CASE jsonb_typeof(e)
+                                       WHEN 'string' THEN jsonb_build_object('type', 'plain',
+                                                                             'text', e)
+                                       ELSE e END ORDER BY ord) AS a
+                      FROM jsonb_array_elements(m -> 'text') WITH ORDINALITY AS x(e, ord)) y);
     END IF;
     RETURN NULL;
 END

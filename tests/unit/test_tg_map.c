@@ -95,6 +95,42 @@ static void test_text_array(void **state)
     done(&m);
 }
 
+/* Runs of plain text only say no more than the text: no entities stored;
+ * one run of anything else (or a plain run with more than its text) keeps
+ * them all. */
+static void test_plain_entities(void **state)
+{
+    (void)state;
+    mapped_t m;
+    char f[512];
+    map("{\"id\": 1, \"text\": \"a b\", \"text_entities\": [{\"type\": \"plain\", \"text\": \"a "
+        "\"}, "
+        "{\"type\": \"plain\", \"text\": \"b\"}]}",
+        42, 0, &m);
+    assert_int_equal(m.rc, 0);
+    assert_string_equal(field(&m, 6, f, sizeof f), "a b");
+    assert_string_equal(field(&m, 7, f, sizeof f), "\\N");
+    done(&m);
+    map("{\"id\": 1, \"text\": [\"a \", \"b\"]}", 42, 0, &m);
+    assert_string_equal(field(&m, 6, f, sizeof f), "a b");
+    assert_string_equal(field(&m, 7, f, sizeof f), "\\N");
+    done(&m);
+    map("{\"id\": 1, \"text\": \"a b\", \"text_entities\": [{\"type\": \"plain\", \"text\": \"a "
+        "\"}, "
+        "{\"type\": \"bold\", \"text\": \"b\"}]}",
+        42, 0, &m);
+    assert_string_equal(field(&m, 7, f, sizeof f),
+                        "[{\"text\": \"a \", \"type\": \"plain\"}, {\"text\": \"b\", "
+                        "\"type\": \"bold\"}]");
+    done(&m);
+    map("{\"id\": 1, \"text\": \"a\", \"text_entities\": [{\"type\": \"plain\", \"text\": \"a\", "
+        "\"x\": 1}]}",
+        42, 0, &m);
+    assert_string_equal(field(&m, 7, f, sizeof f),
+                        "[{\"x\": 1, \"text\": \"a\", \"type\": \"plain\"}]");
+    done(&m);
+}
+
 static void test_times(void **state)
 {
     (void)state;
@@ -272,6 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_message),
         cmocka_unit_test(test_text_array),
+        cmocka_unit_test(test_plain_entities),
         cmocka_unit_test(test_times),
         cmocka_unit_test(test_service_and_peers),
         cmocka_unit_test(test_media),
