@@ -11,7 +11,12 @@ psql_t "CREATE DATABASE $DB"
 URL="host=$PARLEY_TEST_PG_DIR port=5432 user=parley dbname=$DB"
 
 "$PARLEYD" migrate --db "$URL" 2>"$TMP/m1.log" || { cat "$TMP/m1.log"; fail "migrate"; }
-grep -q "\[index\]" "$TMP/m1.log" && { cat "$TMP/m1.log"; fail "a fresh store built an index nobody asked for"; }
+# A fresh store builds the schema's own (migration 035's), then nothing
+# more.
+grep -q "index messages_topic_idx on messages built" "$TMP/m1.log" ||
+  { cat "$TMP/m1.log"; fail "a fresh store did not build the schema's index"; }
+grep "\[index\]" "$TMP/m1.log" | grep -v "messages_topic_idx\|messages_chat_topic_idx\|every index the migrations asked for is built" &&
+  { cat "$TMP/m1.log"; fail "a fresh store built an index nobody asked for"; }
 
 psql_t "CREATE TABLE it_t (a integer)" "$DB"
 psql_t "INSERT INTO it_t SELECT i % 100 FROM generate_series(1, 5000) i" "$DB"
@@ -24,7 +29,7 @@ rc=0
 grep -q "index it_t_a_idx on it_t built (" "$TMP/m2.log" || { cat "$TMP/m2.log"; fail "no 'built' line"; }
 grep -q 'index build: index it_t_a_key: building the index failed: could not create unique index "it_t_a_key" (the schema is applied; serve builds' "$TMP/m2.log" ||
   { cat "$TMP/m2.log"; fail "the failure's reason is not in the log"; }
-[ "$(psql_t "SELECT string_agg(name || ':' || state, ' ' ORDER BY seq) FROM schema_index_builds" "$DB")" = \
+[ "$(psql_t "SELECT string_agg(name || ':' || state, ' ' ORDER BY seq) FROM schema_index_builds WHERE table_name <> 'messages'" "$DB")" = \
   "it_t_a_idx:done it_t_a_key:pending" ] || fail "builds' states"
 [ "$(psql_t "SELECT indisvalid FROM pg_index WHERE indexrelid = 'it_t_a_key'::regclass" "$DB")" = f ] ||
   fail "the failed build left no invalid index"
@@ -34,7 +39,7 @@ psql_t "DELETE FROM it_t WHERE ctid NOT IN (SELECT min(ctid) FROM it_t GROUP BY 
 "$PARLEYD" migrate --db "$URL" 2>"$TMP/m3.log" || { cat "$TMP/m3.log"; fail "migrate after the fix"; }
 grep -q "index it_t_a_key on it_t: dropping what an unfinished build left" "$TMP/m3.log" || { cat "$TMP/m3.log"; fail "no drop"; }
 grep -q "index it_t_a_key on it_t built (" "$TMP/m3.log" || { cat "$TMP/m3.log"; fail "not built"; }
-[ "$(psql_t "SELECT string_agg(state, ' ') FROM schema_index_builds" "$DB")" = "done done" ] || fail "not done"
+[ "$(psql_t "SELECT string_agg(state, ' ') FROM schema_index_builds WHERE table_name <> 'messages'" "$DB")" = "done done" ] || fail "not done"
 [ "$(psql_t "SELECT indisvalid FROM pg_index WHERE indexrelid = 'it_t_a_key'::regclass" "$DB")" = t ] || fail "not valid"
 
 # Nothing left: a further migrate builds nothing.

@@ -3,6 +3,18 @@
 -- (src/db/sql/index_builds.sql). The builds themselves run in
 -- tests/unit/test_index_build.c (CREATE INDEX CONCURRENTLY cannot run
 -- here, in a transaction).
+
+-- The schema's own builds, which parleyd migrate ran before this test:
+-- migration 035's partial index of topics, in place of 001's.
+SELECT pg_temp.expect('the schema''s builds', (SELECT string_agg(concat_ws(':', name, version, replaces, state),
+                                                                ' ' ORDER BY seq)
+                                               FROM schema_index_builds),
+                      'messages_topic_idx:35:messages_chat_topic_idx:done');
+SELECT pg_temp.expect('topics: partial', pg_get_indexdef('messages_topic_idx'::regclass),
+    'CREATE INDEX messages_topic_idx ON public.messages USING btree (chat_id, topic_id, id) WHERE (topic_id IS NOT NULL)');
+SELECT pg_temp.expect('topics: the full index dropped', to_regclass('messages_chat_topic_idx'), NULL::regclass);
+DELETE FROM schema_index_builds;
+
 CREATE TABLE ib_t (a integer, b integer);
 INSERT INTO ib_t SELECT i, i % 3 FROM generate_series(1, 100) i;
 
