@@ -1,25 +1,26 @@
 -- search_walk: a full-text query whose hits PostgreSQL estimates to be
 -- many is counted by walking the newest messages by date
 -- (parley_search_run: est * est > walk_cost * 1,001 * rows), not by the
--- index's bitmap of every hit nor by a scan from the table's start; the
--- walk stops short where the hits are old, and the index counts; past
--- 1,000 hits a rank page ranks the newest 200 and says so; a phrase whose
--- pairs are rare is paged from the pairs' index. The pages are those of a
--- plain query either way. 6,000 messages written chat by chat (as an
--- import writes them): "common" in every one, "early" in the oldest 1,500
--- only, in the first chat; dates interleaved across the chats.
+-- index's bitmap of every hit nor by a scan from the table's start; where
+-- the estimate says many times 1,001, the walk stops at the page's hits
+-- when the rate they came at agrees; a walk that falls short leaves the
+-- count to the index; past 1,000 hits a rank page ranks the newest 200 and
+-- says so. The pages are those of a plain query either way. 12,000
+-- messages written chat by chat (as an import writes them), dates
+-- interleaved across the two chats: "common" in every one, "half" in
+-- every other one, "early" in the oldest 1,500 only.
 
 ALTER TABLE messages SET (autovacuum_enabled = off);
 INSERT INTO chats (id, kind, title) VALUES (-801, 'group', 'Walk one'), (-802, 'group', 'Walk two');
 INSERT INTO messages (chat_id, id, sender_id, date, text)
 SELECT -801, g, 7, '2026-05-01 00:00Z'::timestamptz + (2 * g) * interval '1 minute',
-       CASE WHEN g <= 1500 THEN 'common early ' ELSE 'common ' END || 'alpha ' || g
-       || CASE WHEN g % 100 = 0 THEN ' quiet phrase' ELSE '' END
-FROM generate_series(1, 3000) g;
+       CASE WHEN g <= 750 THEN 'common early ' ELSE 'common ' END || 'alpha ' || g
+       || ' stale half'
+FROM generate_series(1, 6000) g;
 INSERT INTO messages (chat_id, id, sender_id, date, text)
 SELECT -802, g, 8, '2026-05-01 00:00Z'::timestamptz + (2 * g + 1) * interval '1 minute',
-       'common beta ' || g || ' quiet ' || g || ' phrase'
-FROM generate_series(1, 3000) g;
+       CASE WHEN g <= 750 THEN 'common early ' ELSE 'common ' END || 'beta ' || g || ' stale'
+FROM generate_series(1, 6000) g;
 ANALYZE messages;
 
 CREATE FUNCTION pg_temp.ids(r jsonb) RETURNS text LANGUAGE sql AS $$
@@ -29,7 +30,7 @@ $$;
 -- A search for q (20 a page from off, newest first or by rank), with the
 -- scans it made of the date index ("walk"), of the exact words' index
 -- ("words"), of the pairs' index ("pairs") and of messages from its start
--- ("seq").
+-- ("seq"), and the rows the walks read ("read").
 CREATE FUNCTION pg_temp.s(q text, ord text DEFAULT 'time', off integer DEFAULT 0)
     RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
@@ -37,6 +38,7 @@ DECLARE
     w0 bigint := pg_stat_get_xact_numscans('messages_tsv_idx'::regclass);
     p0 bigint := coalesce(pg_stat_get_xact_numscans(to_regclass('messages_pairs_idx')), 0);
     s0 bigint := pg_stat_get_xact_numscans('messages'::regclass);
+    r0 bigint := pg_stat_get_xact_tuples_returned('messages_date_idx'::regclass);
     r jsonb;
 BEGIN
     r := parley_search(q, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, ord, 20, off);
@@ -44,7 +46,8 @@ BEGIN
         'walk', pg_stat_get_xact_numscans('messages_date_idx'::regclass) - d0 > 0,
         'words', pg_stat_get_xact_numscans('messages_tsv_idx'::regclass) - w0 > 0,
         'pairs', coalesce(pg_stat_get_xact_numscans(to_regclass('messages_pairs_idx')), 0) - p0 > 0,
-        'seq', pg_stat_get_xact_numscans('messages'::regclass) - s0 > 0);
+        'seq', pg_stat_get_xact_numscans('messages'::regclass) - s0 > 0,
+        'read', pg_stat_get_xact_tuples_returned('messages_date_idx'::regclass) - r0);
 END
 $$;
 -- The reference: the newest n rows holding the words of q as written.
@@ -56,34 +59,53 @@ CREATE FUNCTION pg_temp.ref(q text, n integer DEFAULT 20, off integer DEFAULT 0)
           ORDER BY date DESC, id DESC LIMIT n OFFSET off) x
 $$;
 
--- Every row: counted by the walk alone (the first 1,001 rows walked are
--- hits), the page from the walk's hits.
+-- Every row: the estimate (12,000) is over ten times 1,001, and so is
+-- the rate of the page's hits among the newest rows: counted there, the
+-- page from the walk's hits.
 SELECT pg_temp.expect('common: the page', pg_temp.ids(pg_temp.s('common')), pg_temp.ref('common'));
 SELECT pg_temp.expect('common: a later page', pg_temp.ids(pg_temp.s('common', off => 40)),
                       pg_temp.ref('common', off => 40));
-SELECT pg_temp.expect('common: counted by the walk',
+SELECT pg_temp.expect('common: counted by the walk of 100 rows',
     pg_temp.s('common') - 'results',
-    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": false, "pairs": false, "seq": false}'::jsonb);
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": false, "pairs": false, "seq": false, "read": 100}'::jsonb);
 -- By rank: the newest 200 matches are the candidates, and the answer says so.
 SELECT pg_temp.expect('common by rank: candidates',
     pg_temp.s('common', 'rank') - 'results' - 'walk' - 'words' - 'pairs' - 'seq',
-    '{"count": 1000, "countCapped": true, "candidatesCapped": true, "candidates": 200, "limit": 20, "offset": 0, "mode": "fulltext"}'::jsonb);
+    '{"count": 1000, "countCapped": true, "candidatesCapped": true, "candidates": 200, "limit": 20, "offset": 0, "mode": "fulltext", "read": 200}'::jsonb);
 SELECT pg_temp.expect('common by rank: from the newest 200',
     (SELECT bool_and(position(h IN pg_temp.ref('common', 200)) > 0)
      FROM unnest(string_to_array(pg_temp.ids(pg_temp.s('common', 'rank')), ',')) AS h), true);
--- A page past the walk's 1,001 hits: walked again for it.
+-- A page past 1,001 hits: walked to its end.
 SELECT pg_temp.expect('common: a page past 1,001', pg_temp.ids(pg_temp.s('common', off => 1000)),
                       pg_temp.ref('common', off => 1000));
 
--- A quarter of the rows, all of them old: the walk (est^2 = 2.25M >
--- 2 * 1,001 * 6,000) finds none among the newest rows it may read, and
--- the words' index counts them.
+-- Half the rows (6,000: est^2 = 36M > 2 * 1,001 * 12,000, under ten
+-- times 1,001): the walk counts to the 1,001st hit.
+SELECT pg_temp.expect('half: the page', pg_temp.ids(pg_temp.s('half')), pg_temp.ref('half'));
+SELECT pg_temp.expect('half: counted by the walk', pg_temp.s('half') - 'results',
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": false, "pairs": false, "seq": false, "read": 2002}'::jsonb);
+
+-- An eighth of the rows, all of them old (est^2 = 2.25M, under 2 * 1,001
+-- * 12,000): the index counts; the page's walk (est^2 over 2 * 20 *
+-- 12,000) stops at four times the rows the estimate says (640) without
+-- its 20 hits, and the index's hits make the page.
 SELECT pg_temp.expect('old hits: the page', pg_temp.ids(pg_temp.s('early')), pg_temp.ref('early'));
-SELECT pg_temp.expect('old hits: walked, then the index',
+SELECT pg_temp.expect('old hits: the index counts, a bounded walk',
     pg_temp.s('early') - 'results',
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": true, "pairs": false, "seq": false, "read": 640}'::jsonb);
+
+-- Statistics that say every row, where only the oldest 1,500 are left
+-- (no ANALYZE since): the walk finds none among the rows it may read, and
+-- the index counts.
+UPDATE messages SET text = replace(text, ' stale', '') WHERE NOT text LIKE 'common early%';
+SELECT pg_temp.expect('stale: the page', pg_temp.ids(pg_temp.s('stale')), pg_temp.ref('stale'));
+SELECT pg_temp.expect('stale: walked, then the index',
+    pg_temp.s('stale') - 'results' - 'read',
     '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": true, "pairs": false, "seq": false}'::jsonb);
+SELECT pg_temp.expect('stale: the walks bounded',
+                      (pg_temp.s('stale') ->> 'read')::integer < 5000, true);
 
 -- Rare: the index alone, the exact count.
 SELECT pg_temp.expect('rare: the page', pg_temp.ids(pg_temp.s('alpha 2999')), pg_temp.ref('alpha 2999'));
 SELECT pg_temp.expect('rare: the index alone', pg_temp.s('alpha 2999') - 'results',
-    '{"count": 1, "limit": 20, "offset": 0, "mode": "fulltext", "walk": false, "words": true, "pairs": false, "seq": false}'::jsonb);
+    '{"count": 1, "limit": 20, "offset": 0, "mode": "fulltext", "walk": false, "words": true, "pairs": false, "seq": false, "read": 0}'::jsonb);

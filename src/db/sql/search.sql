@@ -325,10 +325,13 @@ DECLARE
     -- hits are the newest count_max + 1 in date order.
     est float8;
     walk_slack constant float8 := 4;
+    sure_hits constant integer := 100;
+    sure_factor constant float8 := 10;
     est_cond text;
     need integer;
     walked boolean := false;
     page_index boolean := false;
+    hits_n bigint;
     hit_chats bigint[];
     hit_ids bigint[];
     others bigint[];
@@ -345,6 +348,10 @@ DECLARE
     res jsonb;
     n bigint;
 BEGIN
+    -- The rows a page needs: the page's end newest first; by rank, the
+    -- candidates ranked (the newest rank_window matches, or offset +
+    -- limit if more).
+    need := CASE WHEN by_rank THEN greatest(rank_window, p_lim + p_off) ELSE p_lim + p_off END;
     mode := CASE WHEN q IS NULL THEN 'filter'
                  WHEN coalesce(p_fuzzy, false) THEN 'fuzzy'
                  WHEN parley_has_cjk(q) THEN 'substring'
@@ -575,19 +582,54 @@ BEGIN
         est := parley_search_estimate(est_cond, tsq, pats, terms, pos, p_chat_ids, p_topic,
                                       p_sender, p_from_date, p_to_date, p_rx, pairs, negs, qx_rank,
                                       phr, others, wpairs);
+        -- The walk: up to $13 hits among the newest $23 messages, newest
+        -- first, and how many messages it read to find them.
+        stmt := format('SELECT count(*), array_agg(chat_id ORDER BY date DESC, id DESC), '
+                       'array_agg(id ORDER BY date DESC, id DESC), max(rn) '
+                       'FROM (SELECT m.chat_id, m.id, m.date, m.rn '
+                       'FROM (SELECT m.*, row_number() OVER () AS rn FROM (SELECT * '
+                       'FROM messages m ORDER BY m.date DESC LIMIT $23) m) m '
+                       'WHERE %s LIMIT $13) x',
+                       coalesce(plain, left(cond, plain_len)) || substr(cond, plain_len + 1));
         IF walk_n > 0 AND est > 0 AND est * est > walk_cost * (count_max + 1) * walk_n THEN
-            EXECUTE format('SELECT count(*), array_agg(chat_id ORDER BY date DESC, id DESC), '
-                           'array_agg(id ORDER BY date DESC, id DESC) '
-                           'FROM (SELECT m.chat_id, m.id, m.date FROM (SELECT * FROM messages m '
-                           'ORDER BY m.date DESC LIMIT $23) m WHERE %s LIMIT $13) x',
-                           coalesce(plain, left(cond, plain_len)) || substr(cond, plain_len + 1))
-                INTO n, hit_chats, hit_ids
-                USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date,
-                      p_to_date, p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank,
-                      rank_window, phr, hit_chats, hit_ids, others, wpairs,
-                      ceil(walk_slack * (count_max + 1) * walk_n / est)::bigint;
-            IF n > count_max THEN
-                walked := true;
+            -- Where the estimate says the hits are many times count_max,
+            -- the page's hits first (at least sure_hits): when the rate
+            -- they came at says so too (rate * rows >= sure_factor *
+            -- (count_max + 1)), there are more than count_max, and the
+            -- count stops there without reading on to the 1,001st (two
+            -- common words together: 72,000 rows of five million for
+            -- the 1,001st, 7,000 for the 100th). Both must agree: the
+            -- estimate comes from a sample of the whole table, so a
+            -- burst of recent hits of a rare query never passes it, and
+            -- the rate from the hits found, so an estimate that
+            -- multiplied the shares of two words that never meet never
+            -- does. (The same bound of rows as the count's walk: short
+            -- of the page's hits there, that walk would fall short too,
+            -- and the index counts.)
+            IF est >= sure_factor * (count_max + 1) THEN
+                EXECUTE stmt INTO n, hit_chats, hit_ids, walk_est
+                    USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date,
+                          p_to_date, p_rx, p_lim, p_off, greatest(need, sure_hits), pairs, negs,
+                          qx_rank, rank_window, phr, hit_chats, hit_ids, others, wpairs,
+                          ceil(walk_slack * (count_max + 1) * walk_n / est)::bigint;
+                IF n = greatest(need, sure_hits)
+                   AND n * walk_n / walk_est >= sure_factor * (count_max + 1) THEN
+                    walked := true;
+                ELSIF n < greatest(need, sure_hits) THEN
+                    n := 0;
+                END IF;
+            END IF;
+            IF NOT walked AND n IS DISTINCT FROM 0 THEN
+                EXECUTE stmt INTO n, hit_chats, hit_ids, walk_est
+                    USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date,
+                          p_to_date, p_rx, p_lim, p_off, count_max + 1, pairs, negs, qx_rank,
+                          rank_window, phr, hit_chats, hit_ids, others, wpairs,
+                          ceil(walk_slack * (count_max + 1) * walk_n / est)::bigint;
+                walked := n > count_max;
+            END IF;
+            IF walked THEN
+                hits_n := n;
+                n := greatest(n, count_max + 1);
             ELSE
                 n := NULL;
                 hit_chats := NULL;
@@ -604,31 +646,30 @@ BEGIN
                   hit_chats, hit_ids, others, wpairs;
     END IF;
     PERFORM set_config('enable_seqscan', 'off', true);
-    -- The rows a page needs: the page's end newest first; by rank, the
-    -- candidates ranked (the newest rank_window matches, or offset +
-    -- limit if more).
-    need := CASE WHEN by_rank THEN greatest(rank_window, p_lim + p_off) ELSE p_lim + p_off END;
     -- Past count_max hits, a full-text or fuzzy page: from the walk's hits
     -- when they reach the page's need (they are the newest); else the
     -- same weighing for the page's need: walking the newest messages
-    -- (need * rows / est rows; a phrase without its pairs, which cost a
-    -- parse of each row walked) or reading the index's hits and sorting
-    -- them by date (est rows: a phrase whose pairs are rare, 1,977 rows
-    -- for "search index" in two million messages, where the walk read
-    -- 40,000 rows for the newest 200: 110 ms against 10).
-    IF walked AND need <= n THEN
+    -- (need * rows / est rows, bounded as the count's walk; a phrase
+    -- without its pairs, which cost a parse of each row walked) or, when
+    -- that reads more or falls short (the hits are old), reading the
+    -- index's hits and sorting them by date (est rows: a phrase whose
+    -- pairs are rare, 1,977 rows for "search index" in two million
+    -- messages, where the walk read 40,000 rows for the newest 200: 110 ms
+    -- against 10).
+    IF walked AND need <= hits_n THEN
         hit_chats := hit_chats[1:need];
         hit_ids := hit_ids[1:need];
     ELSIF n > count_max AND est IS NOT NULL THEN
         walked := false;
-        IF est * est > walk_cost * need * walk_n THEN
-            IF plain IS NOT NULL THEN
-                cond := plain || substr(cond, plain_len + 1);
-            END IF;
-            PERFORM set_config('enable_bitmapscan', 'off', true);
-        ELSE
-            page_index := true;
+        IF walk_n > 0 AND est > 0 AND est * est > walk_cost * need * walk_n THEN
+            EXECUTE stmt INTO hits_n, hit_chats, hit_ids, walk_est
+                USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date,
+                      p_to_date, p_rx, p_lim, p_off, need, pairs, negs, qx_rank, rank_window,
+                      phr, hit_chats, hit_ids, others, wpairs,
+                      ceil(walk_slack * need * walk_n / est)::bigint;
+            walked := hits_n = need;
         END IF;
+        page_index := NOT walked;
     END IF;
     -- A common CJK term (more than count_max hits): the planner takes the
     -- pair index's hits for a few times fewer than they are (it multiplies
