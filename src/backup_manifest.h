@@ -30,7 +30,7 @@
 #define BACKUP_PG_DIR         "pg"
 #define BACKUP_MEDIA_DIR      "media"
 #define BACKUP_ITEMS          4
-#define BACKUP_ERR_MAX        512
+#define BACKUP_ERR_MAX        1536 /* a message naming a path (up to 1,024 bytes) */
 
 /* The data directory's entries a backup copies besides the cluster, by
  * name (the first is the media store). */
