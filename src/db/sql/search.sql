@@ -857,11 +857,26 @@ BEGIN
 END
 $$;
 
+-- What messages.forms keeps of forms, a row's parley_forms_vector: the
+-- lexemes that are not among its exact words (exact, messages.tsv). The
+-- search's vector joins both (parley_search_vector_sql), and every query
+-- lexeme of a form matches on any position (parley_forms_query), so a
+-- form that is also a word as written (english reads a Cyrillic word into
+-- itself; a stem that is its word: meet, great) matches through the exact
+-- word's entry alone: 188 bytes of forms a message of the benchmark's
+-- archive were 59 without them, for the same hits (tests/sql/search_forms.sql).
+-- NULL for no forms.
+CREATE OR REPLACE FUNCTION parley_forms_new(forms tsvector, exact tsvector) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ts_delete(forms, coalesce(tsvector_to_array(exact), '{}'))
+$$;
+
 -- The row trigger's function, parley_messages_forms(), for the target
 -- list langs (the one asked for last, being filled or in use): it fills
 -- messages.tsv (the exact words: parley_text_tsv, migration 025) and
--- messages.forms (parley_forms_vector) of every row written (text inserted
--- or changed). It is written with the list in it, so a row pays neither a
+-- messages.forms (parley_forms_vector, less the lexemes of the exact
+-- words: parley_forms_new) of every row written (text inserted or
+-- changed). It is written with the list in it, so a row pays neither a
 -- look-up of search_forms nor parley_forms_vector's loop over the list
 -- (a third of the trigger's cost, bench/README.md "The cost of a row"):
 -- a text of up to 32 kB is read by each configuration's to_tsvector
@@ -909,10 +924,10 @@ BEGIN
         NEW.forms := NULL;
     ELSIF octet_length(NEW.text) <= 32768 THEN
         NEW.tsv := to_tsvector('simple', NEW.text);
-        NEW.forms := %1$s;
+        NEW.forms := parley_forms_new(%1$s, NEW.tsv);
     ELSE
         NEW.tsv := parley_text_tsv(NEW.text);
-        NEW.forms := parley_forms_vector(NEW.text, %2$s);
+        NEW.forms := parley_forms_new(parley_forms_vector(NEW.text, %2$s), NEW.tsv);
     END IF;
     RETURN NEW;
 END
@@ -987,10 +1002,11 @@ $$;
 -- word of a phrase (words joined by <->, <N>) stays as written, on its A
 -- positions. q itself for no langs. The words of the word's irregular
 -- group (parley_irregular_group, search_irregular.sql: mice for mouse,
--- went for go) are matched through their forms on the D positions only
--- ('mice':D, 'peopl':D), where every message holding them has them: they
--- weigh as other forms (0.1) in parley_search_score, not as words as
--- written. A group word without a form in any of langs (a stop word of
+-- went for go) are matched through their forms ('mice', 'peopl'), which
+-- every message holding them has, on any position: a form that is also
+-- the message's word as written is kept as that word only
+-- (parley_forms_new), and weighs as one (until 2026-11-29 they matched
+-- the D positions only, 'mice':D, and weighed as other forms). A group word without a form in any of langs (a stop word of
 -- each: was, has, did) or marked to match as written only ("=lives") is
 -- matched as written, on any position.
 CREATE OR REPLACE FUNCTION parley_forms_query(q tsquery, langs text) RETURNS tsquery
@@ -1058,7 +1074,7 @@ BEGIN
                     FOREACH f IN ARRAY gforms LOOP
                         seen := seen || f;
                         forms := forms || ' | ''' || replace(replace(f, '\', '\\'), '''', '''''')
-                                 || ''':D';
+                                 || '''';
                     END LOOP;
                 END IF;
             END LOOP;
@@ -1231,8 +1247,10 @@ BEGIN
         LIMIT greatest(p_batch, 1)),
     upd AS (
         UPDATE messages m
-        SET forms = parley_forms_vector(m.text, CASE WHEN octet_length(m.text) = length(m.text)
-                                                     THEN alist ELSE p_langs END)
+        SET forms = parley_forms_new(parley_forms_vector(m.text,
+                                                         CASE WHEN octet_length(m.text) = length(m.text)
+                                                              THEN alist ELSE p_langs END),
+                                     m.tsv)
         FROM batch b WHERE m.chat_id = b.chat_id AND m.id = b.id
         RETURNING m.chat_id, m.id)
     SELECT count(*), (max(ARRAY[chat_id, id]))[1], (max(ARRAY[chat_id, id]))[2]
