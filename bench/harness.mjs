@@ -24,6 +24,8 @@
 //   6. writes results/<date>.json and results/<date>.md, and with
 //      --update-readme puts the table into bench/README.md.
 // Exits non-zero if a run had errors, did no work, or the answers differ.
+// What bench/scale measures too (the cluster, the import, parleyd serve,
+// the load generator, the query classes) is in lib.mjs, shared.
 //
 //   node harness.mjs --parleyd BIN --loadgen BIN [--smoke] [--out DIR]
 //        [--messages N] [--chats N] [--sessions 1,16,...] [--transports unix,tcp,http]
@@ -35,22 +37,19 @@
 // (default: nginx on PATH or /usr/sbin/nginx; none: the floor is skipped,
 // saying so). --echo-floor: the Unix-socket floor's server (default:
 // parley-echo-floor beside --loadgen; none: skipped likewise).
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import {
+  children, cli, destroyCluster, here, importOtherSources, killChildren, kv, loadArchive, measureRun, percentile,
+  psqlAt, recallCalls, recallClasses, say, searchCalls, searchClasses, serveArgs, startCluster, startProcess, status,
+  stop, writeCalls,
+} from "./lib.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.dirname(here);
-const argv = process.argv.slice(2);
-const flag = (name) => argv.includes(`--${name}`);
-const opt = (name, dflt) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-};
+const { flag, opt } = cli();
 const smoke = flag("smoke");
 const cfg = {
   parleyd: opt("parleyd"),
@@ -77,7 +76,6 @@ if (!cfg.parleyd || !cfg.loadgen) {
   console.error("usage: harness.mjs --parleyd BIN --loadgen BIN [--smoke] [...]");
   process.exit(2);
 }
-const say = (s) => process.stderr.write(`bench: ${s}\n`);
 // The floors' servers: found here, started once parleyd is up (section 3b).
 const lookPath = (name) =>
   [...(process.env.PATH ?? "").split(":").filter(Boolean), "/usr/sbin", "/usr/local/sbin"]
@@ -88,66 +86,17 @@ cfg.echoFloor = opt("echo-floor", path.join(path.dirname(cfg.loadgen), "parley-e
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"));
 fs.chmodSync(work, 0o755);
 const pg = path.join(work, "pg");
-const children = [];
 const orphans = []; // processes that are not our children (nginx's worker)
 function cleanup() {
   for (const pid of orphans) try { process.kill(pid, "SIGKILL"); } catch {}
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-  try {
-    execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["destroy", pg], { stdio: "ignore" });
-  } catch {}
+  killChildren();
+  destroyCluster(pg);
   fs.rmSync(work, { recursive: true, force: true });
 }
 process.on("exit", cleanup);
 process.on("SIGINT", () => process.exit(130));
 
-const psql = (sql, db = "bench") =>
-  execFileSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", pg, "-U", "parley", "-d", db, "-c", sql], { encoding: "utf8", maxBuffer: 1 << 28 }).trim();
-const conninfo = `host=${pg} port=5432 user=parley dbname=bench`;
-
-// /proc figures of a process, or of a server's processes (an array of
-// pids: their sum): CPU seconds (user + system; sys: the system part, the
-// kernel's, alone) and peak RSS.
-function cpuSeconds(pid, sys = false) {
-  if (Array.isArray(pid)) return pid.reduce((sum, p) => sum + cpuSeconds(p, sys), 0);
-  const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return ((sys ? 0 : Number(f[11])) + Number(f[12])) / 100;
-}
-const status = (pid, key) => Array.isArray(pid) ? pid.reduce((sum, p) => sum + status(p, key), 0) :
-  Number(new RegExp(`${key}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
-const resetPeak = (pid) => {
-  for (const p of [].concat(pid))
-    try {
-      fs.writeFileSync(`/proc/${p}/clear_refs`, "5");
-    } catch {}
-};
-
-function kv(line) {
-  return Object.fromEntries(line.trim().split(/\s+/).map((p) => p.split("=")).map(([k, v]) => [k, isNaN(Number(v)) ? v : Number(v)]));
-}
-
-async function startProcess(cmd, args, readyRe, env = {}) {
-  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
-  children.push(child);
-  let out = "";
-  // Keep the start and the last 64 KiB of the output (for errors).
-  const keep = (d) => (out = (out + d).length > 1 << 17 ? out.slice(0, 1 << 15) + "\n...\n" + (out + d).slice(-(1 << 16)) : out + d);
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
-  const deadline = Date.now() + 60000;
-  while (!readyRe(out)) {
-    if (child.exitCode !== null) throw new Error(`${cmd} exited early:\n${out}`);
-    if (Date.now() > deadline) throw new Error(`${cmd} did not get ready:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, log: () => out };
-}
-
-async function stop(p) {
-  if (p.child.exitCode !== null) return;
-  p.child.kill("SIGTERM");
-  await once(p.child, "exit");
-}
+const psql = psqlAt(pg);
 
 // ---- a minimal MCP client over Streamable HTTP (for the answer check) ----
 async function mcpHttp(url) {
@@ -225,26 +174,6 @@ async function mcpSocketModern(file) {
   };
 }
 
-// Its result line, and with errors what failed: parley-loadgen prints, at
-// the end, a line per kind of failure to stderr ("loadgen: failed COUNT:
-// KIND; first: EXAMPLE"), passed on here and kept as failures [{count,
-// kind, first}].
-function loadgen(url, sessions, label, extra = []) {
-  const r = spawnSync(cfg.loadgen, ["--url", url, "--sessions", String(sessions), "--seconds", String(cfg.seconds), "--label", label, ...extra],
-    { encoding: "utf8", maxBuffer: 1 << 26 });
-  if (r.stderr) process.stderr.write(r.stderr);
-  const last = (r.stdout ?? "").trim().split("\n").pop();
-  if (r.error || !last) throw new Error(`parley-loadgen: ${r.error ?? `no result (exit ${r.status})`}`);
-  const failures = [];
-  for (const m of (r.stderr ?? "").matchAll(/^loadgen: failed (\d+): (.*?); first: (.*)$/gm))
-    failures.push({ count: Number(m[1]), kind: m[2], first: m[3] });
-  return { ...kv(last), failures };
-}
-
-function percentile(sorted, p) {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] : 0;
-}
-
 // ---- 1. dataset ----
 const results = {
   date: new Date().toISOString(),
@@ -263,36 +192,11 @@ const results = {
   problems: [],
 };
 // The cluster users get by default (parleyd's embedded settings, durability on).
-execFileSync(path.join(root, "tests/harness/pg_cluster.sh"), ["start", pg],
-  { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PARLEY_PG_EMBEDDED: cfg.parleyd } });
-psql("CREATE DATABASE bench", "postgres");
-execFileSync(cfg.parleyd, ["migrate", "--db", conninfo, "--log-level", "warn"], { stdio: "inherit" });
-const exportFile = path.join(work, "result.json");
-say(`generating ${cfg.messages} messages in ${cfg.chats} chats`);
-execFileSync(process.execPath, [path.join(here, "gen_archive.mjs"), exportFile, String(cfg.messages), String(cfg.chats), "1"]);
-results.dataset = { messages: cfg.messages, chats: cfg.chats, exportBytes: fs.statSync(exportFile).size };
-say("importing through parleyd import telegram-export");
-let t0 = process.hrtime.bigint();
-execFileSync(cfg.parleyd, ["import", "telegram-export", exportFile, "--db", conninfo, "--log-level", "warn"], { stdio: ["ignore", "ignore", "inherit"] });
-const importSecs = Number(process.hrtime.bigint() - t0) / 1e9;
-fs.rmSync(exportFile);
-const stored = Number(psql("SELECT count(*) FROM messages"));
-results.dataset.importSeconds = +importSecs.toFixed(2);
-results.dataset.importMsgsPerSec = Math.round(stored / importSecs);
-results.dataset.storedMessages = stored;
-if (stored !== cfg.messages) results.problems.push(`imported ${stored} messages, generated ${cfg.messages}`);
-// The other sources recall searches beside it: the demo's ChatWise chats
-// and agent transcripts (tools/demo_archive.mjs), through their importers.
-{
-  const demo = path.join(work, "demo");
-  execFileSync(process.execPath, [path.join(root, "tools", "demo_archive.mjs"), demo], { stdio: "ignore" });
-  for (const [kind, what] of [["chatwise", "chatwise/app.db"], ["claude-code", "agents"]])
-    execFileSync(cfg.parleyd, ["import", kind, path.join(demo, what), "--db", conninfo, "--log-level", "warn"], { stdio: ["ignore", "ignore", "inherit"] });
-  fs.rmSync(demo, { recursive: true, force: true });
-  results.dataset.otherSources = psql("SELECT string_agg(s || ' ' || n || ' messages', ', ' ORDER BY s) FROM " +
-    "(SELECT parley_source_of(c.kind) AS s, count(*) AS n FROM messages m JOIN chats c ON c.id = m.chat_id " +
-    "WHERE parley_source_of(c.kind) <> 'telegram' GROUP BY 1) x");
-}
+startCluster(pg, cfg.parleyd);
+results.dataset = loadArchive({ parleyd: cfg.parleyd, pg, work, messages: cfg.messages, chats: cfg.chats });
+if (results.dataset.storedMessages !== cfg.messages) results.problems.push(`imported ${results.dataset.storedMessages} messages, generated ${cfg.messages}`);
+// The other sources recall searches beside it.
+results.dataset.otherSources = importOtherSources({ parleyd: cfg.parleyd, pg, work });
 psql("VACUUM ANALYZE");
 
 // ---- 2. the call mix ----
@@ -352,9 +256,8 @@ for (let attempt = 1; ; attempt++) {
     "ts-sdk-v2-peer": { unix: `unix:${peerV2Sock}`, http: `http://127.0.0.1:${port + 4}/mcp` },
   };
   try {
-    parley = await startProcess(cfg.parleyd, ["serve", "--db", conninfo, "--data-dir", path.join(work, "data"),
-      "--toolsets", "telegram,recall,conformance", "--log-level", "warn", "--max-sessions", "1000000",
-      "--listen", `${urls.parley.unix},${urls.parley.tcp},${urls.parley.http}`], () => fs.existsSync(sock));
+    parley = await startProcess(cfg.parleyd, serveArgs({ pg, dataDir: path.join(work, "data"),
+      listen: [urls.parley.unix, urls.parley.tcp, urls.parley.http] }), () => fs.existsSync(sock));
     peer = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
       "--pool", "4", "--unix", peerSock, "--tcp", String(port + 2), "--http", String(port + 3)], (out) => /"ready":true/.test(out));
     peerV2 = await startProcess(process.execPath, [path.join(here, "peers/ts-sdk-v2-peer.mjs"), "--db", `postgresql://parley@/bench?host=${pg}`,
@@ -579,29 +482,9 @@ const floors = {}; // transport -> { server, expect (file of the answer's bytes)
 // system time over the calls answered.
 // protocol: the revision the load generator speaks.
 function measure(mix, server, transport, n, extra, protocol = "2025-11-25") {
-  const pid = pids[server];
-  resetPeak(pid);
-  const cpu0 = cpuSeconds(pid);
-  const sys0 = cpuSeconds(pid, true);
-  let r;
-  try {
-    r = loadgen(urls[server][transport], n, server, [...extra, ...(protocol === MODERN ? ["--protocol", MODERN] : [])]);
-  } catch (e) {
-    say(String(e.message));
-    r = kv("errors=1 requests=0");
-  }
-  const cpu = cpuSeconds(pid) - cpu0;
-  const sys = cpuSeconds(pid, true) - sys0;
-  const run = { mix, protocol, server, transport, sessions: n, requests: r.requests ?? 0, errors: r.errors ?? 1, rps: r.rps ?? 0,
-    p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms, cpu_s: +cpu.toFixed(2),
-    // The server's CPU is read around the whole run, warm-up included:
-    // per call answered in all of it (requests_all), not in the measured
-    // window only (which overstated it by about (S + 1) / S before
-    // 2026-11-26 21:30, every server alike).
-    cpu_us_per_call: (r.requests_all ?? r.requests) ? +((cpu * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null,
-    // of it in the kernel (system time): the wake-ups, reads and writes
-    sys_us_per_call: (r.requests_all ?? r.requests) ? +((sys * 1e6) / (r.requests_all ?? r.requests)).toFixed(1) : null, peak_rss_kib: status(pid, "VmHWM"),
-    ...(r.failures?.length ? { failures: r.failures } : {}) };
+  const r = measureRun({ bin: cfg.loadgen, url: urls[server][transport], pid: pids[server], sessions: n, seconds: cfg.seconds, label: server,
+    extra: [...extra, ...(protocol === MODERN ? ["--protocol", MODERN] : [])] });
+  const run = { mix, protocol, server, transport, sessions: n, ...r };
   results.runs.push(run);
   say(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.rps} req/s, p99 ${run.p99_ms} ms, ${run.cpu_us_per_call} µs CPU/call, ${run.errors} errors`);
   if (run.errors > 0 || run.requests === 0) results.problems.push(`${mix} ${protocol} ${server} ${transport} x${n}: ${run.errors} errors, ${run.requests} requests` +
@@ -644,42 +527,18 @@ for (const fl of Object.values(floors)) await stop(fl.stop);
 orphans.length = 0; // nginx's worker ended with its master
 // Search latency per query class, one session (Unix socket): each class's
 // queries alone, newest first and by relevance.
-const searchClasses = {
-  "english word": ["database", "release", "meeting", "coffee", "replica"],
-  "russian word": ["встреча", "сервер", "кофе"],
-  "cjk": ["数据", "検索"],
-  "or": ["deploy OR backup"],
-  "phrase": ["\"search index\""],
-  "exclusion": ["database -release"],
-  "fuzzy": ["databse"],
-  // regex alone, over every chat: the class the trigram index of
-  // messages.text serves (bench/README.md "The cost of a row").
-  "regex": ["data.?base", "ser(ver|vers) down"],
-};
 for (const [cls, qs] of Object.entries(searchClasses)) {
   const file = path.join(work, `search-${cls.replace(/\W+/g, "-")}.jsonl`);
-  const lines = [];
-  for (const q of qs) {
-    if (cls === "regex") {
-      // newest first only: a regex alone has no rank
-      lines.push(JSON.stringify({ name: "messagesSearch", arguments: { regex: q, limit: 20 } }));
-      continue;
-    }
-    lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
-    lines.push(JSON.stringify({ name: "messagesSearch", arguments: { query: q, limit: 20, orderBy: "rank", ...(cls === "fuzzy" ? { fuzzy: true } : {}) } }));
-  }
-  fs.writeFileSync(file, lines.join("\n") + "\n");
+  writeCalls(file, searchCalls(cls, qs));
   const r = measure("search", "parley", "unix", 1, ["--calls", file]);
   results.search.push({ class: cls, queries: qs, requests: r.requests, p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms });
   if (!smoke && r.p95_ms >= 50) results.notes.push(`search ${cls}: p95 ${r.p95_ms} ms at one session (goal: under 50 ms)`);
 }
 // recall: the same words over every source at once (one ranked list).
-const recallClasses = { "english word": searchClasses["english word"], "russian word": searchClasses["russian word"],
-  "cjk": searchClasses.cjk, "phrase": searchClasses.phrase };
 results.recall = [];
 for (const [cls, qs] of Object.entries(recallClasses)) {
   const file = path.join(work, `recall-${cls.replace(/\W+/g, "-")}.jsonl`);
-  fs.writeFileSync(file, qs.map((q) => JSON.stringify({ name: "recall", arguments: { query: q, limit: 20 } })).join("\n") + "\n");
+  writeCalls(file, recallCalls(qs));
   const r = measure("recall", "parley", "unix", 1, ["--calls", file]);
   results.recall.push({ class: cls, queries: qs, requests: r.requests, p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms });
   if (!smoke && r.p95_ms >= 50) results.notes.push(`recall ${cls}: p95 ${r.p95_ms} ms at one session (goal: under 50 ms)`);
