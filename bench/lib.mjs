@@ -109,8 +109,9 @@ export const psqlAt = (pg) => (sql, db = "bench") =>
 // Generates MESSAGES in CHATS (gen_archive.mjs, seed 1) into work, imports
 // them through `parleyd import telegram-export` and removes the export.
 // Returns the dataset's figures: the import's seconds cover the whole
-// command, the word forms it builds after the rows included. log: a file
-// the import's stderr goes to (default: this process's stderr).
+// command, the word forms it builds after the rows included (startedAt:
+// when it started). log: a file the import's stderr goes to (default: this
+// process's stderr).
 export function loadArchive({ parleyd, pg, work, messages, chats, log, logLevel = "warn" }) {
   const psql = psqlAt(pg);
   const exportFile = path.join(work, "result.json");
@@ -119,6 +120,7 @@ export function loadArchive({ parleyd, pg, work, messages, chats, log, logLevel 
   const dataset = { messages, chats, exportBytes: fs.statSync(exportFile).size };
   say("importing through parleyd import telegram-export");
   const fd = log ? fs.openSync(log, "a") : "inherit";
+  dataset.startedAt = new Date().toISOString();
   const t0 = process.hrtime.bigint();
   try {
     execFileSync(parleyd, ["import", "telegram-export", exportFile, "--db", conninfoAt(pg), "--log-level", logLevel], { stdio: ["ignore", "ignore", fd] });
