@@ -265,7 +265,7 @@ const mib = (b) => (b / 2 ** 20).toFixed(1);
 // The table: p95 per class at each size measured, the store, the plans.
 function report() {
   const S = results.sizes.filter((s) => s.classes);
-  if (!S.length) return "No size was measured.\n";
+  if (!S.length) return ["No size was measured.", "", "Problems:", ...results.problems.map((p) => `- ${p}`)].join("\n") + "\n";
   const first = S[0];
   const last = S[S.length - 1];
   const sizeRatio = last.messages / first.messages;
