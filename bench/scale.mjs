@@ -6,14 +6,16 @@
 //      and imports it with `parleyd import telegram-export` (timed: the
 //      rows, then the word forms the import builds), the demo's other
 //      sources beside it (recall searches them);
-//   2. starts `parleyd serve` on a Unix socket, waits until the search is
+//   2. starts `parleyd serve` (HTTP on a free local port, and a Unix
+//      socket), waits until the search is
 //      in its steady state (the word forms in use, the phrases' pairs index
 //      and every index a migration asked for built, the vocabulary merged),
 //      then VACUUM ANALYZE;
 //   3. records the store: bytes per message of `messages` (heap, TOAST and
 //      indexes) and of the database, and each index of `messages`;
-//   4. measures every query class at one session over the Unix socket with
-//      parley-loadgen, the calls and seconds bench/run uses: messagesSearch
+//   4. measures every query class at one session over HTTP (--transport
+//      unix: the Unix socket) with parley-loadgen, the calls and seconds
+//      bench/run uses: messagesSearch
 //      per class (newest first and by rank), regex, recall per class, and a
 //      chat's history and context deep in the biggest chats;
 //   5. for a class whose p95 is 50 ms or more, or grew faster than the
@@ -27,8 +29,8 @@
 // bench:scale markers.
 //
 //   node scale.mjs --parleyd BIN --loadgen BIN [--sizes N,N,...]
-//        [--per-chat N] [--seconds S] [--plans-ms MS] [--out DIR] [--smoke]
-//        [--update-readme]
+//        [--per-chat N] [--seconds S] [--plans-ms MS] [--transport http|unix]
+//        [--out DIR] [--smoke] [--update-readme]
 //
 // Defaults: --sizes 1000000,2000000,5000000, --per-chat 1000 (messages a
 // chat: 5,000 chats at 5M), --seconds 10, --plans-ms 50 (the p95 from which
@@ -38,6 +40,7 @@
 // why). Exits non-zero if a size failed or a run had errors or did no work.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -53,6 +56,9 @@ const cfg = {
   out: opt("out", path.join(here, "results")),
   sizes: opt("sizes", smoke ? "3000,6000" : "1000000,2000000,5000000").split(",").map(Number).sort((a, b) => a - b),
   perChat: Number(opt("per-chat", 1000)),
+  // What the calls go over: HTTP (Streamable HTTP, as agents over the
+  // network meet it; the issue's figures) or the Unix socket.
+  transport: opt("transport", "http"),
   seconds: Number(opt("seconds", smoke ? 1.5 : 10)),
   // A class's plans are captured at a size where its p95 is this or more
   // (in a smoke run less, so that the capture runs).
@@ -62,9 +68,21 @@ const cfg = {
   // How long serve may take to reach the steady state after an import.
   readyTimeoutMs: 3600e3,
 };
-if (!cfg.parleyd || !cfg.loadgen || cfg.sizes.some((n) => !(n > 0))) {
-  console.error("usage: scale.mjs --parleyd BIN --loadgen BIN [--sizes N,N,...] [--per-chat N] [--seconds S] [--plans-ms MS] [--out DIR] [--smoke] [--update-readme]");
+if (!cfg.parleyd || !cfg.loadgen || cfg.sizes.some((n) => !(n > 0)) || !["http", "unix"].includes(cfg.transport)) {
+  console.error("usage: scale.mjs --parleyd BIN --loadgen BIN [--sizes N,N,...] [--per-chat N] [--seconds S] [--plans-ms MS] [--transport http|unix] [--out DIR] [--smoke] [--update-readme]");
   process.exit(2);
+}
+
+// A TCP port of 127.0.0.1 free now (the kernel's pick, released for serve).
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "parley-scale-"));
@@ -214,7 +232,10 @@ async function measureSize(size) {
   say(`imported in ${size.dataset.importSeconds} s (${size.dataset.importMsgsPerSec} msg/s)`);
 
   const sock = path.join(dir, "parley.sock");
-  parley = await startParleyd({ parleyd: cfg.parleyd, pg, dataDir: path.join(dir, "data"), sock });
+  const port = await freePort();
+  const http = `http://127.0.0.1:${port}/mcp`;
+  parley = await startParleyd({ parleyd: cfg.parleyd, pg, dataDir: path.join(dir, "data"), sock, also: [http] });
+  const url = cfg.transport === "http" ? http : `unix:${sock}`;
   size.steady = await steady(psql);
   const t0 = Date.now();
   psql("VACUUM ANALYZE");
@@ -234,7 +255,7 @@ async function measureSize(size) {
   for (const [cls, calls] of Object.entries(classes)) {
     const file = path.join(dir, `${cls.replace(/\W+/g, "-")}.jsonl`);
     writeCalls(file, calls);
-    const r = measureRun({ bin: cfg.loadgen, url: `unix:${sock}`, pid: parley.child.pid, sessions: 1, seconds: cfg.seconds, label: cls, extra: ["--calls", file] });
+    const r = measureRun({ bin: cfg.loadgen, url, pid: parley.child.pid, sessions: 1, seconds: cfg.seconds, label: cls, extra: ["--calls", file] });
     size.classes[cls] = { calls: calls.length, requests: r.requests, errors: r.errors, p50_ms: r.p50_ms, p95_ms: r.p95_ms, p99_ms: r.p99_ms,
       ...(r.failures ? { failures: r.failures } : {}) };
     say(`${messages} ${cls}: p50 ${r.p50_ms} / p95 ${r.p95_ms} / p99 ${r.p99_ms} ms, ${r.requests} calls, ${r.errors} errors`);
@@ -272,7 +293,7 @@ function report() {
   const md = [];
   md.push(`Run of ${results.date}${smoke ? " (smoke)" : ""}: ${results.machine.cores} cores (${results.machine.cpu}), ${results.machine.memGiB} GiB; ` +
     `sizes ${S.map((s) => `${fmt(s.messages)} messages in ${fmt(s.chats)} chats`).join(", ")}, each imported into a cluster of its own ` +
-    `(the embedded default, durability on); one session over the Unix socket, ${cfg.seconds} s per class.`, "");
+    `(the embedded default, durability on); one session over ${cfg.transport === "http" ? "HTTP" : "the Unix socket"}, ${cfg.seconds} s per class.`, "");
   md.push(`p95 ms per class at each size; growth: p95 at ${human(last.messages)} over p95 at ${human(first.messages)}, beside the archive's ×${+sizeRatio.toFixed(2)}. ` +
     `**Bold**: a p95 whose plans are below (${cfg.slowMs} ms or more, or grown faster than the archive since the first size), a growth above the archive's.`, "");
   md.push(`| class | calls | ${S.map((s) => `p95 ${human(s.messages)}`).join(" | ")} | growth | archive |`);
