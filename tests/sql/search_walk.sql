@@ -4,8 +4,9 @@
 -- index's bitmap of every hit nor by a scan from the table's start; where
 -- the estimate says many times 1,001, the walk stops at the page's hits
 -- when the rate they came at agrees; a walk that falls short leaves the
--- count to the index; past 1,000 hits a rank page ranks the newest 200 and
--- says so. The pages are those of a plain query either way. 12,000
+-- count to the index; a query estimated at more than 1,000 hits but under
+-- 20,000 has all its hits read from the index at once; past 1,000 hits a
+-- rank page ranks the newest 200 and says so. The pages are those of a plain query either way. 12,000
 -- messages written chat by chat (as an import writes them), dates
 -- interleaved across the two chats: "common" in every one, "half" in
 -- every other one, "early" in the oldest 1,500 only.
@@ -86,13 +87,14 @@ SELECT pg_temp.expect('half: counted by the walk', pg_temp.s('half') - 'results'
     '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": false, "pairs": false, "seq": false, "read": 2002}'::jsonb);
 
 -- An eighth of the rows, all of them old (est^2 = 2.25M, under 2 * 1,001
--- * 12,000): the index counts; the page's walk (est^2 over 2 * 20 *
--- 12,000) stops at four times the rows the estimate says (640) without
--- its 20 hits, and the index's hits make the page.
+-- * 12,000; est under 20,000): every hit read at once from the index,
+-- newest first, the page made from them; no walk.
 SELECT pg_temp.expect('old hits: the page', pg_temp.ids(pg_temp.s('early')), pg_temp.ref('early'));
-SELECT pg_temp.expect('old hits: the index counts, a bounded walk',
+SELECT pg_temp.expect('old hits: by rank, the newest 200', pg_temp.s('early', 'rank') ->> 'candidates', '200');
+SELECT pg_temp.expect('old hits: read from the index at once',
     pg_temp.s('early') - 'results',
-    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": true, "pairs": false, "seq": false, "read": 640}'::jsonb);
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": false, "words": true, "pairs": false, "seq": false, "read": 0}'::jsonb);
+SELECT pg_temp.expect('old hits: a page past them', pg_temp.ids(pg_temp.s('early', off => 1500)), '');
 
 -- Statistics that say every row, where only the oldest 1,500 are left
 -- (no ANALYZE since): the walk finds none among the rows it may read, and
