@@ -356,7 +356,8 @@ BEGIN
     -- The rows a page needs: the page's end newest first; by rank, the
     -- candidates ranked (the newest rank_window matches, or offset +
     -- limit if more).
-    need := CASE WHEN by_rank THEN greatest(rank_window, p_lim + p_off) ELSE p_lim + p_off END;
+    need := least(CASE WHEN by_rank THEN greatest(rank_window, greatest(p_lim, 0) + greatest(p_off, 0))
+                       ELSE greatest(p_lim, 0) + greatest(p_off, 0) END::bigint, 1000000)::integer;
     mode := CASE WHEN q IS NULL THEN 'filter'
                  WHEN coalesce(p_fuzzy, false) THEN 'fuzzy'
                  WHEN parley_has_cjk(q) THEN 'substring'
@@ -593,7 +594,7 @@ BEGIN
                        'array_agg(id ORDER BY date DESC, id DESC), max(rn) '
                        'FROM (SELECT m.chat_id, m.id, m.date, m.rn '
                        'FROM (SELECT m.*, row_number() OVER () AS rn FROM (SELECT * '
-                       'FROM messages m ORDER BY m.date DESC LIMIT $23) m) m '
+                       'FROM messages m ORDER BY m.date DESC, m.id DESC LIMIT $23) m) m '
                        'WHERE %s LIMIT $13) x',
                        coalesce(plain, left(cond, plain_len)) || substr(cond, plain_len + 1));
         IF walk_n > 0 AND est > 0 AND est * est > walk_cost * (count_max + 1) * walk_n THEN
@@ -608,19 +609,25 @@ BEGIN
             -- burst of recent hits of a rare query never passes it, and
             -- the rate from the hits found, so an estimate that
             -- multiplied the shares of two words that never meet never
-            -- does. (The same bound of rows as the count's walk: short
-            -- of the page's hits there, that walk would fall short too,
-            -- and the index counts.)
-            IF est >= sure_factor * (count_max + 1) THEN
+            -- does. Without a filter of chats, topic, sender, dates, kind
+            -- or regex only (a surface's keeping out of the other
+            -- sources' chats aside): the rate over the newest messages
+            -- says nothing of the rows a filter keeps (a month's hits
+            -- are not the archive's). (The same bound of rows as the
+            -- count's walk: short of the page's hits there, that walk
+            -- would fall short too, and the index counts.)
+            IF est >= sure_factor * (count_max + 1) AND p_chat_ids IS NULL AND p_topic IS NULL
+               AND p_sender IS NULL AND p_from_date IS NULL AND p_to_date IS NULL
+               AND p_rx IS NULL AND coalesce(p_kind, '') = '' THEN
                 EXECUTE stmt INTO n, hit_chats, hit_ids, walk_est
                     USING tsq, pats, terms, pos, p_chat_ids, p_topic, p_sender, p_from_date,
-                          p_to_date, p_rx, p_lim, p_off, greatest(need, sure_hits), pairs, negs,
-                          qx_rank, rank_window, phr, hit_chats, hit_ids, others, wpairs,
-                          ceil(walk_slack * (count_max + 1) * walk_n / est)::bigint;
-                IF n = greatest(need, sure_hits)
+                          p_to_date, p_rx, p_lim, p_off, least(greatest(need, sure_hits), count_max + 1),
+                          pairs, negs, qx_rank, rank_window, phr, hit_chats, hit_ids, others,
+                          wpairs, ceil(walk_slack * (count_max + 1) * walk_n / est)::bigint;
+                IF n = least(greatest(need, sure_hits), count_max + 1)
                    AND n * walk_n / walk_est >= sure_factor * (count_max + 1) THEN
                     walked := true;
-                ELSIF n < greatest(need, sure_hits) THEN
+                ELSIF n < least(greatest(need, sure_hits), count_max + 1) THEN
                     n := 0;
                 END IF;
             END IF;
