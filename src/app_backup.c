@@ -227,14 +227,16 @@ static void copied(app_child_t *c, int status)
     finish(b);
 }
 
-/* cp -a of what the data directory has of backup_items into DIR. */
+/* cp -a of what the data directory has of backup_items into DIR; -H: an
+ * item that is a symbolic link (a media store on other storage) is copied
+ * as what it points to, not as a link that would dangle elsewhere. */
 static void copy_files(backup_t *b)
 {
     if (b->stopped)
         return;
     const config_t *cfg = b->a->cfg;
-    char *argv[BACKUP_ITEMS + 5] = {"/bin/cp", "-a", "--"};
-    int n = 3;
+    char *argv[BACKUP_ITEMS + 6] = {"/bin/cp", "-a", "-H", "--"};
+    int n = 4;
     for (int i = 0; i < BACKUP_ITEMS; i++) {
         struct stat st;
         snprintf(b->items[i], sizeof b->items[i], "%s/%s", cfg->data_dir, backup_items[i]);
@@ -243,14 +245,14 @@ static void copy_files(backup_t *b)
             argv[n++] = b->items[i];
         }
     }
-    if (n == 3) {
+    if (n == 4) {
         log_info(APP_TAG, "backup: no media store and no keys in %s yet", cfg->data_dir);
         finish(b);
         return;
     }
     argv[n++] = b->dir;
     argv[n] = NULL;
-    log_info(APP_TAG, "backup: copying the media store and the keys into %s (cp -a)", b->dir);
+    log_info(APP_TAG, "backup: copying the media store and the keys into %s (cp -a -H)", b->dir);
     if (app_child_run(&b->child, argv, "copying the media store and keys", copied) != 0)
         backup_fail(b, "copying the media store and keys", b->child.error);
 }
