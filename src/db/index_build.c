@@ -39,6 +39,7 @@ struct index_build_s {
     ib_state_t state;
     index_build_opts_t opts;
     bool pool_closing, failing, busy_said;
+    uint32_t fail_delay_ms;   /* the wait after the last failure; 0: none since a build */
     pg_call_t *call;          /* on pool, in flight */
     pg_call_t *progress_call; /* on rw, in flight */
     pg_call_t *note_call;     /* on rw, in flight */
@@ -139,16 +140,28 @@ static void fail(index_build_t *b, const char *what, const char *error)
         b->cb(b, UV_EIO);
         return;
     }
+    /* Failures in a row wait twice as long each time, up to
+     * INDEX_BUILD_RETRY_MAX_MS: a build that fails for a lasting reason
+     * (duplicates under a unique index) must not read a large table again
+     * every retry_ms for ever. */
+    uint32_t delay = b->opts.retry_ms;
+    if (b->fail_delay_ms != 0)
+        delay = b->fail_delay_ms >= INDEX_BUILD_RETRY_MAX_MS / 2 ? INDEX_BUILD_RETRY_MAX_MS
+                                                                 : 2 * b->fail_delay_ms;
+    if (delay < b->opts.retry_ms)
+        delay = b->opts.retry_ms;
+    b->fail_delay_ms = delay;
     char d[32];
     if (!b->failing)
         log_warn(IB_TAG, "index %s%s%s: %s failed, tried again in %s: %s",
                  b->name[0] ? b->name : "builds", b->table[0] ? " on " : "", b->table, what,
-                 delay_str(d, sizeof d, b->opts.retry_ms), why);
+                 delay_str(d, sizeof d, delay), why);
     else
-        log_debug(IB_TAG, "index %s: %s failed again: %s", b->name, what, why);
+        log_warn(IB_TAG, "index %s: %s failed again, tried again in %s: %s", b->name, what,
+                 delay_str(d, sizeof d, delay), why);
     b->failing = true;
     b->state = IB_WAIT;
-    uv_timer_start(&b->retry, retry_cb, b->opts.retry_ms, 0);
+    uv_timer_start(&b->retry, retry_cb, delay, 0);
 }
 
 /* One progress line from parley_index_build_progress's answer: the phase
@@ -330,6 +343,7 @@ static void call_done(void *data, int status, const char *value, const char *sql
         uv_timer_stop(&b->progress);
         uint64_t ms = uv_now(b->loop) - b->build_started_ms;
         b->stats.built++;
+        b->fail_delay_ms = 0;
         log_info(IB_TAG, "index %s on %s built (%llu.%llu s)", b->name, b->table,
                  (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 100));
         b->state = IB_STEP;

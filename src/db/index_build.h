@@ -40,6 +40,8 @@
 /* After a failure, or while another daemon builds, the work is tried
  * again after INDEX_BUILD_RETRY_MS. */
 #define INDEX_BUILD_RETRY_MS 30000
+/* Failures in a row wait twice as long each time, at most this long. */
+#define INDEX_BUILD_RETRY_MAX_MS (3600u * 1000u)
 /* The longest one statement of the builder may run: an index built on a
  * very large table (the word pairs' index took 217 s at 5 million
  * messages). */
