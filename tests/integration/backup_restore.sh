@@ -110,6 +110,15 @@ cp -a "$B" "$TMP/bad2"
 printf 'X' | dd of="$TMP/bad2/pg/PG_VERSION" bs=1 seek=0 conv=notrunc 2>/dev/null
 expect_fail 1 "pg_verifybackup" --data-dir "$TMP/x2" restore "$TMP/bad2"
 [ ! -e "$TMP/x1/pg/data" ] && [ ! -e "$TMP/x2/pg/data" ] || fail "a damaged backup was restored"
+# A data directory without a cluster that a parleyd uses (its lock held,
+# as a starting daemon holds it) is refused.
+mkdir -p "$TMP/x3"
+flock "$TMP/x3/embedded.lock" sleep 60 &
+HOLDER=$!
+for _ in $(seq 50); do flock -n "$TMP/x3/embedded.lock" true 2>/dev/null || break; sleep 0.1; done
+expect_fail 1 "a parleyd uses this data directory" --data-dir "$TMP/x3" restore "$B"
+kill "$HOLDER" 2>/dev/null; wait "$HOLDER" 2>/dev/null || true
+[ ! -e "$TMP/x3/pg/data" ] || fail "a restore went on beside a daemon"
 
 # The restore, into a new data directory; then serve on it.
 "$PARLEYD" --data-dir "$R" restore "$B" 2>"$TMP/restore.log" </dev/null ||
