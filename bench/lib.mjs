@@ -10,7 +10,7 @@
 //   - the dataset (loadArchive: gen_archive.mjs, then `parleyd import
 //     telegram-export`, timed; importOtherSources: the demo's ChatWise
 //     chats and agent transcripts, which recall searches beside it);
-//   - parleyd serve (serveArgs, startParleyd on a Unix socket);
+//   - parleyd serve (serveArgs, startParleyd on a Unix socket and more URLs);
 //   - the load generator (loadgen: one parley-loadgen run and its result
 //     line and failures; measureRun: the same with the server's CPU time
 //     and peak RSS around it; percentile);
@@ -218,7 +218,7 @@ export function percentile(sorted, p) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))] : 0;
 }
 
-// ---- the query classes (one session, Unix socket) ----
+// ---- the query classes (one session each) ----
 // messagesSearch per query class: each class's queries alone, newest first
 // and by relevance.
 export const searchClasses = {
