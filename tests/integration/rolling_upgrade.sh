@@ -149,7 +149,8 @@ NEW_SCHEMA=$(sed -n 's/.*ready (schema version \([0-9]*\)).*/\1/p' "$TMP/b2.log"
 # --- A restarted on the previous release after the upgrade -------------------
 # (Releases from this one on leave the newer functions alone, checked below
 # with this build as the older one; the previous release may predate that
-# and apply its own again, which is harmless while they equal this build's.)
+# and apply its own again: docs/deployment.md, "Upgrades", says what that
+# costs and that restarting the upgraded daemons undoes it.)
 fns() { psql_t "SELECT md5(string_agg(p.oid::regprocedure::text || p.prosrc, ',' ORDER BY 1))
                 FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace"; }
 f_new=$(fns)
