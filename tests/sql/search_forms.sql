@@ -1,4 +1,4 @@
--- search_forms: word forms in parley_search (src/db/sql/search.sql,
+-- search_forms: word forms in parley_search (src/db/sql/search_forms.sql,
 -- migration 022): the steps the daemon's builder takes (fill, index,
 -- switch), then English and Russian forms, exact phrases, exclusions of
 -- every form, OR across forms, exact tokens, ranking exact forms first,

@@ -1,6 +1,6 @@
 -- search_pairs: phrases through the index of adjacent word pairs
--- (migration 030, parley_phrase_pairs and parley_search in
--- src/db/sql/search.sql): the pairs of a text and of a phrase; every
+-- (migration 030, parley_phrase_pairs in src/db/sql/search_forms.sql and
+-- parley_search in search.sql): the pairs of a text and of a phrase; every
 -- phrase query answers the same with the index as without it (phrases
 -- alone, beside words, several phrases, words <N> apart, exclusions, forms
 -- off and on); the plan reads the pairs' index; the step asks for it.

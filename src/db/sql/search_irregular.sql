@@ -1,6 +1,6 @@
 -- search_irregular: the irregular forms of English and Russian words, a
 -- table written for parley (docs/search.md, "Irregular forms"), and the
--- lookup the search's query side uses (parley_forms_query in search.sql):
+-- lookup the search's query side uses (parley_forms_query in search_forms.sql):
 -- the words a Snowball stemmer does not relate to their lemma (mouse/mice,
 -- go/went, good/better, человек/люди, идти/шёл, хороший/лучше). Nothing
 -- is stored in tables: the table is the text of parley_irregular_table,
