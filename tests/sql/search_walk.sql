@@ -126,3 +126,20 @@ SELECT pg_temp.expect('stale: the walks bounded',
 SELECT pg_temp.expect('rare: the page', pg_temp.ids(pg_temp.s('alpha 2999')), pg_temp.ref('alpha 2999'));
 SELECT pg_temp.expect('rare: the index alone', pg_temp.s('alpha 2999') - 'results',
     '{"count": 1, "limit": 20, "offset": 0, "mode": "fulltext", "walk": false, "words": true, "pairs": false, "seq": false, "read": 0}'::jsonb);
+
+-- 100,000 newer messages, a ninth of them with "twelve" (11,111: est over
+-- ten times 1,001, but est^2 under 2 * 1,001 * 112,000, so no walk would
+-- count it): the page's hits are walked for all the same (about 900 rows
+-- for 100 hits), and their rate (one in nine) says more than 1,000; the
+-- index reads none of its 11,111 hits.
+INSERT INTO messages (chat_id, id, sender_id, date, text)
+SELECT -802, 10000 + g, 8, '2026-06-01 00:00Z'::timestamptz + g * interval '1 minute',
+       CASE WHEN g % 9 = 0 THEN 'twelve ' ELSE 'filler ' END || g
+FROM generate_series(1, 100000) g;
+ANALYZE messages;
+SELECT pg_temp.expect('twelve: the page', pg_temp.ids(pg_temp.s('twelve')), pg_temp.ref('twelve'));
+SELECT pg_temp.expect('twelve: the page''s hits walked, counted there',
+    pg_temp.s('twelve') - 'results' - 'read',
+    '{"count": 1000, "countCapped": true, "limit": 20, "offset": 0, "mode": "fulltext", "walk": true, "words": false, "pairs": false, "seq": false}'::jsonb);
+SELECT pg_temp.expect('twelve: about 900 rows read',
+    (pg_temp.s('twelve') ->> 'read')::integer BETWEEN 890 AND 940, true);
