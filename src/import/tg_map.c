@@ -14,6 +14,7 @@
 #include "import/tg_map.h"
 
 #include "db/pgtext.h"
+#include "import/tg_entities.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -344,28 +345,6 @@ static int write_text(ctx_t *c, buf_t *rows, const json_t *t, bool *has_link)
     return 0;
 }
 
-static bool link_entity(const json_t *e)
-{
-    const char *type = json_string_value(json_object_get(e, "type"));
-    return type && (strcmp(type, "link") == 0 || strcmp(type, "text_link") == 0);
-}
-
-/* entities @? '$[*] ? (@.type == "link" || @.type == "text_link")' (lax:
- * an array element is unwrapped once). */
-static bool entities_link(const json_t *ents)
-{
-    for (size_t i = 0; i < json_array_size(ents); i++) {
-        const json_t *e = json_array_get(ents, i);
-        if (json_is_object(e) && link_entity(e))
-            return true;
-        if (json_is_array(e))
-            for (size_t k = 0; k < json_array_size(e); k++)
-                if (json_is_object(json_array_get(e, k)) && link_entity(json_array_get(e, k)))
-                    return true;
-    }
-    return false;
-}
-
 /* Writes a JSON field (jsonb text, COPY-escaped) or \N when v is NULL. */
 static int write_json(ctx_t *c, buf_t *rows, const json_t *v, bool strip)
 {
@@ -379,56 +358,14 @@ static int write_json(ctx_t *c, buf_t *rows, const json_t *v, bool strip)
     return rc;
 }
 
-/* Whether every run of ents is {"type": "plain", "text": ...} (or, with
- * strings, a bare string, as an array text holds them): such a list says no
- * more than the text, which is their concatenation (Telegram Desktop writes
- * one for every message: 146 bytes a message of a generated archive, more
- * than the text itself), so it is not stored. */
-static bool entities_plain(const json_t *ents, bool strings)
-{
-    for (size_t i = 0; i < json_array_size(ents); i++) {
-        const json_t *e = json_array_get(ents, i);
-        if (strings && json_is_string(e))
-            continue;
-        const char *type = json_string_value(json_object_get(e, "type"));
-        if (!json_is_object(e) || type == NULL || strcmp(type, "plain") != 0 ||
-            json_object_size(e) != 1u + (json_object_get(e, "text") != NULL))
-            return false;
-    }
-    return true;
-}
-
-/* parley_tg_entities; *link: the link test on them. A list of plain runs
- * only (or none) is stored as NULL. */
+/* parley_tg_entities (tg_entities.h); *link: the link test on them. */
 static int write_entities(ctx_t *c, buf_t *rows, bool *link)
 {
-    *link = false;
-    const json_t *te = json_object_get(c->m, "text_entities");
-    const json_t *t = json_object_get(c->m, "text");
-    if (json_is_array(te)) {
-        *link = entities_link(te);
-        return write_json(c, rows, entities_plain(te, false) ? NULL : te, false);
-    }
-    if (!json_is_array(t) || entities_plain(t, true))
-        return buf_append_str(rows, "\\N");
-    json_t *arr = json_array();
-    if (arr == NULL)
-        return UV_ENOMEM;
-    int rc = 0;
-    for (size_t i = 0; i < json_array_size(t) && rc == 0; i++) {
-        json_t *e = json_array_get(t, i);
-        if (json_is_string(e))
-            rc = json_array_append_new(arr, json_pack("{s:s,s:O}", "type", "plain", "text", e));
-        else
-            rc = json_array_append(arr, e);
-    }
-    if (rc == 0) {
-        *link = entities_link(arr);
-        rc = write_json(c, rows, arr, false);
-    } else {
-        rc = UV_ENOMEM;
-    }
-    json_decref(arr);
+    json_t *ents = NULL;
+    int rc = tg_entities_of(c->m, &ents, link);
+    if (rc == 0)
+        rc = write_json(c, rows, ents, false);
+    json_decref(ents);
     return rc;
 }
 
