@@ -32,7 +32,10 @@ const script = {
     { id: BOB, type: "private", user_id: BOB, title: "Bob", messages: 30 },
     { id: -4001, type: "basic_group", title: "Team", messages: 10, senders: [BOB, 777000111] },
     { id: BIG, type: "supergroup", title: "Big group", messages: 1000, senders: [BOB] },
-    { id: BIG2, type: "supergroup", title: "Second big", messages: 1000, senders: [BOB] },
+    // Big enough (100 pages) that a kill seen mid-backfill lands mid-backfill:
+    // with 1,000 (20 pages) the rest could be stored between the count read
+    // and the kill on a fast run.
+    { id: BIG2, type: "supergroup", title: "Second big", messages: 5000, senders: [BOB] },
     { id: -1009876543210, type: "channel", title: "News", username: "newsch", messages: 5 },
   ],
   load_chats_per_call: 2,
@@ -202,18 +205,18 @@ test("serve: the account, its chats, a backfill through a FloodWait, live update
 test("the next run starts signed in without asking; a kill -9 mid-backfill resumes", async () => {
   let { d, c } = await serve();
   try {
-    await call(c, "syncJobsAdd", { channelId: BIG2, depth: 1000 });
-    // Killed once some pages are stored, before the end.
+    await call(c, "syncJobsAdd", { channelId: BIG2, depth: 5000 });
+    // Killed once some pages are stored, well before the end.
     await until("a few pages", () => {
       const n = Number(psql(`SELECT count(*) FROM messages WHERE chat_id = ${BIG2}`));
-      return n >= 150 && n < 1000;
+      return n >= 150 && n < 2000;
     });
   } finally {
     d.child.kill("SIGKILL");
     await once(d.child, "exit");
   }
   const before = Number(psql(`SELECT (cursor ->> 'count')::int FROM sync_jobs WHERE chat_id = ${BIG2}`));
-  assert.ok(before > 0 && before < 1000, `the cursor holds the pages stored (${before})`);
+  assert.ok(before > 0 && before < 5000, `the cursor holds the pages stored (${before})`);
 
   ({ d, c } = await serve());
   try {
@@ -224,8 +227,8 @@ test("the next run starts signed in without asking; a kill -9 mid-backfill resum
       const j = (await call(c, "syncJobsList", { channelId: BIG2 })).jobs[0];
       return j.status === "idle" ? j : null;
     }, 90000);
-    assert.equal(job.fetched, 1000, JSON.stringify(job));
-    assert.equal(psql(`SELECT count(*) || ':' || count(DISTINCT id) || ':' || min(id) FROM messages WHERE chat_id = ${BIG2}`), "1000:1000:1");
+    assert.equal(job.fetched, 5000, JSON.stringify(job));
+    assert.equal(psql(`SELECT count(*) || ':' || count(DISTINCT id) || ':' || min(id) FROM messages WHERE chat_id = ${BIG2}`), "5000:5000:1");
   } finally {
     assert.equal(await d.stop(), 0);
   }
