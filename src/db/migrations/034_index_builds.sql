@@ -53,7 +53,12 @@ CREATE TABLE schema_index_builds (
 -- index to drop once it is valid. Called by migrations, so it lives here
 -- with its table, not in a repeatable file (those are applied after the
 -- migrations). Declaring the same index again with the same definition
--- changes nothing; another definition under a taken name is an error.
+-- changes nothing; another definition under a taken name is an error. On a
+-- table with no rows yet (a new store, where every migration meets empty
+-- tables) the index is made at once, in the migration's transaction (no
+-- cost, no lock anyone waits on), and the build is done: built in the
+-- background it would only race the daemon's other builders (the word
+-- forms') for a table nobody waits for.
 CREATE FUNCTION parley_index_build(p_name text, p_definition text, p_replaces text DEFAULT NULL)
     RETURNS void
     LANGUAGE plpgsql AS $$
@@ -62,6 +67,7 @@ DECLARE
         '^\s*CREATE\s+(UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\S+)\s+ON\s+(ONLY\s+)?([a-z_][a-z0-9_]*)[\s(]',
         'i');
     old schema_index_builds;
+    empty boolean;
 BEGIN
     IF p_name !~ '^[a-z_][a-z0-9_]{0,62}$' OR p_replaces !~ '^[a-z_][a-z0-9_]{0,62}$' THEN
         RAISE EXCEPTION USING ERRCODE = '22023',
@@ -91,5 +97,13 @@ BEGIN
     INSERT INTO schema_index_builds (name, table_name, definition, replaces, version)
     VALUES (p_name, lower(m[4]), p_definition, p_replaces,
             nullif(current_setting('parley.migration', true), '')::integer);
+    EXECUTE format('SELECT NOT EXISTS (SELECT 1 FROM %I)', lower(m[4])) INTO empty;
+    IF empty THEN
+        EXECUTE regexp_replace(p_definition, '\mCONCURRENTLY\M\s*', '', 'i');
+        IF p_replaces IS NOT NULL THEN
+            EXECUTE format('DROP INDEX IF EXISTS %I', p_replaces);
+        END IF;
+        UPDATE schema_index_builds SET state = 'done', finished_at = now() WHERE name = p_name;
+    END IF;
 END
 $$;
