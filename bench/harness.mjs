@@ -46,7 +46,7 @@ import path from "node:path";
 import {
   children, cli, destroyCluster, here, importOtherSources, killChildren, kv, loadArchive, measureRun, percentile,
   psqlAt, recallCalls, recallClasses, say, searchCalls, searchClasses, serveArgs, startCluster, startProcess, status,
-  stop, writeCalls,
+  stop, updateReadme, writeCalls,
 } from "./lib.mjs";
 
 const { flag, opt } = cli();
@@ -692,16 +692,7 @@ const stamp = results.date.replace(/[:]/g, "-").replace(/\..*/, "");
 fs.writeFileSync(path.join(cfg.out, `${stamp}${smoke ? "-smoke" : ""}.json`), JSON.stringify(results, null, 1) + "\n");
 fs.writeFileSync(path.join(cfg.out, `${stamp}${smoke ? "-smoke" : ""}.md`), table);
 process.stdout.write(table);
-if (flag("update-readme")) {
-  const readme = path.join(here, "README.md");
-  const text = fs.readFileSync(readme, "utf8");
-  const begin = "<!-- bench:run:begin -->";
-  const end = "<!-- bench:run:end -->";
-  const a = text.indexOf(begin);
-  const b = text.indexOf(end);
-  if (a < 0 || b < 0) throw new Error(`bench/README.md lacks the ${begin} ... ${end} markers`);
-  fs.writeFileSync(readme, text.slice(0, a + begin.length) + "\n" + table + text.slice(b));
-}
+if (flag("update-readme")) updateReadme("run", table);
 if (results.problems.length) {
   console.error(`bench: ${results.problems.length} problem(s):\n${results.problems.join("\n")}`);
   process.exit(1);

@@ -256,3 +256,16 @@ export function searchCalls(cls, qs) {
 }
 export const recallCalls = (qs) => qs.map((q) => ({ name: "recall", arguments: { query: q, limit: 20 } }));
 export const writeCalls = (file, calls) => fs.writeFileSync(file, calls.map((c) => JSON.stringify(c)).join("\n") + "\n");
+
+// Puts table into bench/README.md between its bench:NAME:begin and
+// bench:NAME:end markers (the part a run owns).
+export function updateReadme(name, table) {
+  const readme = path.join(here, "README.md");
+  const text = fs.readFileSync(readme, "utf8");
+  const begin = `<!-- bench:${name}:begin -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a < 0 || b < 0) throw new Error(`bench/README.md lacks the ${begin} ... ${end} markers`);
+  fs.writeFileSync(readme, text.slice(0, a + begin.length) + "\n" + table + text.slice(b));
+}

@@ -45,7 +45,7 @@ import os from "node:os";
 import path from "node:path";
 import {
   cli, destroyCluster, here, importOtherSources, killChildren, loadArchive, measureRun, psqlAt, recallCalls,
-  recallClasses, say, searchCalls, searchClasses, startCluster, startParleyd, stop, writeCalls,
+  recallClasses, say, searchCalls, searchClasses, startCluster, startParleyd, stop, updateReadme, writeCalls,
 } from "./lib.mjs";
 
 const { flag, opt } = cli();
@@ -384,16 +384,7 @@ for (const messages of cfg.sizes) {
 }
 const table = report();
 process.stdout.write(table);
-if (flag("update-readme")) {
-  const readme = path.join(here, "README.md");
-  const text = fs.readFileSync(readme, "utf8");
-  const begin = "<!-- bench:scale:begin -->";
-  const end = "<!-- bench:scale:end -->";
-  const a = text.indexOf(begin);
-  const b = text.indexOf(end);
-  if (a < 0 || b < 0) throw new Error(`bench/README.md lacks the ${begin} ... ${end} markers`);
-  fs.writeFileSync(readme, text.slice(0, a + begin.length) + "\n" + table + text.slice(b));
-}
+if (flag("update-readme")) updateReadme("scale", table);
 if (results.problems.length) {
   console.error(`bench: ${results.problems.length} problem(s):\n${results.problems.join("\n")}`);
   process.exit(1);
