@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app.h"
-#include "app_check.h"
+#include "app/app.h"
+#include "app/check.h"
 #include "cli.h"
 #include "mcp/reference.h"
 #include "toolsets/toolset.h"

@@ -4,9 +4,9 @@
 
 #include <stdlib.h>
 
-#include "upstream/bsky.h"
-#include "upstream/tg_connector.h"
-#include "upstream/tg_user.h"
+#include "upstream/bluesky/bsky.h"
+#include "upstream/telegram/bot/tg_connector.h"
+#include "upstream/telegram/user/tg_user.h"
 
 #include <string.h>
 

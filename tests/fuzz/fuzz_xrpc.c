@@ -1,5 +1,5 @@
 /* Fuzz target: the Bluesky connector's reading of XRPC answers
- * (upstream/bsky_xrpc.h) over arbitrary bytes. The input is a status
+ * (upstream/bluesky/bsky_xrpc.h) over arbitrary bytes. The input is a status
  * selector byte, then the ratelimit-reset header up to the first newline,
  * then the body, read as an error (any status), as a createSession /
  * refreshSession answer (with its tokens' expiry and its PDS's trust) and
@@ -13,7 +13,7 @@
 #include <uv.h>
 
 #include "fuzz_util.h"
-#include "upstream/bsky_xrpc.h"
+#include "upstream/bluesky/bsky_xrpc.h"
 
 static void check_text(const char *s)
 {

@@ -5,7 +5,7 @@
  * after them; a full stack refuses a part. */
 #include <string.h>
 
-#include "app_stack.h"
+#include "app/stack.h"
 #include "testutil.h"
 
 static char trace[256];

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backup_manifest.h"
+#include "app/backup_manifest.h"
 #include "testutil.h"
 
 static void write_file(const char *path, const char *s)

@@ -1,11 +1,11 @@
-/* Tests for upstream/bsky_xrpc: the errors of failed XRPC calls (token,
+/* Tests for upstream/bluesky/bsky_xrpc: the errors of failed XRPC calls (token,
  * rate limit, bodies that are not JSON), the rate-limit message, a JWT's
  * expiry, session answers with their PDS, feeds, and PDS trust. */
 #include <jansson.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "upstream/bsky_xrpc.h"
+#include "upstream/bluesky/bsky_xrpc.h"
 
 static void test_error(void **state)
 {

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "upstream/tdjson.h"
+#include "upstream/telegram/user/tdjson.h"
 
 /* How long a case waits for an expected answer or update. */
 #define WAIT_MS 10000

@@ -36,7 +36,7 @@ CREATE OR REPLACE FUNCTION parley_source_kinds(p_source text) RETURNS text[]
 $$;
 
 -- Which sources the store holds data of (the default toolset selection,
--- src/app_auto.c): {"telegram", "chatwise", "agents", "bluesky": bool}.
+-- src/app/auto.c): {"telegram", "chatwise", "agents", "bluesky": bool}.
 -- An account counts as data: a bot's or a user's Telegram account, a
 -- Bluesky login.
 CREATE OR REPLACE FUNCTION parley_sources_present(a jsonb, ctx jsonb) RETURNS jsonb

@@ -1,5 +1,5 @@
 -- telegram/bot: the Telegram Bot API connector's store side
--- (src/upstream/tg_bot.c, tg_media.c, tg_jobs.c): the bot's account and
+-- (src/upstream/telegram/bot/tg_bot.c, tg_media.c, tg_jobs.c): the bot's account and
 -- update offset, staging a getUpdates batch with its offset in one
 -- transaction and applying the staged batches, the media download queue,
 -- chat metadata, and the poller lease (one poller per bot across daemons).

@@ -1,7 +1,7 @@
 -- telegram/live: the answers of the tools that read through the Telegram
 -- user account (channelsSearch; messagesList, messagesGet, messagesContext
 -- and messagesSearch with source "live" or "both"). The connector read
--- TDLib's own objects (src/upstream/tg_user_live.c); here they are stored
+-- TDLib's own objects (src/upstream/telegram/user/tg_user_live.c); here they are stored
 -- by the same operations the account's updates go through
 -- (parley_tdu_apply: chats, messages) and then answered from the archive's
 -- rows for exactly those ids, with the archive's JSON (parley_tg_chat_json,

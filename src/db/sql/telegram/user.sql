@@ -478,7 +478,7 @@ END
 $$;
 
 -- Applies the connector's store operations in their order
--- (src/upstream/tg_user_account.c): {"op": "chats", "chats": [chat]},
+-- (src/upstream/telegram/user/tg_user_account.c): {"op": "chats", "chats": [chat]},
 -- {"op": "users", "users": [user]}, {"op": "messages", "messages":
 -- [message]}, {"op": "delete", "chat_id", "message_ids", "is_permanent",
 -- "from_cache"}. Neighbouring operations of one kind are applied together.
