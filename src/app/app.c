@@ -1,22 +1,15 @@
-/* app: the lifecycle of serve, migrate, import, login, bootstrap, backup
- * and restore (see app.h): signals, the state machine, the database and
- * the migrations, the drain and the stop. What serve starts is
- * app_serve.c's, one import is app_import.c's, a login app_login.c's, a
- * bootstrap app_bootstrap.c's, a backup app_backup.c's (once the embedded
- * cluster runs, without migrations) and a restore app_restore.c's (with
- * no database at all);
- * each pushes what it starts on the stack (app_stack.h), which this file
- * stops, drains and closes.
+/* app: the entry's sequencer (app.h): signals, then the database (the
+ * embedded cluster started, or the configured URL), the read-write pool
+ * and the migrations, as far as the command's step needs (app_step_t,
+ * steps.h), then the step itself, found in the table of steps and never
+ * named here. What every step shares (the stop and its drain, the parts
+ * several start) is core.c's and parts.c's.
  *
- * Start: signals -> database (embedded start, or the configured URL) ->
- * read-write pool -> migrations -> the command's parts. Stop (first
- * SIGINT/SIGTERM, the end of migrate or import, stdin's end, or a fatal
- * start error): every part stops taking work; the drain waits until every
- * part is idle (at most shutdown_timeout_ms); then the parts close one by
- * one in reverse start order (the embedded cluster last, stopped unless
- * another parleyd uses it), the signal handles close, and the loop ends.
- * A second signal exits at once. */
-#include "app/app_internal.h"
+ * Start: signals -> database -> read-write pool -> migrations -> the
+ * step's parts. Stop (first SIGINT/SIGTERM, the end of migrate or import,
+ * stdin's end, or a fatal start error): app_shutdown (core.c). A second
+ * signal exits at once. */
+#include "app/steps.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -26,85 +19,6 @@
 
 #include "util/heap.h"
 #include "util/log.h"
-
-#define APP_DRAIN_POLL_MS 50
-
-void app_fatal(app_t *a, const char *what, const char *detail)
-{
-    if (detail)
-        log_error(APP_TAG, "%s: %s", what, detail);
-    else
-        log_error(APP_TAG, "%s", what);
-    app_shutdown(a, APP_EXIT_FAILURE);
-}
-
-int app_push(app_t *a, const app_part_ops_t *ops, void *obj)
-{
-    int rc = app_stack_push(&a->stack, ops, obj);
-    if (rc != 0)
-        app_fatal(a, ops->name, "too many parts (APP_STACK_MAX)");
-    return rc;
-}
-
-/* ---- stop ---------------------------------------------------------------- */
-
-static void handle_closed(uv_handle_t *h)
-{
-    (void)h;
-}
-
-/* Every part is closed: the entry's own handles, then the loop ends
- * (stopped, since h2o's handles keep it alive until they are disposed,
- * which app_run does outside uv_run). */
-static void stack_closed(app_stack_t *s)
-{
-    app_t *a = s->data;
-    uv_close((uv_handle_t *)&a->sigint, handle_closed);
-    uv_close((uv_handle_t *)&a->sigterm, handle_closed);
-    uv_close((uv_handle_t *)&a->drain_timer, handle_closed);
-    sdnotify_watchdog_close(&a->watchdog, handle_closed);
-    uv_stop(&a->loop);
-}
-
-static void app_close(app_t *a)
-{
-    a->state = APP_CLOSING;
-    uv_timer_stop(&a->drain_timer);
-    app_stack_close(&a->stack, stack_closed);
-}
-
-static void drain_cb(uv_timer_t *t)
-{
-    app_t *a = t->data;
-    if (app_stack_idle(&a->stack)) {
-        app_close(a);
-        return;
-    }
-    if (uv_now(&a->loop) >= a->drain_deadline) {
-        log_warn(APP_TAG, "in-flight work did not finish within %d ms; cancelling it",
-                 a->cfg->shutdown_timeout_ms);
-        app_close(a);
-    }
-}
-
-void app_shutdown(app_t *a, int exit_code)
-{
-    if (exit_code != APP_EXIT_OK && a->exit_code == APP_EXIT_OK)
-        a->exit_code = exit_code;
-    if (a->state == APP_DRAINING || a->state == APP_CLOSING)
-        return;
-    (void)sdnotify_stopping(); /* systemd: the stop has begun */
-    if (a->state == APP_STARTING && a->emb != NULL && !a->emb_running) {
-        /* The embedded cluster is still starting: its callback sees the
-         * state and closes. */
-        a->state = APP_DRAINING;
-        return;
-    }
-    a->state = APP_DRAINING;
-    app_stack_stop(&a->stack);
-    a->drain_deadline = uv_now(&a->loop) + (uint64_t)a->cfg->shutdown_timeout_ms;
-    uv_timer_start(&a->drain_timer, drain_cb, 0, APP_DRAIN_POLL_MS);
-}
 
 static void on_signal(uv_signal_t *s, int signum)
 {
@@ -157,77 +71,6 @@ static void emb_close(void *obj, app_stack_t *s)
 
 static const app_part_ops_t emb_part = {.name = "embedded PostgreSQL", .close = emb_close};
 
-static void pool_closed(pg_pool_t *p)
-{
-    app_t *a = pg_pool_get_data(p);
-    app_stack_next(&a->stack);
-}
-
-static void pool_close(void *obj, app_stack_t *s)
-{
-    (void)s;
-    pg_pool_close(obj, pool_closed);
-}
-
-static bool pool_idle(const void *obj)
-{
-    return pg_pool_is_idle((pg_pool_t *)obj);
-}
-
-const app_part_ops_t app_pool_part = {.name = "pool", .idle = pool_idle, .close = pool_close};
-
-static void index_stop(void *obj)
-{
-    index_build_stop(obj);
-}
-
-static bool index_idle(const void *obj)
-{
-    return index_build_idle(obj);
-}
-
-static void index_free(void *obj)
-{
-    index_build_free(obj);
-}
-
-static const app_part_ops_t index_part = {
-    .name = "index builds", .stop = index_stop, .idle = index_idle, .free = index_free};
-
-int app_start_index_builds(app_t *a, bool fail_fast, index_build_cb cb, char *err, size_t errcap)
-{
-    index_build_opts_t o = {.connect_timeout_ms = (uint32_t)a->cfg->db_connect_timeout_ms,
-                            .fail_fast = fail_fast};
-    index_build_t *b = NULL;
-    int rc = index_build_start(&a->loop, &a->conninfo, a->rw, &o, cb, a, &b, err, errcap);
-    if (rc != 0)
-        return rc;
-    rc = app_push(a, &index_part, b);
-    if (rc != 0) {
-        index_build_stop(b); /* not owned: left to the loop's end */
-        snprintf(err, errcap, "too many parts");
-    }
-    return rc;
-}
-
-/* migrate: the indexes the migrations asked for are built (or none was
- * pending); a failed build ends it with the reason (serve tries again). */
-static void migrate_indexes_done(index_build_t *b, int status)
-{
-    app_t *a = index_build_data(b);
-    if (status != 0) {
-        char why[INDEX_BUILD_ERR_MAX + 128];
-        snprintf(why, sizeof why,
-                 "%s (the schema is applied; serve builds the index at start and tries again "
-                 "until it succeeds)",
-                 index_build_error(b));
-        app_fatal(a, "index build", why);
-        return;
-    }
-    if (a->state == APP_STARTING)
-        app_shutdown(a, APP_EXIT_OK);
-}
-
 static void migrate_done(migrate_t *m, int status)
 {
     app_t *a = m->data;
@@ -235,25 +78,8 @@ static void migrate_done(migrate_t *m, int status)
         app_fatal(a, "database schema", m->error);
         return;
     }
-    if (a->state != APP_STARTING)
-        return;
-    if (a->cmd == CLI_CMD_MIGRATE) {
-        log_info(APP_TAG, "schema is at version %d (%d migration%s applied)", m->schema_version,
-                 m->applied, m->applied == 1 ? "" : "s");
-        /* Then the indexes they asked for, before it exits (serve would
-         * build them too, while it serves). */
-        char err[CONFIG_ERR_MAX] = "";
-        if (app_start_index_builds(a, true, migrate_indexes_done, err, sizeof err) != 0)
-            app_fatal(a, "index builds", err);
-    } else if (a->cmd == CLI_CMD_IMPORT) {
-        app_import_start(a);
-    } else if (a->cmd == CLI_CMD_LOGIN) {
-        app_login_start(a);
-    } else if (a->cmd == CLI_CMD_BOOTSTRAP) {
-        app_bootstrap_start(a);
-    } else {
-        app_serve_start(a);
-    }
+    if (a->state == APP_STARTING)
+        app_step_find(a->cmd)->start(a);
 }
 
 static void app_open_database(app_t *a)
@@ -291,7 +117,7 @@ static void emb_started(pg_embedded_t *e, int status)
         log_error(APP_TAG, "embedded PostgreSQL: %s", pg_embedded_error(e));
         if (a->exit_code == APP_EXIT_OK)
             a->exit_code = APP_EXIT_FAILURE;
-        app_close(a);
+        app__close(a);
         return;
     }
     a->emb_running = true;
@@ -302,11 +128,12 @@ static void emb_started(pg_embedded_t *e, int status)
     }
     if (a->state != APP_STARTING) {
         /* A signal arrived while the cluster started: leave it again. */
-        app_close(a);
+        app__close(a);
         return;
     }
-    if (a->cmd == CLI_CMD_BACKUP) {
-        app_backup_start(a); /* a copy of the cluster as it is: no migration */
+    const app_step_t *step = app_step_find(a->cmd);
+    if (step->after == APP_AFTER_CLUSTER) {
+        step->start(a); /* e.g. a copy of the cluster as it is: no migration */
         return;
     }
     app_open_database(a);
@@ -318,14 +145,15 @@ static void app_start_database(app_t *a)
 {
     const config_t *cfg = a->cfg;
     char err[CONFIG_ERR_MAX];
-    if (a->cmd == CLI_CMD_RESTORE) {
-        app_restore_start(a); /* no cluster runs during a restore */
+    const app_step_t *step = app_step_find(a->cmd);
+    if (step->check != NULL && step->check(cfg, err, sizeof err) != 0) {
+        log_error(APP_TAG, "%s: %s", step->name, err);
+        a->exit_code = APP_EXIT_FAILURE;
+        app__close(a);
         return;
     }
-    if (a->cmd == CLI_CMD_BACKUP && app_backup_check(cfg, err, sizeof err) != 0) {
-        log_error(APP_TAG, "backup: %s", err);
-        a->exit_code = APP_EXIT_FAILURE;
-        app_close(a);
+    if (step->after == APP_AFTER_NOTHING) {
+        step->start(a); /* e.g. a restore: no cluster runs */
         return;
     }
     if (cfg->db_external) {
@@ -333,7 +161,7 @@ static void app_start_database(app_t *a)
         if (rc != 0) {
             log_error(APP_TAG, "%s", err);
             a->exit_code = APP_EXIT_FAILURE;
-            app_close(a);
+            app__close(a);
             return;
         }
         app_open_database(a);
@@ -349,7 +177,7 @@ static void app_start_database(app_t *a)
     if (rc != 0) {
         log_error(APP_TAG, "embedded PostgreSQL: %s", err);
         a->exit_code = APP_EXIT_FAILURE;
-        app_close(a);
+        app__close(a);
         return;
     }
     pg_embedded_set_data(a->emb, a);
@@ -363,6 +191,8 @@ static void app_start_database(app_t *a)
 
 int app_run(const config_t *cfg, cli_command_t cmd)
 {
+    if (app_step_find(cmd) == NULL)
+        return APP_EXIT_FAILURE; /* not a command that runs the daemon (main.c's) */
     app_t *a = calloc(1, sizeof *a);
     if (a == NULL)
         return APP_EXIT_FAILURE;

@@ -1,6 +1,7 @@
-/* app_internal: the entry's state, shared by its files: app.c (signals,
- * the state machine, the database, the drain and the stop), app_serve.c
- * (what serve starts) and app_import.c (one import).
+/* app_internal: what every file of the entry sees: its state (app_t) and
+ * what the steps share: the stop (core.c) and the parts several steps
+ * start (parts.c). The steps themselves (steps.h) are not declared here:
+ * no step reaches another.
  *
  * Ownership: every part started is pushed on a->stack as it starts and is
  * stopped, closed and freed through it, in reverse start order; the
@@ -51,21 +52,23 @@ typedef struct app_s {
     migrate_t mig;
     mcp_server_t mcp; /* serve: once mcp_started */
     bool mcp_started;
-    toolset_env_t env;          /* serve: what the toolsets' contexts are built from */
-    struct sync_runner_s *jobs; /* serve: the connectors' jobs, or NULL (for /metrics) */
-    struct net_client_s *fetch; /* serve: URLs tools give, under the address policy */
-    long long words_merged;     /* import: into the vocabulary */
-    size_t serve_step;          /* serve: the next step of app_serve_start's sequence */
+    toolset_env_t env;               /* serve: what the toolsets' contexts are built from */
+    struct sync_runner_s *jobs;      /* serve: the connectors' jobs, or NULL (for /metrics) */
+    struct net_client_s *fetch;      /* serve: URLs tools give, under the address policy */
+    long long words_merged;          /* import: into the vocabulary */
+    size_t serve_step;               /* serve: the next stage of its sequence (serve.c) */
+    void (*resume)(struct app_s *a); /* what goes on after APP_STEP_PENDING, or NULL */
     /* serve, default selection (app_auto.c): a check of the store's
      * sources in flight, and another wanted once it ends. */
     bool auto_busy, auto_again;
 } app_t;
 
-/* A serve step that goes on later (app_serve_continue) instead of now. */
+/* A step's stage that goes on later (serve's sequence): it returns
+ * APP_STEP_PENDING and, when done, calls app_resume. */
 #define APP_STEP_PENDING 1
 
 /* Ends with exit_code (the first failure's code is kept): stop taking
- * work, drain, close the stack. */
+ * work, drain, close the stack (core.c). */
 void app_shutdown(app_t *a, int exit_code);
 /* Logs what failed ("what: detail", or what alone when detail is NULL)
  * and shuts down with APP_EXIT_FAILURE. */
@@ -73,53 +76,24 @@ void app_fatal(app_t *a, const char *what, const char *detail);
 /* Pushes a part on the stack; a full stack is a fatal error (returns its
  * code). */
 int app_push(app_t *a, const app_part_ops_t *ops, void *obj);
+/* Goes on with what returned APP_STEP_PENDING (a->resume, set by the
+ * step that waits; cleared before it runs). */
+void app_resume(app_t *a);
+/* The entry's own: closes the stack, then the entry's handles (core.c;
+ * app.c's, when a start fails before anything was pushed). */
+void app__close(app_t *a);
 
-/* serve, after the migrations: everything serve runs (app_serve.c). */
-void app_serve_start(app_t *a);
-/* serve's connectors, jobs, pages, toolsets and endpoints (app_connect.c);
- * 0, or a negative code with err naming the part. */
-int app_start_connectors(app_t *a, char *err, size_t errcap);
-int app_start_toolsets(app_t *a, char *err, size_t errcap);
-int app_start_endpoints(app_t *a, char *err, size_t errcap);
-/* Runs serve's steps from a->serve_step on (after a pending one). */
-void app_serve_continue(app_t *a);
-/* The default selection ("auto", app_auto.c): which selected toolsets
- * have something to serve. app_auto_first checks the store before the
- * endpoints open (APP_STEP_PENDING, then app_serve_continue; 0 when the
- * selection is not auto); app_auto_refresh checks again after the store
- * changed, while a toolset is held back, and tells the sessions when
- * one is served. */
-int app_auto_first(app_t *a, char *err, size_t errcap);
-/* True when the toolsets setting names "auto" (alone or in a list): a
- * session that names no selection gets the default one, its compact
- * surface (toolsets/surface.h). */
-__attribute__((warn_unused_result)) bool app_auto_selected(const config_t *cfg);
-void app_auto_refresh(app_t *a);
+/* ---- the parts several steps start (parts.c) ---- */
+
+/* A pool part (its data pointer is the app). */
+extern const app_part_ops_t app_pool_part;
 /* The builder of the indexes the migrations asked for (db/index_build.h)
  * as a part, its data pointer the app: serve's (tries a failed build
  * again) and migrate's (fail_fast: ends with the failure). */
 int app_start_index_builds(app_t *a, bool fail_fast, index_build_cb cb, char *err, size_t errcap);
-/* A pool part (its data pointer is the app): app.c. */
-extern const app_part_ops_t app_pool_part;
 /* The word forms' builder (archive/search_forms.h) as a part: serve's,
- * and the end of an import's (app_serve.c). */
+ * and the end of an import's. */
 extern const app_part_ops_t app_forms_part;
-/* import, after the migrations: the one import (app_import.c). */
-void app_import_start(app_t *a);
-/* login, after the migrations: one account signed in (app_login.c). */
-void app_login_start(app_t *a);
-/* bootstrap, after the migrations: one project's memory printed
- * (app_bootstrap.c). */
-void app_bootstrap_start(app_t *a);
-/* backup, before the cluster starts (app_backup.c): the data directory
- * has a cluster; DIR is new or empty (then made) and outside the data
- * directory. 0, or a negative code with err. */
-int app_backup_check(const config_t *cfg, char *err, size_t errcap);
-/* backup, once the embedded cluster runs: the copies and the manifest
- * (app_backup.c). */
-void app_backup_start(app_t *a);
-/* restore, with no database (app_restore.c). */
-void app_restore_start(app_t *a);
 /* A connector's setting by key (connector_env_t.setting; data: the app). */
 int app_connector_setting(void *data, const char *key, char *out, size_t cap);
 

@@ -9,7 +9,7 @@
  * Never hidden again: what a session was shown stays callable. */
 #include <string.h>
 
-#include "app/app_internal.h"
+#include "app/serve_internal.h"
 #include "config.h"
 #include "util/log.h"
 
@@ -105,7 +105,7 @@ static void checked(void *data, int status, const char *json, archive_err_t err,
                          "toolset %s: nothing to serve yet (served once its data arrives, or "
                          "with --toolsets all)",
                          toolsets_table[i].mcp->name);
-        app_serve_continue(a);
+        app_resume(a);
     } else if (a->auto_again && a->mcp.registry.hidden != 0) {
         a->auto_again = false;
         check(a, false);

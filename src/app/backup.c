@@ -1,5 +1,5 @@
 /* app_backup: `parleyd backup DIR` for the embedded cluster. Before the
- * cluster is touched (app_backup_check): the data directory must hold a
+ * cluster is touched (backup_check): the data directory must hold a
  * cluster, DIR must be new or empty and outside the data directory. Then
  * the entry starts the cluster as every command does (joining it when a
  * daemon serves on the data directory, else starting it and stopping it
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "app/child.h"
-#include "app/app_internal.h"
+#include "app/steps.h"
 #include "app/backup_manifest.h"
 #include "util/dirs.h"
 #include "util/log.h"
@@ -46,7 +46,7 @@ typedef struct backup_s {
     char err[BACKUP_ERR_MAX];
 } backup_t;
 
-int app_backup_check(const config_t *cfg, char *err, size_t errcap)
+static int backup_check(const config_t *cfg, char *err, size_t errcap)
 {
     char path[CONFIG_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/pg/data/PG_VERSION", cfg->data_dir);
@@ -273,7 +273,7 @@ static void unpushed_closed(app_child_t *c)
     free(c->data);
 }
 
-void app_backup_start(app_t *a)
+static void backup_start(app_t *a)
 {
     const config_t *cfg = a->cfg;
     backup_t *b = calloc(1, sizeof *b);
@@ -321,3 +321,9 @@ void app_backup_start(app_t *a)
     if (app_child_run(&b->child, argv, "pg_basebackup", based) != 0)
         backup_fail(b, "pg_basebackup", b->child.error);
 }
+
+const app_step_t app_step_backup = {.cmd = CLI_CMD_BACKUP,
+                                    .name = "backup",
+                                    .after = APP_AFTER_CLUSTER,
+                                    .check = backup_check,
+                                    .start = backup_start};

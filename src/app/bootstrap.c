@@ -17,10 +17,10 @@
  * (a bounded read: BOOT_HOOK_INPUT_MAX) and resolves the project; after
  * the migrations (the database as every command opens it: a serving
  * daemon's embedded cluster is joined, not started again),
- * app_bootstrap_start runs the sequence on the read-write pool through
+ * bootstrap_start runs the sequence on the read-write pool through
  * the archive, prints, and ends the command. Nothing but the answer goes
  * to stdout. */
-#include "app/app_internal.h"
+#include "app/steps.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -231,7 +231,7 @@ static void booted(void *data, int status, const char *json, archive_err_t err, 
     app_shutdown(a, APP_EXIT_OK);
 }
 
-void app_bootstrap_start(app_t *a)
+static void bootstrap_start(app_t *a)
 {
     archive_t *ar = NULL;
     memory_store_t *ms = NULL;
@@ -268,3 +268,8 @@ void app_bootstrap_start(app_t *a)
     if (rc != 0)
         app_fatal(a, "bootstrap", uv_strerror(rc));
 }
+
+const app_step_t app_step_bootstrap = {.cmd = CLI_CMD_BOOTSTRAP,
+                                       .name = "bootstrap",
+                                       .after = APP_AFTER_MIGRATIONS,
+                                       .start = bootstrap_start};

@@ -3,7 +3,7 @@
  * classes, the password pages when a toolset logs accounts in, each
  * selected toolset's context (toolsets/toolsets.c), and the MCP
  * endpoints. Each is pushed on the entry's stack as it starts. */
-#include "app/app_internal.h"
+#include "app/serve_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,12 +117,6 @@ static void app_metrics(buf_t *b, void *data)
 static void stdio_ended(void *data)
 {
     app_shutdown(data, APP_EXIT_OK);
-}
-
-int app_connector_setting(void *data, const char *key, char *out, size_t cap)
-{
-    const app_t *a = data;
-    return config_get(a->cfg, key, out, cap);
 }
 
 /* The capabilities the selected toolsets use. */

@@ -12,7 +12,7 @@
  * lines come every IMPORT_PROGRESS_MS; the environment variable
  * PARLEY_IMPORT_PROGRESS_MS (not a setting: for tests, which watch the
  * lines of a small import) gives another interval. */
-#include "app/app_internal.h"
+#include "app/steps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,7 +180,7 @@ static void target_set(void *data, int status, const char *value, const char *sq
     (void)app_push(a, &import_part, imp);
 }
 
-void app_import_start(app_t *a)
+static void import_start(app_t *a)
 {
     const char *p[] = {a->cfg->search_languages};
     int rc = pg_pool_call(a->rw, NULL, "SELECT parley_search_forms_step($1::text)", 1, p,
@@ -188,3 +188,6 @@ void app_import_start(app_t *a)
     if (rc != 0)
         app_fatal(a, "search", uv_strerror(rc));
 }
+
+const app_step_t app_step_import = {
+    .cmd = CLI_CMD_IMPORT, .name = "import", .after = APP_AFTER_MIGRATIONS, .start = import_start};

@@ -5,7 +5,7 @@
  * on a terminal). Success prints the connector's line (who signed in) on
  * stdout and exits 0; a failure prints why on stderr and exits 1. The
  * connector is a part on the entry's stack, closed and freed with it. */
-#include "app/app_internal.h"
+#include "app/steps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +221,7 @@ static void login_free(void *obj)
 static const app_part_ops_t login_part = {
     .name = "login", .close = login_close, .free = login_free};
 
-void app_login_start(app_t *a)
+static void login_start(app_t *a)
 {
     const connector_def_t *def = connectors_find_login(a->cfg->login_name);
     login_t *l = calloc(1, sizeof *l);
@@ -258,3 +258,6 @@ void app_login_start(app_t *a)
         app_shutdown(a, APP_EXIT_FAILURE);
     }
 }
+
+const app_step_t app_step_login = {
+    .cmd = CLI_CMD_LOGIN, .name = "login", .after = APP_AFTER_MIGRATIONS, .start = login_start};

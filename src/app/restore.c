@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "app/child.h"
-#include "app/app_internal.h"
+#include "app/steps.h"
 #include "app/backup_manifest.h"
 #include "util/dirs.h"
 #include "util/log.h"
@@ -396,7 +396,7 @@ static void next(restore_t *r)
     }
 }
 
-void app_restore_start(app_t *a)
+static void restore_start(app_t *a)
 {
     const config_t *cfg = a->cfg;
     restore_t *r = calloc(1, sizeof *r);
@@ -428,3 +428,6 @@ void app_restore_start(app_t *a)
     r->step = RS_CHECK;
     next(r);
 }
+
+const app_step_t app_step_restore = {
+    .cmd = CLI_CMD_RESTORE, .name = "restore", .after = APP_AFTER_NOTHING, .start = restore_start};

@@ -6,7 +6,8 @@
  * (app_connect.c), the word forms' filler, the builder of the indexes
  * the migrations asked for and the followed import sources. Names no
  * connector, toolset or import source: it walks their tables. */
-#include "app/app_internal.h"
+#include "app/serve_internal.h"
+#include "app/steps.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -93,21 +94,6 @@ static void memory_store_part_free(void *obj)
     memory_store_free(obj);
 }
 
-static void forms_stop(void *obj)
-{
-    search_forms_stop(obj);
-}
-
-static bool forms_idle(const void *obj)
-{
-    return search_forms_idle(obj);
-}
-
-static void forms_free(void *obj)
-{
-    search_forms_free(obj);
-}
-
 static void follow_stop(void *obj)
 {
     import_follow_stop(obj);
@@ -146,8 +132,6 @@ static const app_part_ops_t net_part = {.name = "URL client", .close = net_close
 static const app_part_ops_t uploads_part = {.name = "uploads", .free = uploads_part_free};
 static const app_part_ops_t memory_part = {.name = "memory database", .close = memory_close};
 static const app_part_ops_t memory_store_part = {.name = "memory", .free = memory_store_part_free};
-const app_part_ops_t app_forms_part = {
-    .name = "search", .stop = forms_stop, .idle = forms_idle, .free = forms_free};
 static const app_part_ops_t follow_part = {
     .name = "follow", .stop = follow_stop, .idle = follow_idle, .free = follow_free};
 static const app_part_ops_t follow_dir_part = {.name = "follow folder",
@@ -496,7 +480,7 @@ static int start_background(app_t *a, char *err, size_t errcap)
 }
 
 /* serve's steps, in order; one may return APP_STEP_PENDING and go on with
- * app_serve_continue. A step without a name names the part in err. */
+ * app_resume. A step without a name names the part in err. */
 static const struct {
     const char *what;
     int (*start)(app_t *a, char *err, size_t errcap);
@@ -506,14 +490,16 @@ static const struct {
     {NULL, app_start_endpoints},         {NULL, start_background},
 };
 
-void app_serve_continue(app_t *a)
+static void serve_continue(app_t *a)
 {
     while (a->serve_step < sizeof serve_steps / sizeof serve_steps[0]) {
         char err[CONFIG_ERR_MAX] = "";
         size_t i = a->serve_step++;
         int rc = serve_steps[i].start(a, err, sizeof err);
-        if (rc == APP_STEP_PENDING)
+        if (rc == APP_STEP_PENDING) {
+            a->resume = serve_continue; /* app_resume, once that stage is done */
             return;
+        }
         if (rc != 0) {
             if (serve_steps[i].what)
                 app_fatal(a, serve_steps[i].what, err[0] ? err : uv_strerror(rc));
@@ -533,7 +519,7 @@ void app_serve_continue(app_t *a)
         log_warn(APP_TAG, "systemd notification: %s", uv_strerror(rc));
 }
 
-void app_serve_start(app_t *a)
+static void serve_start(app_t *a)
 {
     a->env.loop = &a->loop;
     a->env.data_dir = a->cfg->data_dir;
@@ -543,8 +529,11 @@ void app_serve_start(app_t *a)
     a->env.status_json = app_status_json;
     a->env.status_data = a;
     a->serve_step = 0;
-    app_serve_continue(a);
+    serve_continue(a);
 }
+
+const app_step_t app_step_serve = {
+    .cmd = CLI_CMD_SERVE, .name = "serve", .after = APP_AFTER_MIGRATIONS, .start = serve_start};
 
 _Static_assert(CONFIG_DEFAULT_SEARCH_REGEX_TIMEOUT_MS == ARCHIVE_REGEX_TIMEOUT_MS,
                "search_regex_timeout_ms's default is the archive's");
