@@ -466,9 +466,7 @@ void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
         tail++;
     buf_t b;
     buf_init(&b, (size_t)1 << 30);
-    int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") ||
-             (c->id ? json_out_append(&b, c->id) : buf_append_str(&b, "null")) ||
-             buf_append_str(&b, ",\"result\":");
+    int rc = jsonrpc_open_response(&b, c->id, "result");
     size_t at = b.len;
     rc = rc || buf_append(&b, json + open, len - 1 - open) || buf_append_str(&b, tail) ||
          buf_append_str(&b, "}}");

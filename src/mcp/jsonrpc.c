@@ -19,30 +19,43 @@ static int append_id(buf_t *b, const json_t *id)
     return id == NULL ? buf_append_str(b, "null") : json_out_append(b, id);
 }
 
+int jsonrpc_open_response(buf_t *b, const json_t *id, const char *member)
+{
+    return buf_append_str(b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(b, id) ||
+           buf_append_str(b, ",\"") || buf_append_str(b, member) || buf_append_str(b, "\":");
+}
+
+/* The message b holds (its length in *len when len is not NULL), or NULL
+ * (b freed) when rc says a write failed. */
+static char *steal(buf_t *b, int rc, size_t *len)
+{
+    if (rc) {
+        buf_free(b);
+        return NULL;
+    }
+    size_t n = 0;
+    char *s = buf_steal(b, &n);
+    if (s && len)
+        *len = n;
+    return s;
+}
+
 char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len, size_t *len)
 {
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
-    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
-        buf_append_str(&b, ",\"result\":") || buf_append(&b, result_text, result_len) ||
-        buf_append_str(&b, "}")) {
-        buf_free(&b);
-        return NULL;
-    }
-    return buf_steal(&b, len);
+    int rc = jsonrpc_open_response(&b, id, "result") || buf_append(&b, result_text, result_len) ||
+             buf_append_str(&b, "}");
+    return steal(&b, rc, len);
 }
 
 char *jsonrpc_result(const json_t *id, const json_t *result, size_t *len)
 {
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
-    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
-        buf_append_str(&b, ",\"result\":") || json_out_append(&b, result) ||
-        buf_append_str(&b, "}")) {
-        buf_free(&b);
-        return NULL;
-    }
-    return buf_steal(&b, len);
+    int rc = jsonrpc_open_response(&b, id, "result") || json_out_append(&b, result) ||
+             buf_append_str(&b, "}");
+    return steal(&b, rc, len);
 }
 
 char *jsonrpc_result_spliced(const json_t *id, const json_t *result, const char *tail, size_t *len)
@@ -51,18 +64,12 @@ char *jsonrpc_result_spliced(const json_t *id, const json_t *result, const char 
         return NULL;
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
-    if (buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
-        buf_append_str(&b, ",\"result\":") || json_out_append(&b, result)) {
-        buf_free(&b);
-        return NULL;
-    }
-    b.len--; /* the object's closing brace */
-    if (buf_append_str(&b, json_object_size(result) == 0 ? tail + 1 : tail) ||
-        buf_append_str(&b, "}}")) {
-        buf_free(&b);
-        return NULL;
-    }
-    return buf_steal(&b, len);
+    int rc = jsonrpc_open_response(&b, id, "result") || json_out_append(&b, result);
+    if (rc == 0)
+        b.len--; /* the object's closing brace */
+    rc = rc || buf_append_str(&b, json_object_size(result) == 0 ? tail + 1 : tail) ||
+         buf_append_str(&b, "}}");
+    return steal(&b, rc, len);
 }
 
 char *jsonrpc_error(const json_t *id, int code, const char *message, const json_t *data,
@@ -86,19 +93,10 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
         json_object_set(err, "data", (json_t *)data);
     buf_t b;
     buf_init(&b, JSONRPC_MAX_MESSAGE);
-    int rc = buf_append_str(&b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(&b, id) ||
-             buf_append_str(&b, ",\"error\":") || json_out_append(&b, err) ||
+    int rc = jsonrpc_open_response(&b, id, "error") || json_out_append(&b, err) ||
              buf_append_str(&b, "}");
     json_decref(err);
-    if (rc) {
-        buf_free(&b);
-        return NULL;
-    }
-    size_t n = 0;
-    char *s = buf_steal(&b, &n);
-    if (s && len)
-        *len = n;
-    return s;
+    return steal(&b, rc, len);
 }
 
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len)
@@ -111,15 +109,7 @@ char *jsonrpc_notification(const char *method, const json_t *params, size_t *len
              (params && (buf_append_str(&b, ",\"params\":") || json_out_append(&b, params))) ||
              buf_append_str(&b, "}");
     json_decref(m);
-    if (rc) {
-        buf_free(&b);
-        return NULL;
-    }
-    size_t n = 0;
-    char *s = buf_steal(&b, &n);
-    if (s && len)
-        *len = n;
-    return s;
+    return steal(&b, rc, len);
 }
 
 /* Integral reals within +-2^53 back to integers (after JSON_DECODE_INT_AS_REAL). */

@@ -7,6 +7,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "util/buf.h"
+
 #define JSONRPC_PARSE_ERROR      (-32700)
 #define JSONRPC_INVALID_REQUEST  (-32600)
 #define JSONRPC_METHOD_NOT_FOUND (-32601)
@@ -17,6 +19,11 @@
 /* MCP: "Resource not found" (resources/read). */
 #define MCP_ERROR_RESOURCE_NOT_FOUND (-32002)
 
+/* Writes a response's head, {"jsonrpc":"2.0","id":ID,"MEMBER": (id NULL
+ * means null), into b: the one writer of it, for a builder that writes the
+ * member's value itself (mcp_call_finish_result_text). Nonzero when a
+ * write failed. */
+int jsonrpc_open_response(buf_t *b, const json_t *id, const char *member);
 /* {"jsonrpc":"2.0","id":ID,"result":RESULT_TEXT} — result_text spliced as
  * is. id NULL means null. */
 char *jsonrpc_result_text(const json_t *id, const char *result_text, size_t result_len,
