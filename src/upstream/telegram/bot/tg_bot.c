@@ -88,6 +88,29 @@ __attribute__((warn_unused_result)) static bool q_answer(tg_bot_t *b, int status
     return true;
 }
 
+/* The value of a start query's answer (q_busy cleared): true with it in
+ * v; false after a failed statement or no value (backing off with failed,
+ * the close going on if the bot closes). */
+__attribute__((warn_unused_result)) static bool q_value(tg_bot_t *b, int status, const char *v,
+                                                        const char *failed)
+{
+    b->q_busy = false;
+    if (status == 0 && v != NULL)
+        return true;
+    backoff(b, 0, failed);
+    tg_bot__maybe_closed(b);
+    return false;
+}
+
+/* True, the close going on, when the bot closes: a callback stops there. */
+__attribute__((warn_unused_result)) static bool closing(tg_bot_t *b)
+{
+    if (b->state != BOT_CLOSING)
+        return false;
+    tg_bot__maybe_closed(b);
+    return true;
+}
+
 /* A batch staged with its offset: poll again at once (confirming it) and
  * apply it beside the poll. */
 static void stage_done(void *data, int status, const char *v, const char *sqlstate,
@@ -104,10 +127,8 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
     if (b->a_busy) /* that apply's count of what is left may predate this batch */
         b->staged_since = true;
     b->backoff_ms = 0;
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     apply_next(b);
     poll_next(b);
 }
@@ -131,10 +152,8 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
     if (b->media && applied > 0)
         tg_media_kick(b->media);
     b->backoff_ms = 0;
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     poll_next(b);
 }
 
@@ -191,10 +210,8 @@ static void apply_done(void *data, int status, const char *v, const char *sqlsta
         if (b->media)
             tg_media_kick(b->media);
     }
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     apply_next(b);
     /* The poll may have waited for the staged batches to drain; one backing
      * off (a failed getUpdates, Telegram's retry_after) waits for its timer. */
@@ -228,18 +245,12 @@ static void offset_done(void *data, int status, const char *v, const char *sqlst
     tg_bot_t *b = data;
     (void)sqlstate;
     (void)error;
-    b->q_busy = false;
-    if (status != 0 || v == NULL) {
-        backoff(b, 0, "reading the update offset failed");
-        tg_bot__maybe_closed(b);
+    if (!q_value(b, status, v, "reading the update offset failed"))
         return;
-    }
     b->offset = strtoll(v, NULL, 10);
     b->pending = 1; /* batches a previous run staged: the apply says how many */
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     b->state = BOT_POLLING;
     poll_next(b);
 }
@@ -294,19 +305,13 @@ static void account_done(void *data, int status, const char *v, const char *sqls
     tg_bot_t *b = data;
     (void)sqlstate;
     (void)error;
-    b->q_busy = false;
-    if (status != 0 || v == NULL) {
-        backoff(b, 0, "storing the bot account failed");
-        tg_bot__maybe_closed(b);
+    if (!q_value(b, status, v, "storing the bot account failed"))
         return;
-    }
     b->account = strtoll(v, NULL, 10);
     if (b->media)
         tg_media_set_account(b->media, b->account);
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     char account[32];
     snprintf(account, sizeof account, "%lld", (long long)b->account);
     if (b->lock == NULL && lock_start(b) != 0)
@@ -320,7 +325,7 @@ static void account_done(void *data, int status, const char *v, const char *sqls
 
 /* Parses a Bot API answer. Returns the result (borrowed from *doc), or
  * NULL after arranging a retry. */
-static json_t *api_result(tg_bot_t *b, net_req_t *r, int status, json_t **doc, const char *method)
+static json_t *api_parse(tg_bot_t *b, net_req_t *r, int status, json_t **doc, const char *method)
 {
     *doc = NULL;
     char why[320];
@@ -365,6 +370,22 @@ static json_t *api_result(tg_bot_t *b, net_req_t *r, int status, json_t **doc, c
     return NULL;
 }
 
+/* The result of a Bot API answer (borrowed from *doc, which the caller
+ * decrefs), the failure detail cleared; or NULL (*doc NULL) after
+ * arranging a retry. Releases r either way. */
+static json_t *api_result(tg_bot_t *b, net_req_t *r, int status, json_t **doc, const char *method)
+{
+    json_t *result = api_parse(b, r, status, doc, method);
+    net_req_release(r);
+    if (result == NULL) {
+        json_decref(*doc);
+        *doc = NULL;
+        return NULL;
+    }
+    b->detail = NULL;
+    return result;
+}
+
 static void updates_done(net_req_t *r, int status)
 {
     tg_bot_t *b = r->data;
@@ -382,12 +403,8 @@ static void updates_done(net_req_t *r, int status)
     }
     json_t *doc;
     json_t *result = api_result(b, r, status, &doc, "getUpdates");
-    net_req_release(r);
-    if (result == NULL) {
-        json_decref(doc);
+    if (result == NULL)
         return;
-    }
-    b->detail = NULL;
     if (!json_is_array(result) || json_array_size(result) == 0) {
         json_decref(doc);
         b->backoff_ms = 0;
@@ -420,12 +437,8 @@ static void me_done(net_req_t *r, int status)
     }
     json_t *doc;
     json_t *me = api_result(b, r, status, &doc, "getMe");
-    net_req_release(r);
-    if (me == NULL) {
-        json_decref(doc);
+    if (me == NULL)
         return;
-    }
-    b->detail = NULL;
     log_info(BOT_TAG, "bot @%s (%lld) connected",
              json_string_value(json_object_get(me, "username"))
                  ? json_string_value(json_object_get(me, "username"))
@@ -475,10 +488,8 @@ static void lease_done(void *data, int status, const char *value, const char *sq
     b->q_busy = false;
     const char *v = status == 0 ? value : NULL;
     bool held = v != NULL && strcmp(v, "t") == 0;
-    if (b->state == BOT_CLOSING) {
-        tg_bot__maybe_closed(b);
+    if (closing(b))
         return;
-    }
     if (v == NULL || !held) {
         backoff(b, 0, "recording the poller lease failed");
         return;

@@ -166,6 +166,17 @@ static void send_next(tg_bot_t *b)
     }
 }
 
+/* Queues s (ours from here on) to be sent with its callback; 0. */
+static int send_enqueue(tg_bot_t *b, send_t *s, tg_bot_send_cb cb, void *data)
+{
+    s->cb = cb;
+    s->data = data;
+    queue_push_tail(&b->sends, &s->node);
+    b->nsends++;
+    send_next(b);
+    return 0;
+}
+
 int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t topic,
                         int64_t reply_to, tg_bot_send_cb cb, void *data)
 {
@@ -189,12 +200,7 @@ int tg_bot_send_message(tg_bot_t *b, int64_t chat, const char *text, int64_t top
     s->fd = -1;
     s->body = json_dumps(body, JSON_COMPACT);
     json_decref(body);
-    s->cb = cb;
-    s->data = data;
-    queue_push_tail(&b->sends, &s->node);
-    b->nsends++;
-    send_next(b);
-    return 0;
+    return send_enqueue(b, s, cb, data);
 }
 
 int tg_bot_send_file(tg_bot_t *b, int64_t chat, int fd, const char *caption, const char *filename,
@@ -217,12 +223,7 @@ int tg_bot_send_file(tg_bot_t *b, int64_t chat, int fd, const char *caption, con
         snprintf(s->topic_buf, sizeof s->topic_buf, "%lld", (long long)topic);
     if (reply_to)
         snprintf(s->reply_buf, sizeof s->reply_buf, "{\"message_id\":%lld}", (long long)reply_to);
-    s->cb = cb;
-    s->data = data;
-    queue_push_tail(&b->sends, &s->node);
-    b->nsends++;
-    send_next(b);
-    return 0;
+    return send_enqueue(b, s, cb, data);
 }
 
 /* ---- other methods ------------------------------------------------------------------ */
