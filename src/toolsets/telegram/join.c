@@ -50,21 +50,12 @@ void tg_ts_join(mcp_call_t *c)
 
 /* ---- groupsMembersAdd ------------------------------------------------------------------- */
 
-typedef struct adding_s {
-    mcp_call_t *call;
-    json_int_t chat;
-} adding_t;
-
 static void added(void *data, int status, const char *json, const char *error)
 {
-    adding_t *ad = data;
-    mcp_call_t *c = ad->call;
-    json_int_t chat = ad->chat;
-    free(ad);
-    if (status != 0) {
-        tg_ts_connector_failed(c, status, error);
+    mcp_call_t *c;
+    json_int_t chat;
+    if (!tg_ts_chat_verb_end(data, status, error, &c, &chat))
         return;
-    }
     json_error_t je;
     json_t *r = json_loads(json, 0, &je);
     json_t *ok = json_object_get(r, "added"), *failed = json_object_get(r, "failed");
@@ -80,7 +71,8 @@ void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg)
     json_t *ids = json_object_get(answer, "userIds");
     size_t n = json_array_size(ids);
     int64_t *users = n ? calloc(n, sizeof *users) : NULL;
-    adding_t *ad = malloc(sizeof *ad);
+    tg_chat_verb_t *ad =
+        tg_ts_chat_verb_new(c, json_integer_value(json_object_get(answer, "channelId")));
     if (users == NULL || ad == NULL) {
         free(users);
         free(ad);
@@ -89,7 +81,6 @@ void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg)
     }
     for (size_t i = 0; i < n; i++)
         users[i] = json_integer_value(json_array_get(ids, i));
-    *ad = (adding_t){.call = c, .chat = json_integer_value(json_object_get(answer, "channelId"))};
     int rc = connector_add_members(tg_ts_conn_for(tg_ts(c), CONNECTOR_CAN_ADD_MEMBERS, answer),
                                    ad->chat, users, n, added, ad);
     free(users);

@@ -229,23 +229,13 @@ static void removal_step(removal_t *rm)
         removal_done(rm, rc, NULL, uv_strerror(rc));
 }
 
-/* One administration verb in flight. */
-typedef struct admin_s {
-    mcp_call_t *call;
-    json_int_t chat;
-} admin_t;
-
-/* The verb's answer, shaped by the tool. */
+/* An administration verb's answer, shaped by the tool. */
 static void admin_done(void *data, int status, const char *json, const char *error)
 {
-    admin_t *ad = data;
-    mcp_call_t *c = ad->call;
-    json_int_t chat = ad->chat;
-    free(ad);
-    if (status != 0) {
-        tg_ts_connector_failed(c, status, error);
+    mcp_call_t *c;
+    json_int_t chat;
+    if (!tg_ts_chat_verb_end(data, status, error, &c, &chat))
         return;
-    }
     const char *tool = c->tool->def->name;
     if (strcmp(tool, "groupsRename") == 0) {
         tg_ts_finish_obj(c, json_pack("{s:I, s:O}", "channelId", chat, "name",
@@ -282,12 +272,11 @@ static void administer(mcp_call_t *c, json_t *answer, void *arg)
         removal_step(rm);
         return;
     }
-    admin_t *ad = malloc(sizeof *ad);
+    tg_chat_verb_t *ad = tg_ts_chat_verb_new(c, (json_int_t)chat);
     if (ad == NULL) {
         tg_ts_connector_failed(c, UV_ENOMEM, NULL);
         return;
     }
-    *ad = (admin_t){.call = c, .chat = (json_int_t)chat};
     int rc;
     if (strcmp(tool, "groupsRename") == 0)
         rc = connector_rename(conn, chat, arg_str(c, "name"), admin_done, ad);

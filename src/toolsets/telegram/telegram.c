@@ -84,6 +84,27 @@ void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error)
                               error ? error : uv_strerror(status));
 }
 
+tg_chat_verb_t *tg_ts_chat_verb_new(mcp_call_t *c, json_int_t chat)
+{
+    tg_chat_verb_t *v = malloc(sizeof *v);
+    if (v != NULL)
+        *v = (tg_chat_verb_t){.call = c, .chat = chat};
+    return v;
+}
+
+bool tg_ts_chat_verb_end(void *data, int status, const char *error, mcp_call_t **c,
+                         json_int_t *chat)
+{
+    tg_chat_verb_t *v = data;
+    *c = v->call;
+    *chat = v->chat;
+    free(v);
+    if (status == 0)
+        return true;
+    tg_ts_connector_failed(*c, status, error);
+    return false;
+}
+
 void tg_ts_finish_obj(mcp_call_t *c, json_t *o)
 {
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;

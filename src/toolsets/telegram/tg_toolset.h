@@ -96,6 +96,19 @@ void tg_ts_finish_obj(mcp_call_t *c, json_t *o);
 /* Finishes c with the connector's failure of the tool's verb. */
 void tg_ts_connector_failed(mcp_call_t *c, int status, const char *error);
 
+/* A connector's verb on one chat in flight: the call and the chat, the
+ * data of the verb's callback (tg_ts_chat_verb_new, NULL when out of
+ * memory; then tg_ts_chat_verb_end frees it). */
+typedef struct tg_chat_verb_s {
+    mcp_call_t *call;
+    json_int_t chat;
+} tg_chat_verb_t;
+tg_chat_verb_t *tg_ts_chat_verb_new(mcp_call_t *c, json_int_t chat);
+/* The verb's callback data v, freed: true with *c and *chat when the verb
+ * succeeded; false when it failed (the call finished with the failure). */
+__attribute__((warn_unused_result)) bool tg_ts_chat_verb_end(void *v, int status, const char *error,
+                                                             mcp_call_t **c, json_int_t *chat);
+
 /* Handlers. */
 void tg_ts_generic(mcp_call_t *c);
 void tg_ts_messages_send(mcp_call_t *c);
