@@ -61,6 +61,14 @@ struct memory_django_s {
 /* limit from $1::jsonb with its default, capped. */
 #define LIM(d)    "least(greatest(coalesce(($1::jsonb ->> 'limit')::numeric, " #d "), 1), 1000)::int"
 #define CAPPED(d) "coalesce(($1::jsonb ->> 'limit')::numeric, " #d ") > 1000"
+/* A page's members after its items: count, total (the SQL of the count
+ * of every item), limit (d by default), limit_capped and next_offset. */
+#define PAGE_MEMBERS(total, d)                                                                     \
+    " 'count', (SELECT count(*) FROM page), 'total', (" total                                      \
+    "), 'limit', " LIM(d) ", 'limit_capped', " CAPPED(                                             \
+        d) ", 'next_offset', CASE WHEN (SELECT count(*) FROM "                                     \
+           "page) = " LIM(                                                                         \
+               d) " THEN greatest(coalesce(($1::jsonb ->> 'offset')::int, 0), 0) + " LIM(d) " END"
 
 /* The statements, one per tool. */
 static const struct {
@@ -159,21 +167,12 @@ static const struct {
                                           "era") "   ORDER BY p.message_number NULLS LAST, p.ts, "
                                                  "p.id) FROM page p"
                                                  "   JOIN conversations_message cm ON cm.id = "
-                                                 "p.id, era), '[]'),"
-                                                 " 'count', (SELECT count(*) FROM page),"
-                                                 " 'total', (SELECT count(*) FROM "
-                                                 "conversations_message cm JOIN context_heaps ch "
-                                                 "ON ch.id ="
-                                                 "   cm.context_heap_id JOIN era ON era.id = "
-                                                 "ch.era_id),"
-                                                 " 'limit', " LIM(500) ", 'limit_capped', " CAPPED(
-                                                     500) ","
-                                                          " 'next_offset', CASE WHEN (SELECT "
-                                                          "count(*) FROM page) = " LIM(
-                                                              500) "   THEN "
-                                                                   "greatest(coalesce(($1::jsonb "
-                                                                   "->> 'offset')::int, 0), 0) "
-                                                                   "+ " LIM(500) " END)::text END"},
+                                                 "p.id, era), '[]')," PAGE_MEMBERS(
+                                                     "SELECT count(*) FROM conversations_message "
+                                                     "cm JOIN context_heaps ch ON ch.id = "
+                                                     "cm.context_heap_id JOIN era ON era.id = "
+                                                     "ch.era_id",
+                                                     500) ")::text END"},
         {"context_heap",
          "WITH heap AS (SELECT ch.*, e.name AS era_name FROM context_heaps ch"
          "   LEFT JOIN eras e ON e.id = ch.era_id WHERE ch.id::text = $1::jsonb ->> 'heap_id'),"
@@ -201,19 +200,10 @@ static const struct {
                                                "   JOIN conversations_message cm ON cm.id = p.id "
                                                "LEFT JOIN context_heaps ch ON ch.id ="
                                                "   cm.context_heap_id LEFT JOIN eras e ON e.id = "
-                                               "ch.era_id), '[]'),"
-                                               " 'count', (SELECT count(*) FROM page),"
-                                               " 'total', (SELECT count(*) FROM "
-                                               "conversations_message cm JOIN heap ON heap.id ="
-                                               "   cm.context_heap_id),"
-                                               " 'limit', " LIM(500) ", 'limit_capped', " CAPPED(
-                                                   500) ","
-                                                        " 'next_offset', CASE WHEN (SELECT "
-                                                        "count(*) FROM page) = " LIM(
-                                                            500) "   THEN "
-                                                                 "greatest(coalesce(($1::jsonb "
-                                                                 "->> 'offset')::int, 0), 0) "
-                                                                 "+ " LIM(500) " END)::text END"},
+                                               "ch.era_id), '[]')," PAGE_MEMBERS(
+                                                   "SELECT count(*) FROM conversations_message cm "
+                                                   "JOIN heap ON heap.id = cm.context_heap_id",
+                                                   500) ")::text END"},
         {"search_messages",
          "WITH q AS (SELECT plainto_tsquery('english', $1::jsonb ->> 'query') AS tsq),"
          " hits AS (SELECT cm.id, ts_rank(to_tsvector('english', cm.content::text), q.tsq) AS rank,"
