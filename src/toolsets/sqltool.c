@@ -78,14 +78,20 @@ void sqltool_fail(mcp_call_t *c, archive_err_t err, const char *message)
     }
 }
 
+bool sqltool_answered(mcp_call_t *c, int status, archive_err_t err, const char *message)
+{
+    c->data = NULL;
+    c->on_cancel = NULL;
+    if (status == 0)
+        return true;
+    sqltool_fail(c, err, message);
+    return false;
+}
+
 void sqltool_done(void *data, int status, const char *json, archive_err_t err, const char *message)
 {
     mcp_call_t *c = data;
-    c->data = NULL;
-    c->on_cancel = NULL;
-    if (status != 0)
-        sqltool_fail(c, err, message);
-    else
+    if (sqltool_answered(c, status, err, message))
         mcp_call_finish_json(c, json, strlen(json));
 }
 
@@ -93,12 +99,8 @@ void sqltool_done_text(void *data, int status, const char *json, archive_err_t e
                        const char *message)
 {
     mcp_call_t *c = data;
-    c->data = NULL;
-    c->on_cancel = NULL;
-    if (status != 0) {
-        sqltool_fail(c, err, message);
+    if (!sqltool_answered(c, status, err, message))
         return;
-    }
     json_t *v = json_loads(json, 0, NULL);
     json_t *text = json_object_get(v, "text");
     if (!json_is_string(text)) {

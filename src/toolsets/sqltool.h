@@ -22,6 +22,11 @@ bool sqltool_run(mcp_call_t *c, archive_t *ar, archive_mode_t mode, const char *
 
 /* Finishes c with the archive's failure (err, message) for the model. */
 void sqltool_fail(mcp_call_t *c, archive_err_t err, const char *message);
+/* The archive answered c: the call's in-flight pointers (data,
+ * on_cancel) cleared; true when it succeeded, false after a failure (c
+ * finished with it, as sqltool_fail does). */
+__attribute__((warn_unused_result)) bool sqltool_answered(mcp_call_t *c, int status,
+                                                          archive_err_t err, const char *message);
 
 /* An archive_call_cb for data = the call: finishes it with the JSON or
  * the failure. */

@@ -77,15 +77,7 @@ static void media_sent(void *data, int status, const char *json, const char *err
                               error ? error : uv_strerror(status));
         return;
     }
-    json_error_t je;
-    json_t *m = json_loads(json, 0, &je);
-    json_int_t chat = json_integer_value(json_object_get(json_object_get(m, "chat"), "id"));
-    json_int_t id = json_integer_value(json_object_get(m, "message_id"));
-    char uri[96];
-    snprintf(uri, sizeof uri, "inline://chat/%lld/message/%lld", (long long)chat, (long long)id);
-    json_t *out = json_pack("{s:I, s:I, s:I, s:s}", "chatId", chat, "messageId", id, "date",
-                            json_integer_value(json_object_get(m, "date")), "uri", uri);
-    json_decref(m);
+    json_t *out = inline__sent_message(json);
     char *text = out ? json_dumps(out, JSON_COMPACT) : NULL;
     json_decref(out);
     if (text == NULL) {
@@ -140,12 +132,8 @@ static void target_found(void *data, int status, const char *json, archive_err_t
                          const char *message)
 {
     mcp_call_t *c = data;
-    c->data = NULL;
-    c->on_cancel = NULL;
-    if (status != 0) {
-        sqltool_fail(c, err, message);
+    if (!sqltool_answered(c, status, err, message))
         return;
-    }
     inline_ctx_t *ic = inline_ctx(c);
     json_error_t je;
     json_t *t = json_loads(json, 0, &je);

@@ -28,12 +28,9 @@ static void resource_done(void *data, int status, const char *json, archive_err_
                           const char *message)
 {
     mcp_call_t *c = data;
-    c->data = NULL;
-    c->on_cancel = NULL;
-    if (status != 0) {
-        sqltool_fail(c, err, message); /* a JSON-RPC error for a resource read */
+    /* a failure: a JSON-RPC error for a resource read */
+    if (!sqltool_answered(c, status, err, message))
         return;
-    }
     json_error_t je;
     json_t *r = json_loads(json, JSON_DECODE_ANY, &je);
     if (!json_is_object(r)) {
@@ -83,6 +80,19 @@ static bool zone_known(const char *tz)
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", INLINE_ZONEINFO, tz);
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+json_t *inline__sent_message(const char *json)
+{
+    json_t *m = json_loads(json, 0, NULL);
+    json_int_t chat = json_integer_value(json_object_get(json_object_get(m, "chat"), "id"));
+    json_int_t id = json_integer_value(json_object_get(m, "message_id"));
+    char uri[96];
+    snprintf(uri, sizeof uri, "inline://chat/%lld/message/%lld", (long long)chat, (long long)id);
+    json_t *out = json_pack("{s:I, s:I, s:I, s:s}", "chatId", chat, "messageId", id, "date",
+                            json_integer_value(json_object_get(m, "date")), "uri", uri);
+    json_decref(m);
+    return out;
 }
 
 int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)

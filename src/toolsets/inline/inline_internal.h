@@ -38,4 +38,9 @@ void inline_conversations_create(mcp_call_t *c);
 void inline_files_upload(mcp_call_t *c);
 void inline_messages_send_media(mcp_call_t *c);
 
+/* The message a connector says it sent (its JSON: a Bot API message) as
+ * a new object {"chatId", "messageId", "date", "uri"} (the message's
+ * inline:// resource), or NULL when out of memory. */
+json_t *inline__sent_message(const char *json);
+
 #endif

@@ -43,17 +43,12 @@ static void sent(void *data, int status, const char *json, const char *error)
         send_item_failed(s, error ? error : uv_strerror(status));
         return;
     }
-    json_error_t je;
-    json_t *m = json_loads(json, 0, &je);
-    json_int_t chat = json_integer_value(json_object_get(json_object_get(m, "chat"), "id"));
-    json_int_t id = json_integer_value(json_object_get(m, "message_id"));
-    char uri[96];
-    snprintf(uri, sizeof uri, "inline://chat/%lld/message/%lld", (long long)chat, (long long)id);
-    json_array_append_new(s->results,
-                          json_pack("{s:I, s:b, s:I, s:I, s:I, s:s}", "index", (json_int_t)s->next,
-                                    "ok", 1, "chatId", chat, "messageId", id, "date",
-                                    json_integer_value(json_object_get(m, "date")), "uri", uri));
+    json_t *item = json_pack("{s:I, s:b}", "index", (json_int_t)s->next, "ok", 1);
+    json_t *m = inline__sent_message(json);
+    if (item != NULL && m != NULL)
+        json_object_update(item, m);
     json_decref(m);
+    json_array_append_new(s->results, item);
     s->next++;
     send_step(s);
 }
