@@ -195,6 +195,16 @@ static bool call_can_send(const mcp_call_t *c)
            mcp_session_state(c->session) < MCP_SESSION_CLOSING;
 }
 
+/* Sends the notification method with params (taken) on the call's
+ * stream. */
+static void notify(mcp_call_t *c, const char *method, json_t *params)
+{
+    size_t len;
+    char *m = jsonrpc_notification(method, params, &len);
+    json_decref(params);
+    mcp_session__send(c->session, m, len, c->id, false);
+}
+
 void mcp_call_progress(mcp_call_t *c, double progress, double total, const char *message)
 {
     if (c->progress_token == NULL || !call_can_send(c) || progress <= c->last_progress)
@@ -205,10 +215,7 @@ void mcp_call_progress(mcp_call_t *c, double progress, double total, const char 
         json_object_set_new(p, "total", json_real(total));
     if (message)
         json_object_set_new(p, "message", json_string(message));
-    size_t len;
-    char *m = jsonrpc_notification("notifications/progress", p, &len);
-    json_decref(p);
-    mcp_session__send(c->session, m, len, c->id, false);
+    notify(c, "notifications/progress", p);
 }
 
 void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json_t *data)
@@ -221,10 +228,7 @@ void mcp_call_log(mcp_call_t *c, mcp_log_level_t level, const char *logger, json
     json_t *p = json_pack("{s:s, s:o}", "level", mcp_log_level_names[level], "data", data);
     if (logger)
         json_object_set_new(p, "logger", json_string(logger));
-    size_t len;
-    char *m = jsonrpc_notification("notifications/message", p, &len);
-    json_decref(p);
-    mcp_session__send(c->session, m, len, c->id, false);
+    notify(c, "notifications/message", p);
 }
 
 bool mcp_call_client_has(const mcp_call_t *c, const char *cap, const char *mode)
