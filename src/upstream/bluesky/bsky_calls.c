@@ -113,6 +113,43 @@ static void job_store(op_t *op, json_t *doc)
         bsky__op_fail(op, rc, "posts could not be stored: %s", uv_strerror(rc));
 }
 
+/* A failed XRPC answer: its kind, HTTP status, rate-limit reset header
+ * and the service's reason. */
+typedef struct {
+    bsky_xrpc_error_t kind;
+    long http;
+    char reset[64];
+    char why[300];
+} xrpc_failure_t;
+
+/* Reads r's failed answer into f, then releases r. */
+static void failure_read(net_req_t *r, xrpc_failure_t *f)
+{
+    f->kind =
+        bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, f->why, sizeof f->why);
+    f->http = r->http_status;
+    snprintf(f->reset, sizeof f->reset, "%s", r->captured);
+    net_req_release(r);
+}
+
+/* When f is a rate limit (HTTP 429 or the service's RateLimitExceeded):
+ * counts it and fails op with UV_EAGAIN, saying when what may be tried
+ * again (after "prefix: " when prefix is not NULL); true. Else false. */
+static bool failed_rate_limited(bsky_t *b, op_t *op, const xrpc_failure_t *f, const char *what,
+                                const char *prefix)
+{
+    if (f->http != 429 && f->kind != BSKY_XRPC_RATE)
+        return false;
+    b->rate_limited++;
+    char msg[300];
+    bsky_rate_limit_message(msg, sizeof msg, what, f->reset, time(NULL));
+    if (prefix != NULL)
+        bsky__op_fail(op, UV_EAGAIN, "%s: %s", prefix, msg);
+    else
+        bsky__op_fail(op, UV_EAGAIN, "%s", msg);
+    return true;
+}
+
 static void query_done(net_req_t *r, int status)
 {
     op_t *op = r->data;
@@ -126,7 +163,6 @@ static void query_done(net_req_t *r, int status)
         return;
     }
     json_t *doc;
-    char why[300];
     if (r->http_status == 200) {
         doc = json_loadb(r->body_buf.data ? r->body_buf.data : "", r->body_buf.len, 0, NULL);
         net_req_release(r);
@@ -153,33 +189,23 @@ static void query_done(net_req_t *r, int status)
         free(text);
         return;
     }
-    bsky_xrpc_error_t kind =
-        bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, why, sizeof why);
-    long http = r->http_status;
-    char reset[64];
-    snprintf(reset, sizeof reset, "%s", r->captured);
-    net_req_release(r);
-    bool token = kind == BSKY_XRPC_TOKEN, rate = kind == BSKY_XRPC_RATE;
+    xrpc_failure_t f;
+    failure_read(r, &f);
+    bool token = f.kind == BSKY_XRPC_TOKEN;
     if (token && op->attempts == 0) {
         op->attempts++;
-        log_debug(BSKY_TAG, "@%s: %s; refreshing the session", op->handle, why);
+        log_debug(BSKY_TAG, "@%s: %s; refreshing the session", op->handle, f.why);
         bsky__refresh_join(op);
         return;
     }
-    if (token || http == 401) {
+    if (token || f.http == 401) {
         bsky__op_fail(op, UV_EACCES,
                       "the Bluesky session of @%s is no longer valid (%s); log in again",
-                      op->handle, why);
+                      op->handle, f.why);
         return;
     }
-    if (http == 429 || rate) {
-        b->rate_limited++;
-        char msg[300];
-        bsky_rate_limit_message(msg, sizeof msg, "these calls", reset, time(NULL));
-        bsky__op_fail(op, UV_EAGAIN, "%s: %s", op->method, msg);
-        return;
-    }
-    bsky__op_fail(op, UV_EPROTO, "%s: %s", op->method, why);
+    if (!failed_rate_limited(b, op, &f, "these calls", op->method))
+        bsky__op_fail(op, UV_EPROTO, "%s: %s", op->method, f.why);
 }
 
 /* Runs op's XRPC read call with its access token. */
@@ -296,26 +322,16 @@ static void login_done(net_req_t *r, int status)
         bsky__op_end(op, status == UV_EACCES ? UV_EINVAL : status, NULL, msg);
         return;
     }
-    char why[300];
     if (r->http_status != 200) {
-        bsky_xrpc_error_t kind =
-            bsky_xrpc_error(r->body_buf.data, r->body_buf.len, r->http_status, why, sizeof why);
-        long http = r->http_status;
-        char reset[64];
-        snprintf(reset, sizeof reset, "%s", r->captured);
-        net_req_release(r);
+        xrpc_failure_t f;
+        failure_read(r, &f);
         b->login_errors++;
-        if (http == 429 || kind == BSKY_XRPC_RATE) {
-            b->rate_limited++;
-            char msg[300];
-            bsky_rate_limit_message(msg, sizeof msg, "logins (createSession)", reset, time(NULL));
-            bsky__op_fail(op, UV_EAGAIN, "%s", msg);
+        if (failed_rate_limited(b, op, &f, "logins (createSession)", NULL))
             return;
-        }
-        if (http == 401 || http == 400)
-            bsky__op_fail(op, UV_EACCES, "Bluesky refused the login: %s", why);
+        if (f.http == 401 || f.http == 400)
+            bsky__op_fail(op, UV_EACCES, "Bluesky refused the login: %s", f.why);
         else
-            bsky__op_fail(op, UV_EPROTO, "createSession: %s", why);
+            bsky__op_fail(op, UV_EPROTO, "createSession: %s", f.why);
         return;
     }
     bsky_session_answer_t ans;
