@@ -18,6 +18,7 @@
 #include "transport/tls.h"
 #include "transport/tokens.h"
 #include "util/log.h"
+#include "util/strutil.h"
 #include "util/secret_file.h"
 
 #define EP_TAG "main"
@@ -102,11 +103,7 @@ static int parse_anonymous(const config_t *cfg, const endpoint_t *eps, int n, bo
     snprintf(list, sizeof list, "%s", cfg->allow_anonymous);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
-        size_t len = strlen(tok);
-        while (len > 0 && tok[len - 1] == ' ')
-            tok[--len] = '\0';
+        tok = str_trim(tok);
         if (*tok == '\0')
             continue;
         int found = -1;
@@ -142,8 +139,7 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int
     *n = 0;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ')
-            tok++;
+        tok = str_trim(tok);
         if (*tok == '\0')
             continue;
         if (*n == ENDPOINTS_MAX) {
