@@ -18,7 +18,7 @@
  *      {login_page: URL mode} with the state {login, url, phone,
  *      expiresAt};
  *   3. the client's consent: the call waits for the outcome (at most
- *      TG_LOGIN_WAIT_MS, then the round is asked again); declined or
+ *      LOGIN_ROUNDS_WAIT_MS, then the round is asked again); declined or
  *      dismissed ends the sign-in. A round 3 on another daemon (or after
  *      a restart) is told to start again: the sign-in lives in the daemon
  *      that runs its TDLib client.
@@ -29,6 +29,10 @@
  * phone is not given) is told to sign in with `parleyd login telegram` on
  * the server, and nothing is asked.
  *
+ * The rounds, the logins the toolset holds, their outcomes and the calls
+ * of round 3 that wait are login_rounds.h's, with the words and the
+ * sign-in of this file.
+ *
  * Lifetime: a tg_login_t lives until its connector sign-in ended (its
  * last step), its page is gone, no call waits on it and it is unlisted
  * from the toolset. */
@@ -36,14 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "toolsets/login_rounds.h"
 #include "toolsets/telegram/tg_toolset.h"
 #include "transport/secret_page.h"
 #include "util/strutil.h"
-
-/* How long a round 3 waits for the outcome before asking again. */
-#define TG_LOGIN_WAIT_MS 60000
-/* How long a finished sign-in's outcome is kept for its round 3. */
-#define TG_LOGIN_TTL_MS (15u * 60 * 1000)
 
 #define TG_NO_ELICITATION                                                                          \
     "This client cannot ask for the login code safely: signing a Telegram account in here "        \
@@ -52,12 +52,10 @@
     "instead: run `parleyd login telegram --phone +NNN` there (it asks for the code and the "      \
     "password on the terminal); the running parleyd serves it after a restart."
 
-typedef struct tg_wait_s tg_wait_t;
-
 typedef struct tg_login_s {
-    tg_toolset_t *ts; /* NULL once unlisted */
+    login_rounds_login_t lr; /* first: its id, outcome and round 3 waiting */
+    tg_toolset_t *ts;        /* its toolset (while lr is listed) */
     connector_t *conn;
-    char id[33]; /* names it in requestState */
     char phone[32];
     void *signin; /* the connector's sign-in until its last step */
     secret_page_t *page;
@@ -68,51 +66,7 @@ typedef struct tg_login_s {
     /* The call waiting: 2025-11-25 the call itself; 2026-07-28 round 2
      * until the page opens. */
     mcp_call_t *call;
-    tg_wait_t *waiter; /* 2026-07-28: a round 3 waiting */
-    bool done;         /* the outcome is known */
-    int status;
-    char *account; /* the connector's account JSON on success */
-    char error[600];
-    const char *said_no; /* "declined" or "cancelled": the user's answer */
-    uint64_t opened_at;
 } tg_login_t;
-
-struct tg_wait_s {
-    uv_timer_t timer;
-    tg_login_t *p; /* NULL once the wait ended */
-    mcp_call_t *c;
-};
-
-/* ---- the list, and freeing ---------------------------------------------------------- */
-
-static void login_maybe_free(tg_login_t *p)
-{
-    if (p->ts != NULL || p->signin != NULL || p->page != NULL || p->call != NULL ||
-        p->waiter != NULL)
-        return;
-    free(p->account);
-    free(p);
-}
-
-static void login_unlist(tg_login_t *p)
-{
-    tg_toolset_t *ts = p->ts;
-    for (int i = 0; ts != NULL && i < ts->nlogins; i++)
-        if (ts->logins[i] == p) {
-            ts->logins[i] = ts->logins[--ts->nlogins];
-            break;
-        }
-    p->ts = NULL;
-    login_maybe_free(p);
-}
-
-static tg_login_t *login_find(tg_toolset_t *ts, const char *id)
-{
-    for (int i = 0; id != NULL && i < ts->nlogins; i++)
-        if (strcmp(ts->logins[i]->id, id) == 0)
-            return ts->logins[i];
-    return NULL;
-}
 
 /* ---- answers -------------------------------------------------------------------------- */
 
@@ -122,22 +76,27 @@ static void finish_outcome(mcp_call_t *c, const char *status, const char *text)
     tg_ts_finish_obj(c, o);
 }
 
-/* Finishes c with p's outcome. */
-static void finish_login(mcp_call_t *c, const tg_login_t *p)
+/* The user's no to the login page. */
+static void said_no(mcp_call_t *c, bool declined)
 {
-    if (p->said_no != NULL) {
-        bool declined = strcmp(p->said_no, "declined") == 0;
-        finish_outcome(c, p->said_no,
-                       declined ? "The user declined to open the login page; no account was "
-                                  "signed in. Ask before calling authLogin again."
-                                : "The user dismissed the login page; no account was signed in.");
+    finish_outcome(c, declined ? "declined" : "cancelled",
+                   declined ? "The user declined to open the login page; no account was "
+                              "signed in. Ask before calling authLogin again."
+                            : "The user dismissed the login page; no account was signed in.");
+}
+
+/* Finishes c with l's outcome. */
+static void finish_login(mcp_call_t *c, const login_rounds_login_t *l)
+{
+    if (l->said_no != NULL) {
+        said_no(c, strcmp(l->said_no, "declined") == 0);
         return;
     }
-    if (p->status != 0) {
-        mcp_call_finish_error(c, "%s", p->error);
+    if (l->status != 0) {
+        mcp_call_finish_error(c, "%s", l->error ? l->error : uv_strerror(l->status));
         return;
     }
-    json_t *acct = p->account ? json_loads(p->account, 0, NULL) : NULL;
+    json_t *acct = l->account ? json_loads(l->account, 0, NULL) : NULL;
     const char *name = json_string_value(json_object_get(acct, "name"));
     const char *un = json_string_value(json_object_get(acct, "username"));
     const char *uid = json_string_value(json_object_get(acct, "userId"));
@@ -154,83 +113,25 @@ static void finish_login(mcp_call_t *c, const tg_login_t *p)
     tg_ts_finish_obj(c, o);
 }
 
-/* ---- 2026-07-28: a round 3 waiting -------------------------------------------------------- */
-
-static void wait_closed(uv_handle_t *h)
-{
-    free(h->data);
-}
-
-/* Ends w (once) and gives back its call, for the caller to answer. */
-static mcp_call_t *wait_end(tg_wait_t *w)
-{
-    mcp_call_t *c = w->c;
-    tg_login_t *p = w->p;
-    w->p = NULL;
-    if (p != NULL)
-        p->waiter = NULL;
-    c->on_cancel = NULL;
-    c->data = NULL;
-    uv_close((uv_handle_t *)&w->timer, wait_closed);
-    return c;
-}
-
-static json_t *page_request(const char *phone, const char *url);
-
-static void ask_again(mcp_call_t *c, const json_t *state)
-{
-    mcp_call_finish_input_required(
-        c,
-        json_pack("{s:o}", "login_page",
-                  page_request(json_string_value(json_object_get(state, "phone")),
-                               json_string_value(json_object_get(state, "url")))),
-        json_deep_copy(state));
-}
-
-static void wait_timeout(uv_timer_t *t)
-{
-    tg_wait_t *w = t->data;
-    tg_login_t *p = w->p;
-    mcp_call_t *c = wait_end(w);
-    ask_again(c, mcp_call_request_state(c));
-    if (p != NULL)
-        login_maybe_free(p);
-}
-
-static void wait_cancelled(mcp_call_t *c)
-{
-    tg_wait_t *w = c->data;
-    tg_login_t *p = w->p;
-    wait_end(w);
-    mcp_call_finish_error(c, "cancelled");
-    if (p != NULL)
-        login_maybe_free(p);
-}
-
 /* ---- the outcome ----------------------------------------------------------------------------- */
 
 /* The outcome is known: the waiting call (if any) gets it, and p is
  * unlisted unless a round 3 may still ask for it. p may be freed. */
 static void login_settle(tg_login_t *p)
 {
-    mcp_call_t *c = NULL;
     if (p->call != NULL) { /* 2025-11-25, or a 2026-07-28 round 2 ended before its page */
-        c = p->call;
+        mcp_call_t *c = p->call;
         p->call = NULL;
         c->on_cancel = NULL;
         c->data = NULL;
-        if (!p->rounds && p->status == 0 && p->said_no == NULL)
+        if (!p->rounds && p->lr.status == 0 && p->lr.said_no == NULL)
             mcp_call_notify(c, "notifications/elicitation/complete",
                             json_pack("{s:s}", "elicitationId", p->elicitation_id));
-    } else if (p->waiter != NULL) {
-        c = wait_end(p->waiter);
+        finish_login(c, &p->lr);
+        login_rounds_unlist(&p->lr); /* nobody asks for it again */
+        return;
     }
-    if (c != NULL)
-        finish_login(c, p);
-    if (c != NULL || !p->rounds || p->said_no != NULL)
-        login_unlist(p); /* nobody asks for it again */
-    else
-        login_maybe_free(p);
+    login_rounds_settle(&p->lr, p->rounds && p->lr.said_no == NULL);
 }
 
 /* What the page says at the end. */
@@ -244,7 +145,7 @@ static void page_final(tg_login_t *p)
         return;
     }
     char msg[900];
-    if (p->status == 0)
+    if (p->lr.status == 0)
         snprintf(msg, sizeof msg,
                  "Signed in to Telegram \xe2\x80\x94 you can close this tab and return to your "
                  "assistant.");
@@ -252,7 +153,7 @@ static void page_final(tg_login_t *p)
         snprintf(msg, sizeof msg,
                  "The sign-in failed: %.600s. Return to your assistant: it can start a new "
                  "sign-in, for which Telegram sends a new code.",
-                 p->error);
+                 p->lr.error ? p->lr.error : uv_strerror(p->lr.status));
     p->page = NULL;
     p->checking = false;
     secret_page_result(page, true, msg);
@@ -268,7 +169,7 @@ static void login_step(void *data, bool done, int status, const char *json, cons
         json_t *q = json ? json_loads(json, 0, NULL) : NULL;
         const char *ask = json_string_value(json_object_get(q, "ask"));
         const char *hint = json_string_value(json_object_get(q, "hint"));
-        if (p->page == NULL && !p->done && p->call != NULL) {
+        if (p->page == NULL && !p->lr.done && p->call != NULL) {
             login_open_page(p, ask ? ask : "code", hint);
         } else if (p->page != NULL && p->checking) {
             char msg[600];
@@ -284,22 +185,23 @@ static void login_step(void *data, bool done, int status, const char *json, cons
         return;
     }
     p->signin = NULL;
-    p->done = true;
-    p->status = status;
+    p->lr.done = true;
+    p->lr.status = status;
     if (status == 0) {
-        p->account = json ? strdup(json) : NULL;
-    } else if (p->error[0] == '\0') {
+        p->lr.account = json ? strdup(json) : NULL;
+    } else if (p->lr.error == NULL) {
         if (status == UV_EACCES)
-            snprintf(p->error, sizeof p->error,
-                     "Telegram refused the sign-in: %.400s. Nothing else changed; call authLogin "
-                     "again to start over (Telegram sends a new code).",
-                     error ? error : "refused");
+            login_rounds_set_error(&p->lr,
+                                   "Telegram refused the sign-in: %.400s. Nothing else changed; "
+                                   "call authLogin again to start over (Telegram sends a new "
+                                   "code).",
+                                   error ? error : "refused");
         else if (status == UV_ECANCELED)
-            snprintf(p->error, sizeof p->error, "The sign-in was withdrawn%s%.400s.",
-                     error ? ": " : "", error ? error : "");
+            login_rounds_set_error(&p->lr, "The sign-in was withdrawn%s%.400s.", error ? ": " : "",
+                                   error ? error : "");
         else
-            snprintf(p->error, sizeof p->error, "The sign-in failed: %.500s",
-                     error ? error : uv_strerror(status));
+            login_rounds_set_error(&p->lr, "The sign-in failed: %.500s",
+                                   error ? error : uv_strerror(status));
     }
     page_final(p);
     login_settle(p);
@@ -320,7 +222,7 @@ static void page_done(secret_page_t *page, int status, const char *secret, void 
 {
     tg_login_t *p = data;
     if (status == 0) {
-        if (p->signin != NULL && !p->done) {
+        if (p->signin != NULL && !p->lr.done) {
             p->checking = true;
             int rc = connector_signin_answer(p->conn, p->signin, secret);
             if (rc == 0)
@@ -331,20 +233,21 @@ static void page_done(secret_page_t *page, int status, const char *secret, void 
         }
         p->page = NULL;
         secret_page_result(page, true, "This sign-in has ended; return to your assistant.");
-        login_maybe_free(p);
+        login_rounds_release(&p->lr);
         return;
     }
     p->page = NULL;
     p->checking = false;
-    if (p->error[0] == '\0' && !p->done)
-        snprintf(p->error, sizeof p->error, "%s",
-                 status == UV_ETIMEDOUT ? "The login page expired before the code was typed; "
-                                          "call authLogin again."
-                                        : "The login page was closed (parleyd is stopping?); "
-                                          "call authLogin again.");
+    if (p->lr.error == NULL && !p->lr.done)
+        login_rounds_set_error(&p->lr, "%s",
+                               status == UV_ETIMEDOUT
+                                   ? "The login page expired before the code was typed; call "
+                                     "authLogin again."
+                                   : "The login page was closed (parleyd is stopping?); call "
+                                     "authLogin again.");
     if (p->signin != NULL)
         connector_signin_cancel(p->conn, p->signin);
-    login_maybe_free(p);
+    login_rounds_release(&p->lr);
 }
 
 static void page_message(const char *phone, char *out, size_t cap)
@@ -355,14 +258,6 @@ static void page_message(const char *phone, char *out, size_t cap)
              "page is served by parley on this computer and expires in 10 minutes; neither "
              "passes through this chat.",
              phone && phone[0] ? phone : "the account's phone");
-}
-
-static json_t *page_request(const char *phone, const char *url)
-{
-    char message[900];
-    page_message(phone, message, sizeof message);
-    return json_pack("{s:s, s:{s:s, s:s, s:s}}", "method", "elicitation/create", "params", "mode",
-                     "url", "message", message, "url", url ? url : "");
 }
 
 static void url_answered(mcp_call_t *c, int status, const json_t *result, const json_t *error)
@@ -377,17 +272,18 @@ static void url_answered(mcp_call_t *c, int status, const json_t *result, const 
         c->data = NULL;
         mcp_call_finish_error(c, "cancelled");
     } else if (status == 0) {
-        p->said_no = action && strcmp(action, "decline") == 0 ? "declined" : "cancelled";
-    } else if (p->error[0] == '\0') {
-        snprintf(p->error, sizeof p->error, "%s",
-                 status == UV_ETIMEDOUT
-                     ? "The client did not answer the login page request in time; call authLogin "
-                       "again."
-                     : "The client refused the login page request (URL elicitation); sign the "
-                       "account in with `parleyd login telegram --phone +NNN` on the server.");
+        p->lr.said_no = action && strcmp(action, "decline") == 0 ? "declined" : "cancelled";
+    } else if (p->lr.error == NULL) {
+        login_rounds_set_error(
+            &p->lr, "%s",
+            status == UV_ETIMEDOUT
+                ? "The client did not answer the login page request in time; call authLogin "
+                  "again."
+                : "The client refused the login page request (URL elicitation); sign the "
+                  "account in with `parleyd login telegram --phone +NNN` on the server.");
     }
     login_withdraw(p);
-    login_maybe_free(p);
+    login_rounds_release(&p->lr);
 }
 
 static void login_open_page(tg_login_t *p, const char *ask, const char *hint)
@@ -402,14 +298,14 @@ static void login_open_page(tg_login_t *p, const char *ask, const char *hint)
                                           : "login code",
              hint && hint[0] && strcmp(ask, "code") == 0 ? hint : p->phone);
     secret_page_options_t o = {.title = title, .text = text, .verify = true};
-    int rc = p->ts && p->ts->pages
+    int rc = login_rounds_listed(&p->lr) && p->ts->pages
                  ? secret_page_open(p->ts->pages, &o, page_done, p, p->url, sizeof p->url, &p->page)
                  : UV_ECANCELED;
     if (rc != 0) {
-        snprintf(p->error, sizeof p->error,
-                 "The login page could not be opened (%s); sign the account in with `parleyd "
-                 "login telegram --phone +NNN` on the server.",
-                 uv_strerror(rc));
+        login_rounds_set_error(&p->lr,
+                               "The login page could not be opened (%s); sign the account in "
+                               "with `parleyd login telegram --phone +NNN` on the server.",
+                               uv_strerror(rc));
         login_withdraw(p);
         return;
     }
@@ -418,13 +314,7 @@ static void login_open_page(tg_login_t *p, const char *ask, const char *hint)
         p->call = NULL;
         c->on_cancel = NULL;
         c->data = NULL;
-        uv_timeval64_t tv;
-        uv_gettimeofday(&tv);
-        json_int_t expires = (json_int_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 + SECRET_PAGE_TTL_MS;
-        json_t *state = json_pack("{s:s, s:s, s:s, s:I}", "login", p->id, "url", p->url, "phone",
-                                  p->phone, "expiresAt", expires);
-        mcp_call_finish_input_required(
-            c, json_pack("{s:o}", "login_page", page_request(p->phone, p->url)), state);
+        login_rounds_ask_page(c, &p->lr, p->url, json_pack("{s:s}", "phone", p->phone));
         return;
     }
     char message[900];
@@ -434,10 +324,64 @@ static void login_open_page(tg_login_t *p, const char *ask, const char *hint)
                                     "url", p->url, "elicitationId", p->elicitation_id),
                           url_answered);
     if (rc != 0) {
-        snprintf(p->error, sizeof p->error, TG_NO_ELICITATION, "");
+        login_rounds_set_error(&p->lr, TG_NO_ELICITATION, "");
         login_withdraw(p);
     }
 }
+
+/* ---- the rounds' part of a login (login_rounds.h) ------------------------------------------ */
+
+static void ops_page_message(const json_t *state, char *out, size_t cap)
+{
+    page_message(json_string_value(json_object_get(state, "phone")), out, cap);
+}
+
+static void ops_withdraw(login_rounds_login_t *l)
+{
+    login_withdraw((tg_login_t *)l);
+}
+
+static void ops_stop(login_rounds_login_t *l)
+{
+    tg_login_t *p = (tg_login_t *)l;
+    if (p->page != NULL) {
+        secret_page_t *page = p->page;
+        p->page = NULL;
+        if (p->checking)
+            secret_page_result(page, true, "parleyd is stopping.");
+        else
+            secret_page_cancel(page);
+    }
+    p->call = NULL;
+    p->signin = NULL; /* the connector closed before: its last step ran */
+}
+
+static bool ops_held(const login_rounds_login_t *l)
+{
+    const tg_login_t *p = (const tg_login_t *)l;
+    return p->signin != NULL || p->page != NULL || p->call != NULL;
+}
+
+static void ops_free(login_rounds_login_t *l)
+{
+    free(l);
+}
+
+const login_rounds_ops_t tg_ts_login_ops = {
+    .tool = "authLogin",
+    .state_key = "login",
+    .page_key = "login_page",
+    .busy = "Another call of authLogin already waits for this sign-in: wait for it (at most a "
+            "minute), or call authLogin again without requestState to start over.",
+    .max = TG_LOGINS_MAX,
+    .page_message = ops_page_message,
+    .finish = finish_login,
+    .said_no = said_no,
+    .withdraw = ops_withdraw,
+    .stop = ops_stop,
+    .held = ops_held,
+    .free = ops_free,
+};
 
 /* ---- starting ---------------------------------------------------------------------------- */
 
@@ -449,40 +393,32 @@ static void call_cancelled(mcp_call_t *c)
     c->on_cancel = NULL;
     mcp_call_finish_error(c, "cancelled");
     login_withdraw(p);
-    login_maybe_free(p);
+    login_rounds_release(&p->lr);
 }
 
 static void login_start(mcp_call_t *c, connector_t *conn, const char *phone, bool rounds)
 {
     tg_toolset_t *ts = tg_ts(c);
-    uint64_t now = uv_now(mcp_call_loop(c));
-    /* Room: outcomes past their time, then finished ones nobody waits for. */
-    for (int k = ts->nlogins - 1; k >= 0; k--) {
-        tg_login_t *q = ts->logins[k];
-        if (q->done && q->waiter == NULL &&
-            (now - q->opened_at > TG_LOGIN_TTL_MS || ts->nlogins == TG_LOGINS_MAX))
-            login_unlist(q);
-    }
-    tg_login_t *p = ts->nlogins < TG_LOGINS_MAX ? calloc(1, sizeof *p) : NULL;
-    uint8_t rnd[32];
-    if (p == NULL || uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0) {
+    tg_login_t *p = calloc(1, sizeof *p);
+    uint8_t rnd[16];
+    if (p == NULL || uv_random(NULL, NULL, rnd, sizeof rnd, 0, NULL) != 0 ||
+        login_rounds_add(&ts->logins, &p->lr, uv_now(mcp_call_loop(c))) != 0) {
         free(p);
         mcp_call_finish_error(c, "Too many sign-ins are in progress; try again in a minute.");
         return;
     }
-    str_hex(rnd, 16, p->id);
-    str_hex(rnd + 16, 16, p->elicitation_id);
+    str_hex(rnd, sizeof rnd, p->elicitation_id);
     p->ts = ts;
     p->conn = conn;
     p->rounds = rounds;
-    p->opened_at = now;
     snprintf(p->phone, sizeof p->phone, "%s%s", phone[0] == '+' ? "" : "+", phone);
     const char *account = json_string_value(json_object_get(c->args, "account"));
     char why[300] = "";
     int rc = connector_signin(conn, phone, account && account[0] ? account : NULL, login_step, p,
                               &p->signin, why, sizeof why);
     if (rc != 0) {
-        free(p);
+        p->signin = NULL;
+        login_rounds_unlist(&p->lr); /* frees p */
         if (rc == UV_EEXIST)
             mcp_call_finish_error(c, "%s: authStatus reports it; nothing to do.", why);
         else if (rc == UV_EINVAL)
@@ -492,7 +428,6 @@ static void login_start(mcp_call_t *c, connector_t *conn, const char *phone, boo
                                   why[0] ? why : uv_strerror(rc));
         return;
     }
-    ts->logins[ts->nlogins++] = p;
     p->call = c;
     c->data = p;
     c->on_cancel = call_cancelled;
@@ -512,18 +447,32 @@ static bool phone_valid(const char *s)
     return digits >= 5 && digits <= 15 && strlen(s) < 32;
 }
 
-static const char *phone_from_form(const json_t *answer)
+#define PHONE_INVALID                                                                              \
+    "phone: not a phone number; give it with its country code (+15551234567) and call "            \
+    "authLogin again."
+
+/* The phone number the user gave in the form (answer, an ElicitResult);
+ * NULL when c is finished: the user said no, or it is no phone number. */
+static const char *phone_answer(mcp_call_t *c, const json_t *answer)
 {
+    login_rounds_answer_t a = login_rounds_answer(answer);
+    if (a != LOGIN_ROUNDS_ACCEPT) {
+        bool declined = a == LOGIN_ROUNDS_DECLINE;
+        finish_outcome(c, declined ? "declined" : "cancelled",
+                       declined ? "The user declined to give a phone number; nothing was asked."
+                                : "The user dismissed the sign-in; nothing was asked.");
+        return NULL;
+    }
     const char *ph =
         json_string_value(json_object_get(json_object_get(answer, "content"), "phone"));
     while (ph && *ph == ' ')
         ph++;
+    if (ph == NULL || !phone_valid(ph)) {
+        mcp_call_finish_error(c, PHONE_INVALID);
+        return NULL;
+    }
     return ph;
 }
-
-#define PHONE_INVALID                                                                              \
-    "phone: not a phone number; give it with its country code (+15551234567) and call "            \
-    "authLogin again."
 
 static json_t *phone_form(void)
 {
@@ -544,7 +493,6 @@ static void phone_answered(mcp_call_t *c, int status, const json_t *result, cons
     (void)error;
     connector_t *conn = c->data;
     c->data = NULL;
-    const char *action = json_string_value(json_object_get(result, "action"));
     if (status == UV_ECANCELED) {
         mcp_call_finish_error(c, "cancelled");
         return;
@@ -557,100 +505,27 @@ static void phone_answered(mcp_call_t *c, int status, const json_t *result, cons
                                     "with phone instead.");
         return;
     }
-    if (action == NULL || strcmp(action, "accept") != 0) {
-        bool declined = action && strcmp(action, "decline") == 0;
-        finish_outcome(c, declined ? "declined" : "cancelled",
-                       declined ? "The user declined to give a phone number; nothing was asked."
-                                : "The user dismissed the sign-in; nothing was asked.");
-        return;
-    }
-    const char *ph = phone_from_form(result);
-    if (ph == NULL || !phone_valid(ph)) {
-        mcp_call_finish_error(c, PHONE_INVALID);
-        return;
-    }
-    login_start(c, conn, ph, false);
+    const char *ph = phone_answer(c, result);
+    if (ph != NULL)
+        login_start(c, conn, ph, false);
 }
 
-/* ---- 2026-07-28: round 3 -------------------------------------------------------------------- */
+/* ---- 2026-07-28: rounds 1 and 3 ---------------------------------------------------------- */
 
-static void round_outcome(mcp_call_t *c, const json_t *state)
-{
-    tg_toolset_t *ts = tg_ts(c);
-    tg_login_t *p = login_find(ts, json_string_value(json_object_get(state, "login")));
-    const json_t *answer = mcp_call_input_response(c, "login_page");
-    const char *action = json_string_value(json_object_get(answer, "action"));
-    if (action != NULL && strcmp(action, "accept") != 0) {
-        bool declined = strcmp(action, "decline") == 0;
-        if (p != NULL) {
-            p->said_no = declined ? "declined" : "cancelled";
-            if (p->waiter != NULL)
-                finish_login(wait_end(p->waiter), p);
-            login_withdraw(p);
-            login_unlist(p);
-        }
-        finish_outcome(c, declined ? "declined" : "cancelled",
-                       declined ? "The user declined to open the login page; no account was "
-                                  "signed in. Ask before calling authLogin again."
-                                : "The user dismissed the login page; no account was signed in.");
-        return;
-    }
-    if (p == NULL) {
-        mcp_call_finish_error(c, "This sign-in is not running in this parleyd any more (its page "
-                                 "expired, or parleyd restarted, or another parleyd holds it); "
-                                 "call authLogin again without requestState to start over.");
-        return;
-    }
-    if (p->done) {
-        finish_login(c, p);
-        login_unlist(p);
-        return;
-    }
-    if (p->waiter != NULL) {
-        mcp_call_finish_error(c, "Another call of authLogin already waits for this sign-in: wait "
-                                 "for it (at most a minute), or call authLogin again without "
-                                 "requestState to start over.");
-        return;
-    }
-    tg_wait_t *w = calloc(1, sizeof *w);
-    if (w == NULL) {
-        mcp_call_finish_error(c, "out of memory");
-        return;
-    }
-    w->p = p;
-    w->c = c;
-    uv_timer_init(mcp_call_loop(c), &w->timer);
-    w->timer.data = w;
-    p->waiter = w;
-    c->data = w;
-    c->on_cancel = wait_cancelled;
-    uv_timer_start(&w->timer, wait_timeout, TG_LOGIN_WAIT_MS, 0);
-}
-
-static void login_rounds(mcp_call_t *c, connector_t *conn, const char *phone)
+static void by_rounds(mcp_call_t *c, connector_t *conn, const char *phone)
 {
     const json_t *state = mcp_call_request_state(c);
     if (json_object_get(state, "login") != NULL) {
-        round_outcome(c, state);
+        if (!login_rounds_outcome(&tg_ts(c)->logins, c, state))
+            mcp_call_finish_error(c, "This sign-in is not running in this parleyd any more (its "
+                                     "page expired, or parleyd restarted, or another parleyd "
+                                     "holds it); call authLogin again without requestState to "
+                                     "start over.");
         return;
     }
     const json_t *answer = mcp_call_input_response(c, "phone");
-    if (phone == NULL && answer != NULL) {
-        const char *action = json_string_value(json_object_get(answer, "action"));
-        if (action == NULL || strcmp(action, "accept") != 0) {
-            bool declined = action && strcmp(action, "decline") == 0;
-            finish_outcome(c, declined ? "declined" : "cancelled",
-                           declined ? "The user declined to give a phone number; nothing was "
-                                      "asked."
-                                    : "The user dismissed the sign-in; nothing was asked.");
-            return;
-        }
-        phone = phone_from_form(answer);
-        if (phone == NULL || !phone_valid(phone)) {
-            mcp_call_finish_error(c, PHONE_INVALID);
-            return;
-        }
-    }
+    if (phone == NULL && answer != NULL && (phone = phone_answer(c, answer)) == NULL)
+        return;
     if (phone == NULL) {
         json_t *form = phone_form();
         mcp_call_finish_input_required(
@@ -694,7 +569,7 @@ void tg_ts_auth_login(mcp_call_t *c)
         return;
     }
     if (mcp_call_can_ask(c)) {
-        login_rounds(c, conn, phone);
+        by_rounds(c, conn, phone);
         return;
     }
     if (phone != NULL) {
@@ -706,25 +581,5 @@ void tg_ts_auth_login(mcp_call_t *c)
     if (rc != 0) {
         c->data = NULL;
         mcp_call_finish_error(c, TG_NO_ELICITATION, "");
-    }
-}
-
-void tg_ts_logins_close(tg_toolset_t *ts)
-{
-    while (ts->nlogins > 0) {
-        tg_login_t *p = ts->logins[0];
-        if (p->waiter != NULL)
-            mcp_call_finish_error(wait_end(p->waiter), "parleyd is stopping; call authLogin again");
-        if (p->page != NULL) {
-            secret_page_t *page = p->page;
-            p->page = NULL;
-            if (p->checking)
-                secret_page_result(page, true, "parleyd is stopping.");
-            else
-                secret_page_cancel(page);
-        }
-        p->call = NULL;
-        p->signin = NULL; /* the connector closed before: its last step ran */
-        login_unlist(p);
     }
 }

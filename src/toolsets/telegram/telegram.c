@@ -252,6 +252,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     if (t->conn == NULL && t->nconns > 0)
         t->conn = t->conns[0];
     t->pages = env->pages;
+    login_rounds_init(&t->logins, &tg_ts_login_ops);
     t->status_json = env->status_json;
     t->status_data = env->status_data;
     snprintf(t->timezone, sizeof t->timezone, "%s", env->timezone ? env->timezone : "UTC");
@@ -276,7 +277,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
 void telegram_close(void *ctx)
 {
     if (ctx != NULL) {
-        tg_ts_logins_close(ctx);
+        login_rounds_close(&((tg_toolset_t *)ctx)->logins);
         free(((tg_toolset_t *)ctx)->ctx_plain);
     }
     free(ctx);

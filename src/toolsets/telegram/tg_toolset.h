@@ -9,6 +9,7 @@
 
 #include "archive/archive.h"
 #include "mcp/call.h"
+#include "toolsets/login_rounds.h"
 #include "toolsets/toolset.h"
 #include "upstream/connector.h"
 
@@ -33,10 +34,10 @@ typedef struct tg_toolset_s {
      * that report the daemon's state (tg_ts_run), made once. Owned. */
     char *ctx_plain;
     /* authLogin (auth.c): the one-time local pages, and the sign-ins in
-     * progress or whose outcome a later round may ask for. */
+     * progress or whose outcome a later round may ask for (of
+     * tg_ts_login_ops). */
     struct secret_page_server_s *pages;
-    struct tg_login_s *logins[TG_LOGINS_MAX];
-    int nlogins;
+    login_rounds_t logins;
 } tg_toolset_t;
 
 /* The call's toolset context. */
@@ -126,7 +127,7 @@ void tg_ts_members_add(mcp_call_t *c, json_t *answer, void *arg);
 void tg_ts_channels_search(mcp_call_t *c);
 void tg_ts_live_read(mcp_call_t *c);
 void tg_ts_auth_login(mcp_call_t *c);
-/* Ends the sign-ins the toolset keeps (it closes). */
-void tg_ts_logins_close(tg_toolset_t *ts);
+/* authLogin's part of the logins of several rounds (auth.c). */
+extern const login_rounds_ops_t tg_ts_login_ops;
 
 #endif
