@@ -583,6 +583,7 @@ int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     ctx->archive = env->archive;
     ctx->conn = conn;
     ctx->pages = env->pages;
+    login_rounds_init(&ctx->logins, &bs_login_ops);
     *out = ctx;
     return 0;
 }
@@ -590,6 +591,6 @@ int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 void bluesky_close(void *ctx)
 {
     if (ctx != NULL)
-        bs_login_rounds_close(ctx);
+        login_rounds_close(&((bs_ctx_t *)ctx)->logins);
     free(ctx);
 }

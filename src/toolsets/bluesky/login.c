@@ -12,7 +12,8 @@
  * otherwise, when the user declines or cancels, when the page expires
  * (after a refusal the answer says so), or when the call is cancelled. A client that cannot elicit
  * (or has no URL mode) gets isError guidance and nothing is asked. Under 2026-07-28 the same login
- * runs by multi round-trip requests (login_rounds.c).
+ * runs by multi round-trip requests (login_rounds.c, which holds what
+ * both share: the handle's form, the password page and its words).
  *
  * Lifetime: a login_t lives until its call is finished, its page is gone
  * and its connector login has called back. */
@@ -247,28 +248,11 @@ static void ask_password(login_t *lg)
         return;
     }
     str_hex(rnd, sizeof rnd, lg->elicitation_id);
-    char title[400], text[1200], url[256], where[700] = "";
+    char url[256], warning[700];
     /* A service the model named gets the password: say so, plainly. */
-    if (lg->service)
-        snprintf(where, sizeof where,
-                 " WARNING: it will be sent to %.300s, a service the assistant named, not the "
-                 "Bluesky service this parley is set up for. Type it only if you trust that "
-                 "service.",
-                 lg->service);
-    snprintf(title, sizeof title, "Bluesky app password for @%s%s%.200s", lg->handle,
-             lg->service ? " at " : "", lg->service ? lg->service : "");
-    snprintf(text, sizeof text,
-             "Type an app password of @%s for parley. It goes from this page to parley on this "
-             "computer only; it never passes through the chat. Use an app password, never "
-             "the main account password.%s",
-             lg->handle, where);
-    secret_page_options_t o = {.port = lg->port,
-                               .title = title,
-                               .text = text,
-                               .link_url = BSKY_APP_PASSWORDS_URL,
-                               .link_text = "Create an app password",
-                               .verify = true};
-    int rc = secret_page_open(ctx->pages, &o, page_done, lg, url, sizeof url, &lg->page);
+    bs_service_warning(lg->service, true, warning, sizeof warning);
+    int rc = bs_page_open(ctx, lg->handle, lg->service, lg->port, warning, page_done, lg, url,
+                          sizeof url, &lg->page);
     if (rc != 0) {
         char msg[300];
         if (rc == UV_EADDRINUSE)
@@ -283,13 +267,7 @@ static void ask_password(login_t *lg)
         return;
     }
     char message[1400];
-    snprintf(message, sizeof message,
-             "Open this page to type the Bluesky app password for @%s. It is served by parley "
-             "on this computer, takes tries until Bluesky accepts one and expires in 10 "
-             "minutes; the password never "
-             "passes through this chat. Create an app password at " BSKY_APP_PASSWORDS_URL
-             " (never use the main password).%s",
-             lg->handle, where);
+    bs_page_message(lg->handle, warning, message, sizeof message);
     lg->state = LG_URL;
     lg->url_mode = true;
     rc = mcp_call_request(lg->c, "elicitation", "elicitation/create",
@@ -350,7 +328,6 @@ static void handle_answered(mcp_call_t *c, int status, const json_t *result, con
 {
     login_t *lg = c->data;
     (void)error;
-    const char *action = json_string_value(json_object_get(result, "action"));
     if (status == UV_ECANCELED) {
         mcp_call_finish_error(c, "cancelled");
         login_end(lg);
@@ -363,23 +340,9 @@ static void handle_answered(mcp_call_t *c, int status, const json_t *result, con
                                   "handle instead.");
         return;
     }
-    if (action && strcmp(action, "decline") == 0) {
-        login_end_outcome(lg, "declined",
-                          "The user declined to give a handle; nothing was "
-                          "stored.");
-        return;
-    }
-    if (action == NULL || strcmp(action, "accept") != 0) {
-        login_end_outcome(lg, "cancelled", "The user dismissed the login; nothing was stored.");
-        return;
-    }
-    const char *h =
-        json_string_value(json_object_get(json_object_get(result, "content"), "handle"));
-    while (h && (*h == ' ' || *h == '@'))
-        h++;
-    if (h == NULL || !bs_handle_valid(h)) {
-        login_end_error(lg, "The handle given is not a handle (e.g. alice.bsky.social); call "
-                            "login again.");
+    const char *h = bs_handle_answer(c, result);
+    if (h == NULL) {
+        login_end(lg);
         return;
     }
     lg->handle = strdup(h);
@@ -501,15 +464,8 @@ void bs_login(mcp_call_t *c)
         return;
     }
     lg->state = LG_HANDLE;
-    json_t *schema = json_pack("{s:s, s:{s:{s:s, s:s, s:s}}, s:[s]}", "type", "object",
-                               "properties", "handle", "type", "string", "title", "Bluesky handle",
-                               "description", "e.g. alice.bsky.social", "required", "handle");
-    int rc = mcp_call_request(c, "elicitation", "elicitation/create",
-                              json_pack("{s:s, s:s, s:o}", "mode", "form", "message",
-                                        "Which Bluesky account should parley log in as? (The "
-                                        "app password is asked next, on a local page.)",
-                                        "requestedSchema", schema),
-                              handle_answered);
+    int rc =
+        mcp_call_request(c, "elicitation", "elicitation/create", bs_handle_form(), handle_answered);
     if (rc != 0)
         login_end_error(lg, no_elicitation_guidance);
 }
