@@ -37,12 +37,12 @@ int main(int argc, char **argv)
         cli_print_import_help(stdout, cli.nargs > 0 ? cli.args[0] : NULL);
         return 0;
     case CLI_CMD_HELP_TOOLS:
-        for (const toolset_t *t = toolsets_table; t->mcp; t++)
-            if (strcmp(t->mcp->name, cli.args[0]) == 0)
-                return mcp_reference_print(stdout, t->mcp) == 0 ? 0 : 1;
+        for (const toolset_t *const *t = toolsets_table; *t; t++)
+            if (strcmp((*t)->mcp->name, cli.args[0]) == 0)
+                return mcp_reference_print(stdout, (*t)->mcp) == 0 ? 0 : 1;
         fprintf(stderr, "parleyd: --help-tools: no toolset '%s' (", cli.args[0]);
-        for (const toolset_t *t = toolsets_table; t->mcp; t++)
-            fprintf(stderr, "%s%s", t == toolsets_table ? "" : ", ", t->mcp->name);
+        for (const toolset_t *const *t = toolsets_table; *t; t++)
+            fprintf(stderr, "%s%s", t == toolsets_table ? "" : ", ", (*t)->mcp->name);
         fprintf(stderr, ")\n");
         return CLI_EXIT_USAGE;
     case CLI_CMD_VERSION:

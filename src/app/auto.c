@@ -53,8 +53,8 @@ static bool any_setting(const config_t *cfg, const char *keys)
 static bool apply(app_t *a, const json_t *present, bool first)
 {
     bool changed = false;
-    for (int i = 0; toolsets_table[i].mcp; i++) {
-        const toolset_t *ts = &toolsets_table[i];
+    for (int i = 0; toolsets_table[i]; i++) {
+        const toolset_t *ts = toolsets_table[i];
         if (!mcp_registry_has_toolset(&a->mcp.registry, ts->mcp))
             continue;
         bool serve = (ts->auto_sources == NULL && ts->auto_settings == NULL) ||
@@ -96,15 +96,15 @@ static void checked(void *data, int status, const char *json, archive_err_t err,
     }
     json_decref(present);
     if (first) {
-        for (int i = 0; toolsets_table[i].mcp; i++)
-            if (mcp_registry_has_toolset(&a->mcp.registry, toolsets_table[i].mcp) &&
+        for (int i = 0; toolsets_table[i]; i++)
+            if (mcp_registry_has_toolset(&a->mcp.registry, toolsets_table[i]->mcp) &&
                 !mcp_registry_toolset_in(
-                    &a->mcp.registry, toolsets_table[i].mcp,
+                    &a->mcp.registry, toolsets_table[i]->mcp,
                     mcp_registry_shown(&a->mcp.registry, MCP_REGISTRY_ALL_TOOLSETS)))
                 log_info(APP_TAG,
                          "toolset %s: nothing to serve yet (served once its data arrives, or "
                          "with --toolsets all)",
-                         toolsets_table[i].mcp->name);
+                         toolsets_table[i]->mcp->name);
         app_resume(a);
     } else if (a->auto_again && a->mcp.registry.hidden != 0) {
         a->auto_again = false;

@@ -123,9 +123,9 @@ static void stdio_ended(void *data)
 static unsigned caps_wanted(const app_t *a)
 {
     unsigned caps = 0;
-    for (int i = 0; toolsets_table[i].mcp; i++)
-        if (mcp_registry_has_toolset(&a->mcp.registry, toolsets_table[i].mcp))
-            caps |= toolsets_table[i].caps;
+    for (int i = 0; toolsets_table[i]; i++)
+        if (mcp_registry_has_toolset(&a->mcp.registry, toolsets_table[i]->mcp))
+            caps |= toolsets_table[i]->caps;
     return caps;
 }
 
@@ -226,8 +226,8 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
 /* Each selected toolset builds its context from the environment. */
 int app_start_toolsets(app_t *a, char *err, size_t errcap)
 {
-    for (int i = 0; toolsets_table[i].mcp && i < MCP_REGISTRY_MAX_TOOLSETS; i++) {
-        const toolset_t *ts = &toolsets_table[i];
+    for (int i = 0; toolsets_table[i] && i < MCP_REGISTRY_MAX_TOOLSETS; i++) {
+        const toolset_t *ts = toolsets_table[i];
         if (ts->open == NULL || !mcp_registry_has_toolset(&a->mcp.registry, ts->mcp))
             continue;
         ts_part_t *tp = calloc(1, sizeof *tp);

@@ -78,8 +78,10 @@ typedef struct toolset_s {
     const char *auto_settings;
 } toolset_t;
 
-/* Every toolset compiled in, ending with an entry whose mcp is NULL. */
-extern const toolset_t toolsets_table[];
+/* Every toolset compiled in (each toolset's own row, toolset_<name>,
+ * declared in its header), NULL-terminated. A new toolset is its folder
+ * plus one entry here. */
+extern const toolset_t *const toolsets_table[];
 
 /* The MCP tables of toolsets_table into out, NULL-terminated (at most
  * cap - 1 of them), as mcp_registry_build takes them. */

@@ -17,12 +17,12 @@ static int nschemas;
 static void load(void)
 {
     int cap = 0;
-    for (int t = 0; toolsets_table[t].mcp; t++)
-        cap += toolsets_table[t].mcp->ntools;
+    for (int t = 0; toolsets_table[t]; t++)
+        cap += toolsets_table[t]->mcp->ntools;
     schemas = calloc((size_t)cap, sizeof *schemas);
-    for (int t = 0; toolsets_table[t].mcp; t++)
-        for (int i = 0; i < toolsets_table[t].mcp->ntools; i++) {
-            json_t *s = json_loads(toolsets_table[t].mcp->tools[i].input_schema, 0, NULL);
+    for (int t = 0; toolsets_table[t]; t++)
+        for (int i = 0; i < toolsets_table[t]->mcp->ntools; i++) {
+            json_t *s = json_loads(toolsets_table[t]->mcp->tools[i].input_schema, 0, NULL);
             if (s == NULL)
                 abort(); /* a static table that does not parse */
             schemas[nschemas++] = s;

@@ -561,14 +561,14 @@ static const mcp_tool_def_t tools[] = {
      OUT_OBJ, RO_OPEN, bs_search, NULL},
 };
 
-const mcp_toolset_t toolset_bluesky_mcp = {
+static const mcp_toolset_t toolset_bluesky_mcp = {
     .name = "bluesky",
     .description = "Bluesky: login (elicitation), profiles, post search and threads as Markdown",
     .tools = tools,
     .ntools = (int)(sizeof tools / sizeof tools[0]),
 };
 
-int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+static int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     connector_t *conn = toolset_env_connector(env, CONNECTOR_CAN_QUERY);
     if (!connector_can(conn, CONNECTOR_CAN_QUERY) || !connector_can(conn, CONNECTOR_CAN_LOGIN)) {
@@ -588,9 +588,18 @@ int bluesky_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     return 0;
 }
 
-void bluesky_close(void *ctx)
+static void bluesky_close(void *ctx)
 {
     if (ctx != NULL)
         login_rounds_close(&((bs_ctx_t *)ctx)->logins);
     free(ctx);
 }
+
+const toolset_t toolset_bluesky = {
+    .mcp = &toolset_bluesky_mcp,
+    .caps = CONNECTOR_CAPS_ACCOUNTS,
+    .open = bluesky_open,
+    .close = bluesky_close,
+    .auto_sources = "bluesky",
+    .auto_settings = "bluesky_service",
+};

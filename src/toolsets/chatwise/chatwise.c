@@ -105,14 +105,14 @@ static const mcp_tool_def_t tools[] = {
      "{\"type\":\"object\"}", RO, chatwise_tool, "parley_cw_resolve_ids"},
 };
 
-const mcp_toolset_t toolset_chatwise_mcp = {
+static const mcp_toolset_t toolset_chatwise_mcp = {
     .name = "chatwise",
     .description = "Intent search over AI-assistant chats (ChatWise), with guidance",
     .tools = tools,
     .ntools = (int)(sizeof tools / sizeof tools[0]),
 };
 
-int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+static int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     int rc = sqltool_check_table(&toolset_chatwise_mcp, err, errcap);
     if (rc != 0)
@@ -132,10 +132,18 @@ int chatwise_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     return 0;
 }
 
-void chatwise_close(void *ctx)
+static void chatwise_close(void *ctx)
 {
     chatwise_ctx_t *cc = ctx;
     if (cc != NULL)
         free(cc->sql_ctx);
     free(cc);
 }
+
+const toolset_t toolset_chatwise = {
+    .mcp = &toolset_chatwise_mcp,
+    .open = chatwise_open,
+    .close = chatwise_close,
+    .auto_sources = "chatwise",
+    .auto_settings = "chatwise_db",
+};

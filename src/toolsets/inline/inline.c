@@ -95,7 +95,9 @@ json_t *inline__sent_message(const char *json)
     return out;
 }
 
-int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+/* Builds the context: the store and the timezone (checked here: an IANA
+ * name known to the system, or UTC). */
+static int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     int rc = sqltool_check_table(&toolset_inline_mcp, err, errcap);
     if (rc != 0)
@@ -126,14 +128,17 @@ int inline_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     return 0;
 }
 
-void inline_close(void *ctx)
+static void inline_close(void *ctx)
 {
     if (ctx != NULL)
         free(((inline_ctx_t *)ctx)->sql_ctx);
     free(ctx);
 }
 
-void inline_store_changed(const json_t *event, toolset_uri_cb updated, void *data)
+/* inline://chat/{chatId} for each chat of a store event, and
+ * inline://chat/{chatId}/message/{messageId} for each message (see
+ * toolset_t.store_changed). */
+static void inline_store_changed(const json_t *event, toolset_uri_cb updated, void *data)
 {
     char uri[96];
     size_t i;
@@ -155,3 +160,13 @@ void inline_store_changed(const json_t *event, toolset_uri_cb updated, void *dat
         }
     }
 }
+
+const toolset_t toolset_inline = {
+    .mcp = &toolset_inline_mcp,
+    .caps = CONNECTOR_CAN_SEND | CONNECTOR_CAN_REALTIME,
+    .open = inline_open,
+    .close = inline_close,
+    .store_changed = inline_store_changed,
+    .auto_sources = "telegram",
+    .auto_settings = "telegram_bot_token",
+};

@@ -12,15 +12,7 @@
 
 #include "toolsets/toolset.h"
 
-extern const mcp_toolset_t toolset_inline_mcp;
-
-/* Builds the context: the store and the timezone (checked here: an IANA
- * name known to the system, or UTC). */
-int inline_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
-void inline_close(void *ctx);
-/* inline://chat/{chatId} for each chat of a store event, and
- * inline://chat/{chatId}/message/{messageId} for each message (see
- * toolset_t.store_changed). */
-void inline_store_changed(const json_t *event, toolset_uri_cb updated, void *data);
+/* The toolset's row of the table of toolsets (toolsets.c). */
+extern const toolset_t toolset_inline;
 
 #endif

@@ -43,4 +43,7 @@ void inline_messages_send_media(mcp_call_t *c);
  * inline:// resource), or NULL when out of memory. */
 json_t *inline__sent_message(const char *json);
 
+/* The toolset's MCP table (tools.c). */
+extern const mcp_toolset_t toolset_inline_mcp;
+
 #endif

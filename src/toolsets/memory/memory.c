@@ -273,7 +273,7 @@ static const mcp_prompt_def_t prompts[] = {
      NULL, bootstrap_prompt},
 };
 
-const mcp_toolset_t toolset_memory_mcp = {
+static const mcp_toolset_t toolset_memory_mcp = {
     .name = "memory",
     .description = "An agent recovers its own past: continuation, work before it, eras, search",
     .tools = tools,
@@ -284,7 +284,7 @@ const mcp_toolset_t toolset_memory_mcp = {
 
 /* ---- context ---------------------------------------------------------------------- */
 
-int memory_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+static int memory_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     memory_ctx_t *mc = calloc(1, sizeof *mc);
     if (mc == NULL) {
@@ -296,7 +296,15 @@ int memory_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     return 0;
 }
 
-void memory_close(void *ctx)
+static void memory_close(void *ctx)
 {
     free(ctx);
 }
+
+const toolset_t toolset_memory = {
+    .mcp = &toolset_memory_mcp,
+    .open = memory_open,
+    .close = memory_close,
+    .auto_sources = "agents",
+    .auto_settings = "memory_db,claude_code_dir,codex_dir",
+};

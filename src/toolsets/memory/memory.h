@@ -14,9 +14,7 @@
 /* bootstrap_memory's default budget, in tokens (about 4 characters each). */
 #define MEMORY_BOOTSTRAP_BUDGET 30000
 
-extern const mcp_toolset_t toolset_memory_mcp;
-
-int memory_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
-void memory_close(void *ctx);
+/* The toolset's row of the table of toolsets (toolsets.c). */
+extern const toolset_t toolset_memory;
 
 #endif

@@ -267,14 +267,14 @@ static const mcp_tool_def_t tools[] = {
      RO, recall_timeline, "parley_recall_timeline"},
 };
 
-const mcp_toolset_t toolset_recall_mcp = {
+static const mcp_toolset_t toolset_recall_mcp = {
     .name = "recall",
     .description = "One search and one timeline over every source in the store",
     .tools = tools,
     .ntools = (int)(sizeof tools / sizeof tools[0]),
 };
 
-int recall_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+static int recall_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     int rc = sqltool_check_table(&toolset_recall_mcp, err, errcap);
     if (rc != 0)
@@ -298,7 +298,13 @@ int recall_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
     return 0;
 }
 
-void recall_close(void *ctx)
+static void recall_close(void *ctx)
 {
     free(ctx);
 }
+
+const toolset_t toolset_recall = {
+    .mcp = &toolset_recall_mcp,
+    .open = recall_open,
+    .close = recall_close,
+};

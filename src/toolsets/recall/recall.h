@@ -10,9 +10,7 @@
 
 #include "toolsets/toolset.h"
 
-extern const mcp_toolset_t toolset_recall_mcp;
-
-int recall_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
-void recall_close(void *ctx);
+/* The toolset's row of the table of toolsets (toolsets.c). */
+extern const toolset_t toolset_recall;
 
 #endif

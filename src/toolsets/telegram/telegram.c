@@ -232,7 +232,9 @@ void tg_ts_then(mcp_call_t *c, const char *fn, const char *args_json, tg_then_fn
 
 /* ---- context ------------------------------------------------------------------ */
 
-int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
+/* Builds the toolset's context from env: the store, the "telegram"
+ * connector when there is one, the upload and export roots. */
+static int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap)
 {
     int rc = sqltool_check_table(&toolset_telegram_mcp, err, errcap);
     if (rc != 0)
@@ -274,7 +276,7 @@ int telegram_open(const toolset_env_t *env, void **out, char *err, size_t errcap
     return 0;
 }
 
-void telegram_close(void *ctx)
+static void telegram_close(void *ctx)
 {
     if (ctx != NULL) {
         login_rounds_close(&((tg_toolset_t *)ctx)->logins);
@@ -282,3 +284,12 @@ void telegram_close(void *ctx)
     }
     free(ctx);
 }
+
+const toolset_t toolset_telegram = {
+    .mcp = &toolset_telegram_mcp,
+    .caps = CONNECTOR_CAPS_CHAT | CONNECTOR_CAN_LOGIN, /* authLogin: a user account */
+    .open = telegram_open,
+    .close = telegram_close,
+    .auto_sources = "telegram",
+    .auto_settings = "telegram_bot_token",
+};

@@ -11,11 +11,7 @@
 
 #include "toolsets/toolset.h"
 
-extern const mcp_toolset_t toolset_telegram_mcp;
-
-/* Builds the toolset's context from env: the store, the "telegram"
- * connector when there is one, the upload and export roots. */
-int telegram_open(const toolset_env_t *env, void **ctx, char *err, size_t errcap);
-void telegram_close(void *ctx);
+/* The toolset's row of the table of toolsets (toolsets.c). */
+extern const toolset_t toolset_telegram;
 
 #endif

@@ -130,4 +130,7 @@ void tg_ts_auth_login(mcp_call_t *c);
 /* authLogin's part of the logins of several rounds (auth.c). */
 extern const login_rounds_ops_t tg_ts_login_ops;
 
+/* The toolset's MCP table (tools.c). */
+extern const mcp_toolset_t toolset_telegram_mcp;
+
 #endif
