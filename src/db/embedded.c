@@ -80,6 +80,16 @@ static void start_wait_cb(uv_timer_t *t)
     pg_embedded__step(t->data);
 }
 
+/* Tries the start lock (exclusive): true once held; false while another
+ * holds it (a timer steps again) or when taking it failed (e failed). */
+static bool start_lock_held(pg_embedded_t *e)
+{
+    int rc = pg_embedded__try_lock(e, e->lock_fd, LOCK_EX, e->lock_path);
+    if (rc < 0)
+        pg_embedded__fail(e, rc);
+    return rc > 0;
+}
+
 void pg_embedded__step(pg_embedded_t *e)
 {
     char pg_ctl[EMB_PATH_MAX + 16], initdb[EMB_PATH_MAX + 16], timeout[16];
@@ -88,13 +98,8 @@ void pg_embedded__step(pg_embedded_t *e)
     int rc;
     switch (e->state) {
     case EMB_LOCK:
-        rc = pg_embedded__try_lock(e, e->lock_fd, LOCK_EX, e->lock_path);
-        if (rc == 0)
+        if (!start_lock_held(e))
             return;
-        if (rc < 0) {
-            pg_embedded__fail(e, rc);
-            return;
-        }
         /* Holders of the start lock are the only ones who stop the
          * cluster, so the shared lock is free to take now. */
         if ((rc = pg_embedded__try_lock(e, e->users_fd, LOCK_SH, e->users_path)) != 1) {
@@ -277,13 +282,8 @@ void pg_embedded__step(pg_embedded_t *e)
         return;
 
     case EMB_STOP_LOCK: {
-        rc = pg_embedded__try_lock(e, e->lock_fd, LOCK_EX, e->lock_path);
-        if (rc == 0)
+        if (!start_lock_held(e))
             return;
-        if (rc < 0) {
-            pg_embedded__fail(e, rc);
-            return;
-        }
         /* Last user? Then take users.lock exclusively and stop. */
         flock(e->users_fd, LOCK_UN);
         if (flock(e->users_fd, LOCK_EX | LOCK_NB) != 0) {
