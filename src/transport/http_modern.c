@@ -13,6 +13,7 @@
  * Compatibility). */
 #include <ctype.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,20 @@ static void reject(h2o_req_t *req, int status, const json_t *id, int code, const
     free(e);
 }
 
+/* Answers 400 with -32020 ("Header mismatch: ..."), its message formatted
+ * from fmt; false, for the check that found it to return. */
+__attribute__((format(printf, 3, 4))) static bool mismatch(h2o_req_t *req, const json_t *id,
+                                                           const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+    return false;
+}
+
 /* Decodes an Mcp-Name value into out (NUL-terminated): as is, or the
  * "=?base64?...?=" sentinel form ("servers MUST decode an encoded
  * Mcp-Name ... before comparing it"). Returns its length, or -1 when the
@@ -145,7 +160,7 @@ static bool params_agree(h2o_req_t *req, const json_t *id, const json_t *schema,
         const char *hname = json_string_value(json_object_get(prop, "x-mcp-header"));
         if (hname == NULL)
             continue;
-        char lc[128], want[64], got[HTTP_MCP_NAME_MAX + 1], msg[300];
+        char lc[128], want[64], got[HTTP_MCP_NAME_MAX + 1];
         int n = snprintf(lc, sizeof lc, "mcp-param-%s", hname);
         for (int i = 0; i < n && i < (int)sizeof lc; i++)
             lc[i] = (char)tolower((unsigned char)lc[i]);
@@ -161,17 +176,15 @@ static bool params_agree(h2o_req_t *req, const json_t *id, const json_t *schema,
         int got_len = once && hv.base ? header_value(hv, got, sizeof got) : -1;
         if (text == NULL || hv.base == NULL || got_len < 0 || strlen(text) != (size_t)got_len ||
             memcmp(text, got, (size_t)got_len) != 0) {
-            snprintf(msg, sizeof msg,
-                     hv.base == NULL && once
-                         ? "Header mismatch: the Mcp-Param-%.60s header is required "
-                           "(argument %.60s is marked x-mcp-header)"
-                     : got_len < 0 ? "Header mismatch: the Mcp-Param-%.60s header is malformed "
-                                     "(argument %.60s: as is, or =?base64?...?=)"
-                                   : "Header mismatch: the Mcp-Param-%.60s header does not "
-                                     "match argument %.60s",
-                     hname, key);
-            reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
-            return false;
+            return mismatch(
+                req, id,
+                hv.base == NULL && once ? "Header mismatch: the Mcp-Param-%.60s header is required "
+                                          "(argument %.60s is marked x-mcp-header)"
+                : got_len < 0 ? "Header mismatch: the Mcp-Param-%.60s header is malformed "
+                                "(argument %.60s: as is, or =?base64?...?=)"
+                              : "Header mismatch: the Mcp-Param-%.60s header does not "
+                                "match argument %.60s",
+                hname, key);
         }
     }
     return true;
@@ -199,30 +212,26 @@ static bool tool_visible(http_server_t *hs, const token_t *tok, const mcp_tool_t
 static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok, const json_t *id,
                           const char *method, const json_t *params)
 {
-    char msg[300];
     h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
     h2o_iovec_t mm;
     if (!header_once(req, H2O_STRLIT("mcp-method"), &mm)) {
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
-               "Header mismatch: Mcp-Method given twice or with characters a header may not hold",
-               NULL);
-        return false;
+        return mismatch(
+            req, id,
+            "Header mismatch: Mcp-Method given twice or with characters a header may not hold");
     }
     if (pv.base == NULL) {
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
-               "Header mismatch: the MCP-Protocol-Version header is required (" MCP_MODERN_VERSION
-               ", as in params._meta)",
-               NULL);
-        return false;
+        return mismatch(
+            req, id,
+            "Header mismatch: the MCP-Protocol-Version header is required (" MCP_MODERN_VERSION
+            ", as in params._meta)");
     }
     if (mm.base == NULL || !iovec_is(mm, method)) {
-        snprintf(msg, sizeof msg,
-                 mm.base == NULL ? "Header mismatch: the Mcp-Method header is required (%.100s)"
-                                 : "Header mismatch: the Mcp-Method header does not match the "
-                                   "body's method %.100s",
-                 method);
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
-        return false;
+        return mismatch(req, id,
+                        mm.base == NULL
+                            ? "Header mismatch: the Mcp-Method header is required (%.100s)"
+                            : "Header mismatch: the Mcp-Method header does not match the "
+                              "body's method %.100s",
+                        method);
     }
     const char *field = strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0
                             ? "name"
@@ -232,27 +241,25 @@ static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok,
         return true;
     h2o_iovec_t nm;
     if (!header_once(req, H2O_STRLIT("mcp-name"), &nm)) {
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH,
-               "Header mismatch: Mcp-Name given twice or with characters a header may not hold "
-               "(encode such a name as =?base64?...?=)",
-               NULL);
-        return false;
+        return mismatch(
+            req, id,
+            "Header mismatch: Mcp-Name given twice or with characters a header may not hold "
+            "(encode such a name as =?base64?...?=)");
     }
     const json_t *body = json_object_get(params, field);
     static char name[HTTP_MCP_NAME_MAX + 1]; /* one request at a time: the loop's */
     int n = nm.base ? header_value(nm, name, sizeof name) : -1;
     if (nm.base == NULL || n < 0 || !json_is_string(body) ||
         json_string_length(body) != (size_t)n || memcmp(json_string_value(body), name, n) != 0) {
-        snprintf(msg, sizeof msg,
-                 nm.base == NULL ? "Header mismatch: the Mcp-Name header is required for %.60s "
-                                   "(params.%s)"
-                 : n < 0         ? "Header mismatch: the Mcp-Name header of %.60s is malformed "
-                                   "(params.%s as is, or =?base64?...?=)"
-                                 : "Header mismatch: the Mcp-Name header does not match the body "
-                                   "of %.60s (params.%s)",
-                 method, field);
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
-        return false;
+        return mismatch(req, id,
+                        nm.base == NULL
+                            ? "Header mismatch: the Mcp-Name header is required for %.60s "
+                              "(params.%s)"
+                        : n < 0 ? "Header mismatch: the Mcp-Name header of %.60s is malformed "
+                                  "(params.%s as is, or =?base64?...?=)"
+                                : "Header mismatch: the Mcp-Name header does not match the body "
+                                  "of %.60s (params.%s)",
+                        method, field);
     }
     if (strcmp(method, "tools/call") == 0) {
         const mcp_tool_t *tool = mcp_registry_find(&hs->srv->registry, name);
