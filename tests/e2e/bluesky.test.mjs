@@ -613,6 +613,21 @@ test("2026-07-28: login by multi round-trip requests (handle by form, password o
   assert.equal(psql("SELECT count(*) FROM accounts WHERE handle = 'frank.test'"), "0");
 });
 
+test("2026-07-28: a service the model names is shown to the user on the password page", async () => {
+  const { client } = await openModern();
+  let page, message;
+  client.setRequestHandler("elicitation/create", async (req) => {
+    message = req.params.message;
+    page = await (await fetch(req.params.url)).text();
+    return { action: "decline" };
+  });
+  const r = await client.callTool({ name: "login", arguments: { handle: "alice.test", service: "https://pds.example.net" } });
+  assert.equal(r.structuredContent.status, "declined", textOf(r));
+  assert.match(page, /WARNING: it will be sent to https:\/\/pds\.example\.net/);
+  assert.match(page, /Type it only if you trust that service/);
+  assert.match(message, /pds\.example\.net/);
+});
+
 test("2026-07-28: a client without URL-mode elicitation gets the guidance, nothing is asked", async () => {
   const { client } = await openModern({ capabilities: { elicitation: { form: {} } } });
   let asked = 0;

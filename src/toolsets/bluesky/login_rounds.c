@@ -381,11 +381,14 @@ static void open_page(void *data, int status, const char *json, const char *erro
     p->ctx = ctx;
     p->handle = handle;
     p->service = svc ? strdup(svc) : NULL;
-    char url[256];
+    char url[256], warning[700];
+    /* A service the model named gets the password: the page says so, as
+     * the 2025-11-25 login's does. */
+    bs_service_warning(svc, true, warning, sizeof warning);
     json_t *port = json_object_get(c->args, "port");
     int rc =
         bs_page_open(ctx, handle, svc, json_is_integer(port) ? (int)json_integer_value(port) : 0,
-                     "", pending_page_done, p, url, sizeof url, &p->page);
+                     warning, pending_page_done, p, url, sizeof url, &p->page);
     if (rc != 0) {
         json_decref(list);
         login_rounds_unlist(&p->lr);
