@@ -23,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # The search's SQL with the exact vector computed instead of read.
-for f in search_forms.sql search.sql search_near.sql recall.sql; do
+for f in search_forms.sql search_words.sql search.sql search_near.sql recall.sql; do
     sed -e 's/m\.tsv/parley_tsv(m.text)/g' \
         -e "s/(setweight(%1\$stsv, ''A'')/(setweight(parley_tsv(%1\$stext), ''A'')/" \
         -e "s/'parley_word_pairs(tsv)'/'parley_word_pairs(parley_tsv(text))'/" \
@@ -77,6 +77,7 @@ CREATE INDEX messages_tsv_idx ON messages USING gin (parley_tsv(text));
 CREATE INDEX messages_forms_idx ON messages USING gin ((setweight(parley_tsv(text), 'A') || forms));
 CREATE INDEX messages_pairs_idx ON messages USING gin (parley_word_pairs(parley_tsv(text)));
 \\i $tmp/search_forms.sql
+\\i $tmp/search_words.sql
 \\i $tmp/search.sql
 \\i $tmp/search_near.sql
 \\i $tmp/recall.sql

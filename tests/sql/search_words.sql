@@ -1,4 +1,4 @@
--- search_words: the vocabulary of the fuzzy search (src/db/sql/search_forms.sql,
+-- search_words: the vocabulary of the fuzzy search (src/db/sql/search_words.sql,
 -- migration 024): the words of rows written are appended by the triggers
 -- (an UPDATE only when the text changed) and merged; the rows stored before
 -- are filled in batches with a cursor; fuzzy search through the vocabulary

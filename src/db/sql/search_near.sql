@@ -14,7 +14,7 @@
 -- hits marked, saying which word was read as which. The three limits are
 -- the constants of parley_search_near_limits.
 --
--- Applied before search.sql (the fuzzy query uses parley_edits1); what
+-- Applied before search_words.sql (the fuzzy query uses parley_edits1); what
 -- this file calls of search.sql is called from PL/pgSQL, at run time.
 --
 -- Why edits and not trigram similarity: a one-letter slip of a short word
