@@ -2,18 +2,9 @@
 -- metadata, tags) and forum topics.
 
 CREATE OR REPLACE FUNCTION parley_tg_channels_list(a jsonb, ctx jsonb) RETURNS jsonb
-    LANGUAGE plpgsql AS $$
-DECLARE
-    lim integer;
-BEGIN
-    lim := parley_tg_limit(a, 50, 500);
-    RETURN parley_tg_page(a, 50, 500) || jsonb_build_object('channels', coalesce((
-        SELECT jsonb_agg(parley_tg_chat_json(c) ORDER BY c.last_message_date DESC NULLS LAST, c.id)
-        FROM (SELECT * FROM chats c
-              WHERE (coalesce((a ->> 'includeInactive')::boolean, false) OR c.active)
-                AND c.kind = ANY (parley_source_kinds('telegram'))
-              ORDER BY c.last_message_date DESC NULLS LAST, c.id LIMIT lim) c), '[]'));
-END
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_tg_chats_page(a, 50, 500, 'channels', parley_source_kinds('telegram'),
+                                coalesce((a ->> 'includeInactive')::boolean, false), NULL)
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_channels_search(a jsonb, ctx jsonb) RETURNS jsonb
@@ -147,10 +138,8 @@ BEGIN
     SELECT count(*) INTO total FROM messages m
     WHERE m.text IS NOT NULL
       AND m.chat_id IN (SELECT c.id FROM chats c WHERE c.kind = ANY (parley_source_kinds('telegram')));
-    IF jsonb_typeof(a -> 'channelIds') = 'array' AND jsonb_array_length(a -> 'channelIds') > 0 THEN
-        SELECT array_agg(parley_tg_chat(jsonb_build_object('channelIds', e), 'channelIds'))
-        INTO ids FROM jsonb_array_elements(a -> 'channelIds') AS e;
-    ELSE
+    ids := parley_tg_chats(a, 'channelIds');
+    IF ids IS NULL THEN
         SELECT array_agg(id) INTO ids FROM (SELECT id FROM chats
                                             WHERE active AND kind = ANY (parley_source_kinds('telegram'))
                                             ORDER BY last_message_date DESC NULLS LAST
@@ -202,10 +191,7 @@ DECLARE
     only_missing boolean := coalesce((a ->> 'onlyMissing')::boolean, false);
     named bigint[];
 BEGIN
-    IF jsonb_typeof(a -> 'channelIds') = 'array' THEN
-        SELECT array_agg(parley_tg_chat(jsonb_build_object('channelIds', e), 'channelIds'))
-        INTO named FROM jsonb_array_elements(a -> 'channelIds') AS e;
-    END IF;
+    named := parley_tg_chats(a, 'channelIds');
     RETURN parley_tg_page(a, 20, 100) || jsonb_build_object(
         'channelIds', coalesce((
             SELECT jsonb_agg(c.id ORDER BY c.metadata_updated_at NULLS FIRST, c.id)

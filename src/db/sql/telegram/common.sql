@@ -38,32 +38,45 @@ BEGIN
 END
 $$;
 
+-- What a chat or person argument (args -> key) names: given, false when
+-- it is absent (or JSON null); num, a numeric one as written (the
+-- look-up casts it: one past bigint fails there or finds nothing, as the
+-- look-up's plan has it); uname, the @username of another (lower case,
+-- without the @), when it can be one. Both NULL: it names nothing.
+-- parley_tg_chat and parley_tg_user look the two up.
+CREATE OR REPLACE FUNCTION parley_tg_ref(args jsonb, key text, OUT given boolean, OUT num text,
+                                         OUT uname text)
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_typeof(args -> key) <> 'null', false),
+           CASE WHEN s ~ '^-?[0-9]+$' THEN s END,
+           CASE WHEN s !~ '^-?[0-9]+$' AND s ~ '^@?[A-Za-z0-9_]{3,}$' THEN lower(ltrim(s, '@')) END
+    FROM (SELECT btrim((args -> key) #>> '{}') AS s) x
+$$;
+
 -- A chat by numeric id or @username; NULL when the argument is absent. A
 -- chat of another source than Telegram is refused (parley_tg_other_source).
 CREATE OR REPLACE FUNCTION parley_tg_chat(args jsonb, key text) RETURNS bigint
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    v jsonb := args -> key;
-    s text;
+    r record := parley_tg_ref(args, key);
     id bigint;
     k text;
 BEGIN
-    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+    IF NOT r.given THEN
         RETURN NULL;
     END IF;
-    s := btrim(v #>> '{}');
-    IF s ~ '^-?[0-9]+$' THEN
-        SELECT c.id, c.kind INTO id, k FROM chats c WHERE c.id = s::bigint;
-    ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
-        SELECT c.id, c.kind INTO id, k FROM chats c WHERE lower(c.username) = lower(ltrim(s, '@'))
+    IF r.num IS NOT NULL THEN
+        SELECT c.id, c.kind INTO id, k FROM chats c WHERE c.id = r.num::bigint;
+    ELSIF r.uname IS NOT NULL THEN
+        SELECT c.id, c.kind INTO id, k FROM chats c WHERE lower(c.username) = r.uname
         ORDER BY c.kind = ANY (parley_source_kinds('telegram')) DESC, c.active DESC, c.id LIMIT 1;
     END IF;
     IF id IS NULL THEN
         PERFORM parley_tg_bad(format('%s: no chat %s in the archive; find chats with channelsList '
                                      '(or channelsSearch once a Telegram account is connected)',
-                                     key, v::text));
+                                     key, (args -> key)::text));
     ELSIF NOT k = ANY (parley_source_kinds('telegram')) THEN
-        PERFORM parley_tg_other_source(key, v::text, k, 'channelsList');
+        PERFORM parley_tg_other_source(key, (args -> key)::text, k, 'channelsList');
     END IF;
     RETURN id;
 END
@@ -77,27 +90,85 @@ $$;
 CREATE OR REPLACE FUNCTION parley_tg_user(args jsonb, key text) RETURNS bigint
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    v jsonb := args -> key;
-    s text;
+    r record := parley_tg_ref(args, key);
     id bigint;
 BEGIN
-    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+    IF NOT r.given THEN
         RETURN NULL;
     END IF;
-    s := btrim(v #>> '{}');
-    IF s ~ '^-?[0-9]+$' THEN
-        SELECT u.id INTO id FROM users u WHERE u.id = s::bigint AND u.external_id IS NULL;
-    ELSIF s ~ '^@?[A-Za-z0-9_]{3,}$' THEN
-        SELECT u.id INTO id FROM users u WHERE lower(u.username) = lower(ltrim(s, '@'))
-                                             AND u.external_id IS NULL
+    IF r.num IS NOT NULL THEN
+        SELECT u.id INTO id FROM users u WHERE u.id = r.num::bigint AND u.external_id IS NULL;
+    ELSIF r.uname IS NOT NULL THEN
+        SELECT u.id INTO id FROM users u WHERE lower(u.username) = r.uname AND u.external_id IS NULL
         ORDER BY u.id LIMIT 1;
     END IF;
     IF id IS NULL THEN
         PERFORM parley_tg_bad(format('%s: no user %s in the archive; find people with '
-                                     'contactsSearch', key, v::text));
+                                     'contactsSearch', key, (args -> key)::text));
     END IF;
     RETURN id;
 END
+$$;
+
+-- The chats a list argument (args -> key: channelIds) names, each read
+-- as parley_tg_chat reads one, in its order; NULL when it is absent or
+-- empty.
+CREATE OR REPLACE FUNCTION parley_tg_chats(args jsonb, key text) RETURNS bigint[]
+    LANGUAGE sql STABLE AS $$
+    SELECT array_agg(parley_tg_chat(jsonb_build_object(key, e), key))
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(args -> key) = 'array' THEN args -> key END) AS e
+$$;
+
+-- The chats a search keeps to (messagesSearch, archive and live): those of
+-- channelIds, narrowed to the chats tagged with any of tags ('{}' when
+-- none is); NULL for every chat.
+CREATE OR REPLACE FUNCTION parley_tg_search_chats(a jsonb) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    chats bigint[] := parley_tg_chats(a, 'channelIds');
+BEGIN
+    IF jsonb_typeof(a -> 'tags') = 'array' AND jsonb_array_length(a -> 'tags') > 0 THEN
+        SELECT coalesce(array_agg(DISTINCT t.chat_id), '{}') INTO chats
+        FROM chat_tags t
+        WHERE t.tag IN (SELECT lower(x) FROM jsonb_array_elements_text(a -> 'tags') x)
+          AND (chats IS NULL OR t.chat_id = ANY (chats));
+    END IF;
+    RETURN chats;
+END
+$$;
+
+-- A search's regex argument as the search reads it: case-insensitive
+-- unless caseInsensitive is false ((?c) then); NULL when absent.
+CREATE OR REPLACE FUNCTION parley_tg_regex(a jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN a ->> 'regex' IS NOT NULL
+                     AND NOT coalesce((a ->> 'caseInsensitive')::boolean, true)
+                THEN '(?c)' || (a ->> 'regex') ELSE a ->> 'regex' END
+$$;
+
+-- The caller's mistake of a regex PostgreSQL cannot read (err: its
+-- message, SQLERRM of invalid_regular_expression).
+CREATE OR REPLACE FUNCTION parley_tg_bad_regex(a jsonb, err text) RETURNS void
+    LANGUAGE sql AS $$
+    SELECT parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',
+                                to_jsonb(a ->> 'regex')::text, err))
+$$;
+
+-- Does message m pass the content filter (all or NULL, links, media,
+-- photos, videos, documents, files: the kind of messagesSearch, the
+-- content of the inline tools)?
+CREATE OR REPLACE FUNCTION parley_tg_content(m messages, content text) RETURNS boolean
+    LANGUAGE sql STABLE AS $$
+    SELECT CASE coalesce(content, 'all')
+        WHEN 'all' THEN true
+        WHEN 'links' THEN m.has_link
+        WHEN 'media' THEN m.media_kind IS NOT NULL
+        WHEN 'photos' THEN m.media_kind = 'photo'
+        WHEN 'videos' THEN m.media_kind IN ('video', 'animation', 'video_note')
+        WHEN 'documents' THEN m.media_kind = 'document'
+        WHEN 'files' THEN EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id
+                                                          AND f.message_id = m.id)
+        ELSE false END
 $$;
 
 -- A date argument (fromDate, toDate, minDate) as a time: anything
@@ -143,6 +214,21 @@ CREATE OR REPLACE FUNCTION parley_tg_chat_json(c chats) RETURNS jsonb
         'lastMessageDate', c.last_message_date, 'unreadCount', c.unread_count,
         'metadataUpdatedAt', c.metadata_updated_at,
         'tags', (SELECT jsonb_agg(DISTINCT t.tag) FROM chat_tags t WHERE t.chat_id = c.id)))
+$$;
+
+-- A page of chats (channelsList, groupsList): under key, those of the
+-- kinds, only the active ones unless inactive, with query (when not NULL)
+-- in or like their title, the newest last message first.
+CREATE OR REPLACE FUNCTION parley_tg_chats_page(a jsonb, dflt integer, cap integer, key text,
+                                                kinds text[], inactive boolean, query text)
+    RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT parley_tg_page(a, dflt, cap) || jsonb_build_object(key, coalesce((
+        SELECT jsonb_agg(parley_tg_chat_json(c) ORDER BY c.last_message_date DESC NULLS LAST, c.id)
+        FROM (SELECT * FROM chats c
+              WHERE (inactive OR c.active) AND c.kind = ANY (kinds)
+                AND (query IS NULL OR c.title ILIKE '%' || query || '%' OR c.title % query)
+              ORDER BY c.last_message_date DESC NULLS LAST, c.id
+              LIMIT parley_tg_limit(a, dflt, cap)) c), '[]'))
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_message_json(m messages) RETURNS jsonb
@@ -191,6 +277,13 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT501', MESSAGE = format(
         '%s needs a connected Telegram account, and none is configured; %s', tool, instead);
 END
+$$;
+
+-- What a send tool answers without a connector (messagesSend,
+-- messagesSendFile; the inline toolset's messages_send...): PT501.
+CREATE OR REPLACE FUNCTION parley_tg_cannot_send(tool text) RETURNS jsonb
+    LANGUAGE sql AS $$
+    SELECT parley_tg_needs_connector(tool, 'nothing can be sent from the archive alone')
 $$;
 
 -- resolveChannel (internal): the chat a channelId names, and the users of userIds, for the tools the

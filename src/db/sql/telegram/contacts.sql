@@ -61,16 +61,22 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION parley_tg_contacts_tags_add(a jsonb, ctx jsonb) RETURNS jsonb
+-- contactsTagsAdd and contactsTagsRemove: a person's tags with those of
+-- the argument tags added (adding; lower case, blank ones left out) or
+-- taken away, sorted; answers {userId, tags}.
+CREATE OR REPLACE FUNCTION parley_tg_contacts_tags_edit(a jsonb, adding boolean) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
-    uid bigint;
+    uid bigint := parley_tg_user(a, 'userId');
 BEGIN
-    uid := parley_tg_user(a, 'userId');
-    UPDATE users u SET tags = (SELECT coalesce(array_agg(DISTINCT t ORDER BY t), '{}') FROM (
-            SELECT unnest(u.tags) AS t
-            UNION SELECT lower(btrim(x)) FROM jsonb_array_elements_text(a -> 'tags') x
-            WHERE btrim(x) <> '') s),
+    UPDATE users u SET tags = CASE WHEN adding
+            THEN (SELECT coalesce(array_agg(DISTINCT t ORDER BY t), '{}') FROM (
+                      SELECT unnest(u.tags) AS t
+                      UNION SELECT lower(btrim(x)) FROM jsonb_array_elements_text(a -> 'tags') x
+                      WHERE btrim(x) <> '') s)
+            ELSE (SELECT coalesce(array_agg(t ORDER BY t), '{}') FROM unnest(u.tags) t
+                  WHERE t NOT IN (SELECT lower(btrim(x))
+                                  FROM jsonb_array_elements_text(a -> 'tags') x)) END,
         updated_at = now()
     WHERE u.id = uid;
     RETURN (SELECT jsonb_build_object('userId', u.id, 'tags', to_jsonb(u.tags))
@@ -78,19 +84,14 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION parley_tg_contacts_tags_add(a jsonb, ctx jsonb) RETURNS jsonb
+    LANGUAGE sql AS $$
+    SELECT parley_tg_contacts_tags_edit(a, true)
+$$;
+
 CREATE OR REPLACE FUNCTION parley_tg_contacts_tags_remove(a jsonb, ctx jsonb) RETURNS jsonb
-    LANGUAGE plpgsql AS $$
-DECLARE
-    uid bigint;
-BEGIN
-    uid := parley_tg_user(a, 'userId');
-    UPDATE users u SET tags = (SELECT coalesce(array_agg(t ORDER BY t), '{}') FROM unnest(u.tags) t
-            WHERE t NOT IN (SELECT lower(btrim(x)) FROM jsonb_array_elements_text(a -> 'tags') x)),
-        updated_at = now()
-    WHERE u.id = uid;
-    RETURN (SELECT jsonb_build_object('userId', u.id, 'tags', to_jsonb(u.tags))
-            FROM users u WHERE u.id = uid);
-END
+    LANGUAGE sql AS $$
+    SELECT parley_tg_contacts_tags_edit(a, false)
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_contacts_notes_set(a jsonb, ctx jsonb) RETURNS jsonb

@@ -2,19 +2,9 @@
 -- the connector (src/toolsets/telegram/ runs it there).
 
 CREATE OR REPLACE FUNCTION parley_tg_groups_list(a jsonb, ctx jsonb) RETURNS jsonb
-    LANGUAGE plpgsql AS $$
-DECLARE
-    lim integer;
-BEGIN
-    lim := parley_tg_limit(a, 100, 500);
-    RETURN parley_tg_page(a, 100, 500) || jsonb_build_object('groups', coalesce((
-        SELECT jsonb_agg(parley_tg_chat_json(c) ORDER BY c.last_message_date DESC NULLS LAST, c.id)
-        FROM (SELECT * FROM chats c
-              WHERE c.kind IN ('group', 'supergroup', 'forum', 'channel')
-                AND (a ->> 'query' IS NULL OR c.title ILIKE '%' || (a ->> 'query') || '%'
-                     OR c.title % (a ->> 'query'))
-              ORDER BY c.last_message_date DESC NULLS LAST, c.id LIMIT lim) c), '[]'));
-END
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_tg_chats_page(a, 100, 500, 'groups', '{group,supergroup,forum,channel}', true,
+                                a ->> 'query')
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_groups_info(a jsonb, ctx jsonb) RETURNS jsonb

@@ -177,23 +177,11 @@ CREATE OR REPLACE FUNCTION parley_tg_live_search(args jsonb, arch jsonb, merged 
 DECLARE
     chats bigint[];
     lim integer := parley_tg_limit(args, 100, 500);
-    rx text := args ->> 'regex';
+    rx text := parley_tg_regex(args);
     live jsonb;
     ar jsonb;
 BEGIN
-    IF jsonb_typeof(args -> 'channelIds') = 'array' AND jsonb_array_length(args -> 'channelIds') > 0 THEN
-        SELECT array_agg(parley_tg_chat(jsonb_build_object('channelIds', e), 'channelIds'))
-        INTO chats FROM jsonb_array_elements(args -> 'channelIds') AS e;
-    END IF;
-    IF jsonb_typeof(args -> 'tags') = 'array' AND jsonb_array_length(args -> 'tags') > 0 THEN
-        SELECT coalesce(array_agg(DISTINCT t.chat_id), '{}') INTO chats
-        FROM chat_tags t
-        WHERE t.tag IN (SELECT lower(x) FROM jsonb_array_elements_text(args -> 'tags') x)
-          AND (chats IS NULL OR t.chat_id = ANY (chats));
-    END IF;
-    IF rx IS NOT NULL AND NOT coalesce((args ->> 'caseInsensitive')::boolean, true) THEN
-        rx := '(?c)' || rx;
-    END IF;
+    chats := parley_tg_search_chats(args);
     BEGIN
         live := coalesce((SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
             'channelId', m.chat_id, 'channelTitle', c.title, 'messageId', m.id,
@@ -207,18 +195,9 @@ BEGIN
               AND (args ->> 'fromDate' IS NULL OR m.date >= parley_tg_time(args, 'fromDate', ctx))
               AND (args ->> 'toDate' IS NULL OR m.date <= parley_tg_time(args, 'toDate', ctx))
               AND (rx IS NULL OR m.text ~* rx)
-              AND CASE args ->> 'kind'
-                      WHEN 'links' THEN m.has_link
-                      WHEN 'media' THEN m.media_kind IS NOT NULL
-                      WHEN 'photos' THEN m.media_kind = 'photo'
-                      WHEN 'videos' THEN m.media_kind IN ('video', 'animation', 'video_note')
-                      WHEN 'documents' THEN m.media_kind = 'document'
-                      WHEN 'files' THEN EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id
-                                                                        AND f.message_id = m.id)
-                      ELSE true END), '[]');
+              AND parley_tg_content(m, args ->> 'kind')), '[]');
     EXCEPTION WHEN invalid_regular_expression THEN
-        PERFORM parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',
-                                     to_jsonb(args ->> 'regex')::text, SQLERRM));
+        PERFORM parley_tg_bad_regex(args, SQLERRM);
     END;
     IF NOT merged THEN
         RETURN parley_tg_page(args, 100, 500) || jsonb_build_object(

@@ -92,31 +92,18 @@ CREATE OR REPLACE FUNCTION parley_tg_messages_search(a jsonb, ctx jsonb) RETURNS
 DECLARE
     chats bigint[];
     lim integer := parley_tg_limit(a, 100, 500);
-    rx text := a ->> 'regex';
+    rx text := parley_tg_regex(a);
     r jsonb;
 BEGIN
     PERFORM parley_tg_archive_only(a, 'messagesSearch');
-    IF jsonb_typeof(a -> 'channelIds') = 'array' AND jsonb_array_length(a -> 'channelIds') > 0 THEN
-        SELECT array_agg(parley_tg_chat(jsonb_build_object('channelIds', e), 'channelIds'))
-        INTO chats FROM jsonb_array_elements(a -> 'channelIds') AS e;
-    END IF;
-    IF jsonb_typeof(a -> 'tags') = 'array' AND jsonb_array_length(a -> 'tags') > 0 THEN
-        SELECT coalesce(array_agg(DISTINCT t.chat_id), '{}') INTO chats
-        FROM chat_tags t
-        WHERE t.tag IN (SELECT lower(x) FROM jsonb_array_elements_text(a -> 'tags') x)
-          AND (chats IS NULL OR t.chat_id = ANY (chats));
-    END IF;
-    IF rx IS NOT NULL AND NOT coalesce((a ->> 'caseInsensitive')::boolean, true) THEN
-        rx := '(?c)' || rx;
-    END IF;
+    chats := parley_tg_search_chats(a);
     BEGIN
         r := parley_search(a ->> 'query', rx, coalesce((a ->> 'fuzzy')::boolean, false), chats,
                            (a ->> 'topicId')::bigint, NULL, parley_tg_time(a, 'fromDate', ctx),
                            parley_tg_time(a, 'toDate', ctx), a ->> 'kind',
                            coalesce(a ->> 'orderBy', 'time'), lim, 0, 'telegram');
     EXCEPTION WHEN invalid_regular_expression THEN
-        PERFORM parley_tg_bad(format('regex: %s is not a valid regular expression (%s)',
-                                     to_jsonb(a ->> 'regex')::text, SQLERRM));
+        PERFORM parley_tg_bad_regex(a, SQLERRM);
     END;
     RETURN parley_tg_page(a, 100, 500) || jsonb_strip_nulls(jsonb_build_object(
         'mode', r -> 'mode', 'total', r -> 'count',
@@ -139,14 +126,14 @@ $$;
 CREATE OR REPLACE FUNCTION parley_tg_messages_send(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 BEGIN
-    RETURN parley_tg_needs_connector('messagesSend', 'nothing can be sent from the archive alone');
+    RETURN parley_tg_cannot_send('messagesSend');
 END
 $$;
 
 CREATE OR REPLACE FUNCTION parley_tg_messages_send_file(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 BEGIN
-    RETURN parley_tg_needs_connector('messagesSendFile', 'nothing can be sent from the archive alone');
+    RETURN parley_tg_cannot_send('messagesSendFile');
 END
 $$;
 

@@ -141,6 +141,24 @@ BEGIN
 END
 $$;
 
+-- Whether job j is one a retry or a cancel names: a Telegram job, of
+-- jobId and of the chat (channelId, read as chat) when given. Inlined
+-- into their UPDATE.
+CREATE OR REPLACE FUNCTION parley_tg_job_named(j sync_jobs, a jsonb, chat bigint) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT (a ->> 'jobId' IS NULL OR j.id = (a ->> 'jobId')::bigint)
+           AND (chat IS NULL OR j.chat_id = chat) AND j.class LIKE 'telegram.%'
+$$;
+
+-- What a retry or a cancel answers: {what: how many jobs, jobIds: their
+-- ids in order}.
+CREATE OR REPLACE FUNCTION parley_tg_jobs_answer(what text, ids bigint[]) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object(what, coalesce(cardinality(ids), 0),
+                              'jobIds', coalesce((SELECT jsonb_agg(i ORDER BY i) FROM unnest(ids) i),
+                                                 '[]'))
+$$;
+
 CREATE OR REPLACE FUNCTION parley_tg_sync_jobs_retry(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -152,15 +170,13 @@ BEGIN
         PERFORM parley_tg_bad('give jobId, channelId, or allErrors: true');
     END IF;
     WITH u AS (
-        UPDATE sync_jobs SET status = 'pending', error = NULL, next_attempt_at = now(),
-                             updated_at = now()
-        WHERE (a ->> 'jobId' IS NULL OR id = (a ->> 'jobId')::bigint)
-          AND (chat IS NULL OR chat_id = chat)
+        UPDATE sync_jobs j SET status = 'pending', error = NULL, next_attempt_at = now(),
+                               updated_at = now()
+        WHERE parley_tg_job_named(j, a, chat)
           AND (NOT coalesce((a ->> 'allErrors')::boolean, false) OR status = 'error')
-          AND status <> 'in_progress' AND class LIKE 'telegram.%'
+          AND status <> 'in_progress'
         RETURNING id)
-    SELECT jsonb_build_object('updated', count(*), 'jobIds', coalesce(jsonb_agg(id ORDER BY id), '[]'))
-    INTO res FROM u;
+    SELECT parley_tg_jobs_answer('updated', array_agg(id)) INTO res FROM u;
     RETURN res;
 END
 $$;
@@ -176,13 +192,11 @@ BEGIN
         PERFORM parley_tg_bad('give jobId or channelId');
     END IF;
     WITH d AS (
-        UPDATE sync_jobs SET status = 'idle', realtime = false, updated_at = now(),
-                             error = 'canceled'
-        WHERE (a ->> 'jobId' IS NULL OR id = (a ->> 'jobId')::bigint)
-          AND (chat IS NULL OR chat_id = chat) AND status <> 'idle' AND class LIKE 'telegram.%'
+        UPDATE sync_jobs j SET status = 'idle', realtime = false, updated_at = now(),
+                               error = 'canceled'
+        WHERE parley_tg_job_named(j, a, chat) AND status <> 'idle'
         RETURNING id)
-    SELECT jsonb_build_object('canceled', count(*), 'jobIds', coalesce(jsonb_agg(id ORDER BY id), '[]'))
-    INTO res FROM d;
+    SELECT parley_tg_jobs_answer('canceled', array_agg(id)) INTO res FROM d;
     RETURN res;
 END
 $$;
