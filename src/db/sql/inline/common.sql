@@ -108,22 +108,6 @@ CREATE OR REPLACE FUNCTION parley_inline_limit(a jsonb, dflt integer, cap intege
     SELECT least(greatest(coalesce((a ->> 'limit')::integer, dflt), 1), cap)
 $$;
 
--- Does m pass the content filter (all, links, media, photos, videos,
--- documents, files)?
-CREATE OR REPLACE FUNCTION parley_inline_content(m messages, content text) RETURNS boolean
-    LANGUAGE sql STABLE AS $$
-    SELECT CASE coalesce(content, 'all')
-        WHEN 'all' THEN true
-        WHEN 'links' THEN m.has_link
-        WHEN 'media' THEN m.media_kind IS NOT NULL
-        WHEN 'photos' THEN m.media_kind = 'photo'
-        WHEN 'videos' THEN m.media_kind IN ('video', 'animation', 'video_note')
-        WHEN 'documents' THEN m.media_kind = 'document'
-        WHEN 'files' THEN EXISTS (SELECT 1 FROM media f WHERE f.chat_id = m.chat_id
-                                                          AND f.message_id = m.id)
-        ELSE false END
-$$;
-
 -- A message as the inline tools answer it; snippet may be NULL.
 CREATE OR REPLACE FUNCTION parley_inline_message_json(m messages, me bigint[], snippet text)
     RETURNS jsonb LANGUAGE sql STABLE AS $$

@@ -148,6 +148,19 @@ BEGIN
 END
 $$;
 
+-- The Telegram chat an inline://chat URI names (a = {"uri", "vars"}:
+-- chatId, and messageId for a message's URI), whether or not the message
+-- is there; NULL when its ids are not ids or there is no such chat of a
+-- message service (src/db/sql/sources.sql).
+CREATE OR REPLACE FUNCTION parley_inline_uri_chat(a jsonb) RETURNS bigint
+    LANGUAGE sql STABLE AS $$
+    SELECT c.id FROM chats c
+    WHERE c.id = CASE WHEN a #>> '{vars,chatId}' ~ '^-?\d{1,18}$'
+                           AND coalesce(a #>> '{vars,messageId}' ~ '^\d{1,18}$', true)
+                      THEN (a #>> '{vars,chatId}')::bigint END
+      AND c.kind = ANY (parley_source_kinds('telegram'))
+$$;
+
 -- inline://chat/{chatId}, inline://chat/{chatId}/message/{messageId} and
 -- inline://file/{fileId} (resources/read): a = {"uri", "vars"}; the ReadResourceResult, or JSON
 -- null when there is no such chat or message (or it is another source's
@@ -155,26 +168,22 @@ $$;
 CREATE OR REPLACE FUNCTION parley_inline_resource(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    chat text := a #>> '{vars,chatId}';
-    msg text := a #>> '{vars,messageId}';
     me bigint[] := parley_inline_me();
+    chat bigint;
     body jsonb;
 BEGIN
-    IF a #>> '{vars,fileId}' IS NULL
-       AND (chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$')) THEN
-        RETURN 'null';
-    END IF;
     IF a #>> '{vars,fileId}' IS NOT NULL THEN
         body := (SELECT parley_upload_json(u) FROM uploads u WHERE u.id = a #>> '{vars,fileId}');
-    ELSIF msg IS NULL THEN
-        body := (SELECT parley_inline_chat_json(c, p, me, NULL) FROM chats c
-                 LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
-                 WHERE c.id = chat::bigint AND c.kind = ANY (parley_source_kinds('telegram')));
     ELSE
-        body := (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
-                 JOIN chats c ON c.id = m.chat_id
-                 WHERE m.chat_id = chat::bigint AND m.id = msg::bigint
-                   AND c.kind = ANY (parley_source_kinds('telegram')));
+        chat := parley_inline_uri_chat(a);
+        IF a #>> '{vars,messageId}' IS NULL THEN
+            body := (SELECT parley_inline_chat_json(c, p, me, NULL) FROM chats c
+                     LEFT JOIN users p ON c.kind = 'private' AND p.id = c.id
+                     WHERE c.id = chat);
+        ELSIF chat IS NOT NULL THEN
+            body := (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
+                     WHERE m.chat_id = chat AND m.id = (a #>> '{vars,messageId}')::bigint);
+        END IF;
     END IF;
     IF body IS NULL THEN
         RETURN 'null';
@@ -194,8 +203,6 @@ $$;
 CREATE OR REPLACE FUNCTION parley_inline_resource_watch(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    chat text := a #>> '{vars,chatId}';
-    msg text := a #>> '{vars,messageId}';
     file text := a #>> '{vars,fileId}';
 BEGIN
     IF file IS NOT NULL THEN
@@ -204,11 +211,7 @@ BEGIN
         END IF;
         RETURN 'null';
     END IF;
-    IF chat IS NULL OR chat !~ '^-?\d{1,18}$' OR (msg IS NOT NULL AND msg !~ '^\d{1,18}$') THEN
-        RETURN 'null';
-    END IF;
-    IF EXISTS (SELECT 1 FROM chats c
-               WHERE c.id = chat::bigint AND c.kind = ANY (parley_source_kinds('telegram'))) THEN
+    IF parley_inline_uri_chat(a) IS NOT NULL THEN
         RETURN '{"contents": []}';
     END IF;
     RETURN 'null';

@@ -14,6 +14,24 @@ BEGIN
 END
 $$;
 
+-- The content argument (parley_tg_content's filter), checked.
+CREATE OR REPLACE FUNCTION parley_inline_content_arg(a jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT parley_inline_check_enum(a, 'content', '{all,links,media,photos,videos,documents,files}')
+$$;
+
+-- The filters every message tool takes: limit (1-200, default 50), the
+-- content (checked), since and until (parley_inline_time), and the
+-- account's own ids (me: parley_inline_me), in that order.
+CREATE OR REPLACE FUNCTION parley_inline_filters(a jsonb, ctx jsonb, OUT lim integer,
+                                                 OUT content text, OUT since timestamptz,
+                                                 OUT until timestamptz, OUT me bigint[])
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_inline_limit(a, 50, 200), parley_inline_content_arg(a),
+           parley_inline_time(a, 'since', ctx), parley_inline_time(a, 'until', ctx),
+           parley_inline_me()
+$$;
+
 -- messages_list: newest first, paging backwards: offsetId gives the page
 -- below that message; nextOffsetId is where the next page starts (absent
 -- on the last page).
@@ -21,36 +39,32 @@ CREATE OR REPLACE FUNCTION parley_inline_messages_list(a jsonb, ctx jsonb) RETUR
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
     chat bigint := parley_inline_chat(a);
-    lim integer := parley_inline_limit(a, 50, 200);
     direction text := coalesce(parley_inline_check_enum(a, 'direction', '{sent,received,all}'),
                                'all');
-    content text := parley_inline_check_enum(a, 'content',
-                        '{all,links,media,photos,videos,documents,files}');
-    since timestamptz := parley_inline_time(a, 'since', ctx);
-    until timestamptz := parley_inline_time(a, 'until', ctx);
+    f record := parley_inline_filters(a, ctx);
     unread_only boolean := coalesce((a ->> 'unreadOnly')::boolean, false);
-    me bigint[] := parley_inline_me();
     marker bigint := (SELECT coalesce(read_inbox_max_id, 0) FROM chats WHERE id = chat);
     items jsonb;
     n integer;
     last_id bigint;
 BEGIN
-    SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY m.id DESC), '[]'),
+    SELECT coalesce(jsonb_agg(parley_inline_message_json(m, f.me, NULL) ORDER BY m.id DESC), '[]'),
            count(*), min(m.id)
     INTO items, n, last_id
     FROM (SELECT * FROM messages m
           WHERE m.chat_id = chat
             AND (a ->> 'offsetId' IS NULL OR m.id < (a ->> 'offsetId')::bigint)
             AND (direction = 'all'
-                 OR (direction = 'sent') = (m.outgoing OR coalesce(m.sender_id = ANY (me), false)))
-            AND (since IS NULL OR m.date >= since) AND (until IS NULL OR m.date < until)
+                 OR (direction = 'sent')
+                    = (m.outgoing OR coalesce(m.sender_id = ANY (f.me), false)))
+            AND (f.since IS NULL OR m.date >= f.since) AND (f.until IS NULL OR m.date < f.until)
             AND (NOT unread_only OR (m.id > marker AND NOT m.outgoing
-                                     AND NOT coalesce(m.sender_id = ANY (me), false)))
-            AND parley_inline_content(m, content)
-          ORDER BY m.id DESC LIMIT lim) m;
+                                     AND NOT coalesce(m.sender_id = ANY (f.me), false)))
+            AND parley_tg_content(m, f.content)
+          ORDER BY m.id DESC LIMIT f.lim) m;
     RETURN jsonb_strip_nulls(jsonb_build_object(
-        'chatId', chat, 'items', items, 'limit', lim,
-        'nextOffsetId', CASE WHEN n = lim THEN last_id END));
+        'chatId', chat, 'items', items, 'limit', f.lim,
+        'nextOffsetId', CASE WHEN n = f.lim THEN last_id END));
 END
 $$;
 
@@ -60,26 +74,21 @@ CREATE OR REPLACE FUNCTION parley_inline_messages_search(a jsonb, ctx jsonb) RET
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
     chat bigint := parley_inline_chat(a);
-    lim integer := parley_inline_limit(a, 50, 200);
-    content text := parley_inline_check_enum(a, 'content',
-                        '{all,links,media,photos,videos,documents,files}');
-    since timestamptz := parley_inline_time(a, 'since', ctx);
-    until timestamptz := parley_inline_time(a, 'until', ctx);
-    me bigint[] := parley_inline_me();
+    f record := parley_inline_filters(a, ctx);
     r jsonb;
 BEGIN
     IF nullif(btrim(a ->> 'query'), '') IS NULL THEN
         RETURN parley_inline_messages_list(a - 'query', ctx) - 'nextOffsetId';
     END IF;
-    r := parley_search(a ->> 'query', NULL, false, ARRAY[chat], NULL, NULL, since,
-                       until - interval '1 microsecond',
-                       CASE WHEN content IN ('links', 'media', 'photos', 'videos', 'documents',
-                                             'files') THEN content END,
-                       'time', lim, 0);
+    r := parley_search(a ->> 'query', NULL, false, ARRAY[chat], NULL, NULL, f.since,
+                       f.until - interval '1 microsecond',
+                       CASE WHEN f.content IN ('links', 'media', 'photos', 'videos', 'documents',
+                                               'files') THEN f.content END,
+                       'time', f.lim, 0);
     RETURN jsonb_build_object(
         'chatId', chat, 'mode', r -> 'mode', 'total', r -> 'count',
-        'totalCapped', coalesce(r -> 'countCapped', 'false'), 'limit', lim,
-        'items', coalesce((SELECT jsonb_agg(parley_inline_message_json(m, me, h ->> 'snippet')
+        'totalCapped', coalesce(r -> 'countCapped', 'false'), 'limit', f.lim,
+        'items', coalesce((SELECT jsonb_agg(parley_inline_message_json(m, f.me, h ->> 'snippet')
                                             || CASE WHEN (h ->> 'near')::boolean
                                                     THEN '{"near": true}'::jsonb
                                                     ELSE '{}' END
@@ -99,12 +108,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_inline_messages_unread(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    lim integer := parley_inline_limit(a, 50, 200);
-    content text := parley_inline_check_enum(a, 'content',
-                        '{all,links,media,photos,videos,documents,files}');
-    since timestamptz := parley_inline_time(a, 'since', ctx);
-    until timestamptz := parley_inline_time(a, 'until', ctx);
-    me bigint[] := parley_inline_me();
+    f record := parley_inline_filters(a, ctx);
     scanned integer;
     items jsonb;
 BEGIN
@@ -112,7 +116,7 @@ BEGIN
     WHERE c.active AND c.kind = ANY (parley_source_kinds('telegram'))
       AND EXISTS (SELECT 1 FROM messages m
                                WHERE m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0));
-    SELECT coalesce(jsonb_agg(parley_inline_message_json(x.m, me, NULL) || jsonb_build_object(
+    SELECT coalesce(jsonb_agg(parley_inline_message_json(x.m, f.me, NULL) || jsonb_build_object(
                                   'chatTitle', x.title)
                               ORDER BY (x.m).date DESC, (x.m).chat_id, (x.m).id DESC), '[]')
     INTO items
@@ -120,11 +124,11 @@ BEGIN
           JOIN messages m ON m.chat_id = c.id AND m.id > coalesce(c.read_inbox_max_id, 0)
           WHERE c.active AND c.kind = ANY (parley_source_kinds('telegram'))
             AND m.kind = 'message' AND NOT m.outgoing
-            AND NOT coalesce(m.sender_id = ANY (me), false)
-            AND (since IS NULL OR m.date >= since) AND (until IS NULL OR m.date < until)
-            AND parley_inline_content(m, content)
-          ORDER BY m.date DESC, m.chat_id, m.id DESC LIMIT lim) x;
-    RETURN jsonb_build_object('scannedChats', scanned, 'items', items, 'limit', lim);
+            AND NOT coalesce(m.sender_id = ANY (f.me), false)
+            AND (f.since IS NULL OR m.date >= f.since) AND (f.until IS NULL OR m.date < f.until)
+            AND parley_tg_content(m, f.content)
+          ORDER BY m.date DESC, m.chat_id, m.id DESC LIMIT f.lim) x;
+    RETURN jsonb_build_object('scannedChats', scanned, 'items', items, 'limit', f.lim);
 END
 $$;
 
@@ -185,15 +189,14 @@ CREATE OR REPLACE FUNCTION parley_inline_messages_send(a jsonb, ctx jsonb) RETUR
     LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM parley_inline_chat(a);
-    RETURN parley_tg_needs_connector('messages_send', 'nothing can be sent from the archive alone');
+    RETURN parley_tg_cannot_send('messages_send');
 END
 $$;
 
 CREATE OR REPLACE FUNCTION parley_inline_messages_send_batch(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql AS $$
 BEGIN
-    RETURN parley_tg_needs_connector('messages_send_batch',
-                                     'nothing can be sent from the archive alone');
+    RETURN parley_tg_cannot_send('messages_send_batch');
 END
 $$;
 
@@ -214,7 +217,6 @@ CREATE OR REPLACE FUNCTION parley_inline_messages_send_media(a jsonb, ctx jsonb)
     LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM parley_inline_media_target(a, ctx);
-    RETURN parley_tg_needs_connector('messages_send_media',
-                                     'nothing can be sent from the archive alone');
+    RETURN parley_tg_cannot_send('messages_send_media');
 END
 $$;
