@@ -67,6 +67,35 @@ CREATE OR REPLACE FUNCTION parley_memory_page(rows jsonb, a jsonb, dflt integer)
                               'limit_capped', coalesce((a ->> 'limit')::numeric, dflt) > 1000)
 $$;
 
+-- A page of messages rows that the tools walk by a message id (cursor:
+-- next_reference_id, next_after_id): parley_memory_page with, under key,
+-- last (the id to go on from) when the page is full, else NULL.
+CREATE OR REPLACE FUNCTION parley_memory_cursor_page(rows jsonb, a jsonb, dflt integer, key text,
+                                                     last text) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT parley_memory_page(rows, a, dflt) || jsonb_build_object(
+        key, CASE WHEN jsonb_array_length(rows) = parley_memory_limit(a, dflt) THEN last END)
+$$;
+
+-- The offset argument of the paged tools (era_summary,
+-- get_context_heap): 0 or more.
+CREATE OR REPLACE FUNCTION parley_memory_offset(a jsonb) RETURNS integer
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT greatest(coalesce((a ->> 'offset')::integer, 0), 0)
+$$;
+
+-- A page of messages rows at offset off of total, as the paged tools
+-- answer it: parley_memory_page with the total and where the next page
+-- starts (next_offset, NULL on the last page).
+CREATE OR REPLACE FUNCTION parley_memory_offset_page(rows jsonb, a jsonb, dflt integer,
+                                                     off integer, total bigint) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT parley_memory_page(rows, a, dflt) || jsonb_build_object(
+        'total', total,
+        'next_offset', CASE WHEN off + jsonb_array_length(rows) < total
+                            THEN off + jsonb_array_length(rows) END)
+$$;
+
 -- JSON null when there is none yet.
 CREATE OR REPLACE FUNCTION parley_memory_latest_continuation(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE sql STABLE AS $$
@@ -89,7 +118,6 @@ DECLARE
     lim integer := parley_memory_limit(a, 300);
     rows jsonb;
     oldest text;
-    n integer;
 BEGIN
     IF ref_id IS NOT NULL THEN
         SELECT x.at INTO ref_at FROM parley_memory_messages_in(a ->> 'project') x
@@ -102,14 +130,13 @@ BEGIN
         ref_at := parley_when(a -> 'reference_timestamp', 'reference_timestamp', false, NULL);
     END IF;
     SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
-                              ORDER BY x.at DESC, x.mid DESC), '[]'), count(*),
+                              ORDER BY x.at DESC, x.mid DESC), '[]'),
            (array_agg(x.mid ORDER BY x.at, x.mid))[1]
-    INTO rows, n, oldest
+    INTO rows, oldest
     FROM (SELECT * FROM parley_memory_messages_in(a ->> 'project') x
           WHERE x.at < ref_at OR (ref_id IS NOT NULL AND x.at = ref_at AND x.mid < ref_id)
           ORDER BY x.at DESC, x.mid DESC LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 300)
-        || jsonb_build_object('next_reference_id', CASE WHEN n = lim THEN oldest END);
+    RETURN parley_memory_cursor_page(rows, a, 300, 'next_reference_id', oldest);
 END
 $$;
 
@@ -118,7 +145,7 @@ CREATE OR REPLACE FUNCTION parley_memory_era_summary(a jsonb, ctx jsonb) RETURNS
 DECLARE
     era eras;
     lim integer := parley_memory_limit(a, 500);
-    off integer := greatest(coalesce((a ->> 'offset')::integer, 0), 0);
+    off integer := parley_memory_offset(a);
     rows jsonb;
     total bigint;
 BEGIN
@@ -149,10 +176,8 @@ BEGIN
     INTO rows
     FROM (SELECT * FROM parley_memory_messages() x WHERE (x.e).id = era.id
           ORDER BY x.at, x.mid OFFSET off LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 500) || jsonb_build_object(
-        'era', jsonb_build_object('id', era.id::text, 'name', era.name), 'total', total,
-        'next_offset', CASE WHEN off + jsonb_array_length(rows) < total
-                            THEN off + jsonb_array_length(rows) END);
+    RETURN parley_memory_offset_page(rows, a, 500, off, total) || jsonb_build_object(
+        'era', jsonb_build_object('id', era.id::text, 'name', era.name));
 END
 $$;
 
@@ -162,7 +187,7 @@ DECLARE
     hid text := a ->> 'heap_id';
     heap context_heaps;
     lim integer := parley_memory_limit(a, 500);
-    off integer := greatest(coalesce((a ->> 'offset')::integer, 0), 0);
+    off integer := parley_memory_offset(a);
     rows jsonb;
     total bigint;
 BEGIN
@@ -182,12 +207,9 @@ BEGIN
     FROM (SELECT * FROM parley_memory_messages() x
           WHERE (x.h).chat_id = heap.chat_id AND (x.h).id = heap.id
           ORDER BY (x.m).id OFFSET off LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 500) || jsonb_build_object(
+    RETURN parley_memory_offset_page(rows, a, 500, off, total) || jsonb_build_object(
         'heap', jsonb_build_object('id', hid, 'type', heap.type, 'created_at', heap.started_at,
-                                   'era_name', (SELECT name FROM eras WHERE id = heap.era_id)),
-        'total', total,
-        'next_offset', CASE WHEN off + jsonb_array_length(rows) < total
-                            THEN off + jsonb_array_length(rows) END);
+                                   'era_name', (SELECT name FROM eras WHERE id = heap.era_id)));
 END
 $$;
 
@@ -256,15 +278,13 @@ DECLARE
     lim integer := parley_memory_limit(a, 50);
     rows jsonb;
     oldest text;
-    n integer;
 BEGIN
     SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
-                              ORDER BY x.at DESC, x.mid DESC), '[]'), count(*),
+                              ORDER BY x.at DESC, x.mid DESC), '[]'),
            (array_agg(x.mid ORDER BY x.at, x.mid))[1]
-    INTO rows, n, oldest
+    INTO rows, oldest
     FROM (SELECT * FROM parley_memory_messages() x ORDER BY x.at DESC, x.mid DESC LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 50)
-        || jsonb_build_object('next_reference_id', CASE WHEN n = lim THEN oldest END);
+    RETURN parley_memory_cursor_page(rows, a, 50, 'next_reference_id', oldest);
 END
 $$;
 
@@ -296,7 +316,6 @@ DECLARE
     after_at timestamptz;
     rows jsonb;
     newest text;
-    n integer;
 BEGIN
     IF a ? 'from_block' OR a ? 'to_block' THEN
         RETURN jsonb_build_object('error', 'from_block/to_block: this source has no block '
@@ -306,15 +325,14 @@ BEGIN
         SELECT x.at INTO after_at FROM parley_memory_messages() x WHERE x.mid = a ->> 'after_id';
     END IF;
     SELECT coalesce(jsonb_agg(parley_memory_message_json(x.m, x.h, x.e)
-                              ORDER BY x.at, x.mid), '[]'), count(*),
+                              ORDER BY x.at, x.mid), '[]'),
            (array_agg(x.mid ORDER BY x.at DESC, x.mid DESC))[1]
-    INTO rows, n, newest
+    INTO rows, newest
     FROM (SELECT * FROM parley_memory_messages() x
           WHERE (t0 IS NULL OR x.at >= t0) AND (t1 IS NULL OR x.at < t1)
             AND (after_at IS NULL OR (x.at, x.mid) > (after_at, a ->> 'after_id'))
           ORDER BY x.at, x.mid LIMIT lim) x;
-    RETURN parley_memory_page(rows, a, 300)
-        || jsonb_build_object('next_after_id', CASE WHEN n = lim THEN newest END);
+    RETURN parley_memory_cursor_page(rows, a, 300, 'next_after_id', newest);
 END
 $$;
 
