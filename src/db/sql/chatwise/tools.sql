@@ -258,6 +258,16 @@ BEGIN
 END
 $$;
 
+-- parley_cw_candidates of the words of terms (a term may be several words).
+CREATE OR REPLACE FUNCTION parley_cw_term_candidates(terms text[], fuzzy boolean, tools boolean,
+                                                     w_from timestamptz, w_to timestamptz)
+    RETURNS bigint[] LANGUAGE sql STABLE AS $$
+    SELECT parley_cw_candidates(
+        ARRAY(SELECT DISTINCT w FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
+              WHERE w <> ''),
+        fuzzy, tools, w_from, w_to)
+$$;
+
 -- search_conversations' answer as text to read: the chats with their
 -- snippets, then the guidance.
 CREATE OR REPLACE FUNCTION parley_cw_search_text(terms text[], conf numeric, results jsonb,
@@ -362,10 +372,8 @@ BEGIN
     IF expand THEN
         iterations := 2;
         PERFORM set_config('pg_trgm.word_similarity_threshold', '0.5', true);
-        cands := parley_cw_candidates(
-            ARRAY(SELECT DISTINCT w FROM unnest(terms) t, regexp_split_to_table(t, '\s+') w
-                  WHERE w <> ''),
-            fuzzy, tools AND scope IN ('content', 'both'), w_from, w_to);
+        cands := parley_cw_term_candidates(terms, fuzzy, tools AND scope IN ('content', 'both'),
+                                           w_from, w_to);
         WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to,
                                                                   cands)),
         hit_chats AS (
@@ -425,10 +433,8 @@ BEGIN
           UNION SELECT jsonb_array_elements_text(v), k FROM jsonb_each(expanded) e(k, v)) s;
 
     -- Only the chats the indexes say may match are searched.
-    cands := parley_cw_candidates(
-        ARRAY(SELECT DISTINCT w FROM unnest(all_terms) t, regexp_split_to_table(t, '\s+') w
-              WHERE w <> ''),
-        fuzzy, tools AND scope IN ('content', 'both'), w_from, w_to);
+    cands := parley_cw_term_candidates(all_terms, fuzzy, tools AND scope IN ('content', 'both'),
+                                       w_from, w_to);
     WITH texts AS MATERIALIZED (SELECT * FROM parley_cw_texts(scope, tools, roles, w_from, w_to,
                                                               cands)),
     hits AS (
