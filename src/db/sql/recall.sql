@@ -97,6 +97,19 @@ CREATE OR REPLACE FUNCTION parley_recall_iso(t timestamptz) RETURNS text
     SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 $$;
 
+-- The arguments every recall tool reads, in this order: the sources
+-- (parley_recall_sources, parley_recall_allowed), limit (1 to cap,
+-- default dflt), since and until (as the inline tools read them; NULL
+-- when absent).
+CREATE OR REPLACE FUNCTION parley_recall_args(a jsonb, ctx jsonb, dflt integer, cap integer,
+                                              OUT srcs text[], OUT lim integer,
+                                              OUT since_ timestamptz, OUT until_ timestamptz)
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_recall_allowed(parley_recall_sources(a), a, ctx),
+           least(greatest(coalesce((a ->> 'limit')::numeric, dflt), 1), cap)::integer,
+           parley_inline_time(a, 'since', ctx), parley_inline_time(a, 'until', ctx)
+$$;
+
 -- recall {query, limit (1-100, default 20), sources, since, until}: the
 -- hits of every asked source in one list, ranked as every search ranks
 -- (parley_search, docs/search.md: the same words, forms and score), each
@@ -105,10 +118,7 @@ $$;
 CREATE OR REPLACE FUNCTION parley_recall_recall(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    srcs text[] := parley_recall_allowed(parley_recall_sources(a), a, ctx);
-    lim integer := least(greatest(coalesce((a ->> 'limit')::numeric, 20), 1), 100)::integer;
-    since_ timestamptz := parley_inline_time(a, 'since', ctx);
-    until_ timestamptz := parley_inline_time(a, 'until', ctx);
+    f record := parley_recall_args(a, ctx, 20, 100);
     kinds text[];
     store_srcs text[];
     one_src text;
@@ -121,17 +131,17 @@ BEGIN
         PERFORM parley_tg_bad('query: give the words to recall, e.g. "invoice march"');
     END IF;
     SELECT coalesce(array_agg(k), '{}') INTO kinds
-    FROM unnest(srcs) s, unnest(parley_source_kinds(s)) k;
+    FROM unnest(f.srcs) s, unnest(parley_source_kinds(s)) k;
     -- Every store source asked: no filter (the search's own plans); one:
     -- the search keeps to it (p_source); else the chats of those asked.
-    store_srcs := ARRAY(SELECT s FROM unnest(srcs) s WHERE s = ANY (parley_sources()));
+    store_srcs := ARRAY(SELECT s FROM unnest(f.srcs) s WHERE s = ANY (parley_sources()));
     IF cardinality(store_srcs) = 1 THEN
         one_src := store_srcs[1];
     ELSIF NOT parley_sources() <@ store_srcs THEN
         SELECT coalesce(array_agg(id), '{}') INTO chat_ids FROM chats WHERE kind = ANY (kinds);
     END IF;
-    r := parley_search(a ->> 'query', NULL, false, chat_ids, NULL, NULL, since_, until_, NULL,
-                       'rank', lim, 0, one_src);
+    r := parley_search(a ->> 'query', NULL, false, chat_ids, NULL, NULL, f.since_, f.until_, NULL,
+                       'rank', f.lim, 0, one_src);
     SELECT coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
                'source', parley_source_of(c.kind),
                'title', coalesce(c.title, c.username, c.external_id, c.id::text),
@@ -149,7 +159,7 @@ BEGIN
     -- A memory-lane database's hits (the toolset asked it first): the two
     -- lists are fused by reciprocal rank (1 / (60 + position)), as their
     -- scores are not on one scale.
-    IF jsonb_typeof(a -> '_lane') = 'array' AND 'memory' = ANY (srcs) THEN
+    IF jsonb_typeof(a -> '_lane') = 'array' AND 'memory' = ANY (f.srcs) THEN
         SELECT coalesce(jsonb_agg(h ORDER BY score DESC, h ->> 'date' DESC), '[]') INTO hits
         FROM (SELECT h, score FROM (
                   SELECT h, 1.0 / (60 + ord) AS score
@@ -169,16 +179,16 @@ BEGIN
                                  END)),
                          1.0 / (60 + ord)
                   FROM jsonb_array_elements(a -> '_lane') WITH ORDINALITY AS y(l, ord)
-                  WHERE (since_ IS NULL OR (l ->> 'created_at')::timestamptz >= since_)
-                    AND (until_ IS NULL OR (l ->> 'created_at')::timestamptz < until_)) u
-              ORDER BY score DESC, h ->> 'date' DESC LIMIT lim) v;
+                  WHERE (f.since_ IS NULL OR (l ->> 'created_at')::timestamptz >= f.since_)
+                    AND (f.until_ IS NULL OR (l ->> 'created_at')::timestamptz < f.until_)) u
+              ORDER BY score DESC, h ->> 'date' DESC LIMIT f.lim) v;
         lane_n := jsonb_array_length(a -> '_lane');
     END IF;
     RETURN jsonb_build_object(
-        'query', a ->> 'query', 'sources', to_jsonb(srcs), 'mode', r -> 'mode',
+        'query', a ->> 'query', 'sources', to_jsonb(f.srcs), 'mode', r -> 'mode',
         'total', (r ->> 'count')::integer + lane_n,
         'totalCapped', coalesce(r -> 'countCapped', 'false'),
-        'limit', lim, 'hits', hits,
+        'limit', f.lim, 'hits', hits,
         'text', concat_ws(E'\n', (SELECT string_agg(x, E'\n')
                                   FROM jsonb_array_elements_text(r -> 'notes') x),
                           parley_recall_text(a ->> 'query', hits,
@@ -189,7 +199,7 @@ BEGIN
                                                 'candidatesCapped', r -> 'candidatesCapped',
                                                 'candidates', r -> 'candidates',
                                                 'notes', r -> 'notes'))
-        || CASE WHEN a ? '_laneError' AND 'memory' = ANY (srcs) THEN jsonb_build_object(
+        || CASE WHEN a ? '_laneError' AND 'memory' = ANY (f.srcs) THEN jsonb_build_object(
                'memoryError', 'the memory-lane database did not answer: ' || (a ->> '_laneError'))
            ELSE '{}' END;
 END
@@ -224,24 +234,22 @@ $$;
 CREATE OR REPLACE FUNCTION parley_recall_timeline(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    srcs text[] := parley_recall_allowed(parley_recall_sources(a), a, ctx);
-    lim integer := least(greatest(coalesce((a ->> 'limit')::numeric, 10), 1), 50)::integer;
-    since_ timestamptz := parley_inline_time(a, 'since', ctx);
-    until_ timestamptz := coalesce(parley_inline_time(a, 'until', ctx), parley_inline_now(ctx));
+    f record := parley_recall_args(a, ctx, 10, 50);
+    until_ timestamptz := coalesce(f.until_, parley_inline_now(ctx));
     groups jsonb;
 BEGIN
-    IF since_ IS NULL THEN
+    IF f.since_ IS NULL THEN
         PERFORM parley_tg_bad('since: say where the window starts, e.g. "yesterday", "7d ago" '
                               'or 2026-01-31');
     END IF;
-    IF until_ <= since_ THEN
+    IF until_ <= f.since_ THEN
         PERFORM parley_tg_bad(format('until (%s) is not after since (%s): give a later until',
-                                     parley_recall_iso(until_), parley_recall_iso(since_)));
+                                     parley_recall_iso(until_), parley_recall_iso(f.since_)));
     END IF;
     WITH per_chat AS (
         SELECT m.chat_id, count(*) AS n, min(m.date) AS first_at, max(m.date) AS last_at
         FROM messages m
-        WHERE m.date >= since_ AND m.date < until_ AND m.kind <> 'service'
+        WHERE m.date >= f.since_ AND m.date < until_ AND m.kind <> 'service'
         GROUP BY m.chat_id),
     ranked AS (
         SELECT parley_source_of(c.kind) AS src, c, p.n, p.first_at, p.last_at,
@@ -250,7 +258,7 @@ BEGIN
                sum(p.n) OVER (PARTITION BY parley_source_of(c.kind)) AS src_n,
                count(*) OVER (PARTITION BY parley_source_of(c.kind)) AS src_chats
         FROM per_chat p JOIN chats c ON c.id = p.chat_id
-        WHERE parley_source_of(c.kind) = ANY (srcs))
+        WHERE parley_source_of(c.kind) = ANY (f.srcs))
     SELECT coalesce(jsonb_agg(g ORDER BY g ->> 'source'), '[]') INTO groups
     FROM (SELECT jsonb_build_object(
                      'source', src, 'messages', max(src_n), 'chats', max(src_chats),
@@ -266,10 +274,10 @@ BEGIN
                                         AND m.kind <> 'service'
                                       ORDER BY m.id DESC LIMIT 1)))
                          ORDER BY ord)) AS g
-          FROM ranked WHERE ord <= lim GROUP BY src) x;
-    RETURN jsonb_build_object('since', parley_recall_iso(since_),
+          FROM ranked WHERE ord <= f.lim GROUP BY src) x;
+    RETURN jsonb_build_object('since', parley_recall_iso(f.since_),
                               'until', parley_recall_iso(until_), 'sources', groups,
-                              'text', parley_recall_timeline_text(since_, until_, groups));
+                              'text', parley_recall_timeline_text(f.since_, until_, groups));
 END
 $$;
 
