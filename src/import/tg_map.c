@@ -97,7 +97,8 @@ static bool text_eq(const text_t *t, const char *s)
     return t->s && t->n == strlen(s) && memcmp(t->s, s, t->n) == 0;
 }
 
-static int fail(ctx_t *c, const char *field, const char *what)
+/* Names a field of the message in err: "message ID: \"FIELD\" WHAT". */
+static void say(ctx_t *c, const char *field, const char *what)
 {
     const json_t *id = json_object_get(c->m, "id");
     char idbuf[32] = "?";
@@ -106,23 +107,22 @@ static int fail(ctx_t *c, const char *field, const char *what)
     else if (json_is_string(id))
         snprintf(idbuf, sizeof idbuf, "%.20s", json_string_value(id));
     snprintf(c->err, c->errcap, "message %s: \"%s\" %s", idbuf, field, what);
+}
+
+static int fail(ctx_t *c, const char *field, const char *what)
+{
+    say(c, field, what);
     return UV_EINVAL;
 }
 
 /* A value stored other than given (NULL for one that cannot be true), named
- * in err: "message ID: \"FIELD\" WHAT" (the first one of the message). */
+ * in err as fail's are (the first one of the message). */
 static void repair(ctx_t *c, const char *field, const char *what)
 {
     if (c->repaired)
         return;
     c->repaired = true;
-    const json_t *id = json_object_get(c->m, "id");
-    char idbuf[32] = "?";
-    if (json_is_integer(id))
-        snprintf(idbuf, sizeof idbuf, "%lld", (long long)json_integer_value(id));
-    else if (json_is_string(id))
-        snprintf(idbuf, sizeof idbuf, "%.20s", json_string_value(id));
-    snprintf(c->err, c->errcap, "message %s: \"%s\" %s", idbuf, field, what);
+    say(c, field, what);
 }
 
 static bool is_space(char ch)
