@@ -7,20 +7,21 @@
  * (the root, chats.list, a chat, its messages array) are walked without
  * being kept; everything else is skipped.
  *
- * A scanner runs ahead of yajl over the raw bytes: it knows where each
- * token (a string, a number, a literal) ends and how deep the containers
- * are, so that no piece given to yajl ends inside a token (yajl would read
- * such a token again from its start with every piece: time quadratic in
- * its length). A long token is given whole, once; in a message it is
- * bounded by the message cap, which is checked before every piece, so a
- * message over it is decided after TG_READER_MESSAGE_MAX bytes, not at its
- * end. Such a message is left out: its frames are dropped, yajl is replaced
+ * A scanner runs ahead of yajl over the raw bytes (tg_scan.h): it knows
+ * where each token (a string, a number, a literal) ends and how deep the
+ * containers are, so that no piece given to yajl ends inside a token (yajl
+ * would read such a token again from its start with every piece: time
+ * quadratic in its length). A long token is given whole, once; in a
+ * message it is bounded by the message cap, which is checked before every
+ * piece, so a message over it is decided after TG_READER_MESSAGE_MAX
+ * bytes, not at its end. Such a message is left out: its frames are dropped, yajl is replaced
  * by a new parser brought to the state the message's end leaves (a prefix
  * replayed without callbacks), and the scanner skips the message's bytes
  * up to its closing brace. */
 #include "import/tg_reader.h"
 
 #include "import/tg_map.h"
+#include "import/tg_scan.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <uv.h>
 #include <yajl/yajl_parse.h>
 
@@ -44,9 +44,6 @@ typedef enum {
     F_BUILD,    /* a value kept whole */
     F_SKIP,     /* ignored */
 } frame_kind_t;
-
-/* Scanner states (at the byte after the last one scanned). */
-enum { LEX_OUT = 0, LEX_STR, LEX_ESC, LEX_BARE };
 
 /* What piece_end found. */
 enum { PIECE_OK = 0, PIECE_MORE, PIECE_OVERSIZED, PIECE_FAILED };
@@ -82,27 +79,17 @@ struct tg_reader_s {
     int depth;
     int skip_depth; /* containers open inside a SKIP frame */
     int64_t chat_keys;
-    uint64_t offset; /* file offset of chunk[chunk_pos] */
+    tg_scan_t in; /* the bytes read and not yet parsed, scanned ahead */
     uint64_t messages;
     uint64_t message_start; /* file offset of the current message's "{" */
     bool in_message;
     char last_id[32];
-    unsigned char *chunk; /* bytes read and not yet parsed (from chunk_pos) */
-    size_t buf_cap;       /* its size: at most a token (the cap) and a read */
-    size_t chunk_cap;     /* bytes read at a time (TG_READER_CHUNK) */
-    size_t chunk_len;
-    size_t chunk_pos; /* bytes of chunk already parsed */
-    bool eof;
     bool want_more; /* the next step reads before it parses */
     bool completed; /* yajl_complete_parse was called */
     bool failed;
-    /* The scanner ahead of yajl (see the top). */
-    size_t scan; /* bytes of chunk scanned */
-    int lex;     /* LEX_* at scan */
-    int lex_depth;
     bool replaying; /* callbacks ignore what yajl reports */
     bool skipping;  /* skipping an oversized message's bytes */
-    int skip_to;    /* ... until lex_depth falls to this */
+    int skip_to;    /* ... until the scanner's depth falls to this */
     bool msg_nul;   /* the current message held a NUL, now U+FFFD */
     char nul_field[TG_KEY_MAX];
     char error[512];
@@ -163,7 +150,7 @@ void tg_events_free(tg_event_t *events, int n)
 
 static uint64_t position(const tg_reader_t *r)
 {
-    return r->completed ? r->offset : r->offset + yajl_get_bytes_consumed(r->yajl);
+    return r->completed ? r->in.offset : r->in.offset + yajl_get_bytes_consumed(r->yajl);
 }
 
 /* Adds a note (a sentence naming a message and what became of it). */
@@ -603,151 +590,34 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-/* ---- the scanner ------------------------------------------------------- */
+/* ---- pieces ---------------------------------------------------------------- */
 
-static bool ends_bare(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':' || c == '{' ||
-           c == '}' || c == '[' || c == ']' || c == '"';
-}
-
-/* Scans chunk[i]. */
-static void lex_byte(tg_reader_t *r, size_t i)
-{
-    unsigned char c = r->chunk[i];
-    switch (r->lex) {
-    case LEX_STR:
-        if (c == '\\')
-            r->lex = LEX_ESC;
-        else if (c == '"')
-            r->lex = LEX_OUT;
-        return;
-    case LEX_ESC:
-        r->lex = LEX_STR;
-        return;
-    case LEX_BARE:
-        if (!ends_bare(c))
-            return;
-        r->lex = LEX_OUT; /* c ends the token and is read again below */
-        break;
-    default:
-        break;
-    }
-    if (c == '"')
-        r->lex = LEX_STR;
-    else if (c == '{' || c == '[')
-        r->lex_depth++;
-    else if (c == '}' || c == ']')
-        r->lex_depth--;
-    else if (!ends_bare(c))
-        r->lex = LEX_BARE;
-}
-
-/* Scans on to the end of the token at scan (or to stop), quickly through
- * the inside of strings. */
-static void lex_token(tg_reader_t *r, size_t stop)
-{
-    const unsigned char *c = r->chunk;
-    size_t i = r->scan;
-    while (i < stop && r->lex != LEX_OUT) {
-        if (r->lex == LEX_STR) {
-            while (i < stop && c[i] != '"' && c[i] != '\\')
-                i++;
-            if (i == stop)
-                break;
-        }
-        lex_byte(r, i++);
-    }
-    r->scan = i;
-}
-
-/* File offset of chunk[i]. */
-static uint64_t at(const tg_reader_t *r, size_t i)
-{
-    return r->offset + (i - r->chunk_pos);
-}
-
-/* Where the next piece to parse ends (*end), from chunk_pos: the last
- * token boundary within TG_READER_PIECE bytes (and, inside a message,
- * within its cap), or else the end of the token that begins at
- * chunk_pos. PIECE_MORE: that token goes on past the bytes read;
- * PIECE_OVERSIZED: the open message reached the cap unclosed;
+/* Where the next piece to parse ends (*end; tg_scan_piece), a token
+ * within the open message's cap. PIECE_MORE: that token goes on past the
+ * bytes read; PIECE_OVERSIZED: the open message reached the cap unclosed;
  * PIECE_FAILED: a value outside a message is longer than the cap (error
  * set). */
 static int piece_end(tg_reader_t *r, size_t *end)
 {
-    size_t a = r->chunk_pos;
     uint64_t room = TG_READER_MESSAGE_MAX + 1; /* bytes a token may take */
     if (r->in_message) {
-        uint64_t used = at(r, a) - r->message_start;
+        uint64_t used = r->in.offset - r->message_start;
         if (used >= TG_READER_MESSAGE_MAX)
             return PIECE_OVERSIZED;
         room = TG_READER_MESSAGE_MAX - used;
     }
-    size_t limit = a + (room < TG_READER_PIECE ? (size_t)room : TG_READER_PIECE);
-    /* The last boundary past a (scan is one when the scanner is between
-     * tokens; the bytes scanned before it past a are all one token). */
-    size_t lb = r->lex == LEX_OUT && r->scan > a ? r->scan : 0;
-    while (r->scan < r->chunk_len && r->scan < limit) {
-        lex_byte(r, r->scan++);
-        if (r->lex == LEX_OUT)
-            lb = r->scan;
-    }
-    if (lb > a) {
-        *end = lb;
+    int sr = tg_scan_piece(&r->in, TG_READER_PIECE, room, end);
+    if (sr == TG_SCAN_OK)
         return PIECE_OK;
-    }
-    if (r->scan >= limit) {
-        /* A token begins at a and goes past the limit: given whole, once,
-         * bounded by the cap. */
-        size_t cap_end = a + (size_t)room;
-        lex_token(r, cap_end < r->chunk_len ? cap_end : r->chunk_len);
-        if (r->lex == LEX_OUT) {
-            *end = r->scan;
-            return PIECE_OK;
-        }
-        if (r->scan >= cap_end) {
-            if (r->in_message)
-                return PIECE_OVERSIZED;
-            snprintf(r->error, sizeof r->error,
-                     "a value longer than 16 MiB (not in a message) at byte %llu",
-                     (unsigned long long)at(r, a));
-            r->failed = true;
-            return PIECE_FAILED;
-        }
-    }
-    if (r->eof) {
-        *end = r->chunk_len; /* a token cut by the end of the file: yajl says so */
-        return PIECE_OK;
-    }
-    return PIECE_MORE;
-}
-
-/* Skips the rest of an oversized message: true once past its closing
- * brace (chunk_pos then just after it). */
-static bool skip_message(tg_reader_t *r)
-{
-    const unsigned char *c = r->chunk;
-    size_t i = r->scan;
-    bool done = false;
-    while (i < r->chunk_len) {
-        if (r->lex == LEX_STR) {
-            while (i < r->chunk_len && c[i] != '"' && c[i] != '\\')
-                i++;
-            if (i == r->chunk_len)
-                break;
-        }
-        lex_byte(r, i++);
-        if (r->lex == LEX_OUT && r->lex_depth <= r->skip_to) {
-            done = true;
-            break;
-        }
-    }
-    r->offset += i - r->chunk_pos;
-    r->chunk_pos = r->scan = i;
-    if (done)
-        r->skipping = false;
-    return done;
+    if (sr == TG_SCAN_MORE)
+        return PIECE_MORE;
+    if (r->in_message)
+        return PIECE_OVERSIZED;
+    snprintf(r->error, sizeof r->error,
+             "a value longer than 16 MiB (not in a message) at byte %llu",
+             (unsigned long long)r->in.offset);
+    r->failed = true;
+    return PIECE_FAILED;
 }
 
 /* The open message reached the cap: it is left out and named, its frames
@@ -802,28 +672,6 @@ static void oversized(tg_reader_t *r)
     }
 }
 
-/* Makes room for a read after the bytes not yet parsed (moved to the
- * front). */
-static int make_room(tg_reader_t *r)
-{
-    if (r->chunk_pos > 0) {
-        memmove(r->chunk, r->chunk + r->chunk_pos, r->chunk_len - r->chunk_pos);
-        r->chunk_len -= r->chunk_pos;
-        r->scan -= r->chunk_pos;
-        r->chunk_pos = 0;
-    }
-    if (r->buf_cap - r->chunk_len >= r->chunk_cap)
-        return 0;
-    size_t cap =
-        r->buf_cap * 2 > r->chunk_len + r->chunk_cap ? r->buf_cap * 2 : r->chunk_len + r->chunk_cap;
-    unsigned char *p = realloc(r->chunk, cap);
-    if (p == NULL)
-        return UV_ENOMEM;
-    r->chunk = p;
-    r->buf_cap = cap;
-    return 0;
-}
-
 /* ---- public -------------------------------------------------------------- */
 
 tg_reader_t *tg_reader_new(int fd, int tz_seconds)
@@ -838,11 +686,9 @@ tg_reader_t *tg_reader_new_chunk(int fd, int tz_seconds, size_t chunk)
         return NULL;
     r->fd = fd;
     r->tz_seconds = tz_seconds;
-    r->chunk_cap = chunk;
-    r->buf_cap = chunk;
-    r->chunk = malloc(chunk);
+    int rc = tg_scan_init(&r->in, chunk);
     r->yajl = yajl_alloc(&callbacks, NULL, r);
-    if (r->chunk == NULL || r->yajl == NULL) {
+    if (rc != 0 || r->yajl == NULL) {
         tg_reader_free(r);
         return NULL;
     }
@@ -857,7 +703,7 @@ void tg_reader_free(tg_reader_t *r)
         json_decref(r->stack[i].node);
     if (r->yajl)
         yajl_free(r->yajl);
-    free(r->chunk);
+    tg_scan_free(&r->in);
     free(r);
 }
 
@@ -868,7 +714,7 @@ const char *tg_reader_error(const tg_reader_t *r)
 
 uint64_t tg_reader_offset(const tg_reader_t *r)
 {
-    return r->offset;
+    return r->in.offset;
 }
 
 uint64_t tg_reader_messages(const tg_reader_t *r)
@@ -907,24 +753,16 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
     yajl_status st = yajl_status_ok;
     const unsigned char *piece = NULL;
     size_t plen = 0;
-    if (!r->eof && (r->chunk_pos >= r->chunk_len || r->want_more)) {
+    tg_scan_t *in = &r->in;
+    if (!in->eof && (in->pos >= in->len || r->want_more)) {
         r->want_more = false;
-        int rc = make_room(r);
-        ssize_t n = 0;
-        if (rc == 0) {
-            do
-                n = read(r->fd, r->chunk + r->chunk_len, r->chunk_cap);
-            while (n < 0 && errno == EINTR);
-            rc = n < 0 ? -errno : 0;
-        }
+        int rc = tg_scan_read(in, r->fd);
         if (rc != 0) {
             snprintf(r->error, sizeof r->error, "read error at byte %llu: %s",
-                     (unsigned long long)at(r, r->chunk_len), uv_strerror(rc));
+                     (unsigned long long)tg_scan_at(in, in->len), uv_strerror(rc));
             r->failed = true;
             return rc;
         }
-        r->chunk_len += (size_t)n;
-        r->eof = n == 0;
     }
     /* The bytes go to the parser a piece at a time (ending between
      * tokens), and the step ends early once half the events are used: a
@@ -933,11 +771,12 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
      * single token. */
     while (!r->failed) {
         if (r->skipping) {
-            if (!skip_message(r))
+            if (!tg_scan_skip(in, r->skip_to))
                 break;
+            r->skipping = false;
             continue;
         }
-        if (r->chunk_pos >= r->chunk_len)
+        if (in->pos >= in->len)
             break;
         size_t end = 0;
         int pr = piece_end(r, &end);
@@ -951,19 +790,16 @@ int tg_reader_step(tg_reader_t *r, tg_event_t *events, int *nevents)
         }
         if (pr == PIECE_FAILED)
             break;
-        piece = r->chunk + r->chunk_pos;
-        plen = end - r->chunk_pos;
+        piece = in->buf + in->pos;
+        plen = end - in->pos;
         st = yajl_parse(r->yajl, piece, plen);
         if (st != yajl_status_ok)
             break;
-        r->chunk_pos = end;
-        r->offset += (uint64_t)plen;
-        if (r->scan < end)
-            r->scan = end;
+        tg_scan_parsed(in, end);
         if (r->nevents >= TG_READER_MAX_EVENTS / 2)
             break;
     }
-    if (st == yajl_status_ok && !r->failed && r->eof && r->chunk_pos >= r->chunk_len) {
+    if (st == yajl_status_ok && !r->failed && in->eof && in->pos >= in->len) {
         piece = NULL;
         plen = 0;
         r->completed = true;
