@@ -22,7 +22,9 @@
 #include "import/codex_events.h"
 #include "import/progress.h"
 #include "util/beneath.h"
+#include "util/file_kind.h"
 #include "util/log.h"
+#include "util/secret_file.h"
 
 #define AI_TAG "import"
 /* The longest folder path taken (imp->dir; paths below it are built in
@@ -135,64 +137,44 @@ static const char *project_name(const char *folder)
     return dash && dash[1] ? dash + 1 : folder;
 }
 
-static const char *not_regular(mode_t m)
-{
-    return S_ISDIR(m)    ? "a directory, not a regular file"
-           : S_ISFIFO(m) ? "a FIFO, not a regular file"
-           : S_ISSOCK(m) ? "a socket, not a regular file"
-           : S_ISCHR(m)  ? "a character device, not a regular file"
-           : S_ISBLK(m)  ? "a block device, not a regular file"
-                         : "not a regular file";
-}
-
 /* Reads the eras file (thread pool): a JSON object of names. 0, or a
- * negative code with imp->error set. */
+ * negative code with imp->error set. Opened as settings files are
+ * (secret_file_open: a FIFO named as the eras file is refused at once, not
+ * waited on; the descriptor checked is the one read). */
 static int load_eras(agent_import_t *imp)
 {
-    /* O_NONBLOCK: a FIFO named as the eras file is refused at once below,
-     * not waited on; the descriptor checked is the one read. */
-    int fd = open(imp->eras_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    char *error = imp->error;
+    size_t cap = sizeof imp->error;
+    int fd;
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int e = errno;
-        snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path, strerror(e));
-        if (fd >= 0)
-            close(fd);
-        return -e;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        snprintf(imp->error, sizeof imp->error, "eras file %s: %s", imp->eras_path,
-                 not_regular(st.st_mode));
-        return UV_EINVAL;
-    }
+    int rc = secret_file_open(imp->eras_path, 0, "eras file", &fd, &st, error, cap);
+    if (rc != 0)
+        return rc;
     if (st.st_size > AGENT_IMPORT_MAX_ERAS_FILE) {
         close(fd);
-        snprintf(imp->error, sizeof imp->error, "eras file %s: larger than %u bytes",
-                 imp->eras_path, AGENT_IMPORT_MAX_ERAS_FILE);
+        snprintf(error, cap, "eras file %s: larger than %u bytes", imp->eras_path,
+                 AGENT_IMPORT_MAX_ERAS_FILE);
         return UV_EFBIG;
     }
     json_error_t je;
     json_t *o = json_loadfd(fd, 0, &je);
     close(fd);
     if (o == NULL) {
-        snprintf(imp->error, sizeof imp->error, "eras file %s: line %d: %s", imp->eras_path,
-                 je.line, je.text);
+        snprintf(error, cap, "eras file %s: line %d: %s", imp->eras_path, je.line, je.text);
         return UV_EINVAL;
     }
     const char *key;
     json_t *v;
     if (!json_is_object(o)) {
         json_decref(o);
-        snprintf(imp->error, sizeof imp->error,
-                 "eras file %s: expected an object {\"KEY\": \"Era name\"}", imp->eras_path);
+        snprintf(error, cap, "eras file %s: expected an object {\"KEY\": \"Era name\"}",
+                 imp->eras_path);
         return UV_EINVAL;
     }
     json_object_foreach(o, key, v)
     {
         if (!json_is_string(v) || json_string_length(v) == 0) {
-            snprintf(imp->error, sizeof imp->error,
-                     "eras file %s: the name for \"%.200s\" must be a non-empty string",
+            snprintf(error, cap, "eras file %s: the name for \"%.200s\" must be a non-empty string",
                      imp->eras_path, key);
             json_decref(o);
             return UV_EINVAL;
@@ -263,7 +245,7 @@ static void list_claude(agent_import_t *imp, DIR *d, size_t *capp)
             if (S_ISREG(st.st_mode))
                 imp->status = add_file(imp, &cap, sub, "");
             else
-                skip_entry(imp, sub, not_regular(st.st_mode));
+                skip_entry(imp, sub, file_kind_not_regular(st.st_mode));
             continue;
         }
         if (!S_ISDIR(st.st_mode))
@@ -287,7 +269,7 @@ static void list_claude(agent_import_t *imp, DIR *d, size_t *capp)
             else if (S_ISLNK(st.st_mode))
                 skip_entry(imp, path, AGENT_IMPORT_LINK_SKIPPED);
             else if (!S_ISREG(st.st_mode))
-                skip_entry(imp, path, not_regular(st.st_mode));
+                skip_entry(imp, path, file_kind_not_regular(st.st_mode));
             else
                 imp->status = add_file(imp, &cap, path, de->d_name);
         }
@@ -333,7 +315,7 @@ static void list_codex_in(agent_import_t *imp, DIR *d, const char *rel, int dept
             if (S_ISREG(st.st_mode))
                 imp->status = add_file(imp, cap, path, rel);
             else
-                skip_entry(imp, path, not_regular(st.st_mode));
+                skip_entry(imp, path, file_kind_not_regular(st.st_mode));
         }
     }
 }

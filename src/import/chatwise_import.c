@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "import/progress.h"
+#include "util/file_kind.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
@@ -176,22 +177,12 @@ void chatwise_import__guard(struct sqlite3 *db, const bool *stop)
     sqlite3_progress_handler(db, CHATWISE_IMPORT_PROGRESS_OPS, stop_requested, (void *)stop);
 }
 
-static const char *not_regular(mode_t m)
-{
-    return S_ISDIR(m)    ? "a directory"
-           : S_ISFIFO(m) ? "a FIFO"
-           : S_ISSOCK(m) ? "a socket"
-           : S_ISCHR(m)  ? "a character device"
-           : S_ISBLK(m)  ? "a block device"
-                         : "something else";
-}
-
 /* Whether path is a regular file (or, when optional, absent), without
  * blocking on it; else imp->status and error are set. */
 static bool regular_file(chatwise_import_t *imp, const char *path, bool optional)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    struct stat st;
+    struct stat st = {0};
     if (fd < 0) {
         int e = errno;
         if (optional && e == ENOENT)
@@ -204,8 +195,8 @@ static bool regular_file(chatwise_import_t *imp, const char *path, bool optional
     close(fd);
     if (!ok) {
         imp->status = UV_EINVAL;
-        snprintf(imp->error, sizeof imp->error, "%s: %s, not a regular file; refused", path,
-                 not_regular(st.st_mode));
+        snprintf(imp->error, sizeof imp->error, "%s: %s; refused", path,
+                 file_kind_not_regular(st.st_mode));
     }
     return ok;
 }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "util/file_kind.h"
+
 bool secret_file_mode_ok(const struct stat *st)
 {
     mode_t forbidden = st->st_uid == 0 ? 0037 : 0077;
@@ -22,17 +24,6 @@ void secret_file_mode_error(const char *what, const char *path, const struct sta
              "%s%s%s: holds a secret and others can read it (mode %04o); chmod 600 it (or 640, "
              "owned by root)",
              what ? what : "", what ? " " : "", path, (unsigned)(st->st_mode & 07777));
-}
-
-static const char *kind_of(mode_t m)
-{
-    return S_ISFIFO(m)   ? "a FIFO"
-           : S_ISDIR(m)  ? "a directory"
-           : S_ISCHR(m)  ? "a character device"
-           : S_ISBLK(m)  ? "a block device"
-           : S_ISSOCK(m) ? "a socket"
-           : S_ISLNK(m)  ? "a symbolic link"
-                         : "not a plain file";
 }
 
 int secret_file_open(const char *path, unsigned flags, const char *what, int *fd, struct stat *st,
@@ -60,7 +51,7 @@ int secret_file_open(const char *path, unsigned flags, const char *what, int *fd
     }
     if (!S_ISREG(st->st_mode)) {
         close(f);
-        snprintf(err, errcap, "%s%s%s: %s, not a regular file", w, sp, path, kind_of(st->st_mode));
+        snprintf(err, errcap, "%s%s%s: %s", w, sp, path, file_kind_not_regular(st->st_mode));
         return UV_EINVAL;
     }
     if ((flags & SECRET_FILE_PRIVATE) && !secret_file_mode_ok(st)) {
