@@ -1,6 +1,7 @@
 /* agent_import: agents' session transcripts into the store (see
  * agent_import.h), in either format (Claude Code's, Codex CLI's): a format
- * is a listing rule and a parser of a piece of lines; the rest is shared.
+ * is a listing rule and a parser of a piece of lines (agent_formats.c);
+ * the rest is this file's.
  * Steps: list the files (DIR/PROJECT/SESSION.jsonl; DIR/YYYY/MM/DD/
  * rollout-*.jsonl), or take the ones given (thread pool) -> per file: its
  * offset (SQL) -> read a piece of complete lines from there and parse them
@@ -8,9 +9,7 @@
  * piece, or the next file. */
 #include "import/agent_import.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "import/agent_events.h"
-#include "import/codex_events.h"
+#include "import/agent_formats.h"
 #include "import/progress.h"
 #include "util/beneath.h"
-#include "util/file_kind.h"
 #include "util/log.h"
 #include "util/secret_file.h"
 
@@ -30,39 +27,18 @@
 /* The longest folder path taken (imp->dir; paths below it are built in
  * 2 and 4 KiB buffers). */
 #define AGENT_IMPORT_DIR_MAX 1024
-/* Why a symbolic link under DIR is not read. */
-#define AGENT_IMPORT_LINK_SKIPPED                                                                  \
-    "a symbolic link, not followed (only files inside the folder are read)"
-
-/* A transcript format: what differs between Claude Code's and Codex's. */
-typedef struct agent_format_s {
-    const char *source; /* "claude-code", "codex": parley_agent_ingest's f.source */
-    /* Lists the format's files under the open DIR d (thread pool);
-     * imp->status set on a failure that ends the import. */
-    void (*list)(agent_import_t *imp, DIR *d, size_t *cap);
-    /* The folder (as under DIR) a file given by its path relative to DIR
-     * belongs to, into folder; NULL when the file is not one of the
-     * format's, else why not. */
-    const char *(*given)(const char *rel, char *folder, size_t cap);
-    /* The project of a folder when its sessions name no working directory. */
-    const char *(*project)(const char *folder);
-    /* The events of a piece of a file (agent_events_parse's contract). */
-    char *(*parse)(const char *buf, size_t len, const char *path, uint64_t first_line,
-                   uint64_t *lines, uint64_t *malformed);
-} agent_format_t;
 
 struct agent_import_s {
     const agent_format_t *fmt;
     uv_loop_t *loop;
     pg_pool_t *pool;
     char dir[AGENT_IMPORT_DIR_MAX];
-    char **files;    /* full paths */
-    char **projects; /* each file's project folder, as under DIR ("" for DIR itself) */
-    char **given;    /* the files to read, relative to dir (env->files); NULL: list */
+    agent_listing_t list; /* the files to read */
+    char **given;         /* the files to read, relative to dir (env->files); NULL: list */
     size_t ngiven;
     char eras_path[1024]; /* the eras file, or "" */
     json_t *eras;         /* its object, {KEY: name}; NULL when none */
-    size_t nfiles, next;
+    size_t next;          /* the file read now, in list */
     uv_work_t work;
     /* the piece in flight */
     uint64_t from, to, lines_in_piece, first_line;
@@ -87,7 +63,8 @@ static void next_file(agent_import_t *imp);
 static void finish(agent_import_t *imp, int status)
 {
     if (status == 0)
-        import_progress_report(&imp->prog, imp->nfiles, imp->nfiles, imp->st.messages, true);
+        import_progress_report(&imp->prog, imp->list.nfiles, imp->list.nfiles, imp->st.messages,
+                               true);
     else
         import_progress_abort(&imp->prog);
     imp->done = true;
@@ -96,46 +73,6 @@ static void finish(agent_import_t *imp, int status)
 }
 
 /* ---- listing (thread pool) ---------------------------------------------------- */
-
-static int add_file(agent_import_t *imp, size_t *cap, const char *path, const char *project)
-{
-    if (imp->nfiles == AGENT_IMPORT_MAX_FILES)
-        return UV_E2BIG;
-    if (imp->nfiles == *cap) {
-        size_t n = *cap ? *cap * 2 : 64;
-        char **f = realloc(imp->files, n * sizeof *f), **p;
-        if (f == NULL)
-            return UV_ENOMEM;
-        imp->files = f;
-        p = realloc(imp->projects, n * sizeof *p);
-        if (p == NULL)
-            return UV_ENOMEM;
-        imp->projects = p;
-        *cap = n;
-    }
-    imp->files[imp->nfiles] = strdup(path);
-    imp->projects[imp->nfiles] = strdup(project);
-    if (imp->files[imp->nfiles] == NULL || imp->projects[imp->nfiles] == NULL)
-        return UV_ENOMEM;
-    imp->nfiles++;
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The project of a folder: Claude Code names it after the working
- * directory with '/' turned into '-'; the part after the last '-' is the
- * folder's own name. */
-static const char *project_name(const char *folder)
-{
-    if (folder[0] == '\0')
-        return "transcripts";
-    const char *dash = strrchr(folder, '-');
-    return dash && dash[1] ? dash + 1 : folder;
-}
 
 /* Reads the eras file (thread pool): a JSON object of names. 0, or a
  * negative code with imp->error set. Opened as settings files are
@@ -184,232 +121,21 @@ static int load_eras(agent_import_t *imp)
     return 0;
 }
 
-static bool is_jsonl(const char *name)
-{
-    size_t n = strlen(name);
-    return n > 6 && strcmp(name + n - 6, ".jsonl") == 0;
-}
-
-/* An entry not read: warned and counted (thread pool or loop: one at a time). */
-static void skip_entry(agent_import_t *imp, const char *path, const char *why)
-{
-    log_warn(AI_TAG, "%s: %s; skipped", path, why);
-    imp->st.files_skipped++;
-}
-
-/* Opens the directory name under dirfd without following a symbolic link
- * (O_NOFOLLOW: a link fails with ELOOP) and without waiting on anything.
- * NULL with errno on an error. */
-static DIR *open_dir_at(int dirfd, const char *name)
-{
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    DIR *d = fdopendir(fd);
-    if (d == NULL) {
-        int e = errno;
-        close(fd);
-        errno = e;
-    }
-    return d;
-}
-
-/* Claude Code's: the .jsonl files of DIR and of DIR/PROJECT. Every entry
- * is looked at with fstatat(AT_SYMLINK_NOFOLLOW) under the descriptor of
- * its folder: a symbolic link (to a file or a folder, inside DIR or out of
- * it) is skipped and named, never followed, so that nothing outside DIR is
- * read. DIR itself may be a link (the user's own setting). */
-static void list_claude(agent_import_t *imp, DIR *d, size_t *capp)
-{
-    size_t cap = *capp;
-    struct dirent *de;
-    while (imp->status == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        char sub[2048];
-        snprintf(sub, sizeof sub, "%s/%s", imp->dir, de->d_name);
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            skip_entry(imp, sub, strerror(errno));
-            continue;
-        }
-        bool jsonl = is_jsonl(de->d_name);
-        if (S_ISLNK(st.st_mode)) {
-            if (jsonl)
-                skip_entry(imp, sub, AGENT_IMPORT_LINK_SKIPPED);
-            else
-                log_warn(AI_TAG, "%s: %s; skipped", sub, AGENT_IMPORT_LINK_SKIPPED);
-            continue;
-        }
-        if (jsonl && !S_ISDIR(st.st_mode)) {
-            if (S_ISREG(st.st_mode))
-                imp->status = add_file(imp, &cap, sub, "");
-            else
-                skip_entry(imp, sub, file_kind_not_regular(st.st_mode));
-            continue;
-        }
-        if (!S_ISDIR(st.st_mode))
-            continue;
-        DIR *p = open_dir_at(dirfd(d), de->d_name);
-        if (p == NULL) {
-            skip_entry(imp, sub, strerror(errno));
-            continue;
-        }
-        struct dirent *fe;
-        while (imp->status == 0 && (fe = readdir(p)) != NULL) {
-            if (!is_jsonl(fe->d_name))
-                continue;
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
-            /* lstat's view: a symbolic link (dangling, a loop, to a file
-             * inside or outside DIR), a directory, a FIFO, a socket or a
-             * device is skipped (opening a FIFO would block). */
-            if (fstatat(dirfd(p), fe->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                skip_entry(imp, path, strerror(errno));
-            else if (S_ISLNK(st.st_mode))
-                skip_entry(imp, path, AGENT_IMPORT_LINK_SKIPPED);
-            else if (!S_ISREG(st.st_mode))
-                skip_entry(imp, path, file_kind_not_regular(st.st_mode));
-            else
-                imp->status = add_file(imp, &cap, path, de->d_name);
-        }
-        closedir(p);
-    }
-    *capp = cap;
-}
-
-/* Codex's: the rollout-*.jsonl files of DIR and of its folders to three
- * levels (DIR/YYYY/MM/DD), looked at as list_claude's (a symbolic link is
- * skipped and named, never followed); rel is the folder's path under DIR
- * ("" for DIR). */
-static void list_codex_in(agent_import_t *imp, DIR *d, const char *rel, int depth, size_t *cap)
-{
-    struct dirent *de;
-    while (imp->status == 0 && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        char sub[2048], path[4096];
-        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-        snprintf(path, sizeof path, "%s/%s", imp->dir, sub);
-        bool rollout = codex_events_is_rollout(de->d_name);
-        struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (rollout)
-                skip_entry(imp, path, strerror(errno));
-        } else if (S_ISLNK(st.st_mode)) {
-            if (rollout)
-                skip_entry(imp, path, AGENT_IMPORT_LINK_SKIPPED);
-            else
-                log_warn(AI_TAG, "%s: %s; skipped", path, AGENT_IMPORT_LINK_SKIPPED);
-        } else if (S_ISDIR(st.st_mode)) {
-            if (depth >= 3)
-                continue;
-            DIR *p = open_dir_at(dirfd(d), de->d_name);
-            if (p == NULL) {
-                log_warn(AI_TAG, "%s: %s; skipped", path, strerror(errno));
-                continue;
-            }
-            list_codex_in(imp, p, sub, depth + 1, cap);
-            closedir(p);
-        } else if (rollout) {
-            if (S_ISREG(st.st_mode))
-                imp->status = add_file(imp, cap, path, rel);
-            else
-                skip_entry(imp, path, file_kind_not_regular(st.st_mode));
-        }
-    }
-}
-
-static void list_codex(agent_import_t *imp, DIR *d, size_t *cap)
-{
-    list_codex_in(imp, d, "", 0, cap);
-}
-
-static bool has_dotdot(const char *rel)
-{
-    for (const char *c = rel; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
-        if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
-            return true;
-    return false;
-}
-
-/* The files given (env->files), each DIR/REL: read beneath DIR as listed
- * ones are (a symbolic link, a FIFO, a missing file is skipped and named
- * when it is read). */
-static void list_given(agent_import_t *imp, size_t *cap)
-{
-    for (size_t i = 0; imp->status == 0 && i < imp->ngiven; i++) {
-        char folder[1024], path[4096];
-        const char *rel = imp->given[i];
-        snprintf(path, sizeof path, "%s/%s", imp->dir, rel);
-        const char *why = rel[0] == '/' || rel[0] == '\0' ? "not a path relative to the folder"
-                          : has_dotdot(rel)               ? "a path with a \"..\" component"
-                                            : imp->fmt->given(rel, folder, sizeof folder);
-        if (why != NULL)
-            skip_entry(imp, path, why);
-        else
-            imp->status = add_file(imp, cap, path, folder);
-    }
-}
-
 static void list_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
-    size_t cap = 0;
     if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
         return;
-    if (imp->given != NULL) {
-        list_given(imp, &cap);
-    } else {
-        int root = open(imp->dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-        DIR *d = root >= 0 ? fdopendir(root) : NULL;
-        if (d == NULL) {
-            int e = errno;
-            imp->status = -e;
-            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->dir, strerror(e));
-            if (root >= 0)
-                close(root);
-            return;
-        }
-        imp->fmt->list(imp, d, &cap);
-        closedir(d);
-    }
-    if (imp->status != 0 && imp->error[0] == '\0')
-        snprintf(imp->error, sizeof imp->error, "listing %s: %s", imp->dir,
-                 uv_strerror(imp->status));
-    /* Sorted, so that runs are reproducible. */
-    if (imp->status == 0 && imp->nfiles > 1) {
-        char **pairs = malloc(imp->nfiles * 2 * sizeof *pairs);
-        if (pairs) {
-            /* sort files, keep projects aligned: sort indexes by path */
-            for (size_t i = 0; i < imp->nfiles; i++) {
-                size_t len = strlen(imp->files[i]) + 1 + strlen(imp->projects[i]) + 1;
-                char *joined = malloc(len);
-                if (joined == NULL)
-                    continue;
-                snprintf(joined, len, "%s%c%s", imp->files[i], '\1', imp->projects[i]);
-                pairs[i] = joined;
-            }
-            qsort(pairs, imp->nfiles, sizeof *pairs, cmp_str);
-            for (size_t i = 0; i < imp->nfiles; i++) {
-                char *sep = strchr(pairs[i], '\1');
-                *sep = '\0';
-                free(imp->files[i]);
-                free(imp->projects[i]);
-                imp->files[i] = strdup(pairs[i]);
-                imp->projects[i] = strdup(sep + 1);
-                free(pairs[i]);
-            }
-            free(pairs);
-        }
-    }
+    imp->status = agent_formats_list(&imp->list, imp->fmt, imp->dir, imp->given, imp->ngiven,
+                                     imp->error, sizeof imp->error);
+    imp->st.files_skipped += imp->list.skipped;
 }
 
 /* ---- a piece of a file (thread pool) -------------------------------------------- */
 
 static void skip_file(agent_import_t *imp, const char *why)
 {
-    log_warn(AI_TAG, "%s: %s; skipped", imp->files[imp->next], why);
+    log_warn(AI_TAG, "%s: %s; skipped", imp->list.files[imp->next], why);
     imp->skip_file = true;
     imp->eof = true;
 }
@@ -440,7 +166,7 @@ static uint64_t line_end(agent_import_t *imp, int fd, char *buf, size_t cap, uin
 static void read_work(uv_work_t *w)
 {
     agent_import_t *imp = w->data;
-    const char *path = imp->files[imp->next];
+    const char *path = imp->list.files[imp->next];
     imp->status = 0;
     imp->eof = false;
     imp->skip_file = false;
@@ -452,7 +178,7 @@ static void read_work(uv_work_t *w)
     uint64_t size = 0;
     int fd = beneath_open_read(imp->dir, path + strlen(imp->dir) + 1, 0, &size);
     if (fd < 0) {
-        skip_file(imp, fd == -ELOOP || fd == -ENOTDIR ? AGENT_IMPORT_LINK_SKIPPED
+        skip_file(imp, fd == -ELOOP || fd == -ENOTDIR ? AGENT_FORMATS_LINK_SKIPPED
                        : fd == -EINVAL                ? "not a regular file"
                                                       : strerror(-fd));
         return;
@@ -574,7 +300,7 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     free(imp->events);
     imp->events = NULL;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->files[imp->next], error);
+        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->list.files[imp->next], error);
         finish(imp, status);
         return;
     }
@@ -585,7 +311,7 @@ static void applied(void *data, int status, const char *value, const char *sqlst
         json_t *bad;
         json_array_foreach(json_object_get(r, "badLines"), i, bad)
         {
-            log_warn(AI_TAG, "%s:%lld: not stored (%s); skipped", imp->files[imp->next],
+            log_warn(AI_TAG, "%s:%lld: not stored (%s); skipped", imp->list.files[imp->next],
                      (long long)json_integer_value(json_object_get(bad, "line")),
                      json_string_value(json_object_get(bad, "error")));
             imp->st.refused++;
@@ -640,12 +366,12 @@ static void read_after(uv_work_t *w, int status)
     snprintf(to, sizeof to, "%llu", (unsigned long long)imp->to);
     snprintf(lines, sizeof lines, "%llu", (unsigned long long)imp->lines_in_piece);
     snprintf(restart, sizeof restart, "%llu", (unsigned long long)imp->restart);
-    json_t *f =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?, s:s?}", "source",
-                  imp->fmt->source, "path", imp->files[imp->next], "folder",
-                  imp->projects[imp->next], "project", imp->fmt->project(imp->projects[imp->next]),
-                  "from", from, "to", to, "lines", lines, "eras", imp->eras, "restart",
-                  imp->restarting ? restart : NULL, "ident", imp->ident[0] ? imp->ident : NULL);
+    json_t *f = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O?, s:s?, s:s?}", "source", imp->fmt->source, "path",
+        imp->list.files[imp->next], "folder", imp->list.projects[imp->next], "project",
+        imp->fmt->project(imp->list.projects[imp->next]), "from", from, "to", to, "lines", lines,
+        "eras", imp->eras, "restart", imp->restarting ? restart : NULL, "ident",
+        imp->ident[0] ? imp->ident : NULL);
     char *ftext = f ? json_dumps(f, JSON_COMPACT) : NULL;
     json_decref(f);
     const char *params[2] = {ftext ? ftext : "{}", imp->events};
@@ -700,13 +426,13 @@ static void next_file(agent_import_t *imp)
         finish(imp, UV_ECANCELED);
         return;
     }
-    import_progress_report(&imp->prog, imp->next, imp->nfiles, imp->st.messages, false);
-    if (imp->next >= imp->nfiles) {
+    import_progress_report(&imp->prog, imp->next, imp->list.nfiles, imp->st.messages, false);
+    if (imp->next >= imp->list.nfiles) {
         finish(imp, 0);
         return;
     }
     imp->st.files++;
-    const char *params[1] = {imp->files[imp->next]};
+    const char *params[1] = {imp->list.files[imp->next]};
     int rc =
         pg_pool_call(imp->pool, "parley_agent_file_state",
                      "SELECT parley_agent_file_state($1)::text", 1, params, got_offset, imp, NULL);
@@ -738,7 +464,7 @@ static void list_after(uv_work_t *w, int status)
         finish(imp, status ? status : imp->status);
         return;
     }
-    log_info(AI_TAG, "%zu transcript file(s) under %s", imp->nfiles, imp->dir);
+    log_info(AI_TAG, "%zu transcript file(s) under %s", imp->list.nfiles, imp->dir);
     if (imp->eras == NULL) {
         next_file(imp);
         return;
@@ -834,12 +560,7 @@ static bool source_done(const void *impl)
 static void source_free(void *impl)
 {
     agent_import_t *imp = impl;
-    for (size_t i = 0; i < imp->nfiles; i++) {
-        free(imp->files[i]);
-        free(imp->projects[i]);
-    }
-    free(imp->files);
-    free(imp->projects);
+    agent_formats_listing_free(&imp->list);
     free_given(imp);
     free(imp->events);
     json_decref(imp->eras);
@@ -865,75 +586,16 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
              st->files_skipped == 1 ? "" : "s", (unsigned long long)st->reread);
 }
 
-/* ---- the formats ------------------------------------------------------------ */
-
-static const char *given_claude(const char *rel, char *folder, size_t cap)
-{
-    const char *slash = strchr(rel, '/');
-    if (!is_jsonl(slash ? slash + 1 : rel) || (slash && strchr(slash + 1, '/')))
-        return "not SESSION.jsonl or PROJECT/SESSION.jsonl";
-    snprintf(folder, cap, "%.*s", slash ? (int)(slash - rel) : 0, rel);
-    return NULL;
-}
-
-static char *parse_claude(const char *buf, size_t len, const char *path, uint64_t first_line,
-                          uint64_t *lines, uint64_t *malformed)
-{
-    return agent_events_parse(buf, len, path, first_line, lines, malformed);
-}
-
-static const char *given_codex(const char *rel, char *folder, size_t cap)
-{
-    const char *slash = strrchr(rel, '/');
-    if (!codex_events_is_rollout(slash ? slash + 1 : rel))
-        return "not a Codex rollout (rollout-*.jsonl)";
-    snprintf(folder, cap, "%.*s", slash ? (int)(slash - rel) : 0, rel);
-    return NULL;
-}
-
-/* A session without a working directory (no session_meta) is of "codex". */
-static const char *project_codex(const char *folder)
-{
-    (void)folder;
-    return "codex";
-}
-
-/* The session is the file's: the UUID its name ends with. */
-static char *parse_codex(const char *buf, size_t len, const char *path, uint64_t first_line,
-                         uint64_t *lines, uint64_t *malformed)
-{
-    const char *slash = strrchr(path, '/');
-    char session[1100];
-    codex_events_session(slash ? slash + 1 : path, session, sizeof session);
-    return codex_events_parse(buf, len, path, session, first_line, lines, malformed);
-}
-
-static const agent_format_t claude_format = {
-    .source = "claude-code",
-    .list = list_claude,
-    .given = given_claude,
-    .project = project_name,
-    .parse = parse_claude,
-};
-
-static const agent_format_t codex_format = {
-    .source = "codex",
-    .list = list_codex,
-    .given = given_codex,
-    .project = project_codex,
-    .parse = parse_codex,
-};
-
 static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
                         size_t errcap)
 {
-    return start(&claude_format, env, owner, impl, err, errcap);
+    return start(&agent_formats_claude, env, owner, impl, err, errcap);
 }
 
 static int codex_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
                        size_t errcap)
 {
-    return start(&codex_format, env, owner, impl, err, errcap);
+    return start(&agent_formats_codex, env, owner, impl, err, errcap);
 }
 
 const importer_def_t agent_import_source = {

@@ -3,7 +3,8 @@
  * parley_agent_ingest (see src/db/sql/memory/agent_import.sql): Claude
  * Code's (DIR/PROJECT/SESSION.jsonl, JSON Lines; default
  * ~/.claude/projects; agent_events.h) and Codex CLI's (DIR/YYYY/MM/DD/
- * rollout-<time>-<uuid>.jsonl; codex_events.h), one machinery for both.
+ * rollout-<time>-<uuid>.jsonl; codex_events.h), one machinery for both
+ * (what differs, and the listing of the files: agent_formats.h).
  * With env->files, only those files (relative to DIR) are read, nothing is
  * listed. Incremental and idempotent: each
  * file resumes at the byte offset its complete lines were applied up to
@@ -32,8 +33,7 @@
 #include "db/pool.h"
 #include "import/importer.h"
 
-#define AGENT_IMPORT_CHUNK         (4u << 20) /* bytes read per step */
-#define AGENT_IMPORT_MAX_FILES     100000
+#define AGENT_IMPORT_CHUNK         (4u << 20)  /* bytes read per step */
 #define AGENT_IMPORT_MAX_LINE      (16u << 20) /* bytes; a longer line is skipped */
 #define AGENT_IMPORT_MAX_ERAS_FILE (1u << 20)  /* bytes */
 
