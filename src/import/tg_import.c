@@ -21,11 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive/media_store.h"
+#include "import/progress.h"
+#include "import/tg_import_media.h"
 #include "import/tg_map.h"
 #include "import/tg_reader.h"
-#include "import/progress.h"
-#include "util/beneath.h"
 #include "util/log.h"
 
 #define IMPORT_TAG "import"
@@ -225,76 +224,14 @@ static void fail_later_cleanup(tg_import_t *imp, int status)
         finish(imp, imp->status);
 }
 
-/* ---- events ---------------------------------------------------------------- */
-
-/* ---- media files ------------------------------------------------------------- */
+/* ---- media files (tg_import_media.h) ------------------------------------------ */
 
 static void media_next(tg_import_t *imp);
 
-/* What a refused file's code means, for the media row and the warning. */
-static const char *beneath_why(int rc)
-{
-    switch (rc) {
-    case -EPERM:
-    case -EXDEV:
-    case -EISDIR:
-        return "the path leaves the export folder";
-    case -ELOOP:
-    case -ENOTDIR:
-        return "a symbolic link: files are read only inside the export folder, never through a "
-               "link";
-    case -EINVAL:
-        return "not a regular file";
-    case -ENOENT:
-        return "not in the export folder";
-    default:
-        return NULL;
-    }
-}
-
-/* Copies each file of the batch into the media store (thread pool). A
- * file is opened once beneath the export folder, without following a
- * symbolic link anywhere on its path, and must be a regular file
- * (beneath_open_read): that descriptor is what is stored. A refused file
- * marks its row and is named in a warning; the rest goes on. */
 static void media_work(uv_work_t *w)
 {
     tg_import_t *imp = w->data;
-    size_t i;
-    json_t *row;
-    json_array_foreach(imp->media_batch, i, row)
-    {
-        const char *rel = json_string_value(json_object_get(row, "export_path"));
-        json_int_t msg = json_integer_value(json_object_get(row, "message_id"));
-        char err[512], sha[65], stored[MEDIA_STORE_REL_MAX];
-        uint64_t size = 0;
-        int fd = rel && rel[0] ? beneath_open_read(imp->export_dir, rel, 0, &size) : -EISDIR;
-        if (fd < 0) {
-            const char *why = beneath_why(fd);
-            bool missing = fd == -ENOENT;
-            if (why == NULL) {
-                snprintf(err, sizeof err, "%s", strerror(-fd));
-                why = err;
-            }
-            if (!missing)
-                log_warn(IMPORT_TAG, "%s: message %lld: file \"%.300s\": %s; not stored", imp->path,
-                         (long long)msg, rel ? rel : "", why);
-            json_object_set_new(row, "state", json_string(missing ? "unavailable" : "error"));
-            json_object_set_new(row, "error", json_string(why));
-            continue;
-        }
-        int rc = media_store_put_fd(imp->media_root, fd, rel, sha, stored, &size, err, sizeof err);
-        close(fd);
-        if (rc != 0) {
-            json_object_set_new(row, "state", json_string("error"));
-            json_object_set_new(row, "error", json_string(err));
-            continue;
-        }
-        json_object_set_new(row, "state", json_string("done"));
-        json_object_set_new(row, "sha256", json_string(sha));
-        json_object_set_new(row, "local_path", json_string(stored));
-        json_object_set_new(row, "size", json_integer((json_int_t)size));
-    }
+    tg_import_media_copy(imp->media_batch, imp->export_dir, imp->media_root, imp->path);
 }
 
 static void media_saved(pg_query_t *q, int status)
@@ -308,18 +245,7 @@ static void media_saved(pg_query_t *q, int status)
         fail_later_cleanup(imp, status);
         return;
     }
-    size_t i;
-    json_t *row;
-    json_array_foreach(imp->media_batch, i, row)
-    {
-        const char *st = json_string_value(json_object_get(row, "state"));
-        if (st && strcmp(st, "done") == 0)
-            imp->stats.files_stored++;
-        else if (st && strcmp(st, "unavailable") == 0)
-            imp->stats.files_missing++;
-        else
-            imp->stats.files_refused++;
-    }
+    tg_import_media_count(imp->media_batch, &imp->stats);
     json_decref(imp->media_batch);
     imp->media_batch = NULL;
     media_next(imp);
@@ -336,15 +262,7 @@ static void media_after(uv_work_t *w, int status)
     imp->param_json = json_dumps(imp->media_batch, JSON_COMPACT);
     imp->params[0] = imp->media_chat_buf;
     imp->params[1] = imp->param_json ? imp->param_json : "[]";
-    submit(imp,
-           "UPDATE media m SET state = u.state, sha256 = u.sha256, local_path = u.local_path, "
-           "error = u.error, file_size = coalesce(u.size, m.file_size), "
-           "downloaded_at = CASE WHEN u.state = 'done' THEN now() END, updated_at = now() "
-           "FROM jsonb_to_recordset($2::jsonb) AS u(message_id bigint, ordinal smallint, "
-           "state text, sha256 text, local_path text, error text, size bigint) "
-           "WHERE m.chat_id = $1::bigint AND m.message_id = u.message_id "
-           "AND m.ordinal = u.ordinal",
-           2, media_saved);
+    submit(imp, TG_IMPORT_MEDIA_SAVE_SQL, 2, media_saved);
 }
 
 static void media_listed(pg_query_t *q, int status)
@@ -382,15 +300,10 @@ static void media_next(tg_import_t *imp)
     imp->params[0] = imp->media_chat_buf;
     snprintf(imp->param_buf[2], sizeof imp->param_buf[2], "%d", TG_IMPORT_MEDIA_BATCH);
     imp->params[1] = imp->param_buf[2];
-    submit(imp,
-           "SELECT coalesce(jsonb_agg(jsonb_build_object('message_id', message_id, 'ordinal', "
-           "ordinal, 'export_path', export_path) ORDER BY message_id, ordinal), '[]')::text "
-           "FROM (SELECT message_id, ordinal, export_path FROM media "
-           "WHERE chat_id = $1::bigint AND state = 'remote' AND export_path IS NOT NULL "
-           "AND NOT parley_tg_file_missing(export_path) ORDER BY message_id, ordinal "
-           "LIMIT $2::integer) s",
-           2, media_listed);
+    submit(imp, TG_IMPORT_MEDIA_LIST_SQL, 2, media_listed);
 }
+
+/* ---- events ---------------------------------------------------------------- */
 
 static void events_done(tg_import_t *imp);
 
