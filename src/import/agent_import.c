@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "import/agent_formats.h"
-#include "import/progress.h"
 #include "util/beneath.h"
 #include "util/log.h"
 #include "util/secret_file.h"
@@ -50,12 +49,9 @@ struct agent_import_s {
     bool counted_changed; /* the file counted in files_changed */
     char known_ident[48]; /* the file the store's offset is of ("dev:ino"), or "" */
     char ident[48];       /* the file read now */
-    bool stop, done;
     int status;
-    char error[1400];
-    import_progress_t prog; /* by files */
     agent_import_stats_t st;
-    importer_t *owner; /* told when the import ends */
+    importer_run_t *run; /* the owner's side: stop, error, progress (by files) */
 };
 
 static void next_file(agent_import_t *imp);
@@ -63,25 +59,22 @@ static void next_file(agent_import_t *imp);
 static void finish(agent_import_t *imp, int status)
 {
     if (status == 0)
-        import_progress_report(&imp->prog, imp->list.nfiles, imp->list.nfiles, imp->st.messages,
-                               true);
-    else
-        import_progress_abort(&imp->prog);
-    imp->done = true;
+        import_progress_report(&imp->run->progress, imp->list.nfiles, imp->list.nfiles,
+                               imp->st.messages, true);
     imp->status = status;
-    importer__finished(imp->owner, status);
+    importer__finished(imp->run, status);
 }
 
 /* ---- listing (thread pool) ---------------------------------------------------- */
 
 /* Reads the eras file (thread pool): a JSON object of names. 0, or a
- * negative code with imp->error set. Opened as settings files are
+ * negative code with the error set. Opened as settings files are
  * (secret_file_open: a FIFO named as the eras file is refused at once, not
  * waited on; the descriptor checked is the one read). */
 static int load_eras(agent_import_t *imp)
 {
-    char *error = imp->error;
-    size_t cap = sizeof imp->error;
+    char *error = imp->run->error;
+    size_t cap = sizeof imp->run->error;
     int fd;
     struct stat st;
     int rc = secret_file_open(imp->eras_path, 0, "eras file", &fd, &st, error, cap);
@@ -127,7 +120,7 @@ static void list_work(uv_work_t *w)
     if (imp->eras_path[0] && (imp->status = load_eras(imp)) != 0)
         return;
     imp->status = agent_formats_list(&imp->list, imp->fmt, imp->dir, imp->given, imp->ngiven,
-                                     imp->error, sizeof imp->error);
+                                     imp->run->error, sizeof imp->run->error);
     imp->st.files_skipped += imp->list.skipped;
 }
 
@@ -140,18 +133,13 @@ static void skip_file(agent_import_t *imp, const char *why)
     imp->eof = true;
 }
 
-static bool stopping(const agent_import_t *imp)
-{
-    return __atomic_load_n(&imp->stop, __ATOMIC_RELAXED);
-}
-
 /* The offset just after the newline that ends the line at from, reading
  * from at (the line has no newline before it); 0 when the file ends first
  * (or on a read error, or when stopped). */
 static uint64_t line_end(agent_import_t *imp, int fd, char *buf, size_t cap, uint64_t at)
 {
     for (;;) {
-        if (stopping(imp))
+        if (importer__stopping(imp->run))
             return 0;
         ssize_t r = pread(fd, buf, cap, (off_t)at);
         if (r <= 0)
@@ -217,7 +205,7 @@ static void read_work(uv_work_t *w)
         close(fd);
         if (e == ENOMEM) {
             imp->status = UV_ENOMEM;
-            snprintf(imp->error, sizeof imp->error, "out of memory");
+            snprintf(imp->run->error, sizeof imp->run->error, "out of memory");
         } else {
             skip_file(imp, strerror(e));
         }
@@ -232,7 +220,8 @@ static void read_work(uv_work_t *w)
         /* A line longer than a piece: read alone, up to
          * AGENT_IMPORT_MAX_LINE bytes and its newline. */
         size_t len = (size_t)n;
-        while (end == 0 && len < (size_t)AGENT_IMPORT_MAX_LINE + 1 && !stopping(imp)) {
+        while (end == 0 && len < (size_t)AGENT_IMPORT_MAX_LINE + 1 &&
+               !importer__stopping(imp->run)) {
             if (len == cap) {
                 size_t ncap = cap * 2 > (size_t)AGENT_IMPORT_MAX_LINE + 1
                                   ? (size_t)AGENT_IMPORT_MAX_LINE + 1
@@ -264,7 +253,7 @@ static void read_work(uv_work_t *w)
                 imp->events = strdup("[]");
                 if (imp->events == NULL) {
                     imp->status = UV_ENOMEM;
-                    snprintf(imp->error, sizeof imp->error, "out of memory");
+                    snprintf(imp->run->error, sizeof imp->run->error, "out of memory");
                 }
                 free(buf);
                 close(fd);
@@ -286,7 +275,7 @@ static void read_work(uv_work_t *w)
     imp->to = imp->from + end;
     if (imp->events == NULL) {
         imp->status = UV_ENOMEM;
-        snprintf(imp->error, sizeof imp->error, "out of memory");
+        snprintf(imp->run->error, sizeof imp->run->error, "out of memory");
     }
 }
 
@@ -300,7 +289,8 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     free(imp->events);
     imp->events = NULL;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->list.files[imp->next], error);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->list.files[imp->next],
+                 error);
         finish(imp, status);
         return;
     }
@@ -327,7 +317,7 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     imp->restarting = false;
     imp->first_line += imp->lines_in_piece;
     imp->from = imp->to;
-    if (imp->stop) {
+    if (importer__stopping(imp->run)) {
         finish(imp, UV_ECANCELED);
         return;
     }
@@ -340,18 +330,16 @@ static void applied(void *data, int status, const char *value, const char *sqlst
 static void read_after(uv_work_t *w, int status)
 {
     agent_import_t *imp = w->data;
-    if (imp->stop && status == 0 && imp->status == 0) {
+    if (importer__stopping(imp->run) && status == 0 && imp->status == 0) {
         /* Stopped while reading: the pools may be closing; touch nothing. */
         free(imp->events);
         imp->events = NULL;
         finish(imp, UV_ECANCELED);
         return;
     }
-    if (status != 0 || imp->status != 0) {
-        if (imp->error[0] == '\0')
-            snprintf(imp->error, sizeof imp->error, "%s",
-                     uv_strerror(status ? status : imp->status));
-        finish(imp, status ? status : imp->status);
+    int rc = importer__step_status(imp->run, status, imp->status);
+    if (rc != 0) {
+        finish(imp, rc);
         return;
     }
     if (imp->eof) {
@@ -379,15 +367,16 @@ static void read_after(uv_work_t *w, int status)
         imp->counted_changed = true;
         imp->st.files_changed++;
     }
-    import_progress_waiting(&imp->prog, "the database: a batch of transcript events");
-    int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_agent_ingest",
-                                  "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2,
-                                  params, applied, imp, NULL);
+    import_progress_waiting(&imp->run->progress, "the database: a batch of transcript events");
+    rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_agent_ingest",
+                              "SELECT parley_agent_ingest($1::jsonb, $2::jsonb)::text", 2, params,
+                              applied, imp, NULL);
     free(ftext);
     if (rc != 0) {
         free(imp->events);
         imp->events = NULL;
-        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "the database is busy: %s",
+                 uv_strerror(rc));
         finish(imp, rc);
     }
 }
@@ -400,7 +389,7 @@ static void got_offset(void *data, int status, const char *value, const char *sq
     agent_import_t *imp = data;
     (void)sqlstate;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s", error);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s", error);
         finish(imp, status);
         return;
     }
@@ -414,7 +403,7 @@ static void got_offset(void *data, int status, const char *value, const char *sq
     imp->restarting = false;
     imp->counted_changed = false;
     imp->work.data = imp;
-    import_progress_waiting(&imp->prog, "reading a transcript");
+    import_progress_waiting(&imp->run->progress, "reading a transcript");
     int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
     if (rc != 0)
         finish(imp, rc);
@@ -422,11 +411,12 @@ static void got_offset(void *data, int status, const char *value, const char *sq
 
 static void next_file(agent_import_t *imp)
 {
-    if (imp->stop) {
+    if (importer__stopping(imp->run)) {
         finish(imp, UV_ECANCELED);
         return;
     }
-    import_progress_report(&imp->prog, imp->next, imp->list.nfiles, imp->st.messages, false);
+    import_progress_report(&imp->run->progress, imp->next, imp->list.nfiles, imp->st.messages,
+                           false);
     if (imp->next >= imp->list.nfiles) {
         finish(imp, 0);
         return;
@@ -437,7 +427,8 @@ static void next_file(agent_import_t *imp)
         pg_pool_call(imp->pool, "parley_agent_file_state",
                      "SELECT parley_agent_file_state($1)::text", 1, params, got_offset, imp, NULL);
     if (rc != 0) {
-        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "the database is busy: %s",
+                 uv_strerror(rc));
         finish(imp, rc);
     }
 }
@@ -448,7 +439,7 @@ static void named_eras(void *data, int status, const char *value, const char *sq
     agent_import_t *imp = data;
     (void)sqlstate;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "naming eras: %s", error);
+        snprintf(imp->run->error, sizeof imp->run->error, "naming eras: %s", error);
         finish(imp, status);
         return;
     }
@@ -460,8 +451,9 @@ static void named_eras(void *data, int status, const char *value, const char *sq
 static void list_after(uv_work_t *w, int status)
 {
     agent_import_t *imp = w->data;
-    if (status != 0 || imp->status != 0) {
-        finish(imp, status ? status : imp->status);
+    int rc = importer__step_status(imp->run, status, imp->status);
+    if (rc != 0) {
+        finish(imp, rc);
         return;
     }
     log_info(AI_TAG, "%zu transcript file(s) under %s", imp->list.nfiles, imp->dir);
@@ -473,12 +465,12 @@ static void list_after(uv_work_t *w, int status)
      * their files are applied. */
     char *names = json_dumps(imp->eras, JSON_COMPACT);
     const char *params[1] = {names ? names : "{}"};
-    int rc =
-        pg_pool_call(imp->pool, "parley_agent_name_eras",
-                     "SELECT parley_agent_name_eras($1::jsonb)", 1, params, named_eras, imp, NULL);
+    rc = pg_pool_call(imp->pool, "parley_agent_name_eras",
+                      "SELECT parley_agent_name_eras($1::jsonb)", 1, params, named_eras, imp, NULL);
     free(names);
     if (rc != 0) {
-        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "the database is busy: %s",
+                 uv_strerror(rc));
         finish(imp, rc);
     }
 }
@@ -492,7 +484,7 @@ static void free_given(agent_import_t *imp)
     free(imp->given);
 }
 
-static int start(const agent_format_t *fmt, const importer_env_t *env, importer_t *owner,
+static int start(const agent_format_t *fmt, const importer_env_t *env, importer_run_t *run,
                  void **impl, char *err, size_t errcap)
 {
     /* Paths below the folder are built in buffers a few KiB long: a
@@ -503,11 +495,13 @@ static int start(const agent_format_t *fmt, const importer_env_t *env, importer_
         return UV_ENAMETOOLONG;
     }
     agent_import_t *imp = calloc(1, sizeof *imp);
+    *impl = imp;
     if (imp == NULL) {
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
     imp->fmt = fmt;
+    imp->run = run;
     if (env->files != NULL) {
         /* Copied: the list is the caller's only until start returns. */
         imp->given = calloc(env->nfiles + 1, sizeof *imp->given);
@@ -515,8 +509,6 @@ static int start(const agent_format_t *fmt, const importer_env_t *env, importer_
             if ((imp->given[i] = strdup(env->files[i])) == NULL)
                 break;
         if (imp->given == NULL || imp->ngiven < env->nfiles) {
-            free_given(imp);
-            free(imp);
             snprintf(err, errcap, "out of memory");
             return UV_ENOMEM;
         }
@@ -525,35 +517,10 @@ static int start(const agent_format_t *fmt, const importer_env_t *env, importer_
     imp->pool = env->pool;
     snprintf(imp->dir, sizeof imp->dir, "%s", env->path);
     snprintf(imp->eras_path, sizeof imp->eras_path, "%s", env->eras ? env->eras : "");
-    imp->owner = owner;
     imp->work.data = imp;
-    import_progress_init(&imp->prog, env->loop, AI_TAG, "files", env->progress, env->progress_ms);
-    int rc = uv_queue_work(env->loop, &imp->work, list_work, list_after);
-    if (rc != 0) {
-        snprintf(err, errcap, "%s", uv_strerror(rc));
-        import_progress_abort(&imp->prog);
-        free_given(imp);
-        free(imp);
-        return rc;
-    }
-    *impl = imp;
-    return 0;
-}
-
-static const char *source_error(const void *impl)
-{
-    return ((const agent_import_t *)impl)->error;
-}
-
-/* Stops after the piece in flight (the import ends with UV_ECANCELED). */
-static void source_stop(void *impl)
-{
-    __atomic_store_n(&((agent_import_t *)impl)->stop, true, __ATOMIC_RELAXED);
-}
-
-static bool source_done(const void *impl)
-{
-    return ((const agent_import_t *)impl)->done;
+    import_progress_init(&run->progress, env->loop, AI_TAG, "files", env->progress,
+                         env->progress_ms);
+    return uv_queue_work(env->loop, &imp->work, list_work, list_after);
 }
 
 /* Only once the import ended (the thread-pool work is over). */
@@ -586,16 +553,16 @@ static void source_summary(const void *impl, char *out, size_t cap, bool *change
              st->files_skipped == 1 ? "" : "s", (unsigned long long)st->reread);
 }
 
-static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+static int source_start(const importer_env_t *env, importer_run_t *run, void **impl, char *err,
                         size_t errcap)
 {
-    return start(&agent_formats_claude, env, owner, impl, err, errcap);
+    return start(&agent_formats_claude, env, run, impl, err, errcap);
 }
 
-static int codex_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+static int codex_start(const importer_env_t *env, importer_run_t *run, void **impl, char *err,
                        size_t errcap)
 {
-    return start(&agent_formats_codex, env, owner, impl, err, errcap);
+    return start(&agent_formats_codex, env, run, impl, err, errcap);
 }
 
 const importer_def_t agent_import_source = {
@@ -615,9 +582,6 @@ const importer_def_t agent_import_source = {
             "the summary counts them. --eras FILE (a JSON object {\"KEY\": \"Era name\"}, KEY a\n"
             "project folder or a working directory) names the eras.\n",
     .start = source_start,
-    .stop = source_stop,
-    .done = source_done,
-    .error = source_error,
     .summary = source_summary,
     .free = source_free,
 };
@@ -642,9 +606,6 @@ const importer_def_t codex_import_source = {
             "a warning naming file and line; the summary counts them. --eras FILE (a JSON\n"
             "object {\"WORKING_DIRECTORY\": \"Era name\"}) names the eras.\n",
     .start = codex_start,
-    .stop = source_stop,
-    .done = source_done,
-    .error = source_error,
     .summary = source_summary,
     .free = source_free,
 };

@@ -51,7 +51,8 @@ typedef struct agent_import_stats_s {
  * projects; env->eras (NULL or "" for none) names a JSON file {KEY: "Era
  * name"}, KEY a project folder under it or a session's working directory
  * (without a name there an era is named after the working directory's
- * last component); progress by files when env->progress. */
+ * last component); progress by files when env->progress. A stop ends it
+ * after the piece in flight (UV_ECANCELED). */
 extern const importer_def_t agent_import_source;
 /* The source "codex" (importer.h): env->path is Codex CLI's sessions
  * folder; each session's project is its working directory (session_meta's

@@ -24,6 +24,8 @@
 #include "util/strutil.h"
 
 #define CW_TAG "import"
+/* The error of a stopped import. */
+#define CW_STOPPED "stopped; what was applied stays, and importing again completes it"
 
 typedef enum { CW_CHATS, CW_MESSAGES, CW_END } cw_phase_t;
 
@@ -41,31 +43,25 @@ struct chatwise_import_s {
     uint64_t total_messages;
     uv_work_t work;
     uint64_t warned_truncated, warned_times, warned_refused;
-    bool stop, done, progress;
     int status;
-    import_progress_t prog;
-    char error[PATH_MAX + 512];
     chatwise_import_stats_t st;
-    importer_t *owner; /* told when the import ends */
+    importer_run_t *run; /* the owner's side: stop, error, progress (by messages) */
 };
 
 static void next_batch(chatwise_import_t *imp);
 
 static void progress(chatwise_import_t *imp, bool final)
 {
-    import_progress_report(&imp->prog, imp->st.messages, imp->total_messages, imp->st.messages,
-                           final);
+    import_progress_report(&imp->run->progress, imp->st.messages, imp->total_messages,
+                           imp->st.messages, final);
 }
 
 static void finish(chatwise_import_t *imp, int status)
 {
     if (status == 0)
         progress(imp, true);
-    else
-        import_progress_abort(&imp->prog);
-    imp->done = true;
     imp->status = status;
-    importer__finished(imp->owner, status);
+    importer__finished(imp->run, status);
 }
 
 /* ---- reading (thread pool) ------------------------------------------------------ */
@@ -74,9 +70,9 @@ static void set_sqlite_error(chatwise_import_t *imp, const char *what)
 {
     int code = sqlite3_errcode(imp->db);
     if (code == SQLITE_NOTADB)
-        snprintf(imp->error, sizeof imp->error, "%s: not a SQLite database", imp->path);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: not a SQLite database", imp->path);
     else
-        snprintf(imp->error, sizeof imp->error, "%s: %s: %s", imp->path, what,
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s: %s", imp->path, what,
                  sqlite3_errmsg(imp->db));
 }
 
@@ -108,7 +104,7 @@ static bool table_columns(chatwise_import_t *imp, const char *table, const char 
     }
     sqlite3_finalize(st);
     if (!any) {
-        snprintf(imp->error, sizeof imp->error,
+        snprintf(imp->run->error, sizeof imp->run->error,
                  "%s: no table %s: this is not a ChatWise database (app.db)", imp->path, table);
         return false;
     }
@@ -151,13 +147,13 @@ static bool real_table(chatwise_import_t *imp, const char *name)
                                                       : NULL;
     bool ok = type != NULL && what == NULL && generated == NULL;
     if (type == NULL)
-        snprintf(imp->error, sizeof imp->error,
+        snprintf(imp->run->error, sizeof imp->run->error,
                  "%s: no table %s: this is not a ChatWise database (app.db)", imp->path, name);
     else if (what != NULL)
-        snprintf(imp->error, sizeof imp->error, "%s: %s is %s, not a table; refused", imp->path,
-                 name, what);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s is %s, not a table; refused",
+                 imp->path, name, what);
     else if (generated != NULL)
-        snprintf(imp->error, sizeof imp->error,
+        snprintf(imp->run->error, sizeof imp->run->error,
                  "%s: column %.100s of %s is generated (computed by SQLite at every read), not "
                  "stored: this is not a ChatWise database; refused",
                  imp->path, generated, name);
@@ -188,14 +184,14 @@ static bool regular_file(chatwise_import_t *imp, const char *path, bool optional
         if (optional && e == ENOENT)
             return true;
         imp->status = -e;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", path, strerror(e));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", path, strerror(e));
         return false;
     }
     bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     close(fd);
     if (!ok) {
         imp->status = UV_EINVAL;
-        snprintf(imp->error, sizeof imp->error, "%s: %s; refused", path,
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s; refused", path,
                  file_kind_not_regular(st.st_mode));
     }
     return ok;
@@ -209,7 +205,8 @@ static void open_work(uv_work_t *w)
         size_t n = strlen(imp->path);
         if (n + sizeof "/app.db" > sizeof imp->path) {
             imp->status = UV_ENAMETOOLONG;
-            snprintf(imp->error, sizeof imp->error, "%s: the path is too long", imp->path);
+            snprintf(imp->run->error, sizeof imp->run->error, "%s: the path is too long",
+                     imp->path);
             return;
         }
         memcpy(imp->path + n, "/app.db", sizeof "/app.db");
@@ -217,7 +214,7 @@ static void open_work(uv_work_t *w)
     if (stat(imp->path, &st) != 0) {
         int e = errno;
         imp->status = -e;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, strerror(e));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path, strerror(e));
         return;
     }
     char real[PATH_MAX];
@@ -243,7 +240,7 @@ static void open_work(uv_work_t *w)
         return;
     }
     sqlite3_busy_timeout(imp->db, CHATWISE_IMPORT_BUSY_MS);
-    chatwise_import__guard(imp->db, &imp->stop);
+    chatwise_import__guard(imp->db, &imp->run->stop);
     if (!real_table(imp, "chat") || !real_table(imp, "message")) {
         imp->status = UV_EINVAL;
         return;
@@ -262,7 +259,7 @@ static void open_work(uv_work_t *w)
         return;
     }
     if (!chat_id || !msg_id || !msg_chat || !msg_content || !msg_created) {
-        snprintf(imp->error, sizeof imp->error,
+        snprintf(imp->run->error, sizeof imp->run->error,
                  "%s: table chat needs column id, table message id, chatId, content and "
                  "createdAt: this is not a ChatWise database (app.db)",
                  imp->path);
@@ -444,9 +441,8 @@ static void read_work(uv_work_t *w)
     }
     if (bytes >= CHATWISE_IMPORT_BATCH_BYTES)
         rc = SQLITE_DONE;
-    if (rc == SQLITE_INTERRUPT && __atomic_load_n(&imp->stop, __ATOMIC_RELAXED)) {
-        snprintf(imp->error, sizeof imp->error,
-                 "stopped; what was applied stays, and importing again completes it");
+    if (rc == SQLITE_INTERRUPT && importer__stopping(imp->run)) {
+        snprintf(imp->run->error, sizeof imp->run->error, "%s", CW_STOPPED);
         imp->status = UV_ECANCELED;
     } else if (rc != SQLITE_DONE) {
         set_sqlite_error(imp, "reading");
@@ -474,7 +470,7 @@ static void applied(void *data, int status, const char *value, const char *sqlst
     free(imp->rows);
     imp->rows = NULL;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s", error);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s", error);
         finish(imp, status);
         return;
     }
@@ -515,19 +511,19 @@ static void applied(void *data, int status, const char *value, const char *sqlst
 static void read_after(uv_work_t *w, int status)
 {
     chatwise_import_t *imp = w->data;
-    if (imp->stop && status == 0 && imp->status == 0) {
+    if (importer__stopping(imp->run) && status == 0 && imp->status == 0) {
         /* Stopped while reading: the pools may be closing; touch nothing. */
         free(imp->rows);
         imp->rows = NULL;
-        snprintf(imp->error, sizeof imp->error,
-                 "stopped; what was applied stays, and importing again completes it");
+        snprintf(imp->run->error, sizeof imp->run->error, "%s", CW_STOPPED);
         finish(imp, UV_ECANCELED);
         return;
     }
-    if (status != 0 || imp->status != 0) {
+    int rc = importer__step_status(imp->run, status, imp->status);
+    if (rc != 0) {
         free(imp->rows);
         imp->rows = NULL;
-        finish(imp, status ? status : imp->status);
+        finish(imp, rc);
         return;
     }
     if (imp->nrows == 0) {
@@ -541,16 +537,17 @@ static void read_after(uv_work_t *w, int status)
     else
         imp->st.messages += imp->nrows;
     const char *params[3] = {imp->path, imp->phase == CW_CHATS ? "chats" : "messages", imp->rows};
-    import_progress_waiting(&imp->prog, imp->phase == CW_CHATS
-                                            ? "the database: a batch of chats"
-                                            : "the database: a batch of messages");
-    int rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_chatwise_ingest",
-                                  "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3,
-                                  params, applied, imp, NULL);
+    import_progress_waiting(&imp->run->progress, imp->phase == CW_CHATS
+                                                     ? "the database: a batch of chats"
+                                                     : "the database: a batch of messages");
+    rc = pg_pool_call_timeout(imp->pool, IMPORTER_QUERY_TIMEOUT_MS, "parley_chatwise_ingest",
+                              "SELECT parley_chatwise_ingest($1, $2, $3::jsonb)::text", 3, params,
+                              applied, imp, NULL);
     if (rc != 0) {
         free(imp->rows);
         imp->rows = NULL;
-        snprintf(imp->error, sizeof imp->error, "the database is busy: %s", uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "the database is busy: %s",
+                 uv_strerror(rc));
         finish(imp, rc);
     }
 }
@@ -561,13 +558,12 @@ static void next_batch(chatwise_import_t *imp)
         finish(imp, 0);
         return;
     }
-    if (imp->stop) {
-        snprintf(imp->error, sizeof imp->error,
-                 "stopped; what was applied stays, and importing again completes it");
+    if (importer__stopping(imp->run)) {
+        snprintf(imp->run->error, sizeof imp->run->error, "%s", CW_STOPPED);
         finish(imp, UV_ECANCELED);
         return;
     }
-    import_progress_waiting(&imp->prog, "reading app.db");
+    import_progress_waiting(&imp->run->progress, "reading app.db");
     int rc = uv_queue_work(imp->loop, &imp->work, read_work, read_after);
     if (rc != 0)
         finish(imp, rc);
@@ -576,21 +572,19 @@ static void next_batch(chatwise_import_t *imp)
 static void open_after(uv_work_t *w, int status)
 {
     chatwise_import_t *imp = w->data;
-    if (status != 0 || imp->status != 0) {
-        if (imp->error[0] == '\0')
-            snprintf(imp->error, sizeof imp->error, "%s",
-                     uv_strerror(status ? status : imp->status));
-        finish(imp, status ? status : imp->status);
+    int rc = importer__step_status(imp->run, status, imp->status);
+    if (rc != 0) {
+        finish(imp, rc);
         return;
     }
-    if (imp->progress)
+    if (imp->run->progress.on)
         log_info(CW_TAG, "%s: %llu messages", imp->path, (unsigned long long)imp->total_messages);
     next_batch(imp);
 }
 
 /* ---- the source (importer.h) --------------------------------------------- */
 
-static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+static int source_start(const importer_env_t *env, importer_run_t *run, void **impl, char *err,
                         size_t errcap)
 {
     const char *path = env->path;
@@ -599,6 +593,7 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
         return UV_ENAMETOOLONG;
     }
     chatwise_import_t *imp = calloc(1, sizeof *imp);
+    *impl = imp;
     if (imp == NULL) {
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
@@ -606,36 +601,11 @@ static int source_start(const importer_env_t *env, importer_t *owner, void **imp
     imp->loop = env->loop;
     imp->pool = env->pool;
     snprintf(imp->path, sizeof imp->path, "%s", path);
-    imp->owner = owner;
+    imp->run = run;
     imp->work.data = imp;
-    imp->progress = env->progress;
-    import_progress_init(&imp->prog, env->loop, CW_TAG, "messages", env->progress,
+    import_progress_init(&run->progress, env->loop, CW_TAG, "messages", env->progress,
                          env->progress_ms);
-    int rc = uv_queue_work(env->loop, &imp->work, open_work, open_after);
-    if (rc != 0) {
-        snprintf(err, errcap, "%s", uv_strerror(rc));
-        import_progress_abort(&imp->prog);
-        free(imp);
-        return rc;
-    }
-    *impl = imp;
-    return 0;
-}
-
-static const char *source_error(const void *impl)
-{
-    return ((const chatwise_import_t *)impl)->error;
-}
-
-/* Stops after the batch in flight (the import ends with UV_ECANCELED). */
-static void source_stop(void *impl)
-{
-    __atomic_store_n(&((chatwise_import_t *)impl)->stop, true, __ATOMIC_RELAXED);
-}
-
-static bool source_done(const void *impl)
-{
-    return ((const chatwise_import_t *)impl)->done;
+    return uv_queue_work(env->loop, &imp->work, open_work, open_after);
 }
 
 /* Only once the import ended (the thread-pool work is over). */
@@ -680,9 +650,6 @@ const importer_def_t chatwise_import_source = {
     .follow_file = "app.db",
     .follow_companion = "-wal",
     .start = source_start,
-    .stop = source_stop,
-    .done = source_done,
-    .error = source_error,
     .summary = source_summary,
     .free = source_free,
 };

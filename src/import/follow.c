@@ -50,11 +50,7 @@ static void imported(importer_t *imp, int status)
     if (status == 0) {
         memcpy(w->last, w->now, sizeof w->last);
         w->imported_once = true;
-        char line[1024];
-        bool changed;
-        importer_summary(imp, line, sizeof line, &changed);
-        if (changed)
-            log_info(w->tag, "%s: %s", w->db_path, line);
+        importer_log_changes(imp, w->tag, w->db_path);
         w->failing = false;
     } else if (status != UV_ECANCELED) {
         /* last stays: the next check tries again; said once per failure. */

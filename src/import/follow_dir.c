@@ -301,11 +301,7 @@ static void imported(importer_t *imp, int status)
         files_free(w->known, w->nknown);
         w->known = w->pending;
         w->nknown = w->npending;
-        char line[1024];
-        bool changed;
-        importer_summary(imp, line, sizeof line, &changed);
-        if (changed)
-            log_info(w->tag, "%s: %s", w->path, line);
+        importer_log_changes(imp, w->tag, w->path);
         w->failing = false;
     } else {
         /* known stays: the next scan tries those files again. */

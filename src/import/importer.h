@@ -2,8 +2,10 @@
  * them is importers.c), and a running import of one.
  *
  * A source is a definition: its name on the command line, its arguments
- * and help, and seven functions over the source's own state (start, stop,
- * done, error, summary, free; follow_* when `serve` can follow it). The
+ * and help, and four functions over the source's own state (check, start,
+ * summary, free; follow_* when `serve` can follow it). What every import
+ * has alike (stopping, being done, its error, its progress lines) is the
+ * owner's (importer_run_t), not each source's. The
  * entry never names a source: `parleyd import NAME` finds NAME in the
  * table, cli.c builds usage and help from it, and follow.c re-imports any
  * followable source when its files change.
@@ -20,6 +22,7 @@
 
 #include "db/conninfo.h"
 #include "db/pool.h"
+#include "import/progress.h"
 
 /* The time limit of one statement of an import (a batch of up to 16 MiB
  * of rows, with their search vectors): an import is long work, not a
@@ -48,6 +51,27 @@ typedef struct importer_env_s {
 } importer_env_t;
 
 typedef struct importer_s importer_t;
+
+/* The longest error text of an import (a path and what went wrong). */
+#define IMPORTER_ERROR_MAX 6144
+
+/* What every running import shares with its owner: made by importer_start
+ * and given to the source's start, valid until importer_free. The owner
+ * answers importer_stop, importer_done and importer_error from it, so no
+ * source repeats them. */
+typedef struct importer_run_s {
+    importer_t *owner;
+    /* Set once by importer_stop (atomically: read it with
+     * importer__stopping, from any thread): the source ends after its
+     * current step, with UV_ECANCELED. */
+    bool stop;
+    bool done; /* importer__finished was called */
+    /* The source's progress lines: its start inits them (on or off); the
+     * owner ends them when the import fails or never starts. */
+    import_progress_t progress;
+    char error[IMPORTER_ERROR_MAX]; /* why the import failed; "" until then */
+} importer_run_t;
+
 /* status 0: imported (rows that could not be stored are counted, not
  * failures); else the import failed (importer_error says why) or was
  * stopped (UV_ECANCELED). Called once, never from importer_start. */
@@ -73,14 +97,13 @@ typedef struct importer_def_s {
     /* Checks the source's settings in env (not the path) before any work:
      * 0, or UV_EINVAL with err naming the setting ("tz: ..."). NULL: none. */
     int (*check)(const importer_env_t *env, char *err, size_t errcap);
-    /* Starts reading env->path; done(impl-owner, status) once later. The
-     * functions below take the impl start gave. Returns 0, or a negative
-     * code with err saying why (then done is never called). */
-    int (*start)(const importer_env_t *env, importer_t *owner, void **impl, char *err,
+    /* Starts reading env->path, keeping run for the import's life;
+     * importer__finished(run, status) once later. The functions below take
+     * the impl start gave. Returns 0, or a negative code with err saying
+     * why (left empty: the code's own text); then what it set *impl to is
+     * freed with free, and importer__finished is never called. */
+    int (*start)(const importer_env_t *env, importer_run_t *run, void **impl, char *err,
                  size_t errcap);
-    void (*stop)(void *impl);       /* stop after the current step */
-    bool (*done)(const void *impl); /* finished (done was called) */
-    const char *(*error)(const void *impl);
     /* The closing line ("imported 3 chats, ..."); *changed: whether it
      * wrote anything new (a follower logs only then). */
     void (*summary)(const void *impl, char *out, size_t cap, bool *changed);
@@ -100,7 +123,19 @@ void *importer_data(const importer_t *imp);
  * from inside its callback. */
 void importer_free(importer_t *imp);
 
-/* For a source's own file: its import ended (calls the owner's cb). */
-void importer__finished(importer_t *owner, int status);
+/* A follower's line after an import that succeeded: the summary, under
+ * tag and after path, when the import wrote anything new (else nothing). */
+void importer_log_changes(const importer_t *imp, const char *tag, const char *path);
+
+/* For a source's own file: its import ended. Marks it done, ends the
+ * progress lines (the source wrote the final one first, when status is 0)
+ * and calls the owner's cb. */
+void importer__finished(importer_run_t *run, int status);
+/* Whether importer_stop was called (any thread). */
+bool importer__stopping(const importer_run_t *run);
+/* How a step on the thread pool ended: status is uv's (the work's), own
+ * the step's code. The failure's code (uv's first), with run->error set to
+ * its text when the step left none; 0 when both are 0. */
+int importer__step_status(importer_run_t *run, int status, int own);
 
 #endif

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "import/progress.h"
 #include "import/tg_import_media.h"
 #include "import/tg_map.h"
 #include "import/tg_reader.h"
@@ -31,8 +30,7 @@
 
 typedef enum {
     IMP_RUNNING = 0,
-    IMP_CLEANUP, /* rolling back, closing the chat connection */
-    IMP_DONE,
+    IMP_CLEANUP, /* rolling back, closing the chat connection; then done */
 } imp_state_t;
 
 #define COPY_ROWS_DIRECT "COPY messages (" TG_MAP_MESSAGE_COLUMNS ") FROM STDIN"
@@ -82,11 +80,8 @@ struct tg_import_s {
     uint64_t notes_logged; /* the reader's notes warned */
     json_t *imported;      /* names of the chats imported completely */
     int status;
-    char error[6144];
-    import_progress_t progress;
-    char chat_name[64]; /* of the chat being imported, for the progress lines */
-    bool stop;
-    importer_t *owner; /* told when the import ends */
+    char chat_name[64];  /* of the chat being imported, for the progress lines */
+    importer_run_t *run; /* the owner's side: stop, error, progress (by bytes) */
 };
 
 static void step_start(tg_import_t *imp);
@@ -96,7 +91,8 @@ static void events_next(tg_import_t *imp);
 
 static void progress(tg_import_t *imp, bool final)
 {
-    import_progress_report(&imp->progress, imp->read_offset, imp->size, imp->read_messages, final);
+    import_progress_report(&imp->run->progress, imp->read_offset, imp->size, imp->read_messages,
+                           final);
 }
 
 /* What the import waits on from now, for the progress lines: what (a
@@ -105,15 +101,14 @@ static void wait_on(tg_import_t *imp, const char *what)
 {
     char line[IMPORT_PROGRESS_WAIT_MAX];
     snprintf(line, sizeof line, what, imp->chat_name);
-    import_progress_waiting(&imp->progress, line);
+    import_progress_waiting(&imp->run->progress, line);
 }
 
 static void tx_closed(pg_pool_t *pool)
 {
     tg_import_t *imp = pg_pool_get_data(pool);
     imp->tx = NULL;
-    imp->state = IMP_DONE;
-    importer__finished(imp->owner, imp->status);
+    importer__finished(imp->run, imp->status);
 }
 
 /* Ends the import once no reader step runs: closes the chat connection,
@@ -134,20 +129,20 @@ static void finish(tg_import_t *imp, int status)
     if (status == 0)
         progress(imp, true);
     else
-        import_progress_abort(&imp->progress);
+        import_progress_abort(&imp->run->progress);
     if (imp->tx) {
         imp->tx_closing = true;
         pg_pool_close(imp->tx, tx_closed);
         return;
     }
-    imp->state = IMP_DONE;
-    importer__finished(imp->owner, status);
+    importer__finished(imp->run, status);
 }
 
 static void fail_later_cleanup(tg_import_t *imp, int status);
 
-static void submit_stmts(tg_import_t *imp, pg_pool_t *pool, int nstmts, uint32_t timeout_ms,
-                         pg_query_cb cb)
+/* Submits imp->stmt[0..nstmts) on pool as imp->q. */
+static int queue_stmts(tg_import_t *imp, pg_pool_t *pool, int nstmts, uint32_t timeout_ms,
+                       pg_query_cb cb)
 {
     memset(&imp->q, 0, sizeof imp->q);
     imp->q.stmts = imp->stmt;
@@ -155,9 +150,16 @@ static void submit_stmts(tg_import_t *imp, pg_pool_t *pool, int nstmts, uint32_t
     imp->q.timeout_ms = timeout_ms;
     imp->q.cb = cb;
     imp->q.data = imp;
-    int rc = pg_pool_submit(pool, &imp->q);
+    return pg_pool_submit(pool, &imp->q);
+}
+
+static void submit_stmts(tg_import_t *imp, pg_pool_t *pool, int nstmts, uint32_t timeout_ms,
+                         pg_query_cb cb)
+{
+    int rc = queue_stmts(imp, pool, nstmts, timeout_ms, cb);
     if (rc != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: database: %s", imp->path,
+                 uv_strerror(rc));
         fail_later_cleanup(imp, rc);
     }
 }
@@ -200,27 +202,21 @@ static void fail_later_cleanup(tg_import_t *imp, int status)
     imp->state = IMP_CLEANUP;
     size_t n = json_array_size(imp->imported);
     if (n > 0) {
-        size_t len = strlen(imp->error);
-        snprintf(imp->error + len, sizeof imp->error - len,
+        size_t len = strlen(imp->run->error);
+        snprintf(imp->run->error + len, sizeof imp->run->error - len,
                  "; %zu chat(s) had been imported completely before it, the rest is unchanged", n);
     } else {
-        size_t len = strlen(imp->error);
-        snprintf(imp->error + len, sizeof imp->error - len, "; the store is unchanged");
+        size_t len = strlen(imp->run->error);
+        snprintf(imp->run->error + len, sizeof imp->run->error - len, "; the store is unchanged");
     }
     if (!imp->in_tx || imp->tx == NULL) {
         finish(imp, imp->status);
         return;
     }
     imp->in_tx = false;
-    memset(&imp->q, 0, sizeof imp->q);
     memset(imp->stmt, 0, sizeof imp->stmt);
     imp->stmt[0].sql = "ROLLBACK";
-    imp->q.stmts = imp->stmt;
-    imp->q.nstmts = 1;
-    imp->q.timeout_ms = TX_ROLLBACK_TIMEOUT_MS;
-    imp->q.cb = rollback_done;
-    imp->q.data = imp;
-    if (pg_pool_submit(imp->tx, &imp->q) != 0)
+    if (queue_stmts(imp, imp->tx, 1, TX_ROLLBACK_TIMEOUT_MS, rollback_done) != 0)
         finish(imp, imp->status);
 }
 
@@ -241,7 +237,7 @@ static void media_saved(pg_query_t *q, int status)
     free(imp->param_json);
     imp->param_json = NULL;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, q->error);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: database: %s", imp->path, q->error);
         fail_later_cleanup(imp, status);
         return;
     }
@@ -255,7 +251,7 @@ static void media_after(uv_work_t *w, int status)
 {
     tg_import_t *imp = w->data;
     if (status != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(status));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path, uv_strerror(status));
         fail_later_cleanup(imp, status);
         return;
     }
@@ -269,7 +265,7 @@ static void media_listed(pg_query_t *q, int status)
 {
     tg_import_t *imp = q->data;
     if (status != 0 || q->results[0] == NULL) {
-        snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path, q->error);
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: database: %s", imp->path, q->error);
         pg_query_release(q);
         fail_later_cleanup(imp, status ? status : UV_EIO);
         return;
@@ -286,7 +282,7 @@ static void media_listed(pg_query_t *q, int status)
     imp->media_work.data = imp;
     int rc = uv_queue_work(imp->loop, &imp->media_work, media_work, media_after);
     if (rc != 0) {
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path, uv_strerror(rc));
         fail_later_cleanup(imp, rc);
     }
 }
@@ -309,7 +305,7 @@ static void events_done(tg_import_t *imp);
 
 static void query_failed(tg_import_t *imp, pg_query_t *q, int status)
 {
-    snprintf(imp->error, sizeof imp->error, "%s: database: %s", imp->path,
+    snprintf(imp->run->error, sizeof imp->run->error, "%s: database: %s", imp->path,
              q->error[0] ? q->error : uv_strerror(status));
     pg_query_release(q);
     free(imp->param_json);
@@ -346,7 +342,7 @@ static void event_done(pg_query_t *q, int status)
         imp->stats.written += (uint64_t)json_integer_value(json_object_get(res, "written"));
         const char *name = json_string_value(json_object_get(e->json, "name"));
         json_array_append_new(imp->imported, json_string(name ? name : "(unnamed)"));
-        if (!imp->progress.tty)
+        if (!imp->run->progress.tty)
             log_info(IMPORT_TAG, "chat %s (%lld): %lld messages, %lld new or changed",
                      name ? name : "(unnamed)",
                      (long long)json_integer_value(json_object_get(res, "chat_id")),
@@ -466,7 +462,7 @@ static void events_next(tg_import_t *imp)
                 continue;
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
             imp->params[0] = imp->param_json ? imp->param_json : "{}";
-            import_progress_waiting(&imp->progress, "the database: the account's own user");
+            import_progress_waiting(&imp->run->progress, "the database: the account's own user");
             submit(imp, "SELECT parley_tg_import_self($1::jsonb)", 1, event_done);
             return;
         case TG_EV_CONTACTS:
@@ -474,7 +470,7 @@ static void events_next(tg_import_t *imp)
                 continue;
             imp->param_json = json_dumps(e->json, JSON_COMPACT);
             imp->params[0] = imp->param_json ? imp->param_json : "[]";
-            import_progress_waiting(&imp->progress, "the database: contacts");
+            import_progress_waiting(&imp->run->progress, "the database: contacts");
             submit(imp, "SELECT parley_tg_import_contacts($1::jsonb)", 1, event_done);
             return;
         }
@@ -501,7 +497,7 @@ static void run_ready(tg_import_t *imp)
     imp->executing = true;
     imp->next_event = 0;
     imp->event_part = 0;
-    if (imp->step_rc[imp->cur] == 0 && !imp->stop)
+    if (imp->step_rc[imp->cur] == 0 && !importer__stopping(imp->run))
         step_start(imp);
     events_next(imp);
 }
@@ -521,12 +517,12 @@ static void events_done(tg_import_t *imp)
         return;
     }
     progress(imp, false);
-    if (imp->stop) {
-        snprintf(imp->error, sizeof imp->error, "%s: interrupted", imp->path);
+    if (importer__stopping(imp->run)) {
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: interrupted", imp->path);
         fail_later_cleanup(imp, UV_ECANCELED);
         return;
     }
-    import_progress_waiting(&imp->progress, "reading the export");
+    import_progress_waiting(&imp->run->progress, "reading the export");
     if (imp->ready)
         run_ready(imp);
     else if (!imp->reading)
@@ -561,9 +557,10 @@ static void step_after(uv_work_t *w, int status)
     int rc = status != 0 ? status : imp->step_rc[b] < 0 ? imp->step_rc[b] : 0;
     if (rc != 0) {
         if (status != 0)
-            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(status));
+            snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path,
+                     uv_strerror(status));
         else
-            snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path,
+            snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path,
                      tg_reader_error(imp->reader));
         /* The events before the error belong to a chat that will not be
          * completed: drop them. */
@@ -588,7 +585,7 @@ static void step_start(tg_import_t *imp)
     int rc = uv_queue_work(imp->loop, &imp->work, step_work, step_after);
     if (rc != 0) {
         imp->reading = false;
-        snprintf(imp->error, sizeof imp->error, "%s: %s", imp->path, uv_strerror(rc));
+        snprintf(imp->run->error, sizeof imp->run->error, "%s: %s", imp->path, uv_strerror(rc));
         if (imp->executing)
             imp->read_failed = rc;
         else
@@ -596,21 +593,19 @@ static void step_start(tg_import_t *imp)
     }
 }
 
-/* ---- public ------------------------------------------------------------------ */
+/* ---- the source (importer.h) --------------------------------------------- */
 
-static void source_free(void *impl);
-
-/* Checks path (a result.json, or a folder holding one; a TZ offset such as
- * "+03:00" for exports without date_unixtime), opens it and starts. pool
- * runs the statements outside the chats' transactions; the transactions
- * get a connection of their own to conninfo (the same database). The
- * files of each chat found in the export folder are copied into the media
- * store at media_root (see media_store.h) after the chat is imported. */
-static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *conninfo,
-                        const char *path, const char *tz, const char *media_root,
-                        uint64_t progress_ms, importer_t *owner, tg_import_t **out, char *err,
+/* Checks env->path (a result.json, or a folder holding one) and env->tz (a
+ * TZ offset such as "+03:00" for exports without date_unixtime), opens the
+ * file and starts. env->pool runs the statements outside the chats'
+ * transactions; the transactions get a connection of their own to
+ * env->conninfo (the same database). The files of each chat found in the
+ * export folder are copied into the media store DATA_DIR/media (see
+ * media_store.h) after the chat is imported. */
+static int source_start(const importer_env_t *env, importer_run_t *run, void **impl, char *err,
                         size_t errcap)
 {
+    const char *path = env->path, *tz = env->tz;
     char tzn[16];
     if (!tg_map_parse_tz(tz, tzn, sizeof tzn)) {
         snprintf(err, errcap, "--tz '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", tz);
@@ -662,8 +657,10 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
         snprintf(err, errcap, "out of memory");
         return UV_ENOMEM;
     }
-    imp->loop = loop;
-    imp->pool = pool;
+    *impl = imp;
+    imp->run = run;
+    imp->loop = env->loop;
+    imp->pool = env->pool;
     imp->fd = fd;
     imp->size = (uint64_t)st.st_size;
     snprintf(imp->path, sizeof imp->path, "%s", file);
@@ -675,11 +672,10 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
         slash[1] = '\0';
     else
         *slash = '\0';
-    snprintf(imp->media_root, sizeof imp->media_root, "%s", media_root);
+    snprintf(imp->media_root, sizeof imp->media_root, "%s/media", env->data_dir);
     snprintf(imp->tz, sizeof imp->tz, "%s", tzn);
-    imp->owner = owner;
     imp->imported = json_array();
-    import_progress_init(&imp->progress, loop, IMPORT_TAG, "bytes", true, progress_ms);
+    import_progress_init(&run->progress, env->loop, IMPORT_TAG, "bytes", true, env->progress_ms);
     imp->state = IMP_RUNNING;
     imp->cur = 1; /* the first step fills buffer 0 */
     pg_pool_config_t pc = {
@@ -692,33 +688,17 @@ static int import_start(uv_loop_t *loop, pg_pool_t *pool, const pg_conninfo_t *c
         .keep_transactions = true,
     };
     imp->reader = tg_reader_new(fd, tg_map_tz_seconds(tzn));
-    int rc = imp->reader ? pg_pool_new(loop, &pc, conninfo, &imp->tx, err, errcap) : UV_ENOMEM;
-    if (rc != 0) {
-        if (imp->reader == NULL)
-            snprintf(err, errcap, "out of memory");
-        import_progress_abort(&imp->progress);
-        source_free(imp);
-        return rc;
+    if (imp->reader == NULL) {
+        snprintf(err, errcap, "out of memory");
+        return UV_ENOMEM;
     }
+    int rc = pg_pool_new(env->loop, &pc, env->conninfo, &imp->tx, err, errcap);
+    if (rc != 0)
+        return rc;
     pg_pool_set_data(imp->tx, imp);
     log_info(IMPORT_TAG, "importing %s (%llu bytes)", imp->path, (unsigned long long)imp->size);
-    *out = imp;
     step_start(imp);
     return 0;
-}
-
-/* ---- the source (importer.h) --------------------------------------------- */
-
-static int source_start(const importer_env_t *env, importer_t *owner, void **impl, char *err,
-                        size_t errcap)
-{
-    char media_root[4096];
-    snprintf(media_root, sizeof media_root, "%s/media", env->data_dir);
-    tg_import_t *imp = NULL;
-    int rc = import_start(env->loop, env->pool, env->conninfo, env->path, env->tz, media_root,
-                          env->progress_ms, owner, &imp, err, errcap);
-    *impl = imp;
-    return rc;
 }
 
 static int source_check(const importer_env_t *env, char *err, size_t errcap)
@@ -728,24 +708,6 @@ static int source_check(const importer_env_t *env, char *err, size_t errcap)
         return 0;
     snprintf(err, errcap, "tz: '%s' is not a UTC offset (e.g. +03:00, -05:00, UTC)", env->tz);
     return UV_EINVAL;
-}
-
-/* Stops at the next step boundary (SIGINT): the open chat's transaction is
- * rolled back, whole chats already imported stay; the import ends with
- * UV_ECANCELED. */
-static void source_stop(void *impl)
-{
-    ((tg_import_t *)impl)->stop = true;
-}
-
-static bool source_done(const void *impl)
-{
-    return ((const tg_import_t *)impl)->state == IMP_DONE;
-}
-
-static const char *source_error(const void *impl)
-{
-    return ((const tg_import_t *)impl)->error;
 }
 
 static void source_summary(const void *impl, char *out, size_t cap, bool *changed)
@@ -795,9 +757,6 @@ const importer_def_t tg_import_source = {
             "chats imported completely stay, and running the import again completes it.\n",
     .check = source_check,
     .start = source_start,
-    .stop = source_stop,
-    .done = source_done,
-    .error = source_error,
     .summary = source_summary,
     .free = source_free,
 };

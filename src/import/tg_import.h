@@ -46,8 +46,9 @@ typedef struct tg_import_stats_s {
 
 /* The source "telegram-export" (importer.h): env->path a result.json or
  * its folder, env->tz the offset of dates without date_unixtime, files
- * into env->data_dir/media (tg_import_media.h). A stop rolls the open chat
- * back; whole chats imported stay. */
+ * into env->data_dir/media (tg_import_media.h). A stop ends it at the next
+ * step (UV_ECANCELED): the open chat's transaction is rolled back, whole
+ * chats imported stay. */
 extern const importer_def_t tg_import_source;
 
 #endif
