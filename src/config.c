@@ -542,18 +542,11 @@ int config_load_file(config_t *cfg, const char *path, char *err, size_t errcap)
      * bounds the synchronous read. Opened without blocking (a FIFO is
      * refused, not waited on); a file that sets a secret falls under
      * secret_file's mode rule, checked once the file is read. */
-    int fd;
     struct stat st;
-    int orc = secret_file_open(path, 0, "config file", &fd, &st, err, errcap);
+    FILE *f = NULL;
+    int orc = secret_file_fopen(path, 0, "config file", &f, &st, err, errcap);
     if (orc != 0)
         return orc;
-    FILE *f = fdopen(fd, "r");
-    if (f == NULL) {
-        int e = errno;
-        close(fd);
-        snprintf(err, errcap, "config file %s: %s", path, strerror(e));
-        return -e;
-    }
     const char *secret = NULL;
     char line[4096];
     int lineno = 0, rc = 0;

@@ -17,18 +17,11 @@ int tokens_load(tokens_t *t, const char *path, char *err, size_t errcap)
     /* Read once at start-up, before the loop serves; bounded in size.
      * Opened without blocking, a regular file under secret_file's mode
      * rule (it holds secrets). */
-    int fd;
     struct stat st;
-    int orc = secret_file_open(path, SECRET_FILE_PRIVATE, "token file", &fd, &st, err, errcap);
+    FILE *f = NULL;
+    int orc = secret_file_fopen(path, SECRET_FILE_PRIVATE, "token file", &f, &st, err, errcap);
     if (orc != 0)
         return orc;
-    FILE *f = fdopen(fd, "r");
-    if (f == NULL) {
-        int e = errno;
-        close(fd);
-        snprintf(err, errcap, "token file %s: %s", path, strerror(e));
-        return -e;
-    }
     t->tokens = calloc(TOKENS_MAX, sizeof *t->tokens);
     if (t->tokens == NULL) {
         fclose(f);

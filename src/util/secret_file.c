@@ -63,6 +63,23 @@ int secret_file_open(const char *path, unsigned flags, const char *what, int *fd
     return 0;
 }
 
+int secret_file_fopen(const char *path, unsigned flags, const char *what, FILE **f, struct stat *st,
+                      char *err, size_t errcap)
+{
+    int fd;
+    int rc = secret_file_open(path, flags, what, &fd, st, err, errcap);
+    if (rc != 0)
+        return rc;
+    *f = fdopen(fd, "r");
+    if (*f == NULL) {
+        int e = errno;
+        close(fd);
+        snprintf(err, errcap, "%s%s%s: %s", what ? what : "", what ? " " : "", path, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
 int secret_file_read(const char *path, unsigned flags, const char *what, void *buf, size_t cap,
                      size_t *len, char *err, size_t errcap)
 {

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 /* secret_file_open flags. */
@@ -41,6 +42,12 @@ void secret_file_mode_error(const char *what, const char *path, const struct sta
  * (SECRET_FILE_PRIVATE and the mode rule fails). */
 int secret_file_open(const char *path, unsigned flags, const char *what, int *fd, struct stat *st,
                      char *err, size_t errcap);
+
+/* secret_file_open as a stdio stream: *f reads the file (the caller
+ * fcloses it), *st its fstat. Returns 0, or a negative errno code with err
+ * naming the file. */
+int secret_file_fopen(const char *path, unsigned flags, const char *what, FILE **f, struct stat *st,
+                      char *err, size_t errcap);
 
 /* secret_file_open, then reads the whole file into buf (at most cap
  * bytes) and closes it; *len is what was read. A file larger than cap is
