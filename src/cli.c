@@ -195,8 +195,13 @@ int cli_parse(int argc, char **argv, cli_t *cli, char *err, size_t errcap)
                      d->name, d->args, d->name);
             return UV_EINVAL;
         }
-        size_t n =
-            (size_t)snprintf(err, errcap, "usage: parleyd import SOURCE ... where SOURCE is");
+        /* No source, or one that is not in the table: say which. */
+        size_t n = cli->nargs > 0 ? (size_t)snprintf(err, errcap, "unknown import source '%.60s'; ",
+                                                     cli->args[0])
+                                  : 0;
+        if (n < errcap)
+            n += (size_t)snprintf(err + n, errcap - n,
+                                  "usage: parleyd import SOURCE ... where SOURCE is");
         for (size_t k = 0; importers_table[k] && n < errcap; k++)
             n += (size_t)snprintf(err + n, errcap - n, "%s %s", k ? "," : "",
                                   importers_table[k]->name);

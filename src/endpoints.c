@@ -129,12 +129,21 @@ static int parse_anonymous(const config_t *cfg, const endpoint_t *eps, int n, bo
     return 0;
 }
 
+/* A listen value that is wrong: err names it by its flag, whichever
+ * place it came from ("--listen: foo: unknown endpoint ..."), as every
+ * other setting's error does. Returns rc. */
+static int listen_error(char *err, size_t errcap, const char *why, int rc)
+{
+    snprintf(err, errcap, "--listen: %s", why);
+    return rc;
+}
+
 /* Checks every --listen value (and allow_anonymous) before anything
  * binds; anon[i]: eps[i] is served without a token. */
 static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int *n, char *err,
                            size_t errcap)
 {
-    char list[CONFIG_LIST_MAX];
+    char list[CONFIG_LIST_MAX], why[2 * CONFIG_ERR_MAX]; /* an endpoint (300) and why */
     snprintf(list, sizeof list, "%s", cfg->listen);
     *n = 0;
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
@@ -143,34 +152,34 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int
         if (*tok == '\0')
             continue;
         if (*n == ENDPOINTS_MAX) {
-            snprintf(err, errcap, "listen: at most %d endpoints", ENDPOINTS_MAX);
-            return UV_EINVAL;
+            snprintf(why, sizeof why, "at most %d endpoints", ENDPOINTS_MAX);
+            return listen_error(err, errcap, why, UV_EINVAL);
         }
         endpoint_t *ep = &eps[*n];
-        int rc = endpoint_parse(ep, tok, err, errcap);
+        int rc = endpoint_parse(ep, tok, why, sizeof why);
         if (rc != 0)
-            return rc;
+            return listen_error(err, errcap, why, rc);
         if (ep->kind == ENDPOINT_TCP && cfg->tls_cert[0])
             ep->tls = true;
         if (ep->tls && (cfg->tls_cert[0] == '\0' || cfg->tls_key[0] == '\0')) {
-            snprintf(err, errcap, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
-            return UV_EINVAL;
+            snprintf(why, sizeof why, "%s: TLS needs --tls-cert FILE and --tls-key FILE", ep->text);
+            return listen_error(err, errcap, why, UV_EINVAL);
         }
         if (!endpoint_is_loopback(ep) && ep->kind == ENDPOINT_TCP) {
             /* Newline-delimited sessions carry no credentials: only local
              * clients may use them. */
-            snprintf(err, errcap,
+            snprintf(why, sizeof why,
                      "%s: tcp:// endpoints bind to loopback only (they carry no bearer token); "
                      "serve remote clients on https:// with --token-file",
                      ep->text);
-            return UV_EACCES;
+            return listen_error(err, errcap, why, UV_EACCES);
         }
         if (!endpoint_is_loopback(ep) && cfg->token_file[0] == '\0') {
-            snprintf(err, errcap,
+            snprintf(why, sizeof why,
                      "%s: refusing to listen beyond loopback without bearer tokens; bind to "
                      "127.0.0.1 or [::1], or configure --token-file",
                      ep->text);
-            return UV_EACCES;
+            return listen_error(err, errcap, why, UV_EACCES);
         }
         anon[*n] = false;
         (*n)++;
@@ -181,13 +190,13 @@ static int parse_endpoints(const config_t *cfg, endpoint_t *eps, bool *anon, int
     for (int i = 0; i < *n; i++) {
         if (eps[i].kind == ENDPOINT_TCP && !anon[i]) {
             /* With tokens, any local user could use every tool on it. */
-            snprintf(err, errcap,
+            snprintf(why, sizeof why,
                      "%s: with --token-file every endpoint but a unix: socket needs a bearer "
                      "token, and a tcp:// endpoint cannot carry one; serve it as "
                      "http://HOST:PORT/PATH, or name it in --allow-anonymous to let any local "
                      "user reach it without a token",
                      eps[i].text);
-            return UV_EACCES;
+            return listen_error(err, errcap, why, UV_EACCES);
         }
     }
     return 0;

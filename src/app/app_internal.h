@@ -94,7 +94,7 @@ int app_start_index_builds(app_t *a, bool fail_fast, index_build_cb cb, char *er
 /* The word forms' builder (archive/search_forms.h) as a part: serve's,
  * and the end of an import's. */
 extern const app_part_ops_t app_forms_part;
-/* A connector's setting by key (connector_env_t.setting; data: the app). */
-int app_connector_setting(void *data, const char *key, char *out, size_t cap);
+/* A connector's setting by key (connector_env_t.setting; data: the config_t). */
+int app_connector_setting(const void *data, const char *key, char *out, size_t cap);
 
 #endif

@@ -150,7 +150,7 @@ int app_start_connectors(app_t *a, char *err, size_t errcap)
                           .fetch = a->fetch,
                           .data_dir = a->cfg->data_dir,
                           .setting = app_connector_setting,
-                          .setting_data = a,
+                          .setting_data = a->cfg,
                           .caps_wanted = caps_wanted(a),
                           .owner = a->owner};
     sync_class_t classes[SYNC_MAX_CLASSES];

@@ -11,11 +11,17 @@
  * on the entry's stack: a signal stops it at its next step. Its progress
  * lines come every IMPORT_PROGRESS_MS; the environment variable
  * PARLEY_IMPORT_PROGRESS_MS (not a setting: for tests, which watch the
- * lines of a small import) gives another interval. */
+ * lines of a small import) gives another interval. Before any of it
+ * (import_check, run before the database starts) the path must be there:
+ * a missing one fails at once, no cluster made. */
 #include "app/steps.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "archive/search_forms.h"
 #include "import/importers.h"
@@ -189,5 +195,40 @@ static void import_start(app_t *a)
         app_fatal(a, "search", uv_strerror(rc));
 }
 
-const app_step_t app_step_import = {
-    .cmd = CLI_CMD_IMPORT, .name = "import", .after = APP_AFTER_MIGRATIONS, .start = import_start};
+/* Before any database work (no cluster created, started or joined): the
+ * path the source reads is there and readable, and a folder given for a
+ * source that reads one file in it (follow_file: ChatWise's app.db)
+ * holds that file. What the file holds is the importer's to judge. */
+static int import_check(const config_t *cfg, char *err, size_t errcap)
+{
+    const importer_def_t *def = importers_find(cfg->import_source);
+    const char *path = cfg->import_path;
+    struct stat st;
+    if (def == NULL) {
+        snprintf(err, errcap, "no import source '%s'", cfg->import_source);
+        return UV_EINVAL;
+    }
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
+        int e = errno;
+        snprintf(err, errcap, "%s: %s (parleyd import %s %s: see parleyd import %s --help)", path,
+                 strerror(e), def->name, def->args, def->name);
+        return -e;
+    }
+    if (S_ISDIR(st.st_mode) && def->follow_file != NULL) {
+        char file[CONFIG_PATH_MAX + 64];
+        snprintf(file, sizeof file, "%s/%s", path, def->follow_file);
+        if (stat(file, &st) != 0) {
+            int e = errno;
+            snprintf(err, errcap, "%s: %s (a folder given for %s must hold its %s)", file,
+                     strerror(e), def->name, def->follow_file);
+            return -e;
+        }
+    }
+    return 0;
+}
+
+const app_step_t app_step_import = {.cmd = CLI_CMD_IMPORT,
+                                    .name = "import",
+                                    .after = APP_AFTER_MIGRATIONS,
+                                    .check = import_check,
+                                    .start = import_start};

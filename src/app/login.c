@@ -4,7 +4,8 @@
  * line of stdin (a terminal, a pipe or a file; a password is not echoed
  * on a terminal). Success prints the connector's line (who signed in) on
  * stdout and exits 0; a failure prints why on stderr and exits 1. The
- * connector is a part on the entry's stack, closed and freed with it. */
+ * connector is a part on the entry's stack, closed and freed with it.
+ * Its settings are checked before the database starts (login_check). */
 #include "app/steps.h"
 
 #include <stdio.h>
@@ -248,7 +249,7 @@ static void login_start(app_t *a)
                           .conninfo = &a->conninfo,
                           .data_dir = a->cfg->data_dir,
                           .setting = app_connector_setting,
-                          .setting_data = a,
+                          .setting_data = a->cfg,
                           .owner = "login"};
     connector_prompt_t prompt = {.ask = login_ask, .pdata = l};
     char err[CONFIG_ERR_MAX] = "";
@@ -259,5 +260,23 @@ static void login_start(app_t *a)
     }
 }
 
-const app_step_t app_step_login = {
-    .cmd = CLI_CMD_LOGIN, .name = "login", .after = APP_AFTER_MIGRATIONS, .start = login_start};
+/* Before any database work: the connector's own check of the login's
+ * settings (Telegram: the application's id and hash), so a login that
+ * cannot work is refused with no cluster made. */
+static int login_check(const config_t *cfg, char *err, size_t errcap)
+{
+    const connector_def_t *def = connectors_find_login(cfg->login_name);
+    if (def == NULL) {
+        snprintf(err, errcap, "no login '%s'", cfg->login_name);
+        return UV_EINVAL;
+    }
+    connector_env_t ce = {
+        .data_dir = cfg->data_dir, .setting = app_connector_setting, .setting_data = cfg};
+    return def->login_check ? def->login_check(&ce, err, errcap) : 0;
+}
+
+const app_step_t app_step_login = {.cmd = CLI_CMD_LOGIN,
+                                   .name = "login",
+                                   .after = APP_AFTER_MIGRATIONS,
+                                   .check = login_check,
+                                   .start = login_start};

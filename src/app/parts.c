@@ -79,8 +79,7 @@ static void forms_free(void *obj)
 const app_part_ops_t app_forms_part = {
     .name = "search", .stop = forms_stop, .idle = forms_idle, .free = forms_free};
 
-int app_connector_setting(void *data, const char *key, char *out, size_t cap)
+int app_connector_setting(const void *data, const char *key, char *out, size_t cap)
 {
-    const app_t *a = data;
-    return config_get(a->cfg, key, out, cap);
+    return config_get(data, key, out, cap);
 }

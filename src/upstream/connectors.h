@@ -33,8 +33,8 @@ typedef struct connector_env_s {
     /* A setting by its key as text into out ("" when unset): a connector
      * reads its own keys ("telegram_bot_token"). 0, or UV_ENOENT for a
      * key that does not exist. */
-    int (*setting)(void *data, const char *key, char *out, size_t cap);
-    void *setting_data;
+    int (*setting)(const void *data, const char *key, char *out, size_t cap);
+    const void *setting_data;
     unsigned caps_wanted; /* the CONNECTOR_CAN_* the selected toolsets use */
     /* This daemon among those on the database (host:pid:random): what its
      * claims are recorded under (see sync/jobs.h, presence). */
@@ -82,6 +82,11 @@ typedef struct connector_def_s {
     /* The setting the login cannot do without ("phone"), checked with the
      * other settings before any work (a usage error); NULL: none. */
     const char *login_requires;
+    /* Checks the login's settings (env's setting alone: no loop, no pool,
+     * no database yet) before the database starts, so a login that
+     * cannot work is refused with no cluster made: 0, or a negative code
+     * with err naming what is missing. NULL: none. */
+    int (*login_check)(const connector_env_t *env, char *err, size_t errcap);
     int (*login)(const connector_env_t *env, const connector_prompt_t *prompt,
                  connector_login_cb done, void *data, void **obj, char *err, size_t errcap);
 } connector_def_t;

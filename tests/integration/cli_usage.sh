@@ -51,6 +51,35 @@ expect_usage "usage: parleyd login telegram --phone" login
 expect_usage "usage: parleyd login telegram --phone" login bluesky
 expect_usage "login telegram needs --phone" login telegram --data-dir "$TMP/never-login"
 [ ! -e "$TMP/never-login" ] || fail "login created $TMP/never-login"
+# A command whose files or settings cannot work fails before the database
+# starts: at once (well under 2 s, even on a fresh data directory), with
+# no data directory made, no cluster created.
+expect_early() { # expect_early PATTERN ARGS...: exit 1 saying PATTERN, nothing made
+  local pat=$1; shift
+  local rc=0 err t0 ms
+  t0=$(date +%s%N)
+  err=$("$PARLEYD" "$@" --data-dir "$TMP/never-early" 2>&1 >/dev/null) || rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$rc" = 1 ] || fail "'$*' exited $rc, expected 1: $err"
+  grep -q -- "$pat" <<<"$err" || fail "'$*' said '$err', expected '$pat'"
+  [ "$ms" -lt 2000 ] || fail "'$*' took $ms ms to fail"
+  [ ! -e "$TMP/never-early" ] || fail "'$*' made the data directory"
+}
+expect_early "import: /no/such/path: No such file or directory" import telegram-export /no/such/path
+mkdir -p "$TMP/no-app-db"
+expect_early "no-app-db/app.db: No such file or directory" import chatwise "$TMP/no-app-db"
+expect_early "import: $TMP/no-sessions: No such file" import codex "$TMP/no-sessions"
+HOME=$TMP/nohome expect_early "$TMP/nohome/.claude/projects: No such file" import claude-code
+expect_early "needs --telegram-api-id and --telegram-api-hash" login telegram --phone +15550001
+TELEGRAM_API_ID=1 expect_early "needs --telegram-api-id and --telegram-api-hash" login telegram --phone +15550001
+expect_early "account: 'a/b' is not a name" login telegram --phone +15550001 --account a/b \
+  --telegram-api-id 1 --telegram-api-hash x
+expect_usage "unknown import source 'foo'; usage: parleyd import SOURCE" import foo /x
+# A bad listen value is named by its flag wherever it came from.
+expect_usage "^parleyd: --listen: ftp://x: unknown endpoint" serve --listen ftp://x
+PARLEY_LISTEN=ftp://x expect_usage "^parleyd: --listen: ftp://x: unknown endpoint" serve
+printf 'listen = ftp://x\n' >"$TMP/listen.conf"
+expect_usage "^parleyd: --listen: ftp://x: unknown endpoint" serve --config "$TMP/listen.conf"
 # backup and restore: one directory; the embedded cluster's only (an
 # external database has its own tools), refused before any work.
 expect_usage "usage: parleyd backup DIR" backup

@@ -540,17 +540,45 @@ static void login_update(tdjson_client_t *c, json_t *update, void *data)
         u->login_client = NULL;
 }
 
+/* The login's settings, before any work (no database, no TDLib): the
+ * account's name (or the phone's digits), the phone, the application's
+ * id and hash. The name goes to name. */
+static int login_settings(const connector_env_t *env, char *name, size_t cap, char *err,
+                          size_t errcap)
+{
+    char phone[32], account[TGU_NAME_MAX], hash[64];
+    connector_env_text(env, "phone", phone, sizeof phone);
+    connector_env_text(env, "account", account, sizeof account);
+    int rc = tgu__session_name(account, phone, name, cap, err, errcap);
+    if (rc != 0)
+        return rc;
+    if (phone[0] == '\0') {
+        snprintf(err, errcap, "phone: give the account's phone number (--phone +15551234567)");
+        return UV_EINVAL;
+    }
+    if (connector_env_int(env, "telegram_api_id") <= 0 ||
+        connector_env_text(env, "telegram_api_hash", hash, sizeof hash)[0] == '\0') {
+        snprintf(err, errcap,
+                 "a Telegram user account needs --telegram-api-id and --telegram-api-hash (your "
+                 "application's, from my.telegram.org; or TELEGRAM_API_ID and TELEGRAM_API_HASH, "
+                 "or the config file)");
+        return UV_EINVAL;
+    }
+    return 0;
+}
+
+static int def_login_check(const connector_env_t *env, char *err, size_t errcap)
+{
+    char name[TGU_NAME_MAX];
+    return login_settings(env, name, sizeof name, err, errcap);
+}
+
 static int def_login(const connector_env_t *env, const connector_prompt_t *prompt,
                      connector_login_cb done, void *data, void **obj, char *err, size_t errcap)
 {
-    char phone[32], account[TGU_NAME_MAX], name[TGU_NAME_MAX];
+    char phone[32], name[TGU_NAME_MAX];
     connector_env_text(env, "phone", phone, sizeof phone);
-    connector_env_text(env, "account", account, sizeof account);
-    int rc = tgu__session_name(account, phone, name, sizeof name, err, errcap);
-    if (rc == 0 && phone[0] == '\0') {
-        snprintf(err, errcap, "phone: give the account's phone number (--phone +15551234567)");
-        rc = UV_EINVAL;
-    }
+    int rc = login_settings(env, name, sizeof name, err, errcap);
     if (rc != 0)
         return rc;
     tgu_t *u = NULL;
@@ -594,5 +622,6 @@ const connector_def_t tg_user_connector_def = {
     .free = def_free,
     .login_name = "telegram",
     .login_requires = "phone",
+    .login_check = def_login_check,
     .login = def_login,
 };
