@@ -1,7 +1,9 @@
 // A Telegram user account through TDLib, tried as a new user would, against
 // the fake libtdjson (tests/support/fake_tdjson*.c: a scripted account with
 // a login code and a 2FA password): `parleyd login telegram` with a wrong
-// code fails clearly and with the right code and password signs in; the
+// code fails clearly and with the right code and password signs in, and
+// one that cannot reach Telegram says what it waits for and fails within
+// 10 s; the
 // account's directory is private; serve reports the account, lists its
 // chats, backfills exactly the newest `depth` messages of a 1,000-message
 // chat through a FloodWait (visible in syncJobsList), stores live
@@ -102,6 +104,25 @@ test("login: a wrong code fails clearly; the code and the 2FA password sign in",
   assert.ok(!fs.existsSync(path.join(dataDir, "telegram", "ada2")), "the refused sign-in left its directory");
   assert.match(fs.readFileSync(endings, "utf8"), /^logOut .*\/telegram\/ada2\/td$/m, "the refused session was logged out");
   assert.equal(psql("SELECT string_agg(handle, ',') FROM accounts WHERE kind = 'telegram_user'"), "15550001");
+});
+
+test("login: with Telegram out of reach it says what it waits for, then fails within 10 s", async () => {
+  // TDLib connecting and never answering the phone number: a machine
+  // without a network, as the fake plays it.
+  const off = tgAccount({ ...script, stall_methods: ["setAuthenticationPhoneNumber"],
+    connection_state: "connectionStateConnecting" }, { apiHash: API_HASH });
+  const t0 = Date.now();
+  const r = await tgLogin(off, "");
+  const took = Date.now() - t0;
+  assert.notEqual(r.code, 0, r.err);
+  assert.match(r.err, /waiting for Telegram \(TDLib\) to answer the sign-in request \(the phone number\): 5 s; connecting to Telegram's servers/);
+  assert.match(r.err, /login failed: cannot reach Telegram: no answer to the sign-in request \(the phone number\) in 10 s, and TDLib is not connected \(connecting to Telegram's servers\)/);
+  assert.ok(took < 20000, `the login took ${took} ms to fail`);
+  assert.ok(!fs.existsSync(path.join(off.data, "telegram", "15550001")), "the failed sign-in left its directory");
+  // The application's settings are checked before any work: at once.
+  const bare = await tgLogin({ ...off, settings: off.settings.slice(0, 4) }, "");
+  assert.equal(bare.code, 1);
+  assert.match(bare.err, /needs --telegram-api-id and --telegram-api-hash/);
 });
 
 test("serve: the account, its chats, a backfill through a FloodWait, live updates, sending", async () => {

@@ -48,6 +48,9 @@
  *                    up), then the method answers normally again (once per
  *                    client)
  *   stall_methods    [method names]: never answered
+ *   connection_state "connectionStateConnecting": sent as updateConnectionState
+ *                    right after the client's first updates (absent: none,
+ *                    as TDLib before it reports one)
  *   live             [{after_ms, update}]: sent (and applied) after_ms after
  *                    the client becomes ready
  *   inbox            a directory polled every 100 ms by td_receive while a
@@ -643,6 +646,10 @@ static void process_request(fake_req_t *r)
         fake__update(c, json_pack("{s:s,s:s,s:o}", "@type", "updateOption", "name", "version",
                                   "value", option_version()));
         auth_update(c, state_plain("authorizationStateWaitTdlibParameters"));
+        const char *conn = fake__str_of(fake__script, "connection_state");
+        if (*conn)
+            fake__update(c, json_pack("{s:s,s:{s:s}}", "@type", "updateConnectionState", "state",
+                                      "@type", conn));
     }
     json_t *req = json_loads(r->text, 0, NULL);
     json_t *extra = json_object_get(req, "@extra");

@@ -18,6 +18,13 @@
      CONNECTOR_CAN_CHAT_INFO | CONNECTOR_CAN_ADMINISTER | CONNECTOR_CAN_JOIN_CHATS |               \
      CONNECTOR_CAN_ADD_MEMBERS | CONNECTOR_CAN_SEARCH_DIALOGS | CONNECTOR_CAN_DOWNLOAD)
 #define TGU_KEY_FILE "credentials.key"
+/* parleyd login telegram, while it waits on Telegram (never on its user):
+ * a line every TGU_LOGIN_PROGRESS_MS saying what for and how TDLib's
+ * connection stands; after TGU_LOGIN_REACH_MS without an answer and
+ * without a connection, the login fails saying Telegram cannot be
+ * reached (connected, it waits on up to telegram_td_timeout_s). */
+#define TGU_LOGIN_PROGRESS_MS 5000
+#define TGU_LOGIN_REACH_MS    10000
 
 /* ---- accounts ----------------------------------------------------------------------- */
 
@@ -366,6 +373,11 @@ static void def_close(void *obj, void (*cb)(void *data), void *data)
     tgu_t *u = obj;
     u->closed_cb = cb;
     u->closed_data = data;
+    if (u->login_timer_init) {
+        /* u outlives the loop (def_free): no callback needed. */
+        u->login_timer_init = false;
+        uv_close((uv_handle_t *)&u->login_timer, NULL);
+    }
     if (u->login && u->login_client) {
         if (u->login_log_out)
             tdjson_client_log_out(u->login_client, login_client_closed, u);
@@ -417,8 +429,74 @@ static void login_client_closed(void *data)
         td_closed(u);
 }
 
+/* TDLib's connection state in words, and whether it is connected. */
+static const char *connection_words(const char *state, bool *connected)
+{
+    static const struct {
+        const char *state, *words;
+        bool connected;
+    } w[] = {
+        {"connectionStateWaitingForNetwork", "TDLib waits for a network", false},
+        {"connectionStateConnectingToProxy", "connecting to the proxy", false},
+        {"connectionStateConnecting", "connecting to Telegram's servers", false},
+        {"connectionStateUpdating", "connected, updating", true},
+        {"connectionStateReady", "connected", true},
+    };
+    for (size_t i = 0; state && i < sizeof w / sizeof w[0]; i++)
+        if (strcmp(state, w[i].state) == 0) {
+            *connected = w[i].connected;
+            return w[i].words;
+        }
+    return NULL;
+}
+
+static void login_end(tgu_t *u, int status, const char *message);
+
+static void login_wait_tick(uv_timer_t *t)
+{
+    tgu_t *u = t->data;
+    uint64_t waited = uv_now(u->loop) - u->login_wait_since;
+    const char *conn =
+        u->login_connection ? u->login_connection : "TDLib has reported no connection yet";
+    if (waited >= TGU_LOGIN_REACH_MS && !u->login_connected) {
+        char why[512];
+        snprintf(why, sizeof why,
+                 "cannot reach Telegram: no answer to the sign-in request (%s) in %llu s, and "
+                 "TDLib is not connected (%s); check this machine's network (a firewall, a "
+                 "proxy) and sign in again",
+                 u->login_waiting, (unsigned long long)(waited / 1000), conn);
+        login_end(u, UV_ETIMEDOUT, why);
+        return;
+    }
+    log_info("telegram",
+             "waiting for Telegram (TDLib) to answer the sign-in request (%s): %llu s; %s",
+             u->login_waiting, (unsigned long long)(waited / 1000), conn);
+}
+
+/* The login waits on Telegram for what (a request is out). */
+static void login_wait(tgu_t *u, const char *what)
+{
+    if (!u->login_timer_init) {
+        if (uv_timer_init(u->loop, &u->login_timer) != 0)
+            return; /* no progress lines; the request's own timeout still holds */
+        u->login_timer.data = u;
+        u->login_timer_init = true;
+    }
+    u->login_waiting = what;
+    u->login_wait_since = uv_now(u->loop);
+    uv_timer_start(&u->login_timer, login_wait_tick, TGU_LOGIN_PROGRESS_MS, TGU_LOGIN_PROGRESS_MS);
+}
+
+/* An answer came: the login waits on its user, or has ended. */
+static void login_wait_over(tgu_t *u)
+{
+    if (u->login_timer_init)
+        uv_timer_stop(&u->login_timer);
+}
+
 static void login_end(tgu_t *u, int status, const char *message)
 {
+    login_wait_over(u);
     if (u->login_done == NULL)
         return;
     connector_login_cb done = u->login_done;
@@ -434,13 +512,18 @@ static void login_answer(void *adata, const char *line)
         return;
     }
     int rc = tgu__auth_answer(&u->login_auth, u->login_asked, line);
-    if (rc != 0)
+    if (rc != 0) {
         login_end(u, rc, "TDLib did not take the answer");
+        return;
+    }
+    static const char *const what[] = {"the phone number", "the login code", "the password"};
+    login_wait(u, what[u->login_asked]);
 }
 
 static void login_ask(tgu_auth_t *a, tgu_ask_t what, const char *hint)
 {
     tgu_t *u = a->data;
+    login_wait_over(u);
     u->login_asked = what;
     char q[256];
     switch (what) {
@@ -491,6 +574,7 @@ static void login_stored(void *data, int status, const char *value, const char *
 static void login_me(void *data, int status, json_t *me)
 {
     tgu_t *u = data;
+    login_wait_over(u);
     if (status != 0) {
         login_end(u, status, tdjson_error_message(me, "getMe failed"));
         return;
@@ -526,12 +610,23 @@ static void login_ready(tgu_auth_t *a)
     tgu_t *u = a->data;
     if (tdjson_send(u->login_client, json_pack("{s:s}", "@type", "getMe"), login_me, u) != 0)
         login_end(u, UV_EIO, "TDLib did not take getMe");
+    else
+        login_wait(u, "the account's profile");
 }
 
 static void login_update(tdjson_client_t *c, json_t *update, void *data)
 {
     (void)c;
     tgu_t *u = data;
+    if (strcmp(json_string_value(json_object_get(update, "@type")) ?: "",
+               "updateConnectionState") == 0) {
+        const char *st =
+            json_string_value(json_object_get(json_object_get(update, "state"), "@type"));
+        const char *words = connection_words(st, &u->login_connected);
+        if (words)
+            u->login_connection = words;
+        return;
+    }
     (void)tgu__auth_update(&u->login_auth, update);
     const char *st =
         json_string_value(json_object_get(json_object_get(update, "authorization_state"), "@type"));
@@ -610,7 +705,10 @@ static int def_login(const connector_env_t *env, const connector_prompt_t *promp
                                  .failed = login_failed,
                                  .data = u};
     json_t *rq = json_pack("{s:s, s:s}", "@type", "getOption", "name", "version");
-    return tdjson_send(u->login_client, rq, NULL, NULL);
+    rc = tdjson_send(u->login_client, rq, NULL, NULL);
+    if (rc == 0)
+        login_wait(u, "TDLib's start");
+    return rc;
 }
 
 const connector_def_t tg_user_connector_def = {

@@ -226,6 +226,16 @@ struct tgu_s {
     connector_login_cb login_done;
     void *login_data;
     char login_line[512];
+    /* While the login waits on Telegram (not on its user): what for ("the
+     * phone number"), since when, the connection TDLib last reported (in
+     * words; NULL: none yet) and the timer of the progress lines and the
+     * deadline (tg_user.c, TGU_LOGIN_*). */
+    const char *login_waiting;
+    uint64_t login_wait_since;
+    const char *login_connection;
+    bool login_connected;
+    uv_timer_t login_timer;
+    bool login_timer_init;
     /* A sign-in while serving (tg_user_login.c), or NULL. */
     struct tgu_signin_s *signin;
     /* Downloads callers wait for (tg_user_files.c); while closing, the
