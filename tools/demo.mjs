@@ -52,10 +52,13 @@ const status = await call(client, "serverStatus", {});
 if (!status.messages) {
   await client.close();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"));
-  execFileSync(process.execPath, [path.join(root, "tools", "demo_archive.mjs"), dir], { stdio: "inherit" });
-  for (const [kind, what] of [["telegram-export", "result.json"], ["chatwise", "chatwise/app.db"], ["claude-code", "agents"]])
-    execFileSync(parleyd, ["import", kind, path.join(dir, what), "--log-level", "warn", ...storeOpts], { stdio: "inherit" });
-  fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    execFileSync(process.execPath, [path.join(root, "tools", "demo_archive.mjs"), dir], { stdio: "inherit" });
+    for (const [kind, what] of [["telegram-export", "result.json"], ["chatwise", "chatwise/app.db"], ["claude-code", "agents"]])
+      execFileSync(parleyd, ["import", kind, path.join(dir, what), "--log-level", "warn", ...storeOpts], { stdio: "inherit" });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
   console.log("demo archive imported");
   client = await connect();
 }
@@ -90,9 +93,10 @@ Any Streamable HTTP client: ${url}
   replace; ${url}/telegram serves the telegram toolset whole, ${url}/all every
   toolset: docs/tools.md)
 
-MCP Inspector:
+MCP Inspector (Node.js 22.19 or later; tests/node_modules/.bin has one and the Inspector):
   npx @modelcontextprotocol/inspector                  (then connect to ${url})
   npx @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list
+  PATH=${path.join(root, "tests", "node_modules", ".bin")}:$PATH mcp-inspector --cli ${url} --transport http --method tools/list
 
 Your agents' own sessions, followed as they are written (add to parleyd's arguments):
   --claude-code-dir ~/.claude/projects --codex-dir ~/.codex/sessions
