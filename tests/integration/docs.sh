@@ -2,7 +2,11 @@
 # settings table of docs/configuration.md is `parleyd --help-config`; run
 # tools/gen-docs after changing an option; each toolset page's tool
 # reference is `parleyd --help-tools NAME`), README and docs/ point nowhere
-# outside the repository, and every docs/ page the README links to exists.
+# outside the repository, every relative link and anchor of README.md,
+# docs/ and bench/README.md resolves (tests/harness/doc_check.mjs; the
+# installed tree: install.sh, package.sh), and every default they or
+# packaging/parley.conf state for a setting is the one parleyd --help
+# gives.
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 doc=$ROOT/docs/configuration.md
@@ -39,4 +43,9 @@ grep -o '](docs/[^)#]*' "$ROOT/README.md" | sed 's/^](//' | sort -u >"$TMP/links
 while read -r l; do
   [ -f "$ROOT/$l" ] || fail "README links to $l, which does not exist"
 done <"$TMP/links"
+NODE=${PARLEY_NODE:-node}
+"$NODE" "$ROOT/tests/harness/doc_check.mjs" links "$ROOT/README.md" "$ROOT"/docs/*.md "$ROOT/bench/README.md" ||
+  fail "a relative link or anchor of the docs does not resolve"
+"$NODE" "$ROOT/tests/harness/doc_check.mjs" defaults "$PARLEYD" "$ROOT/README.md" "$ROOT"/docs/*.md \
+  "$ROOT/packaging/parley.conf" || fail "a default stated in the docs is not parleyd --help's"
 echo "docs: ok"
