@@ -864,13 +864,57 @@ static void usage(void)
 {
     fprintf(stderr, "usage: parley-loadgen --url unix:PATH|tcp://IP:PORT|http://IP:PORT/mcp "
                     "[--sessions N] [--seconds S] [--tool NAME | --calls FILE] [--idle] "
-                    "[--label TEXT] [--protocol 2025-11-25|2026-07-28] [--raw --expect FILE]\n");
+                    "[--label TEXT] [--protocol 2025-11-25|2026-07-28] [--raw --expect FILE] "
+                    "(see --help)\n");
     exit(2);
+}
+
+/* --help: what it does and every option, on stdout (help2man makes the man
+ * page parley-loadgen(1) from it; cmake/install.cmake). */
+static void help(void)
+{
+    printf("Usage: parley-loadgen --url URL [options]\n"
+           "\n"
+           "A load generator for parleyd's MCP endpoints: opens N concurrent sessions, each\n"
+           "running initialize and then one request after another for a fixed time, and\n"
+           "prints one line of key=value pairs: label, transport, sessions, requests,\n"
+           "errors, seconds, rps, p50_ms, p90_ms, p95_ms, p99_ms, max_ms. A JSON-RPC error or\n"
+           "a tool result with isError counts as an error; a request unanswered for %d s\n"
+           "fails as a timeout. bench/run (the benchmark harness) drives it.\n"
+           "\n"
+           "Options:\n"
+           "  --url URL             unix:PATH, tcp://IP:PORT or http://IP:PORT/mcp\n"
+           "  --sessions N          concurrent sessions (default %d; at most %d start at once)\n"
+           "  --seconds S           how long they run (default %g)\n"
+           "  --tool NAME           call this tool (default: ping; in 2026-07-28\n"
+           "                        server/discover)\n"
+           "  --calls FILE          one {\"name\": ..., \"arguments\": {...}} a line; session k\n"
+           "                        starts at line k * 7919 and goes on in order\n"
+           "  --idle                only initialize, then stay open, idle, for the time given;\n"
+           "                        prints idle_ready=N once N sessions are initialized\n"
+           "  --label TEXT          the label of the output line (default -)\n"
+           "  --protocol VERSION    2025-11-25 (default) or 2026-07-28: no initialize, every\n"
+           "                        request with the revision's _meta (and HTTP headers)\n"
+           "  --raw                 with --expect: the same request bytes, no initialize; an\n"
+           "                        answer is good only when it is exactly FILE's bytes\n"
+           "  --expect FILE         the answer --raw expects\n"
+           "  --help                show this text\n"
+           "  --version             show the version\n"
+           "\n"
+           "Exit status: 0 ran (errors are counted in the output), 2 usage error.\n",
+           LOADGEN_TIMEOUT_S, opt.sessions, LOADGEN_RAMP, opt.seconds);
+    exit(0);
 }
 
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            help();
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("parley-loadgen %s\n", PARLEY_VERSION);
+            return 0;
+        }
         if (strcmp(argv[i], "--idle") == 0) {
             opt.idle = true;
             continue;

@@ -30,6 +30,7 @@ PKGS=(
   help2man                                # the man page, from parleyd --help
   systemd                                 # systemd-analyze: the package test checks the unit
   mmdebstrap                              # the package test's fresh Debian 12 root
+  lintian                                 # the package test checks the .deb with it
   systemd-container                       # systemd-nspawn: the package test boots that root
 )
 

@@ -1,6 +1,11 @@
 # package: the Debian package as a user installs it. Builds the .deb from
 # a RelWithDebInfo build of its own (prefix /usr; cpack -G DEB), checks its
-# control data and contents (dpkg-deb), installs it with apt into a fresh
+# control data and contents (dpkg-deb), that lintian finds no error and no
+# warning in it or in its debug symbols' package (parley-dbgsym, .ddeb;
+# what packaging/debian/lintian-overrides overrides is meant, with its
+# reason), that its binaries are stripped with their symbols in the
+# .ddeb, that every relative link of its docs resolves where they are
+# installed, installs it with apt into a fresh
 # Debian 12 root made from Debian's archive (mmdebstrap --variant=minbase
 # with systemd, then `apt-get install ./parley_*.deb`, which resolves
 # every Depends from the archive and runs the postinst), and in that root
@@ -12,7 +17,8 @@
 # exposure with systemd-analyze security --offline; then the root boots
 # with systemd (systemd-nspawn --boot) and runs parleyd.service as
 # installed, hardening and all: READY, the watchdog, the HTTP endpoint, a
-# clean stop of parleyd and its cluster.
+# clean stop of parleyd and its cluster; last, dpkg --purge runs its
+# prerm and postrm (the archive and the user stay).
 # In a mount namespace of its own: the root's mounts never reach the
 # host's, whatever happens to the test.
 if [ -z "${PARLEY_PKG_NS:-}" ]; then
@@ -30,9 +36,10 @@ t0=$(date +%s)
 cmake -S "$SRC" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
   -DPARLEY_TESTS=OFF >"$TMP/cmake.log" || { cat "$TMP/cmake.log"; fail "configure"; }
 cmake --build "$B" -j "$(nproc)" >"$TMP/build.log" 2>&1 || { tail -50 "$TMP/build.log"; fail "build"; }
-rm -f "$B"/parley_*.deb
+rm -f "$B"/parley_*.deb "$B"/parley-dbgsym_*.ddeb
 (cd "$B" && cpack -G DEB) >"$TMP/cpack.log" 2>&1 || { cat "$TMP/cpack.log"; fail "cpack"; }
 DEB=$(ls "$B"/parley_*_*.deb)
+DDEB=$(ls "$B"/parley-dbgsym_*_*.ddeb)
 t1=$(date +%s)
 echo "package: built $(basename "$DEB") in $((t1 - t0)) s"
 
@@ -50,14 +57,21 @@ dpkg-deb --contents "$DEB" | awk '{print $NF}' >"$TMP/contents"
 conf_mode=$(dpkg-deb --contents "$DEB" | awk '$NF == "./etc/parley.conf" {print $1}')
 [ "$conf_mode" = "-rw-r-----" ] || fail "/etc/parley.conf is packaged $conf_mode, not -rw-r-----"
 for f in ./usr/bin/parleyd ./usr/bin/parley-loadgen ./usr/share/man/man8/parleyd.8.gz \
-  ./usr/lib/systemd/system/parleyd.service ./usr/lib/sysusers.d/parley.conf ./etc/parley.conf \
-  ./usr/share/doc/parley/README.md ./usr/share/doc/parley/deployment.md \
-  ./usr/share/doc/parley/configuration.md; do
+  ./usr/share/man/man1/parley-loadgen.1.gz ./usr/lib/systemd/system/parleyd.service \
+  ./usr/lib/sysusers.d/parley.conf ./etc/parley.conf ./usr/share/doc/parley/README.md \
+  ./usr/share/doc/parley/copyright ./usr/share/doc/parley/changelog.Debian.gz \
+  ./usr/share/doc/parley/bench/README.md ./usr/share/lintian/overrides/parley; do
   grep -qx -- "$f" "$TMP/contents" || fail "package lacks $f"
 done
 for f in "$SRC"/docs/*.md; do
-  grep -qx -- "./usr/share/doc/parley/$(basename "$f")" "$TMP/contents" || fail "package lacks docs/$(basename "$f")"
+  grep -qx -- "./usr/share/doc/parley/docs/$(basename "$f")" "$TMP/contents" || fail "package lacks docs/$(basename "$f")"
 done
+# lintian (Debian 12's): no error, no warning, in either package.
+# (--show-overrides would make --fail-on count the overridden ones too.)
+lintian --fail-on error,warning --info --display-info "$DEB" "$DDEB" >"$TMP/lintian.log" 2>&1 ||
+  { cat "$TMP/lintian.log"; fail "lintian: errors or warnings"; }
+grep -E "^[EW]: " "$TMP/lintian.log" && fail "lintian: errors or warnings"
+echo "package: lintian: no error, no warning ($(grep -c "^I: " "$TMP/lintian.log") notes of information)"
 mkdir "$TMP/ctl"
 dpkg-deb --control "$DEB" "$TMP/ctl"
 grep -qx /etc/parley.conf "$TMP/ctl/conffiles" || fail "/etc/parley.conf is not a conffile"
@@ -69,6 +83,21 @@ for o in --data-dir --listen --toolsets --token-file --config; do
   grep -qF -- "\\fB${o//-/\\-}\\fR" <<<"$man" || fail "the man page lacks $o"
 done
 grep -q "^.SH FILES" <<<"$man" || fail "the man page has no FILES"
+# Stripped binaries; their debug symbols in the .ddeb, by build id.
+mkdir "$TMP/dbg"
+dpkg-deb -x "$DDEB" "$TMP/dbg"
+for b in parleyd parley-loadgen; do
+  readelf -S "$TMP/x/usr/bin/$b" | grep -q "\.debug_info" && fail "$b is not stripped"
+  id=$(readelf -n "$TMP/x/usr/bin/$b" | sed -n 's/.*Build ID: *//p')
+  dbg="$TMP/dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+  readelf -S "$dbg" 2>/dev/null | grep -q "\.debug_info" || fail "$b: no debug symbols in the .ddeb ($dbg)"
+done
+[ "$(dpkg-deb --field "$DDEB" Depends)" = "parley (= $(dpkg-deb --field "$DEB" Version))" ] ||
+  fail "parley-dbgsym does not depend on its parley"
+# The docs where they are installed: every relative link and anchor resolves.
+"${PARLEY_NODE:-node}" "$SRC/tests/harness/doc_check.mjs" links "$TMP/x/usr/share/doc/parley/README.md" \
+  "$TMP"/x/usr/share/doc/parley/docs/*.md "$TMP/x/usr/share/doc/parley/bench/README.md" ||
+  fail "a link of the installed docs does not resolve"
 unit="$TMP/x/usr/lib/systemd/system/parleyd.service"
 for l in "Type=notify" "WatchdogSec=" "User=parley" "StateDirectory=parley" "NoNewPrivileges=yes" \
   "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes" "PrivateDevices=yes" \
@@ -251,5 +280,13 @@ expect "stopped=inactive result=success exit=0 status=stopping"
 expect "postgres=stopped"
 expect "done"
 echo "package: parleyd.service under systemd in $((t4 - t3)) s"
+
+# ---- removed ----------------------------------------------------------------------
+# dpkg --purge runs the prerm and postrm (deb-systemd-invoke, deb-systemd-helper
+# purge); the archive and the parley user stay.
+chroot "$ROOT" dpkg --purge parley >"$TMP/purge.log" 2>&1 || { cat "$TMP/purge.log"; fail "dpkg --purge parley"; }
+[ -e "$ROOT/usr/bin/parleyd" ] && fail "parleyd is still there after the purge"
+[ -d "$ROOT/var/lib/parley" ] || fail "the purge removed /var/lib/parley"
+chroot "$ROOT" getent passwd parley >/dev/null || fail "the purge removed the parley user"
 
 echo "package: ok (unit exposure $score; $(($(date +%s) - t0)) s in all)"
