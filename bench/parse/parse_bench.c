@@ -6,6 +6,7 @@
  *                                          the strictness probes; exits 1
  *                                          when a path reads a request
  *                                          otherwise than jansson's
+ *   parley-parse-bench --paths             the paths built, one a line
  *   parley-parse-bench --probes            the strictness table (Markdown)
  *   parley-parse-bench --run PATH FILE N   FILE read N times by PATH in
  *                                          pb_measured_loop (callgrind
@@ -583,8 +584,9 @@ static int differ(const char *dir, long n)
     return bad ? 1 : 0;
 }
 
-/* The loop callgrind measures (--toggle-collect=pb_measured_loop). */
-__attribute__((noinline)) int pb_measured_loop(const path_t *p, const input_t *in, long n)
+/* n reads of in by p, each released: what one request costs parleyd's
+ * parse (and, with jansson, its lookups). */
+static int reads(const path_t *p, const input_t *in, long n)
 {
     int verdicts = 0;
     for (long i = 0; i < n; i++) {
@@ -595,6 +597,12 @@ __attribute__((noinline)) int pb_measured_loop(const path_t *p, const input_t *i
         pb_request_release(&r);
     }
     return verdicts;
+}
+
+/* The loop callgrind measures (--toggle-collect=pb_measured_loop). */
+__attribute__((noinline)) int pb_measured_loop(const path_t *p, const input_t *in, long n)
+{
+    return reads(p, in, n);
 }
 
 static double now_ns(void)
@@ -610,7 +618,7 @@ static void time_all(const char *dir, long n)
     input_t *in = load_dir(dir, &nf);
     for (size_t f = 0; f < nf; f++) {
         for (size_t i = 0; i < NPATHS; i++) {
-            pb_measured_loop(&paths[i], &in[f], n / 10 + 1); /* warm */
+            reads(&paths[i], &in[f], n / 10 + 1); /* warm */
             double best = 0;
             for (int round = 0; round < 5; round++) {
                 double t0 = now_ns();
@@ -626,7 +634,7 @@ static void time_all(const char *dir, long n)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: parley-parse-bench --check DIR | --probes | --differ DIR N | "
+    fprintf(stderr, "usage: parley-parse-bench --check DIR | --paths | --probes | --differ DIR N | "
                     "--run PATH FILE N | --time DIR N\n");
     return 2;
 }
@@ -635,6 +643,11 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--check") == 0)
         return check(argv[2]);
+    if (argc == 2 && strcmp(argv[1], "--paths") == 0) {
+        for (size_t i = 0; i < NPATHS; i++)
+            printf("%s\n", paths[i].name);
+        return 0;
+    }
     if (argc == 2 && strcmp(argv[1], "--probes") == 0) {
         run_probes(true);
         return 0;
@@ -642,7 +655,7 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "--run") == 0) {
         const path_t *p = find_path(argv[2]);
         input_t in = load(argv[3]);
-        pb_measured_loop(p, &in, 1); /* first use: allocations, lazy binding */
+        reads(p, &in, 1); /* first use (allocations, lazy binding): not measured */
         int v = pb_measured_loop(p, &in, atol(argv[4]));
         printf("%s %s %d\n", p->name, in.name, v);
         free(in.name);
