@@ -242,6 +242,32 @@ test("authLogin: the phone by form, a wrong code, then the code and the 2FA pass
   }
 });
 
+test("authLogin with Telegram out of reach: the daemon says what it waits for, the call fails within 10 s saying so", async () => {
+  // TDLib connecting and never answering the phone number: a machine
+  // without a network, as the fake plays it.
+  const off = tgAccount({ ...script("+15550003", 777000333, "Cy"), stall_methods: ["setAuthenticationPhoneNumber"],
+    connection_state: "connectionStateConnecting" }, { apiHash: API_HASH });
+  const d = await serve(off);
+  const c = await tgClient(d, { elicitation: { form: {}, url: {} } });
+  try {
+    c.setRequestHandler(ElicitRequestSchema, async (req) => {
+      if ((req.params.mode ?? "form") === "form") return { action: "accept", content: { phone: "+15550003" } };
+      return { action: "decline" };
+    });
+    const t0 = Date.now();
+    const r = await refused(c, "authLogin");
+    const took = Date.now() - t0;
+    assert.match(r, /cannot reach Telegram: no answer to the sign-in request \(the phone number\) in 10 s, and TDLib is not connected \(connecting to Telegram's servers\)/);
+    assert.ok(took < 20000, `authLogin took ${took} ms to fail`);
+    assert.match(d.log(), /waiting for Telegram \(TDLib\) to answer the sign-in request \(the phone number\): 5 s; connecting to Telegram's servers/);
+    assert.ok(!fs.existsSync(path.join(off.data, "telegram", "15550003")), "the failed sign-in left its directory");
+    assert.equal((await call(c, "authStatus")).authenticated, false);
+  } finally {
+    await c.close();
+    assert.equal(await d.stop(), 0, d.log());
+  }
+});
+
 test("2026-07-28: authLogin by multi round-trip requests (phone by form, code and password on the page)", async () => {
   // Another account of the scripted fake, in a data directory of its own
   // (the same database).

@@ -450,6 +450,25 @@ static const char *connection_words(const char *state, bool *connected)
     return NULL;
 }
 
+bool tgu__reach_update(tgu_t *u, const json_t *update)
+{
+    if (strcmp(json_string_value(json_object_get(update, "@type")) ?: "",
+               "updateConnectionState") != 0)
+        return false;
+    const char *st = json_string_value(json_object_get(json_object_get(update, "state"), "@type"));
+    const char *words = connection_words(st, &u->login_connected);
+    if (words)
+        u->login_connection = words;
+    return true;
+}
+
+void tgu__reach_reset(tgu_t *u)
+{
+    tgu__reach_over(u);
+    u->login_connection = NULL;
+    u->login_connected = false;
+}
+
 static void login_end(tgu_t *u, int status, const char *message);
 
 static void login_wait_tick(uv_timer_t *t)
@@ -465,7 +484,8 @@ static void login_wait_tick(uv_timer_t *t)
                  "TDLib is not connected (%s); check this machine's network (a firewall, a "
                  "proxy) and sign in again",
                  u->login_waiting, (unsigned long long)(waited / 1000), conn);
-        login_end(u, UV_ETIMEDOUT, why);
+        uv_timer_stop(&u->login_timer);
+        u->login_unreachable(u, why);
         return;
     }
     log_info("telegram",
@@ -473,9 +493,15 @@ static void login_wait_tick(uv_timer_t *t)
              u->login_waiting, (unsigned long long)(waited / 1000), conn);
 }
 
-/* The login waits on Telegram for what (a request is out). */
-static void login_wait(tgu_t *u, const char *what)
+/* The command-line login cannot reach Telegram. */
+static void login_unreachable(tgu_t *u, const char *why)
 {
+    login_end(u, UV_ETIMEDOUT, why);
+}
+
+void tgu__reach_wait(tgu_t *u, const char *what, void (*unreachable)(tgu_t *u, const char *why))
+{
+    u->login_unreachable = unreachable;
     if (!u->login_timer_init) {
         if (uv_timer_init(u->loop, &u->login_timer) != 0)
             return; /* no progress lines; the request's own timeout still holds */
@@ -487,11 +513,21 @@ static void login_wait(tgu_t *u, const char *what)
     uv_timer_start(&u->login_timer, login_wait_tick, TGU_LOGIN_PROGRESS_MS, TGU_LOGIN_PROGRESS_MS);
 }
 
-/* An answer came: the login waits on its user, or has ended. */
-static void login_wait_over(tgu_t *u)
+/* The login waits on Telegram for what (a request is out). */
+static void login_wait(tgu_t *u, const char *what)
+{
+    tgu__reach_wait(u, what, login_unreachable);
+}
+
+void tgu__reach_over(tgu_t *u)
 {
     if (u->login_timer_init)
         uv_timer_stop(&u->login_timer);
+}
+
+static void login_wait_over(tgu_t *u)
+{
+    tgu__reach_over(u);
 }
 
 static void login_end(tgu_t *u, int status, const char *message)
@@ -618,15 +654,8 @@ static void login_update(tdjson_client_t *c, json_t *update, void *data)
 {
     (void)c;
     tgu_t *u = data;
-    if (strcmp(json_string_value(json_object_get(update, "@type")) ?: "",
-               "updateConnectionState") == 0) {
-        const char *st =
-            json_string_value(json_object_get(json_object_get(update, "state"), "@type"));
-        const char *words = connection_words(st, &u->login_connected);
-        if (words)
-            u->login_connection = words;
+    if (tgu__reach_update(u, update))
         return;
-    }
     (void)tgu__auth_update(&u->login_auth, update);
     const char *st =
         json_string_value(json_object_get(json_object_get(update, "authorization_state"), "@type"));

@@ -236,6 +236,8 @@ struct tgu_s {
     bool login_connected;
     uv_timer_t login_timer;
     bool login_timer_init;
+    /* What the wait does when Telegram is out of reach (tgu__reach_wait). */
+    void (*login_unreachable)(struct tgu_s *u, const char *why);
     /* A sign-in while serving (tg_user_login.c), or NULL. */
     struct tgu_signin_s *signin;
     /* Downloads callers wait for (tg_user_files.c); while closing, the
@@ -274,6 +276,20 @@ int tgu__live_history(void *impl, int64_t chat, int64_t from, int newer, int lim
                       void *data);
 int tgu__live_get_message(void *impl, int64_t chat, int64_t message, connector_cb cb, void *data);
 /* ---- signing in while serving (tg_user_login.c) ------------------------------------ */
+
+/* The wait on Telegram of a login or a sign-in (tg_user.c; one at a time:
+ * the connector runs either `parleyd login` or serve's sign-ins, one by
+ * one). tgu__reach_wait: a request (what: "the phone number") is out: a
+ * progress line every TGU_LOGIN_PROGRESS_MS with the connection TDLib
+ * reports, and after TGU_LOGIN_REACH_MS without an answer and without a
+ * connection, unreachable(u, why) once (connected, the request's own
+ * timeout holds). tgu__reach_over: the answer came. tgu__reach_update:
+ * true when update was TDLib's updateConnectionState (noted).
+ * tgu__reach_reset: stopped, and no connection known (a new client). */
+void tgu__reach_wait(tgu_t *u, const char *what, void (*unreachable)(tgu_t *u, const char *why));
+void tgu__reach_over(tgu_t *u);
+__attribute__((warn_unused_result)) bool tgu__reach_update(tgu_t *u, const json_t *update);
+void tgu__reach_reset(tgu_t *u);
 
 extern const connector_accounts_ops_t tgu__accounts_ops;
 /* The daemon stops: ends a sign-in in progress (its last step says

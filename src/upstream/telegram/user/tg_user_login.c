@@ -65,6 +65,7 @@ static tgu_account_t *si_account_named(tgu_t *u, const char *name);
 /* The outcome is known: closes the client (if any), then ends. */
 static void si_fail(tgu_signin_t *s, int status, const char *why)
 {
+    tgu__reach_over(s->u);
     if (s->status == 0 && !s->stored) {
         s->status = status;
         snprintf(s->error, sizeof s->error, "%s", why ? why : uv_strerror(status));
@@ -84,6 +85,7 @@ static void si_fail(tgu_signin_t *s, int status, const char *why)
 static void si_end(tgu_signin_t *s)
 {
     tgu_t *u = s->u;
+    tgu__reach_over(u);
     if (u->signin == s)
         u->signin = NULL;
     if (s->status == 0 && s->account == NULL)
@@ -225,6 +227,7 @@ static void si_stored(void *data, int status, const char *value, const char *sql
 static void si_me(void *data, int status, json_t *me)
 {
     tgu_signin_t *s = data;
+    tgu__reach_over(s->u);
     if (status != 0) {
         si_fail(s, status, tdjson_error_message(me, "getMe failed"));
         return;
@@ -264,9 +267,18 @@ static void si_me(void *data, int status, json_t *me)
 
 /* ---- the sign-in's questions -------------------------------------------------------- */
 
+/* Telegram is out of reach while the sign-in waits on it
+ * (tgu__reach_wait): it fails saying so. */
+static void si_unreachable(tgu_t *u, const char *why)
+{
+    if (u->signin != NULL)
+        si_fail(u->signin, UV_ETIMEDOUT, why);
+}
+
 static void si_ask(tgu_auth_t *a, tgu_ask_t what, const char *hint)
 {
     tgu_signin_t *s = a->data;
+    tgu__reach_over(s->u);
     if (s->cancelled) {
         si_fail(s, UV_ECANCELED, "the sign-in was withdrawn");
         return;
@@ -276,6 +288,8 @@ static void si_ask(tgu_auth_t *a, tgu_ask_t what, const char *hint)
         int rc = tgu__auth_answer(a, TGU_ASK_PHONE, s->phone);
         if (rc != 0)
             si_fail(s, rc, "TDLib did not take the phone number");
+        else
+            tgu__reach_wait(s->u, "the phone number", si_unreachable);
         return;
     }
     json_t *q = json_pack("{s:s, s:s?}", "ask", what == TGU_ASK_CODE ? "code" : "password", "hint",
@@ -296,6 +310,8 @@ static void si_ready(tgu_auth_t *a)
     s->phase = SI_STORING;
     if (tdjson_send(s->client, json_pack("{s:s}", "@type", "getMe"), si_me, s) != 0)
         si_fail(s, UV_EIO, "TDLib did not take getMe");
+    else
+        tgu__reach_wait(s->u, "the account's profile", si_unreachable);
 }
 
 static void si_failed(tgu_auth_t *a, int status, const char *why)
@@ -307,6 +323,8 @@ static void si_update(tdjson_client_t *c, json_t *update, void *data)
 {
     (void)c;
     tgu_signin_t *s = data;
+    if (tgu__reach_update(s->u, update))
+        return;
     if (s->phase == SI_SIGNING)
         (void)tgu__auth_update(&s->auth, update);
 }
@@ -336,6 +354,7 @@ static void si_open_done(uv_work_t *w, int status)
         si_fail(s, UV_ECANCELED, "the sign-in was withdrawn");
         return;
     }
+    tgu__reach_reset(u); /* a new client: no connection reported yet */
     if (tdjson_client_new(u->td, u->td_timeout_ms, si_update, s, &s->client) != 0) {
         si_fail(s, UV_ENOMEM, "out of memory");
         return;
@@ -421,7 +440,11 @@ static int tu_signin_answer(void *impl, void *handle, const char *secret)
         return UV_EINVAL;
     if (secret == NULL || secret[0] == '\0')
         return UV_EINVAL;
-    return tgu__auth_answer(&s->auth, s->asked, secret);
+    int rc = tgu__auth_answer(&s->auth, s->asked, secret);
+    if (rc == 0)
+        tgu__reach_wait(u, s->asked == TGU_ASK_CODE ? "the login code" : "the password",
+                        si_unreachable);
+    return rc;
 }
 
 static void tu_signin_cancel(void *impl, void *handle)
