@@ -197,8 +197,9 @@ static void import_start(app_t *a)
 
 /* Before any database work (no cluster created, started or joined): the
  * path the source reads is there and readable, and a folder given for a
- * source that reads one file in it (follow_file: ChatWise's app.db)
- * holds that file. What the file holds is the importer's to judge. */
+ * source that reads one file in it (folder_file: telegram-export's
+ * result.json, ChatWise's app.db) holds that file. What the file holds is
+ * the importer's to judge. */
 static int import_check(const config_t *cfg, char *err, size_t errcap)
 {
     const importer_def_t *def = importers_find(cfg->import_source);
@@ -214,13 +215,13 @@ static int import_check(const config_t *cfg, char *err, size_t errcap)
                  strerror(e), def->name, def->args, def->name);
         return -e;
     }
-    if (S_ISDIR(st.st_mode) && def->follow_file != NULL) {
+    if (S_ISDIR(st.st_mode) && def->folder_file != NULL) {
         char file[CONFIG_PATH_MAX + 64];
-        snprintf(file, sizeof file, "%s/%s", path, def->follow_file);
+        snprintf(file, sizeof file, "%s/%s", path, def->folder_file);
         if (stat(file, &st) != 0) {
             int e = errno;
-            snprintf(err, errcap, "%s: %s (a folder given for %s must hold its %s)", file,
-                     strerror(e), def->name, def->follow_file);
+            snprintf(err, errcap, "%s: the folder has no %s (%s: %s; see parleyd import %s --help)",
+                     path, def->folder_file, file, strerror(e), def->name);
             return -e;
         }
     }

@@ -648,6 +648,7 @@ const importer_def_t chatwise_import_source = {
             "id; the\nsummary counts them. `serve --chatwise-db PATH` follows the file while "
             "serving.\n",
     .follow_file = "app.db",
+    .folder_file = "app.db",
     .follow_companion = "-wal",
     .start = source_start,
     .summary = source_summary,

@@ -90,6 +90,10 @@ typedef struct importer_def_s {
      * follow_file NULL: not followable. */
     const char *follow_file;
     const char *follow_companion;
+    /* The file a folder given as the path must hold (telegram-export's
+     * result.json, ChatWise's app.db), checked before any database work
+     * (app/import.c); NULL: a folder is read as it is. */
+    const char *folder_file;
     /* serve follows a folder of files of this source (follow_dir.h): the
      * importer takes env->files and reads each from where the store says
      * it stopped. */

@@ -756,6 +756,7 @@ const importer_def_t tg_import_source = {
             "SIGINT or SIGTERM stops at the next step: the partial chat is rolled back, the\n"
             "chats imported completely stay, and running the import again completes it.\n",
     .check = source_check,
+    .folder_file = "result.json",
     .start = source_start,
     .summary = source_summary,
     .free = source_free,

@@ -68,6 +68,8 @@ expect_early() { # expect_early PATTERN ARGS...: exit 1 saying PATTERN, nothing 
 expect_early "import: /no/such/path: No such file or directory" import telegram-export /no/such/path
 mkdir -p "$TMP/no-app-db"
 expect_early "no-app-db/app.db: No such file or directory" import chatwise "$TMP/no-app-db"
+mkdir -p "$TMP/no-result"
+expect_early "no-result: the folder has no result.json (.*no-result/result.json: No such file or directory; see parleyd import telegram-export --help)" import telegram-export "$TMP/no-result"
 expect_early "import: $TMP/no-sessions: No such file" import codex "$TMP/no-sessions"
 HOME=$TMP/nohome expect_early "$TMP/nohome/.claude/projects: No such file" import claude-code
 expect_early "needs --telegram-api-id and --telegram-api-hash" login telegram --phone +15550001
