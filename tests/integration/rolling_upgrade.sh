@@ -153,6 +153,11 @@ NEW_SCHEMA=$(sed -n 's/.*ready (schema version \([0-9]*\)).*/\1/p' "$TMP/b2.log"
 # costs and that restarting the upgraded daemons undoes it.)
 fns() { psql_t "SELECT md5(string_agg(p.oid::regprocedure::text || p.prosrc, ',' ORDER BY 1))
                 FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace"; }
+# Each function with its body's md5, one a line: what changed when fns
+# differs (said by fns_changed).
+fns_each() { psql_t "SELECT p.oid::regprocedure::text || ' ' || md5(p.prosrc)
+                     FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace ORDER BY 1"; }
+fns_changed() { diff <(printf '%s\n' "$1") <(fns_each) | grep '^[<>]' | head -20 >&2 || true; }
 f_new=$(fns)
 t_stop_a=$(now_ms)
 stop "$A" "$TMP/a1.log"
@@ -208,11 +213,12 @@ psql_t "INSERT INTO schema_version (version, name) VALUES ($NEXT, 'next_release'
         CREATE OR REPLACE FUNCTION parley_daemon_alive(p_owner text) RETURNS boolean
           LANGUAGE sql STABLE AS \$\$ SELECT p_owner IS NOT NULL /* next release */ \$\$"
 f_next=$(fns)
+e_next=$(fns_each)
 serve "$PARLEYD" a "$TMP/a3.log"
 A=$DPID
 grep -q "database schema version $NEXT is newer than this parleyd knows ($NEW_SCHEMA): it runs on the newer release's functions" "$TMP/a3.log" ||
   { cat "$TMP/a3.log"; fail "no warning about the newer schema"; }
-[ "$(fns)" = "$f_next" ] || fail "an older parleyd replaced the newer release's functions"
+[ "$(fns)" = "$f_next" ] || { fns_changed "$e_next"; fail "an older parleyd replaced the newer release's functions"; }
 t=$(now_ms)
 probe a
 PA=$PPID_
@@ -228,7 +234,7 @@ rc=0
 [ "$rc" = 1 ] || { cat "$TMP/a4.log"; fail "a parleyd two releases behind: exit $rc"; }
 grep -q "the database is at schema version $NEXT and takes parleyd of schema version $NEXT or later; this parleyd knows version $NEW_SCHEMA: upgrade it" "$TMP/a4.log" ||
   { cat "$TMP/a4.log"; fail "the refusal does not say what to do"; }
-[ "$(fns)" = "$f_next" ] || fail "the refused parleyd changed functions"
+[ "$(fns)" = "$f_next" ] || { fns_changed "$e_next"; fail "the refused parleyd changed functions"; }
 grep -q "$TOKEN" "$TMP"/*.log && fail "the bot token in a log"
 
 [ -n "${KEEP:-}" ] && cp "$TMP"/*.probe "$TMP"/*.log "$KEEP"/
