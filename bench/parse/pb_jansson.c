@@ -1,45 +1,15 @@
-/* pb_jansson: today's path (src/mcp/jsonrpc.c's jsonrpc_parse, then the
- * session's json_object_get lookups): the whole message as a jansson tree,
- * read where it lies. The parse is jsonrpc_parse's, copied here so the
- * bench needs none of parleyd's objects: JSON_ALLOW_NUL | JSON_DECODE_ANY
- * | JSON_REJECT_DUPLICATES, and a message with an integer too big for 64
- * bits read again with every number a real, the integral ones within
- * +-2^53 integers again. jansson refuses by itself: a key given twice,
- * invalid UTF-8 (overlong forms, surrogates, past U+10FFFF), a lone
- * surrogate escape, nesting past 2048, a NUL in a key, a raw control
- * character in a string, a real that overflows. */
-#include <math.h>
-#include <string.h>
-
+/* pb_jansson: today's path (src/mcp/jsonrpc.c's jsonrpc_parse itself,
+ * linked from parley_core, then the session's json_object_get lookups):
+ * the whole message as a jansson tree, read where it lies:
+ * JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, and a message
+ * with an integer too big for 64 bits read again with every number a
+ * real, the integral ones within +-2^53 integers again. jansson refuses
+ * by itself: a key given twice, invalid UTF-8 (overlong forms,
+ * surrogates, past U+10FFFF), a lone surrogate escape, nesting past 2048,
+ * a NUL in a key, a raw control character in a string, a real that
+ * overflows. */
+#include "mcp/jsonrpc.h"
 #include "parse_bench.h"
-
-static json_t *ints_again(json_t *v, int depth)
-{
-    if (depth > 10000)
-        return v;
-    if (json_is_real(v)) {
-        double x = json_real_value(v);
-        if (x == floor(x) && fabs(x) <= 9007199254740991.0) {
-            json_decref(v);
-            return json_integer((json_int_t)x);
-        }
-        return v;
-    }
-    if (json_is_object(v)) {
-        const char *k;
-        json_t *x;
-        void *tmp;
-        json_object_foreach_safe(v, tmp, k, x)
-        {
-            json_t *y = ints_again(json_incref(x), depth + 1);
-            json_object_set_new(v, k, y);
-        }
-    } else if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++)
-            json_array_set_new(v, i, ints_again(json_incref(json_array_get(v, i)), depth + 1));
-    }
-    return v;
-}
 
 static pb_kind_t kind(const json_t *v, pb_span_t *span)
 {
@@ -88,13 +58,8 @@ void pb_jansson_view(json_t *m, pb_request_t *r)
 
 int pb_jansson_parse(const char *text, size_t len, pb_request_t *r)
 {
-    const size_t flags = JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES;
     json_error_t je;
-    json_t *m = json_loadb(text, len, flags, &je);
-    if (m == NULL && strstr(je.text, "too big") != NULL) {
-        m = json_loadb(text, len, flags | JSON_DECODE_INT_AS_REAL, &je);
-        m = m ? ints_again(m, 0) : NULL;
-    }
+    json_t *m = jsonrpc_parse(text, len, &je);
     if (m == NULL)
         return -1;
     pb_jansson_view(m, r);
