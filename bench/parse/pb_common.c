@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parse_bench.h"
+#include "util/strutil.h"
 
 struct pb_block_s {
     pb_block_t *next;
@@ -188,26 +189,11 @@ bool pb_prescan(const char *text, size_t len)
             p++;
             continue;
         }
-        /* RFC 3629's table: no overlong forms, no surrogates, <= U+10FFFF. */
-        size_t n;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF)
-            n = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            n = 3;
-            lo = c == 0xE0 ? 0xA0 : 0x80;
-            hi = c == 0xED ? 0x9F : 0xBF;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 4;
-            lo = c == 0xF0 ? 0x90 : 0x80;
-            hi = c == 0xF4 ? 0x8F : 0xBF;
-        } else
+        /* RFC 3629 (no overlong form, no surrogate, <= U+10FFFF): the
+         * daemon's own reading of a sequence (util/strutil.h). */
+        size_t n = str_utf8_seq(p, (size_t)(end - p));
+        if (n == 0)
             return false;
-        if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
-            return false;
-        for (size_t i = 2; i < n; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
         p += n;
     }
     return true;
