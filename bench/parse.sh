@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# bench/parse.sh: how parleyd reads a request, jansson (today) against
-# yajl, jsmn and simdjson (issue #49; bench/README.md, "Parsing a
+# bench/parse.sh: how parleyd reads a request: jansson alone, parleyd's
+# path (simdjson's reading built as a jansson tree, src/util/json_simd.cpp),
+# and the candidate paths of the evaluation, yajl, jsmn and simdjson
+# reading the envelope in place (issue #49; bench/README.md, "Parsing a
 # request"). Builds parley-parse-bench (RelWithDebInfo, as the default
 # build) in build-parse/, checks that every path reads the benchmark's
 # requests (bench/parse/requests/, from capture.mjs), the strictness
@@ -12,8 +14,7 @@
 #
 #   bench/parse.sh [--n N]      N reads per request under callgrind (2000)
 #
-# Needs valgrind and libjsmn-dev (libsimdjson-dev for simdjson's path):
-#   apt-get install valgrind libjsmn-dev libsimdjson-dev
+# Needs valgrind and libjsmn-dev: apt-get install valgrind libjsmn-dev
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=2000
@@ -26,7 +27,7 @@ done
 command -v valgrind >/dev/null || { echo "bench/parse.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 cmake -S . -B build-parse -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARLEY_TESTS=OFF >/dev/null
 cmake --build build-parse -j2 --target parley-parse-bench >/dev/null ||
-  { echo "bench/parse.sh: no parley-parse-bench (apt-get install libjsmn-dev libsimdjson-dev)" >&2; exit 1; }
+  { echo "bench/parse.sh: no parley-parse-bench (apt-get install libjsmn-dev)" >&2; exit 1; }
 bin=build-parse/parley-parse-bench
 reqs=bench/parse/requests
 mapfile -t paths < <("$bin" --paths)
@@ -74,7 +75,7 @@ table() { # file unit
     }' "$1"
 }
 {
-  echo "# Parsing a request: jansson against yajl, jsmn and simdjson ($(date +%Y-%m-%d))"
+  echo "# Parsing a request: jansson against parleyd's path (simdjson, then a jansson tree), yajl, jsmn and simdjson ($(date +%Y-%m-%d))"
   echo
   echo "bench/parse.sh on $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1));"
   echo "jansson $(dpkg-query -W -f='${Version}' libjansson4 2>/dev/null), yajl $(dpkg-query -W -f='${Version}' libyajl2 2>/dev/null),"

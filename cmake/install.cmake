@@ -161,7 +161,7 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
 set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/deb_dbgsym.cmake)
 # The shared libraries' packages come from dpkg-shlibdeps (libuv1, libpq5,
-# libcurl4, libssl3, libjansson4, libh2o, libyajl2, libsqlite3-0,
+# libcurl4, libssl3, libjansson4, libh2o, libyajl2, libsimdjson14, libstdc++6, libsqlite3-0,
 # libsystemd0 ...); the rest is what parleyd runs or its scripts call:
 # the embedded default's PostgreSQL 15 (pg_bindir) and adduser.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

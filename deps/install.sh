@@ -9,13 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(
-  build-essential cmake pkg-config        # toolchain
+  build-essential cmake pkg-config        # toolchain (gcc, g++)
   libuv1-dev                              # the event loop
   libpq-dev                               # PostgreSQL client (async API)
   libcurl4-openssl-dev                    # HTTP client (curl multi), OpenSSL flavour
   libssl-dev                              # TLS (OpenSSL 3)
   libjansson-dev                          # JSON
   libyajl-dev                             # streaming JSON parser (imports)
+  libsimdjson-dev                         # JSON parser (requests; src/util/json_simd.cpp)
   libsqlite3-dev sqlite3                  # ChatWise's app.db (import; sqlite3 makes test files)
   libh2o-dev                              # HTTP server on libuv (transports)
   android-libboringssl-dev                # BoringSSL, for the TLS module's second test build

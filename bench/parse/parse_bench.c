@@ -35,6 +35,7 @@ typedef struct {
 
 static const path_t paths[] = {
     {"jansson", pb_jansson_parse, NULL},
+    {"parleyd", pb_parleyd_parse, NULL},
     {"yajl", pb_yajl_parse, pb_yajl_alone},
     {"jsmn", pb_jsmn_parse, pb_jsmn_alone},
 #ifdef PB_HAVE_SIMDJSON
@@ -432,7 +433,11 @@ static int run_probes(bool print)
             differ += !same && !probes[k].quirk;
             if (print) {
                 const char *o = outcome(d, b1, sizeof b1);
-                printf(" %s | %s%s |", paths[i].alone(text, len) == 0 ? "accepts" : "refuses", o,
+                printf(" %s | %s%s |",
+                       paths[i].alone == NULL           ? "–"
+                       : paths[i].alone(text, len) == 0 ? "accepts"
+                                                        : "refuses",
+                       o,
                        same                                          ? ""
                        : probes[k].quirk                             ? " (jansson's quirk)"
                        : strcmp(o, outcome(ref, b0, sizeof b0)) == 0 ? " (≠ values)"

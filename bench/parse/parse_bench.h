@@ -188,6 +188,8 @@ int pb_sink_null(pb_sink_t *k);
 typedef int (*pb_parse_fn)(const char *text, size_t len, pb_request_t *r);
 
 int pb_jansson_parse(const char *text, size_t len, pb_request_t *r);
+/* parleyd's own jsonrpc_parse (json_simd_load's tree, else jansson's). */
+int pb_parleyd_parse(const char *text, size_t len, pb_request_t *r);
 int pb_yajl_parse(const char *text, size_t len, pb_request_t *r);
 int pb_jsmn_parse(const char *text, size_t len, pb_request_t *r);
 #ifdef PB_HAVE_SIMDJSON

@@ -1,5 +1,7 @@
-/* pb_jansson: today's path (src/mcp/jsonrpc.c's jsonrpc_parse itself,
- * linked from parley_core, then the session's json_object_get lookups):
+/* pb_jansson: jansson alone (src/mcp/jsonrpc.c's jsonrpc_parse_jansson,
+ * linked from parley_core, then the session's json_object_get lookups),
+ * and parleyd's path since simdjson's adoption ("parleyd": jsonrpc_parse,
+ * json_simd_load's tree or that, and the same lookups):
  * the whole message as a jansson tree, read where it lies:
  * JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, and a message
  * with an integer too big for 64 bits read again with every number a
@@ -57,6 +59,16 @@ void pb_jansson_view(json_t *m, pb_request_t *r)
 }
 
 int pb_jansson_parse(const char *text, size_t len, pb_request_t *r)
+{
+    json_error_t je;
+    json_t *m = jsonrpc_parse_jansson(text, len, &je);
+    if (m == NULL)
+        return -1;
+    pb_jansson_view(m, r);
+    return 0;
+}
+
+int pb_parleyd_parse(const char *text, size_t len, pb_request_t *r)
 {
     json_error_t je;
     json_t *m = jsonrpc_parse(text, len, &je);

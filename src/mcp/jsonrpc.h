@@ -41,7 +41,9 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
 /* {"jsonrpc":"2.0","method":M,"params":P} */
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len);
 
-/* Parses one message (any JSON value; NUL allowed inside strings). An
+/* Parses one message (any JSON value; NUL allowed inside strings): read
+ * by json_simd_load (util/json_simd.h) when it takes the text on, else by
+ * jsonrpc_parse_jansson; the answer is jansson's either way. An
  * integer too large for 64 bits does not make the message unreadable (its
  * request would then get no answer it can be matched to): such a message
  * is read again with every number as a real, and the integral ones within
@@ -49,6 +51,9 @@ char *jsonrpc_notification(const char *method, const json_t *params, size_t *len
  * by name. A key given twice in one object is a syntax error. NULL with je
  * on a syntax error. */
 json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je);
+/* The same with jansson alone (what json_simd_load leaves; the benchmark's
+ * reference, bench/parse). */
+json_t *jsonrpc_parse_jansson(const char *msg, size_t len, json_error_t *je);
 
 /* "Parse error: ... at byte N" for a failed jsonrpc_parse, into out. The
  * parser's text may quote the input's bytes (an invalid escape, half a

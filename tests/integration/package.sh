@@ -46,7 +46,7 @@ echo "package: built $(basename "$DEB") in $((t1 - t0)) s"
 # ---- what the package says and holds ----------------------------------------
 dpkg-deb --field "$DEB" Package | grep -qx parley || fail "package name"
 deps=$(dpkg-deb --field "$DEB" Depends)
-for d in postgresql-15 adduser libuv1 libpq5 libcurl4 libssl3 libjansson4 libh2o0.13 libyajl2 \
+for d in postgresql-15 adduser libuv1 libpq5 libcurl4 libssl3 libjansson4 libh2o0.13 libyajl2 libsimdjson14 \
   libsqlite3-0 libsystemd0; do
   grep -qE "(^|, )$d( |,|$)" <<<"$deps" || fail "Depends lacks $d: $deps"
 done

@@ -1,0 +1,45 @@
+/* json_simd: a fast first reader of JSON text into jansson values. It
+ * parses with simdjson's DOM parser (libsimdjson, C++: json_simd.cpp is
+ * parleyd's one C++ file, this header its C interface) and builds the
+ * jansson value that json_loadb(text, len, JSON_ALLOW_NUL |
+ * JSON_DECODE_ANY | JSON_REJECT_DUPLICATES) would return, member order
+ * included.
+ *
+ * It only vouches for what it has read whole. Whatever it does not take
+ * on it leaves to jansson by returning NULL: a text longer than
+ * JSON_SIMD_MAX_LEN or nested deeper than JSON_SIMD_MAX_DEPTH, anything
+ * simdjson refuses (so the error a client sees stays jansson's, with its
+ * position), a key given twice or holding a NUL (jansson refuses those,
+ * simdjson does not), an integer past int64 (jansson's caller reads those
+ * again as reals). A NULL is never a verdict on the text: the caller reads it
+ * with jansson, whose answer is final. So what a caller gets is exactly
+ * what jansson alone would have given, and the fuzz target fuzz_json_simd
+ * compares the two on every input it makes. */
+#ifndef PARLEY_UTIL_JSON_SIMD_H
+#define PARLEY_UTIL_JSON_SIMD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest text read here (bytes): the parser's buffers are sized for it
+ * once and kept (about 12 bytes of the parser's per byte of text, per
+ * thread that reads); longer texts (large tool arguments) go to jansson,
+ * where the values built dominate anyway. */
+#define JSON_SIMD_MAX_LEN (64 * 1024)
+/* Deepest nesting read here; deeper texts go to jansson (whose own limit
+ * is 2048, JSON_PARSER_MAX_DEPTH). */
+#define JSON_SIMD_MAX_DEPTH 1024
+
+/* The value of text[0..len) (a new reference), or NULL: the text is left
+ * to jansson (see above; out of memory included). */
+json_t *json_simd_load(const char *text, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
