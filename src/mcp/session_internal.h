@@ -48,7 +48,10 @@ struct mcp_session_s {
      * mcp_session_receive_json), NULL for a 2025-11-25 one. Calls copy
      * what they need from it (mcp_call_t.modern, caps, log_level). */
     const mcp_envelope_t *env;
-    char *subs[MCP_SESSION_MAX_SUBSCRIPTIONS]; /* subscribed resource URIs */
+    /* Subscribed resource URIs: room for MCP_SESSION_MAX_SUBSCRIPTIONS,
+     * allocated at the first subscribe (a 2026-07-28 request's session
+     * never has one, and is made per request). */
+    char **subs;
     int nsubs;
     queue_node_t listens; /* open 2026-07-28 subscriptions/listen (session_listen.c) */
     int nlistens;

@@ -363,7 +363,10 @@ static void subscribe_probed(mcp_call_t *c, char *msg, size_t len)
     for (int i = 0; i < s->nsubs; i++)
         found = found || strcmp(s->subs[i], uri) == 0;
     char *copy = NULL;
-    if (!found && (s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS || (copy = strdup(uri)) == NULL)) {
+    if (!found && s->subs == NULL)
+        s->subs = calloc(MCP_SESSION_MAX_SUBSCRIPTIONS, sizeof *s->subs);
+    if (!found && (s->nsubs == MCP_SESSION_MAX_SUBSCRIPTIONS || s->subs == NULL ||
+                   (copy = strdup(uri)) == NULL)) {
         mcp_session__send_error(
             s, c->id, JSONRPC_INVALID_PARAMS,
             "resources/subscribe: too many subscriptions; unsubscribe from some first", NULL);
