@@ -86,9 +86,12 @@ void mcp_server__owner_add(mcp_server_t *srv, const char *owner, int delta)
         return;
     if (srv->owners == NULL && (srv->owners = json_object()) == NULL)
         return;
-    json_int_t n = json_integer_value(json_object_get(srv->owners, owner)) + delta;
+    json_t *count = json_object_get(srv->owners, owner);
+    json_int_t n = json_integer_value(count) + delta;
     if (n <= 0)
         json_object_del(srv->owners, owner);
+    else if (count != NULL)
+        json_integer_set(count, n); /* in place: one lookup, no allocation */
     else
         json_object_set_new(srv->owners, owner, json_integer(n));
 }

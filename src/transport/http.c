@@ -648,6 +648,7 @@ int http_server_start(uv_loop_t *loop, mcp_server_t *srv, const endpoint_t *ep,
     hs->srv = srv;
     hs->ep = *ep;
     hs->opt = *opt;
+    snprintf(hs->anon_owner, sizeof hs->anon_owner, "endpoint:%p", (const void *)hs);
     queue_init(&hs->conns);
     queue_init(&hs->sessions);
     queue_init(&hs->sweep);

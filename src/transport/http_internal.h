@@ -167,6 +167,9 @@ struct http_server_s {
     int handles_open;
     http_close_cb close_cb;
     void *data;
+    /* http__owner_of without a token ("endpoint:ADDRESS"), made at start:
+     * every 2026-07-28 request is a session counted against it. */
+    char anon_owner[40];
 };
 
 /* http.c */

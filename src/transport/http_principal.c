@@ -19,6 +19,8 @@ void http__owner_of(const http_server_t *hs, const token_t *tok, char *out, size
 {
     if (tok != NULL && hs->opt.tokens != NULL)
         snprintf(out, cap, "token:%td", tok - hs->opt.tokens->tokens);
+    else if (hs->anon_owner[0] != '\0' && strlen(hs->anon_owner) < cap)
+        memcpy(out, hs->anon_owner, strlen(hs->anon_owner) + 1);
     else
         snprintf(out, cap, "endpoint:%p", (const void *)hs);
 }
