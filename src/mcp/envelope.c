@@ -13,10 +13,16 @@
 const char *const mcp_envelope_all_versions[] = {MCP_MODERN_VERSION, "2025-11-25", "2025-06-18",
                                                  "2025-03-26",       "2024-11-05", NULL};
 
+mcp_envelope_claim_t mcp_envelope_claim(const json_t *params)
+{
+    mcp_envelope_claim_t c = {.meta = json_object_get(params, "_meta"), .version = NULL};
+    c.version = json_object_get(c.meta, MCP_META_PROTOCOL_VERSION);
+    return c;
+}
+
 bool mcp_envelope_claimed(const json_t *params)
 {
-    const json_t *meta = json_object_get(params, "_meta");
-    return json_object_get(meta, MCP_META_PROTOCOL_VERSION) != NULL;
+    return mcp_envelope_claim(params).version != NULL;
 }
 
 /* The string v holds when it is one without NUL, else NULL. */
@@ -29,10 +35,17 @@ static const char *plain_string(const json_t *v)
 int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, size_t cap,
                        json_t **data)
 {
+    mcp_envelope_claim_t c = mcp_envelope_claim(params);
+    return mcp_envelope_parse_claim(&c, env, msg, cap, data);
+}
+
+int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env, char *msg,
+                             size_t cap, json_t **data)
+{
     *data = NULL;
     memset(env, 0, sizeof *env);
     env->log_level = MCP_ENVELOPE_LOG_OFF;
-    const json_t *meta = json_object_get(params, "_meta");
+    const json_t *meta = c->meta;
     if (!json_is_object(meta)) {
         snprintf(msg, cap,
                  "Invalid params: params._meta is required in MCP %s: it carries \"%s\" and "
@@ -40,7 +53,7 @@ int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, siz
                  MCP_MODERN_VERSION, MCP_META_PROTOCOL_VERSION, MCP_META_CLIENT_CAPS);
         return JSONRPC_INVALID_PARAMS;
     }
-    const json_t *pv = json_object_get(meta, MCP_META_PROTOCOL_VERSION);
+    const json_t *pv = c->version;
     const json_t *caps = json_object_get(meta, MCP_META_CLIENT_CAPS);
     const char *missing = pv == NULL     ? MCP_META_PROTOCOL_VERSION
                           : caps == NULL ? MCP_META_CLIENT_CAPS
@@ -94,6 +107,7 @@ int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, siz
         }
         env->log_level = level;
     }
+    env->meta = meta;
     env->version = version;
     env->caps = caps;
     env->client_info = info;

@@ -44,11 +44,22 @@
 #define MCP_ENVELOPE_LOG_OFF 8
 
 typedef struct mcp_envelope_s {
+    const json_t *meta;        /* params._meta (an object), borrowed */
     const char *version;       /* borrowed from the request */
     const json_t *caps;        /* the client's capabilities (an object), borrowed */
     const json_t *client_info; /* or NULL; borrowed */
     int log_level;             /* mcp_log_level_t, or MCP_ENVELOPE_LOG_OFF */
 } mcp_envelope_t;
+
+/* What a request's params say of the envelope before it is read: their
+ * _meta and its protocol-version member, each NULL when absent. Found
+ * once (mcp_envelope_claim) and handed to what needs them, so a
+ * transport that classifies the request and then reads its envelope
+ * looks neither up twice. */
+typedef struct mcp_envelope_claim_s {
+    const json_t *meta;
+    const json_t *version; /* not NULL: params claim the envelope */
+} mcp_envelope_claim_t;
 
 /* Every revision parleyd answers, newest first (NULL-terminated): the
  * stateless one, then those of initialize. */
@@ -60,6 +71,9 @@ extern const char *const mcp_envelope_all_versions[];
  * error of this revision, never as a 2025-11-25 request. */
 __attribute__((warn_unused_result)) bool mcp_envelope_claimed(const json_t *params);
 
+/* The claim of params (a request's params, or NULL). */
+mcp_envelope_claim_t mcp_envelope_claim(const json_t *params);
+
 /* Reads the envelope of params into env (borrowing from params). Returns
  * 0; JSONRPC_INVALID_PARAMS when a required key is missing or a key has
  * the wrong type ("A request missing any required field is malformed;
@@ -70,6 +84,11 @@ __attribute__((warn_unused_result)) bool mcp_envelope_claimed(const json_t *para
  * unsupported version. */
 int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, size_t cap,
                        json_t **data);
+
+/* mcp_envelope_parse of the params whose claim is c (mcp_envelope_claim
+ * of them). */
+int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env, char *msg,
+                             size_t cap, json_t **data);
 
 /* Adds resultType "complete" and _meta[serverInfo] {name, version} to a
  * result object (keeping a _meta the result has). Returns 0 or UV_ENOMEM. */

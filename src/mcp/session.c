@@ -604,22 +604,29 @@ static void dispatch(mcp_session_t *s, json_t *id, const char *name, mcp_method_
 /* A request that claims the 2026-07-28 envelope (or server/discover): it
  * is answered from what it carries, never from the connection's past. */
 static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_method_t mi,
-                           json_t *params)
+                           json_t *params, const mcp_envelope_claim_t *claim,
+                           const mcp_envelope_t *read)
 {
     mcp_envelope_t env;
-    char msg[320];
-    json_t *data = NULL;
-    int code = mcp_envelope_parse(params, &env, msg, sizeof msg, &data);
-    if (code != 0) {
-        mcp_session__send_error(s, id, code, msg, data);
-        json_decref(data);
-        return;
+    if (read != NULL) {
+        env = *read;
+    } else {
+        char msg[320];
+        json_t *data = NULL;
+        int code = mcp_envelope_parse_claim(claim, &env, msg, sizeof msg, &data);
+        if (code != 0) {
+            mcp_session__send_error(s, id, code, msg, data);
+            json_decref(data);
+            return;
+        }
     }
     if (s->era == MCP_ERA_UNDECIDED) {
         s->era = MCP_ERA_MODERN;
-        const char *cname = json_string_value(json_object_get(env.client_info, "name"));
-        log_debug(s->tag, "MCP %s requests from %s (%s)", MCP_MODERN_VERSION,
-                  cname ? cname : "an unnamed client", s->kind);
+        if (log_get_level() <= LOG_DEBUG) {
+            const char *cname = json_string_value(json_object_get(env.client_info, "name"));
+            log_debug(s->tag, "MCP %s requests from %s (%s)", MCP_MODERN_VERSION,
+                      cname ? cname : "an unnamed client", s->kind);
+        }
     }
     if (s->state == MCP_SESSION_NEW)
         s->state = MCP_SESSION_READY; /* it needs no initialize */
@@ -628,7 +635,8 @@ static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_m
     s->env = NULL;
 }
 
-bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
+/* mcp_session_receive_json; read: m's envelope, already read (or NULL). */
+static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
 {
     if (s->state >= MCP_SESSION_CLOSING)
         return false;
@@ -692,8 +700,12 @@ bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
     s->srv->stats.requests++;
     mcp_method_t mi = method_index(name);
     s->srv->stats.by_method[mi]++;
-    if (mcp_envelope_claimed(params) || mi == MCP_M_SERVER_DISCOVER)
-        receive_modern(s, id, name, mi, params);
+    /* An envelope read is one claimed. */
+    mcp_envelope_claim_t claim = {NULL, NULL};
+    if (read == NULL)
+        claim = mcp_envelope_claim(params);
+    if (read != NULL || claim.version != NULL || mi == MCP_M_SERVER_DISCOVER)
+        receive_modern(s, id, name, mi, params, &claim, read);
     else if (s->era == MCP_ERA_MODERN)
         mcp_session__send_error(
             s, id, JSONRPC_INVALID_PARAMS,
@@ -710,6 +722,16 @@ bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
     json_decref(m);
     mcp_session__update_reading(s); /* a call may have reached the in-flight cap */
     return want_more(s);
+}
+
+bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
+{
+    return receive(s, m, NULL);
+}
+
+bool mcp_session_receive_enveloped(mcp_session_t *s, json_t *m, const mcp_envelope_t *env)
+{
+    return receive(s, m, env);
 }
 
 void mcp_session_oversize(mcp_session_t *s, size_t limit)

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcp/envelope.h"
 #include "mcp/server.h"
 
 typedef struct mcp_session_s mcp_session_t;
@@ -107,6 +108,11 @@ bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len);
 
 /* The same for a message the transport already parsed (borrowed). */
 bool mcp_session_receive_json(mcp_session_t *s, json_t *msg);
+
+/* The same for a 2026-07-28 request whose envelope the transport has
+ * read already: env is mcp_envelope_parse's success on msg's params
+ * (borrowing from msg), so the session does not read it again. */
+bool mcp_session_receive_enveloped(mcp_session_t *s, json_t *msg, const mcp_envelope_t *env);
 
 /* A message longer than the limit was dropped by the framer. */
 void mcp_session_oversize(mcp_session_t *s, size_t limit);

@@ -151,7 +151,7 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
     if (s->env != NULL &&
         !modern_round(s, id, kind, name, args, digest, params, &responses, &state))
         return NULL;
-    const json_t *meta = json_object_get(params, "_meta");
+    const json_t *meta = s->env != NULL ? s->env->meta : json_object_get(params, "_meta");
     json_t *token = json_object_get(meta, "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
         token = NULL;

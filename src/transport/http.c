@@ -261,6 +261,9 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
     }
     const char *method = json_string_value(json_object_get(m, "method"));
     json_t *id = json_object_get(m, "id");
+    json_t *params = json_object_get(m, "params");
+    const http_msg_t msg = {
+        .m = m, .id = id, .method = method, .params = params, .claim = mcp_envelope_claim(params)};
     bool is_request = method != NULL && id != NULL;
     bool is_init = method != NULL && strcmp(method, "initialize") == 0;
     if (is_request && !json_is_string(id) && !json_is_integer(id)) {
@@ -275,8 +278,8 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         json_decref(m);
         return;
     }
-    if (http__is_modern(req, m)) {
-        http__post_modern(hs, req, tok, m);
+    if (http__is_modern(req, &msg)) {
+        http__post_modern(hs, req, tok, &msg);
         json_decref(m);
         return;
     }
@@ -308,15 +311,16 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         h2o_send_inline(req, "", 0);
         return;
     }
-    http__serve_request(hs, req, h, m);
+    http__serve_request(hs, req, h, &msg, NULL);
     if (is_init && h->state == HSESS_OPEN && mcp_session_state(h->session) < MCP_SESSION_READY)
         mcp_session_close(h->session); /* initialize failed: no session */
     json_decref(m);
 }
 
-void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m)
+void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, const http_msg_t *msg,
+                         const mcp_envelope_t *env)
 {
-    json_t *id = json_object_get(m, "id");
+    json_t *id = msg->id;
     if (!h->reading) {
         /* Backpressure: too much in flight or unread on this session. */
         http__add_header(req, "retry-after", "1", 1);
@@ -340,7 +344,10 @@ void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *
     r->ls = ls;
     r->prime_seq = h->stateless ? 0 : ++h->next_seq;
     uint64_t stream_no = ls->no;
-    mcp_session_receive_json(h->session, m);
+    if (env != NULL)
+        mcp_session_receive_enveloped(h->session, msg->m, env);
+    else
+        mcp_session_receive_json(h->session, msg->m);
     /* ls may be gone (answered); r is still ours (undecided). */
     if (r->finish && r->nmsgs == 1 && r->single_is_final)
         http__resp_answer_json(r, h);

@@ -172,11 +172,23 @@ struct http_server_s {
     char anon_owner[40];
 };
 
+/* What the POST handler read of a message (an object), handed down so
+ * that no member is looked up twice. Borrowed from m. */
+typedef struct http_msg_s {
+    json_t *m;
+    json_t *id;                 /* or NULL */
+    const char *method;         /* or NULL (not a string) */
+    json_t *params;             /* or NULL */
+    mcp_envelope_claim_t claim; /* of params */
+} http_msg_t;
+
 /* http.c */
-/* Answers request m (borrowed, an object with a valid id) on session h:
- * feeds it to the MCP session and answers JSON when the response came at
- * once, else an SSE stream. */
-void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, json_t *m);
+/* Answers request msg (its id a valid one) on session h: feeds it to the
+ * MCP session and answers JSON when the response came at once, else an
+ * SSE stream. env: its envelope as http_modern.c read it (a 2026-07-28
+ * request), or NULL. */
+void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, const http_msg_t *msg,
+                         const mcp_envelope_t *env);
 /* Answers r's one message (r->single, the POST's response) as a JSON body,
  * and frees r. h: the session it answers for. */
 void http__resp_answer_json(resp_t *r, hsess_t *h);
@@ -217,13 +229,15 @@ void http__ring_drop_newest(hsess_t *h, uint64_t seq);
 void http__stateless_gone(hsess_t *h);
 
 /* http_modern.c */
-/* True when POST message m (an object) is for the 2026-07-28 path: its
- * params claim the envelope, it is server/discover, or the request's
- * MCP-Protocol-Version header names a revision without initialize. */
-__attribute__((warn_unused_result)) bool http__is_modern(h2o_req_t *req, const json_t *m);
-/* Serves one 2026-07-28 POST (m borrowed): the validation ladder
+/* True when POST message msg (NULL: a request without one) is for the
+ * 2026-07-28 path: its params claim the envelope, it is server/discover,
+ * or the request's MCP-Protocol-Version header names a revision without
+ * initialize. */
+__attribute__((warn_unused_result)) bool http__is_modern(h2o_req_t *req, const http_msg_t *msg);
+/* Serves one 2026-07-28 POST (msg borrowed): the validation ladder
  * (envelope, standard headers), then the request on a stateless session. */
-void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, json_t *m);
+void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok,
+                       const http_msg_t *msg);
 /* The HTTP status of a 2026-07-28 response answered as one JSON text:
  * 404 for -32601 ("If the server does not implement the requested RPC
  * method, it MUST respond with 404 Not Found"), 400 for -32021 and for

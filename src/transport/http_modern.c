@@ -38,19 +38,13 @@ static h2o_iovec_t trimmed(h2o_iovec_t v)
     return v;
 }
 
-/* Header lcname's value, trimmed, into *v (base NULL when absent).
- * False when it is given twice or holds a character a field value may not
- * (RFC 9110 5.5: visible ASCII, space and tab; "A header value contains
- * invalid characters" is a validation failure): a balancer that routes on
- * another occurrence than the one checked here would see another request. */
-static bool header_once(h2o_req_t *req, const char *lcname, size_t len, h2o_iovec_t *v)
+/* header_once's reading of the value of a header given once (entry i):
+ * false when it holds a character a field value may not. */
+static bool once_value(h2o_req_t *req, ssize_t i, h2o_iovec_t *v)
 {
-    ssize_t i = h2o_find_header_by_str(&req->headers, lcname, len, -1);
     *v = h2o_iovec_init(NULL, 0);
     if (i < 0)
         return true;
-    if (h2o_find_header_by_str(&req->headers, lcname, len, i) >= 0)
-        return false;
     h2o_iovec_t raw = req->headers.entries[i].value;
     for (size_t k = 0; k < raw.len; k++) {
         unsigned char ch = (unsigned char)raw.base[k];
@@ -63,16 +57,59 @@ static bool header_once(h2o_req_t *req, const char *lcname, size_t len, h2o_iove
     return true;
 }
 
+/* Header lcname's value, trimmed, into *v (base NULL when absent).
+ * False when it is given twice or holds a character a field value may not
+ * (RFC 9110 5.5: visible ASCII, space and tab; "A header value contains
+ * invalid characters" is a validation failure): a balancer that routes on
+ * another occurrence than the one checked here would see another request. */
+static bool header_once(h2o_req_t *req, const char *lcname, size_t len, h2o_iovec_t *v)
+{
+    ssize_t i = h2o_find_header_by_str(&req->headers, lcname, len, -1);
+    *v = h2o_iovec_init(NULL, 0);
+    if (i >= 0 && h2o_find_header_by_str(&req->headers, lcname, len, i) >= 0)
+        return false;
+    return once_value(req, i, v);
+}
+
+/* The standard headers of a 2026-07-28 POST, read in one pass over the
+ * request's headers. */
+typedef struct std_headers_s {
+    h2o_iovec_t pv;           /* MCP-Protocol-Version (http__header), trimmed */
+    h2o_iovec_t method, name; /* Mcp-Method, Mcp-Name (header_once) */
+    bool method_once, name_once;
+} std_headers_t;
+
+static void std_headers_read(h2o_req_t *req, std_headers_t *sh)
+{
+    ssize_t pv = -1, method = -1, name = -1;
+    int nmethod = 0, nname = 0;
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_iovec_t *n = req->headers.entries[i].name;
+        if (h2o_memis(n->base, n->len, H2O_STRLIT("mcp-method"))) {
+            if (nmethod++ == 0)
+                method = (ssize_t)i;
+        } else if (h2o_memis(n->base, n->len, H2O_STRLIT("mcp-name"))) {
+            if (nname++ == 0)
+                name = (ssize_t)i;
+        } else if (pv < 0 && h2o_memis(n->base, n->len, H2O_STRLIT("mcp-protocol-version"))) {
+            pv = (ssize_t)i;
+        }
+    }
+    sh->pv = trimmed(pv < 0 ? h2o_iovec_init(NULL, 0) : req->headers.entries[pv].value);
+    sh->method = sh->name = h2o_iovec_init(NULL, 0);
+    sh->method_once = nmethod <= 1 && once_value(req, method, &sh->method);
+    sh->name_once = nname <= 1 && once_value(req, name, &sh->name);
+}
+
 static bool iovec_is(h2o_iovec_t v, const char *s)
 {
     return v.base != NULL && strlen(s) == v.len && memcmp(v.base, s, v.len) == 0;
 }
 
-bool http__is_modern(h2o_req_t *req, const json_t *m)
+bool http__is_modern(h2o_req_t *req, const http_msg_t *msg)
 {
-    const json_t *params = json_object_get(m, "params");
-    const char *method = json_string_value(json_object_get(m, "method"));
-    if (mcp_envelope_claimed(params) || (method && strcmp(method, "server/discover") == 0))
+    if (msg != NULL && (msg->claim.version != NULL ||
+                        (msg->method && strcmp(msg->method, "server/discover") == 0)))
         return true;
     /* "A request whose protocol-version header names a modern revision
      * but whose body carries no _meta envelope" is refused by this path
@@ -210,11 +247,11 @@ static bool tool_visible(http_server_t *hs, const token_t *tok, const mcp_tool_t
  * value does not match the corresponding request body value". Returns
  * true when they agree; else answers 400 -32020. */
 static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok, const json_t *id,
-                          const char *method, const json_t *params)
+                          const char *method, const json_t *params, const std_headers_t *sh)
 {
-    h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
-    h2o_iovec_t mm;
-    if (!header_once(req, H2O_STRLIT("mcp-method"), &mm)) {
+    h2o_iovec_t pv = sh->pv;
+    h2o_iovec_t mm = sh->method;
+    if (!sh->method_once) {
         return mismatch(
             req, id,
             "Header mismatch: Mcp-Method given twice or with characters a header may not hold");
@@ -239,8 +276,8 @@ static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok,
                                                                 : NULL;
     if (field == NULL)
         return true;
-    h2o_iovec_t nm;
-    if (!header_once(req, H2O_STRLIT("mcp-name"), &nm)) {
+    h2o_iovec_t nm = sh->name;
+    if (!sh->name_once) {
         return mismatch(
             req, id,
             "Header mismatch: Mcp-Name given twice or with characters a header may not hold "
@@ -270,11 +307,11 @@ static bool headers_agree(http_server_t *hs, h2o_req_t *req, const token_t *tok,
     return true;
 }
 
-void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, json_t *m)
+void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, const http_msg_t *msg)
 {
-    const json_t *id = json_object_get(m, "id");
-    const char *method = json_string_value(json_object_get(m, "method"));
-    const json_t *params = json_object_get(m, "params");
+    const json_t *id = msg->id;
+    const char *method = msg->method;
+    const json_t *params = msg->params;
     if (method == NULL) {
         /* "The client MUST NOT send JSON-RPC responses." */
         reject(req, 400, NULL, JSONRPC_INVALID_REQUEST,
@@ -289,9 +326,10 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         return;
     }
     /* Era classification: the header cross-checks the body's claim. */
-    h2o_iovec_t pv = trimmed(http__header(req, H2O_STRLIT("mcp-protocol-version")));
-    const char *claim = json_string_value(
-        json_object_get(json_object_get(params, "_meta"), MCP_META_PROTOCOL_VERSION));
+    std_headers_t sh;
+    std_headers_read(req, &sh);
+    h2o_iovec_t pv = sh.pv;
+    const char *claim = json_string_value(msg->claim.version);
     if (pv.base != NULL && claim != NULL && !iovec_is(pv, claim)) {
         char msg[200];
         snprintf(msg, sizeof msg,
@@ -302,11 +340,11 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         return;
     }
     mcp_envelope_t env;
-    char msg[320];
+    char text[320];
     json_t *data = NULL;
-    int code = mcp_envelope_parse(params, &env, msg, sizeof msg, &data);
+    int code = mcp_envelope_parse_claim(&msg->claim, &env, text, sizeof text, &data);
     if (code != 0) {
-        reject(req, 400, id, code, msg, data);
+        reject(req, 400, id, code, text, data);
         json_decref(data);
         return;
     }
@@ -319,7 +357,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         h2o_send_inline(req, "", 0);
         return;
     }
-    if (!headers_agree(hs, req, tok, id, method, params))
+    if (!headers_agree(hs, req, tok, id, method, params, &sh))
         return;
     if (!http__admit(hs, req, tok, id))
         return;
@@ -330,7 +368,7 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, js
         return;
     }
     http__apply_token(hs, h, tok, req);
-    http__serve_request(hs, req, h, m);
+    http__serve_request(hs, req, h, msg, &env);
 }
 
 int http__modern_status(const char *msg, size_t len)
