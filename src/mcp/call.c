@@ -429,6 +429,20 @@ static bool is_json_ws(char ch)
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
 }
 
+/* True when json[0..len) holds "_meta" or "resultType" (quotes included)
+ * anywhere: one pass over its quotes rather than a search for each. */
+static bool names_envelope_member(const char *json, size_t len)
+{
+    const char *end = json + len;
+    for (const char *p = json; (p = memchr(p, '"', (size_t)(end - p))) != NULL; p++) {
+        size_t left = (size_t)(end - p);
+        if ((left >= 7 && p[1] == '_' && memcmp(p, "\"_meta\"", 7) == 0) ||
+            (left >= 12 && p[1] == 'r' && memcmp(p, "\"resultType\"", 12) == 0))
+            return true;
+    }
+    return false;
+}
+
 void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
 {
     while (len > 0 && is_json_ws(json[len - 1]))
@@ -442,8 +456,7 @@ void mcp_call_finish_result_text(mcp_call_t *c, const char *json, size_t len)
                    ? mcp_server__complete_text(mcp_session__server(c->session))
                    : NULL;
     if (tail == NULL || len - open < 2 || json[open] != '{' || json[len - 1] != '}' ||
-        (*tail != '\0' &&
-         (memmem(json, len, "\"_meta\"", 7) || memmem(json, len, "\"resultType\"", 12)))) {
+        (*tail != '\0' && names_envelope_member(json, len))) {
         /* A read's cache hints, an identity the prebuilt envelope cannot
          * hold, members of the envelope's own (merged, not repeated), or
          * not an object: completed as an object. */
