@@ -25,6 +25,37 @@ bool mcp_envelope_claimed(const json_t *params)
     return mcp_envelope_claim(params).version != NULL;
 }
 
+/* The members of _meta the envelope reads besides the protocol version:
+ * json_object_get of each (a hash of a 40-character key), or for a small
+ * _meta one pass over it that compares keys, the same members found. */
+static void meta_members(const json_t *meta, const json_t **caps, const json_t **info,
+                         const json_t **level)
+{
+    static const char pre[] = "io.modelcontextprotocol/";
+    const size_t np = sizeof pre - 1;
+    if (json_object_size(meta) > 4) {
+        *caps = json_object_get(meta, MCP_META_CLIENT_CAPS);
+        *info = json_object_get(meta, MCP_META_CLIENT_INFO);
+        *level = json_object_get(meta, MCP_META_LOG_LEVEL);
+        return;
+    }
+    *caps = *info = *level = NULL;
+    for (void *it = json_object_iter((json_t *)meta); it != NULL;
+         it = json_object_iter_next((json_t *)meta, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t n = json_object_iter_key_len(it);
+        if (n <= np || memcmp(key, pre, np) != 0)
+            continue;
+        const json_t *v = json_object_iter_value(it);
+        if (n == sizeof MCP_META_CLIENT_CAPS - 1 && memcmp(key, MCP_META_CLIENT_CAPS, n) == 0)
+            *caps = v;
+        else if (n == sizeof MCP_META_CLIENT_INFO - 1 && memcmp(key, MCP_META_CLIENT_INFO, n) == 0)
+            *info = v;
+        else if (n == sizeof MCP_META_LOG_LEVEL - 1 && memcmp(key, MCP_META_LOG_LEVEL, n) == 0)
+            *level = v;
+    }
+}
+
 /* The string v holds when it is one without NUL, else NULL. */
 static const char *plain_string(const json_t *v)
 {
@@ -54,7 +85,8 @@ int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env,
         return JSONRPC_INVALID_PARAMS;
     }
     const json_t *pv = c->version;
-    const json_t *caps = json_object_get(meta, MCP_META_CLIENT_CAPS);
+    const json_t *caps, *info, *lv;
+    meta_members(meta, &caps, &info, &lv);
     const char *missing = pv == NULL     ? MCP_META_PROTOCOL_VERSION
                           : caps == NULL ? MCP_META_CLIENT_CAPS
                                          : NULL;
@@ -85,13 +117,11 @@ int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env,
                  MCP_META_CLIENT_CAPS);
         return JSONRPC_INVALID_PARAMS;
     }
-    const json_t *info = json_object_get(meta, MCP_META_CLIENT_INFO);
     if (info != NULL && !json_is_object(info)) {
         snprintf(msg, cap, "Invalid params: params._meta[\"%s\"] must be an object {name, version}",
                  MCP_META_CLIENT_INFO);
         return JSONRPC_INVALID_PARAMS;
     }
-    const json_t *lv = json_object_get(meta, MCP_META_LOG_LEVEL);
     if (lv != NULL) {
         const char *name = plain_string(lv);
         int level = -1;
