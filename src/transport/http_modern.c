@@ -331,12 +331,12 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, co
     h2o_iovec_t pv = sh.pv;
     const char *claim = json_string_value(msg->claim.version);
     if (pv.base != NULL && claim != NULL && !iovec_is(pv, claim)) {
-        char msg[200];
-        snprintf(msg, sizeof msg,
+        char why[200];
+        snprintf(why, sizeof why,
                  "Header mismatch: the MCP-Protocol-Version header (%.*s) does not match "
                  "params._meta (%.40s)",
                  (int)(pv.len < 40 ? pv.len : 40), pv.base, claim);
-        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, msg, NULL);
+        reject(req, 400, id, MCP_ERROR_HEADER_MISMATCH, why, NULL);
         return;
     }
     mcp_envelope_t env;
