@@ -160,7 +160,7 @@ json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je)
     /* simdjson's reading first: a fifth of jansson's instructions on the
      * requests clients send (bench/README.md, "Parsing a request"); what
      * it leaves, jansson reads, with the same answer or error. */
-    json_t *m = json_simd_load(msg, len);
+    json_t *m = json_simd_load_rpc(msg, len);
     return m ? m : jsonrpc_parse_jansson(msg, len, je);
 }
 

@@ -42,8 +42,10 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len);
 
 /* Parses one message (any JSON value; NUL allowed inside strings): read
- * by json_simd_load (util/json_simd.h) when it takes the text on, else by
- * jsonrpc_parse_jansson; the answer is jansson's either way. An
+ * by json_simd_load_rpc (util/json_simd.h) when it takes the text on, else
+ * by jsonrpc_parse_jansson; the answer is jansson's either way (equal by
+ * json_equal). Its params._meta may be shared with other messages: it is
+ * read, never changed. An
  * integer too large for 64 bits does not make the message unreadable (its
  * request would then get no answer it can be matched to): such a message
  * is read again with every number as a real, and the integral ones within

@@ -2,9 +2,12 @@
  * jansson values (see json_simd.h). One parser and one padded copy of the
  * text per thread, sized for JSON_SIMD_MAX_LEN on first use and kept:
  * simdjson reads up to SIMDJSON_PADDING bytes past a text's end, which a
- * caller's buffer does not promise. No exception leaves this file: the
- * error-code interface is used throughout, and anything thrown (memory)
- * becomes NULL. */
+ * caller's buffer does not promise. With the JSON-RPC reading, the thread
+ * also keeps the last JSON_SIMD_SHARED `params._meta` objects it built, and
+ * a message carrying one equal to a kept one (compared on simdjson's
+ * document: member order, types and bytes) gets that one, shared, instead
+ * of a new tree. No exception leaves this file: the error-code interface is
+ * used throughout, and anything thrown (memory) becomes NULL. */
 #include "util/json_simd.h"
 
 #include <cstring>
@@ -19,6 +22,13 @@ namespace
 struct reader {
     dom::parser parser{JSON_SIMD_MAX_LEN};
     char text[JSON_SIMD_MAX_LEN + SIMDJSON_PADDING];
+    json_t *shared[JSON_SIMD_SHARED] = {}; /* params._meta objects kept */
+    unsigned next_shared = 0;              /* the one to replace next */
+    ~reader()
+    {
+        for (json_t *v : shared)
+            json_decref(v);
+    }
 };
 
 /* The thread's reader (freed when the thread ends), or NULL when its
@@ -103,6 +113,120 @@ json_t *build(dom::element e)
     return nullptr;
 }
 
+bool same(dom::element e, const json_t *v);
+
+/* True when o is the object v is: what build_object(o) would make, member
+ * order, number types and bytes alike. */
+bool same_object(dom::object o, const json_t *v)
+{
+    if (!json_is_object(v) || o.size() != json_object_size(v))
+        return false;
+    void *it = json_object_iter(const_cast<json_t *>(v));
+    for (dom::key_value_pair kv : o) {
+        std::string_view k = kv.key;
+        if (it == nullptr || json_object_iter_key_len(it) != k.size() ||
+            std::memcmp(json_object_iter_key(it), k.data(), k.size()) != 0 ||
+            !same(kv.value, json_object_iter_value(it)))
+            return false;
+        it = json_object_iter_next(const_cast<json_t *>(v), it);
+    }
+    return true;
+}
+
+/* The same for any value. */
+bool same(dom::element e, const json_t *v)
+{
+    switch (e.type()) {
+    case dom::element_type::OBJECT: {
+        dom::object o;
+        return e.get(o) == SUCCESS && same_object(o, v);
+    }
+    case dom::element_type::ARRAY: {
+        dom::array a;
+        if (e.get(a) != SUCCESS || !json_is_array(v) || a.size() != json_array_size(v))
+            return false;
+        size_t i = 0;
+        for (dom::element x : a)
+            if (!same(x, json_array_get(v, i++)))
+                return false;
+        return true;
+    }
+    case dom::element_type::STRING: {
+        std::string_view s;
+        return e.get(s) == SUCCESS && json_is_string(v) && json_string_length(v) == s.size() &&
+               std::memcmp(json_string_value(v), s.data(), s.size()) == 0;
+    }
+    case dom::element_type::INT64: {
+        int64_t i;
+        return e.get(i) == SUCCESS && json_is_integer(v) && json_integer_value(v) == i;
+    }
+    case dom::element_type::DOUBLE: {
+        double d, w = json_real_value(v);
+        return e.get(d) == SUCCESS && json_is_real(v) && std::memcmp(&d, &w, sizeof d) == 0;
+    }
+    case dom::element_type::BOOL: {
+        bool b;
+        return e.get(b) == SUCCESS && json_is_boolean(v) && json_is_true(v) == b;
+    }
+    case dom::element_type::NULL_VALUE:
+        return json_is_null(v);
+    case dom::element_type::UINT64:
+        return false;
+    }
+    return false;
+}
+
+/* params._meta: a kept one equal to o (a new reference to it), else o
+ * built and kept in place of the oldest. */
+json_t *build_meta(reader *r, dom::object o)
+{
+    for (json_t *v : r->shared)
+        if (v != nullptr && same_object(o, v))
+            return json_incref(v);
+    json_t *v = build_object(o);
+    if (v != nullptr) {
+        json_t *&slot = r->shared[r->next_shared++ % JSON_SIMD_SHARED];
+        json_decref(slot);
+        slot = json_incref(v);
+    }
+    return v;
+}
+
+/* An object whose member key (keylen bytes), when it is an object, is
+ * built by inner instead of build_object; the rest as build_object
+ * builds them. */
+template <typename F>
+json_t *build_object_with(dom::object o, const char *key, size_t keylen, F inner)
+{
+    json_t *obj = json_object();
+    if (obj == nullptr)
+        return nullptr;
+    for (dom::key_value_pair kv : o) {
+        std::string_view k = kv.key;
+        size_t before = json_object_size(obj);
+        dom::object sub;
+        json_t *v = std::memchr(k.data(), '\0', k.size()) ? nullptr
+                    : k.size() == keylen && std::memcmp(k.data(), key, keylen) == 0 &&
+                            kv.value.get(sub) == SUCCESS
+                        ? inner(sub)
+                        : build(kv.value);
+        if (v == nullptr || json_object_setn_new_nocheck(obj, k.data(), k.size(), v) != 0 ||
+            json_object_size(obj) == before) {
+            json_decref(obj);
+            return nullptr;
+        }
+    }
+    return obj;
+}
+
+/* The document of text[0..len) in the thread's reader, or false. */
+bool parse(reader *r, const char *text, size_t len, dom::element *doc)
+{
+    std::memcpy(r->text, text, len);
+    std::memset(r->text + len, 0, SIMDJSON_PADDING);
+    return r->parser.parse(r->text, len, false).get(*doc) == SUCCESS;
+}
+
 } // namespace
 
 extern "C" json_t *json_simd_load(const char *text, size_t len)
@@ -111,14 +235,29 @@ extern "C" json_t *json_simd_load(const char *text, size_t len)
         return nullptr;
     try {
         reader *r = the_reader();
-        if (r == nullptr)
-            return nullptr;
-        std::memcpy(r->text, text, len);
-        std::memset(r->text + len, 0, SIMDJSON_PADDING);
         dom::element doc;
-        if (r->parser.parse(r->text, len, false).get(doc) != SUCCESS)
+        return r != nullptr && parse(r, text, len, &doc) ? build(doc) : nullptr;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" json_t *json_simd_load_rpc(const char *text, size_t len)
+{
+    if (len > JSON_SIMD_MAX_LEN)
+        return nullptr;
+    try {
+        reader *r = the_reader();
+        dom::element doc;
+        dom::object top;
+        if (r == nullptr || !parse(r, text, len, &doc))
             return nullptr;
-        return build(doc);
+        if (doc.get(top) != SUCCESS)
+            return build(doc);
+        return build_object_with(top, "params", 6, [r](dom::object params) {
+            return build_object_with(params, "_meta", 5,
+                                     [r](dom::object meta) { return build_meta(r, meta); });
+        });
     } catch (...) {
         return nullptr;
     }

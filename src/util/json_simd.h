@@ -34,9 +34,20 @@ extern "C" {
  * is 2048, JSON_PARSER_MAX_DEPTH). */
 #define JSON_SIMD_MAX_DEPTH 1024
 
+/* params._meta objects a thread keeps for json_simd_load_rpc. */
+#define JSON_SIMD_SHARED 4
+
 /* The value of text[0..len) (a new reference), or NULL: the text is left
  * to jansson (see above; out of memory included). */
 json_t *json_simd_load(const char *text, size_t len);
+
+/* The same for a JSON-RPC message, but for one thing: a `params._meta`
+ * object equal to one of the last JSON_SIMD_SHARED this thread built (the
+ * same members in the same order, the same types and bytes) is that one,
+ * shared: MCP 2026-07-28 clients send the same _meta (protocol version,
+ * capabilities, identity) with every request. So the message is equal to
+ * json_loadb's (json_equal), and its params._meta must never be changed. */
+json_t *json_simd_load_rpc(const char *text, size_t len);
 
 #ifdef __cplusplus
 }

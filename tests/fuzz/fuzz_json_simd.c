@@ -1,9 +1,11 @@
-/* Fuzz target: json_simd_load against jansson on the same text. Whatever
- * json_simd_load returns must be what json_loadb returns with
- * jsonrpc_parse's flags, member order and number types included (compared
- * as jansson's own serialisation, every real to 17 digits); a NULL leaves
- * the text to jansson and is always allowed. The input is also read whole
- * by jsonrpc_parse, whose answer must be jansson's when simdjson reads it. */
+/* Fuzz target: json_simd_load and json_simd_load_rpc against jansson on
+ * the same text. Whatever either returns must be what json_loadb returns
+ * with jsonrpc_parse's flags, member order and number types included
+ * (compared as jansson's own serialisation, every real to 17 digits): for
+ * json_simd_load_rpc, whose params._meta may be one kept from an earlier
+ * input, this checks the sharing too. A NULL leaves the text to jansson
+ * and is always allowed. The input is also read whole by jsonrpc_parse,
+ * whose answer must be jansson's when simdjson reads it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +20,12 @@ static char *dump(const json_t *v)
     return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* fast (NULL, or a reading of text) is jansson's reading slow (NULL when
+ * jansson refuses the text). */
+static void check(json_t *fast, const json_t *slow)
 {
-    const char *text = (const char *)data;
-    json_t *fast = json_simd_load(text, size);
     if (fast == NULL)
-        return 0;
-    json_error_t je;
-    json_t *slow =
-        json_loadb(text, size, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+        return;
     if (slow == NULL)
         abort(); /* simdjson took a text jansson refuses */
     char *a = dump(fast), *b = dump(slow);
@@ -34,11 +33,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* read otherwise than jansson reads it */
     free(a);
     free(b);
+    json_decref(fast);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *text = (const char *)data;
+    json_t *fast = json_simd_load(text, size);
+    json_t *rpc = json_simd_load_rpc(text, size);
+    if ((fast == NULL) != (rpc == NULL))
+        abort(); /* the two readings take on the same texts */
+    if (fast == NULL)
+        return 0;
+    json_error_t je;
+    json_t *slow =
+        json_loadb(text, size, JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    check(fast, slow);
+    check(rpc, slow);
     json_t *via = jsonrpc_parse(text, size, &je);
     if (via == NULL || !json_equal(via, slow))
         abort();
     json_decref(via);
     json_decref(slow);
-    json_decref(fast);
     return 0;
 }

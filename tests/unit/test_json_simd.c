@@ -149,12 +149,63 @@ static void test_reuse(void **state)
     }
 }
 
+/* The params._meta of a message read by json_simd_load_rpc. */
+static json_t *meta_of(const char *text, json_t **m)
+{
+    *m = json_simd_load_rpc(text, strlen(text));
+    assert_non_null(*m);
+    json_error_t je;
+    json_t *slow = json_loadb(text, strlen(text), FLAGS, &je);
+    assert_true(json_equal(*m, slow));
+    json_decref(slow);
+    return json_object_get(json_object_get(*m, "params"), "_meta");
+}
+
+#define MSG(meta) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"_meta\":" meta "}}"
+
+/* A _meta equal to a kept one is that one; one that differs in order, a
+ * number's type or a byte is built anew; the oldest of more than
+ * JSON_SIMD_SHARED is forgotten. */
+static void test_shared_meta(void **state)
+{
+    (void)state;
+    json_t *m1, *m2, *m3;
+    json_t *a = meta_of(MSG("{\"v\":\"2026\",\"c\":{},\"i\":{\"n\":\"x\"}}"), &m1);
+    json_t *b = meta_of(MSG("{\"v\":\"2026\",\"c\":{},\"i\":{\"n\":\"x\"}}"), &m2);
+    assert_ptr_equal(a, b);
+    json_decref(m2);
+    static const char *const other[] = {
+        MSG("{\"c\":{},\"v\":\"2026\",\"i\":{\"n\":\"x\"}}"),         /* order */
+        MSG("{\"v\":\"2026\",\"c\":{},\"i\":{\"n\":\"y\"}}"),         /* a byte */
+        MSG("{\"v\":\"2026\",\"c\":{},\"i\":{\"n\":\"x\",\"k\":1}}"), /* a member */
+        MSG("{\"v\":\"2026\",\"c\":{\"n\":1}}"),
+        MSG("{\"v\":\"2026\",\"c\":{\"n\":1.0}}"), /* integer, then real */
+        MSG("{\"v\":\"2026\",\"c\":{\"n\":[true,null]}}"),
+        MSG("{\"v\":\"2026\",\"c\":{\"n\":[false,null]}}"),
+    };
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+        json_t *c = meta_of(other[i], &m3);
+        assert_ptr_not_equal(a, c);
+        json_decref(m3);
+    }
+    /* a was pushed out by the last JSON_SIMD_SHARED: built anew, equal. */
+    json_t *d = meta_of(MSG("{\"v\":\"2026\",\"c\":{},\"i\":{\"n\":\"x\"}}"), &m2);
+    assert_ptr_not_equal(a, d);
+    assert_true(json_equal(a, d));
+    json_decref(m2);
+    json_decref(m1);
+    /* A _meta given twice, or a key twice inside a kept one, is still left
+     * to jansson. */
+    LEFT(MSG("{\"v\":1},\"_meta\":{\"v\":1}"));
+    assert_null(json_simd_load_rpc(MSG("{\"v\":1,\"v\":1}"), strlen(MSG("{\"v\":1,\"v\":1}"))));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_alike), cmocka_unit_test(test_left_to_jansson),
         cmocka_unit_test(test_depth),      cmocka_unit_test(test_length),
-        cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_reuse),      cmocka_unit_test(test_shared_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
