@@ -88,15 +88,17 @@ __attribute__((warn_unused_result)) static bool q_answer(tg_bot_t *b, int status
     return true;
 }
 
-/* The value of a start query's answer (q_busy cleared): true with it in
- * v; false after a failed statement or no value (backing off with failed,
- * the close going on if the bot closes). */
-__attribute__((warn_unused_result)) static bool q_value(tg_bot_t *b, int status, const char *v,
-                                                        const char *failed)
+/* The bigint a start query answers (q_busy cleared): true with it in
+ * *out; false after a failed statement or no value (backing off with
+ * failed, the close going on if the bot closes; *out untouched). */
+__attribute__((warn_unused_result)) static bool q_bigint(tg_bot_t *b, int status, const char *v,
+                                                         const char *failed, int64_t *out)
 {
     b->q_busy = false;
-    if (status == 0 && v != NULL)
+    if (status == 0 && v != NULL) {
+        *out = strtoll(v, NULL, 10);
         return true;
+    }
     backoff(b, 0, failed);
     tg_bot__maybe_closed(b);
     return false;
@@ -245,9 +247,8 @@ static void offset_done(void *data, int status, const char *v, const char *sqlst
     tg_bot_t *b = data;
     (void)sqlstate;
     (void)error;
-    if (!q_value(b, status, v, "reading the update offset failed"))
+    if (!q_bigint(b, status, v, "reading the update offset failed", &b->offset))
         return;
-    b->offset = strtoll(v, NULL, 10);
     b->pending = 1; /* batches a previous run staged: the apply says how many */
     if (closing(b))
         return;
@@ -305,9 +306,8 @@ static void account_done(void *data, int status, const char *v, const char *sqls
     tg_bot_t *b = data;
     (void)sqlstate;
     (void)error;
-    if (!q_value(b, status, v, "storing the bot account failed"))
+    if (!q_bigint(b, status, v, "storing the bot account failed", &b->account))
         return;
-    b->account = strtoll(v, NULL, 10);
     if (b->media)
         tg_media_set_account(b->media, b->account);
     if (closing(b))
@@ -774,13 +774,7 @@ void tg_bot_close(tg_bot_t *b, void (*cb)(tg_bot_t *b, void *data), void *data)
         send_t *s = queue_entry(queue_head(&b->sends), send_t, node);
         queue_remove(&s->node);
         b->nsends--;
-        s->cb(s->data, UV_ECANCELED, NULL, "the daemon is stopping");
-        free(s->body);
-        if (s->fd >= 0)
-            close(s->fd);
-        free(s->caption);
-        free(s->filename);
-        free(s);
+        tg_bot__send_end(s, UV_ECANCELED, NULL, "the daemon is stopping");
     }
     if (b->req_busy)
         net_request_cancel(&b->req);

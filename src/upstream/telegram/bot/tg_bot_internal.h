@@ -108,5 +108,9 @@ void tg_bot__maybe_closed(tg_bot_t *b);
 void tg_bot__set_url(tg_bot_t *b, char *url, size_t cap, const char *method);
 
 /* tg_send.c */
+/* Answers s's caller (s->cb with status, json and error) and frees s (its
+ * body, its file, its caption and file name): a send that ended, sent or
+ * not. s is no longer queued nor b->sending. */
+void tg_bot__send_end(send_t *s, int status, const char *json, const char *error);
 
 #endif

@@ -18,10 +18,8 @@ static void send_next(tg_bot_t *b);
 
 /* ---- sending -------------------------------------------------------------------- */
 
-static void send_finish(tg_bot_t *b, int status, const char *json, const char *error)
+void tg_bot__send_end(send_t *s, int status, const char *json, const char *error)
 {
-    send_t *s = b->sending;
-    b->sending = NULL;
     s->cb(s->data, status, json, error);
     free(s->body);
     if (s->fd >= 0)
@@ -29,6 +27,13 @@ static void send_finish(tg_bot_t *b, int status, const char *json, const char *e
     free(s->caption);
     free(s->filename);
     free(s);
+}
+
+static void send_finish(tg_bot_t *b, int status, const char *json, const char *error)
+{
+    send_t *s = b->sending;
+    b->sending = NULL;
+    tg_bot__send_end(s, status, json, error);
     send_next(b);
     tg_bot__maybe_closed(b);
 }
