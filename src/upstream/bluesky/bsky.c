@@ -61,6 +61,19 @@ void bsky__url_trim(char *out, size_t cap, const char *url)
         out[--n] = '\0';
 }
 
+void bsky__xrpc_req(net_req_t *req, const char *url, const char *const *headers, bool trusted,
+                    size_t max_bytes, net_req_cb cb, void *data)
+{
+    memset(req, 0, sizeof *req);
+    req->url = url;
+    req->extra_headers = headers;
+    req->capture_header = "ratelimit-reset";
+    req->untrusted = !trusted;
+    req->max_bytes = max_bytes;
+    req->cb = cb;
+    req->data = data;
+}
+
 /* ---- operations --------------------------------------------------------- */
 
 void bsky__maybe_closed(bsky_t *b)

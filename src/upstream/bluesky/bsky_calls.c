@@ -242,14 +242,7 @@ void bsky__op_http(op_t *op)
     if (strncmp(op->method, "app.bsky.", 9) == 0)
         op->headers[n++] = "atproto-proxy: " BSKY_APPVIEW_PROXY;
     op->headers[n] = NULL;
-    memset(&op->req, 0, sizeof op->req);
-    op->req.url = op->url;
-    op->req.extra_headers = op->headers;
-    op->req.capture_header = "ratelimit-reset";
-    op->req.untrusted = !op->trusted;
-    op->req.max_bytes = 16u << 20;
-    op->req.cb = query_done;
-    op->req.data = op;
+    bsky__xrpc_req(&op->req, op->url, op->headers, op->trusted, 16u << 20, query_done, op);
     op->state = OPS_HTTP;
     b->calls++;
     int rc = net_request(client, &op->req);
@@ -420,15 +413,10 @@ int bsky__login(void *impl, const char *identifier, const char *secret, const ch
     }
     op->body_len = strlen(op->body);
     snprintf(op->url, ulen, "%s/xrpc/com.atproto.server.createSession", base);
-    op->req.url = op->url;
+    bsky__xrpc_req(&op->req, op->url, NULL, trusted, 1u << 20, login_done, op);
     op->req.body = op->body;
     op->req.body_len = op->body_len;
     op->req.content_type = "application/json";
-    op->req.capture_header = "ratelimit-reset";
-    op->req.untrusted = !trusted;
-    op->req.max_bytes = 1u << 20;
-    op->req.cb = login_done;
-    op->req.data = op;
     op->state = OPS_HTTP;
     rc = net_request(trusted ? b->net : b->untrusted, &op->req);
     if (rc != 0) {

@@ -137,6 +137,14 @@ const char *bsky__jstr(const json_t *o, const char *key);
 void bsky__wipe_release(net_req_t *r);
 /* A URL without its trailing slashes into out. */
 void bsky__url_trim(char *out, size_t cap, const char *url);
+/* Sets req up (zeroed first) for an XRPC call to url with headers
+ * (NULL-terminated, or NULL), both borrowed until cb(req) runs with data:
+ * every call of the connector keeps the ratelimit-reset header (for
+ * bsky_rate_limit_message), goes through the address policy unless its
+ * service is trusted (the operator's, or a PDS as trusted), and fails past
+ * max_bytes of answer. The caller adds a method and a body. */
+void bsky__xrpc_req(net_req_t *req, const char *url, const char *const *headers, bool trusted,
+                    size_t max_bytes, net_req_cb cb, void *data);
 /* Calls bsky_close's callback once everything has ended. */
 void bsky__maybe_closed(bsky_t *b);
 /* A new operation in b->ops, or NULL with *rc (UV_ECANCELED when closing,

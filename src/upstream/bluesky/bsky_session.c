@@ -410,14 +410,8 @@ void bsky__refresh_join(op_t *op)
     rf->headers[0] = rf->auth;
     rf->headers[1] = "Accept: application/json";
     rf->headers[2] = NULL;
-    rf->req.url = rf->url;
+    bsky__xrpc_req(&rf->req, rf->url, rf->headers, rf->trusted, 1u << 20, refresh_done, rf);
     rf->req.method = "POST";
-    rf->req.extra_headers = rf->headers;
-    rf->req.capture_header = "ratelimit-reset";
-    rf->req.untrusted = !rf->trusted;
-    rf->req.max_bytes = 1u << 20;
-    rf->req.cb = refresh_done;
-    rf->req.data = rf;
     rf->http_running = true;
     int rc = net_request(client, &rf->req);
     if (rc != 0) {
