@@ -69,11 +69,13 @@ static void q_submit(tg_bot_t *b, const char *name, const char *sql, int n,
     b->q_busy = true;
 }
 
-/* The answer of a poller's step (q_busy cleared): false after a failed
- * statement (backing off; *out untouched), else true with *out the
- * answer's JSON (NULL when there was none; the caller decrefs). */
-__attribute__((warn_unused_result)) static bool q_answer(tg_bot_t *b, int status, const char *v,
-                                                         const char *error, json_t **out)
+/* The answer of a batch stored (parley_bot_stage or parley_bot_ingest;
+ * q_busy cleared): false after a failed statement (backing off; *out
+ * untouched), else true with the update offset moved to the answer's
+ * "offset", the backoff reset, and *out the answer's JSON (NULL when there
+ * was none; the caller decrefs). */
+__attribute__((warn_unused_result)) static bool q_batch(tg_bot_t *b, int status, const char *v,
+                                                        const char *error, json_t **out)
 {
     b->q_busy = false;
     if (status != 0) {
@@ -85,6 +87,8 @@ __attribute__((warn_unused_result)) static bool q_answer(tg_bot_t *b, int status
     }
     json_error_t je;
     *out = v ? json_loads(v, 0, &je) : NULL;
+    b->offset = json_integer_value(json_object_get(*out, "offset"));
+    b->backoff_ms = 0;
     return true;
 }
 
@@ -121,14 +125,12 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
     tg_bot_t *b = data;
     (void)sqlstate;
     json_t *r;
-    if (!q_answer(b, status, v, error, &r))
+    if (!q_batch(b, status, v, error, &r))
         return;
-    b->offset = json_integer_value(json_object_get(r, "offset"));
     b->pending = json_integer_value(json_object_get(r, "pending"));
     json_decref(r);
     if (b->a_busy) /* that apply's count of what is left may predate this batch */
         b->staged_since = true;
-    b->backoff_ms = 0;
     if (closing(b))
         return;
     apply_next(b);
@@ -143,17 +145,15 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
     tg_bot_t *b = data;
     (void)sqlstate;
     json_t *r;
-    if (!q_answer(b, status, v, error, &r))
+    if (!q_batch(b, status, v, error, &r))
         return;
     json_int_t applied = json_integer_value(json_object_get(r, "applied"));
-    b->offset = json_integer_value(json_object_get(r, "offset"));
     json_decref(r);
     if (!b->a_busy)
         b->pending = 0;
     b->applied += (uint64_t)(applied > 0 ? applied : 0);
     if (b->media && applied > 0)
         tg_media_kick(b->media);
-    b->backoff_ms = 0;
     if (closing(b))
         return;
     poll_next(b);
