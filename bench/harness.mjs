@@ -37,7 +37,7 @@
 // (default: nginx on PATH or /usr/sbin/nginx; none: the floor is skipped,
 // saying so). --echo-floor: the Unix-socket floor's server (default:
 // parley-echo-floor beside --loadgen; none: skipped likewise).
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
 import net from "node:net";
