@@ -48,7 +48,13 @@ reader *the_reader()
 
 json_t *build(dom::element e);
 
-json_t *build_object(dom::object o)
+/* Object o as jansson's object, each member built by build, but the
+ * member named key (keylen bytes; none when key is NULL), when it is an
+ * object, built by inner. jansson keeps keys as C strings: it refuses a
+ * NUL in one. A key given twice replaces the first one's value: the size
+ * tells. */
+template <typename F>
+json_t *build_object_with(dom::object o, const char *key, size_t keylen, F inner)
 {
     json_t *obj = json_object();
     if (obj == nullptr)
@@ -56,9 +62,12 @@ json_t *build_object(dom::object o)
     for (dom::key_value_pair kv : o) {
         std::string_view k = kv.key;
         size_t before = json_object_size(obj);
-        /* jansson keeps keys as C strings: it refuses a NUL in one. A key
-         * given twice replaces the first one's value: the size tells. */
-        json_t *v = std::memchr(k.data(), '\0', k.size()) ? nullptr : build(kv.value);
+        dom::object sub;
+        json_t *v = std::memchr(k.data(), '\0', k.size()) ? nullptr
+                    : key != nullptr && k.size() == keylen &&
+                            std::memcmp(k.data(), key, keylen) == 0 && kv.value.get(sub) == SUCCESS
+                        ? inner(sub)
+                        : build(kv.value);
         if (v == nullptr || json_object_setn_new_nocheck(obj, k.data(), k.size(), v) != 0 ||
             json_object_size(obj) == before) {
             json_decref(obj);
@@ -66,6 +75,11 @@ json_t *build_object(dom::object o)
         }
     }
     return obj;
+}
+
+json_t *build_object(dom::object o)
+{
+    return build_object_with(o, nullptr, 0, [](dom::object) -> json_t * { return nullptr; });
 }
 
 json_t *build(dom::element e)
@@ -190,33 +204,6 @@ json_t *build_meta(reader *r, dom::object o)
         slot = json_incref(v);
     }
     return v;
-}
-
-/* An object whose member key (keylen bytes), when it is an object, is
- * built by inner instead of build_object; the rest as build_object
- * builds them. */
-template <typename F>
-json_t *build_object_with(dom::object o, const char *key, size_t keylen, F inner)
-{
-    json_t *obj = json_object();
-    if (obj == nullptr)
-        return nullptr;
-    for (dom::key_value_pair kv : o) {
-        std::string_view k = kv.key;
-        size_t before = json_object_size(obj);
-        dom::object sub;
-        json_t *v = std::memchr(k.data(), '\0', k.size()) ? nullptr
-                    : k.size() == keylen && std::memcmp(k.data(), key, keylen) == 0 &&
-                            kv.value.get(sub) == SUCCESS
-                        ? inner(sub)
-                        : build(kv.value);
-        if (v == nullptr || json_object_setn_new_nocheck(obj, k.data(), k.size(), v) != 0 ||
-            json_object_size(obj) == before) {
-            json_decref(obj);
-            return nullptr;
-        }
-    }
-    return obj;
 }
 
 /* The document of text[0..len) in the thread's reader, or false. */
