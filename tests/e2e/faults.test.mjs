@@ -69,7 +69,12 @@ test("tool calls through a PostgreSQL stop and start: retryable errors while dow
     await new Promise((r) => setTimeout(r, 1500));
     execFileSync(harness, ["stop", dir]);
     phase = "down";
-    await new Promise((r) => setTimeout(r, 4000));
+    // A call while down ends at its deadline (2 s, after a connect of up
+    // to 1 s); one in flight at the stop may end that late into the
+    // window: 7 s leave room for at least one whole call after it (4 s
+    // did not on a loaded machine: every client's one call crossed both
+    // edges).
+    await new Promise((r) => setTimeout(r, 7000));
     execFileSync(harness, ["start", dir]);
     startedAt = Date.now();
     phase = "back";
