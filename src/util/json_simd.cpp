@@ -214,38 +214,38 @@ bool parse(reader *r, const char *text, size_t len, dom::element *doc)
     return r->parser.parse(r->text, len, false).get(*doc) == SUCCESS;
 }
 
-} // namespace
-
-extern "C" json_t *json_simd_load(const char *text, size_t len)
+/* The document of text[0..len) read in the thread's reader and handed
+ * to how(reader, document), or NULL: too long, no reader, not read whole
+ * by simdjson, or anything thrown (jansson then decides). */
+template <typename How> json_t *load(const char *text, size_t len, How how)
 {
     if (len > JSON_SIMD_MAX_LEN)
         return nullptr;
     try {
         reader *r = the_reader();
         dom::element doc;
-        return r != nullptr && parse(r, text, len, &doc) ? build(doc) : nullptr;
+        return r != nullptr && parse(r, text, len, &doc) ? how(r, doc) : nullptr;
     } catch (...) {
         return nullptr;
     }
 }
 
+} // namespace
+
+extern "C" json_t *json_simd_load(const char *text, size_t len)
+{
+    return load(text, len, [](reader *, dom::element doc) { return build(doc); });
+}
+
 extern "C" json_t *json_simd_load_rpc(const char *text, size_t len)
 {
-    if (len > JSON_SIMD_MAX_LEN)
-        return nullptr;
-    try {
-        reader *r = the_reader();
-        dom::element doc;
+    return load(text, len, [](reader *r, dom::element doc) {
         dom::object top;
-        if (r == nullptr || !parse(r, text, len, &doc))
-            return nullptr;
         if (doc.get(top) != SUCCESS)
             return build(doc);
         return build_object_with(top, "params", 6, [r](dom::object params) {
             return build_object_with(params, "_meta", 5,
                                      [r](dom::object meta) { return build_meta(r, meta); });
         });
-    } catch (...) {
-        return nullptr;
-    }
+    });
 }
