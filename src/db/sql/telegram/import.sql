@@ -104,6 +104,32 @@ CREATE OR REPLACE FUNCTION parley_tg_newest_extra(p_mine timestamptz, p_theirs t
                 ELSE coalesce(v_theirs, '{}') || coalesce(v_mine, '{}') END
 $$;
 
+-- A stored message x and another version e of it, merged column by column
+-- (the rules of the three functions above), as a row of import_rows (the
+-- columns an import writes). SETOF with one row so that PostgreSQL inlines
+-- it into the upsert that reads it twice (the new values and whether they
+-- change anything).
+CREATE OR REPLACE FUNCTION parley_tg_merged(x messages, e messages)
+    RETURNS SETOF import_rows LANGUAGE sql IMMUTABLE ROWS 1 AS $$
+    SELECT x.chat_id, x.id,
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_id, e.sender_id),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_name, e.sender_name),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.date, e.date),
+           parley_tg_newest(x.edit_date, e.edit_date, x.edit_date, e.edit_date),
+           parley_tg_newest(x.edit_date, e.edit_date, x.text, e.text),
+           parley_tg_newest(x.edit_date, e.edit_date, x.entities, e.entities),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_id, e.reply_to_id),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_chat_id,
+                                  e.reply_to_chat_id),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.forward_from_name,
+                                  e.forward_from_name),
+           parley_tg_newest(x.edit_date, e.edit_date, x.media_kind, e.media_kind),
+           parley_tg_newest(x.edit_date, e.edit_date, x.has_link, e.has_link),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.kind, e.kind),
+           parley_tg_newest_known(x.edit_date, e.edit_date, x.action, e.action),
+           parley_tg_newest_extra(x.edit_date, e.edit_date, x.extra, e.extra)
+$$;
+
 -- Opens a chat's import, inside the transaction that holds all of it (the
 -- importer's BEGIN): the chat's row, and whether its rows may be COPYed
 -- straight into messages, which is when the chat has no messages yet.
@@ -201,65 +227,15 @@ BEGIN
         -- The newest version wins (parley_tg_newest): an older export never
         -- takes back an edit, and what it lacks erases nothing.
         ON CONFLICT (chat_id, id) DO UPDATE
-            SET text = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.text, EXCLUDED.text),
-                entities = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.entities,
-                                            EXCLUDED.entities),
-                edit_date = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.edit_date,
-                                             EXCLUDED.edit_date),
-                has_link = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.has_link,
-                                            EXCLUDED.has_link),
-                media_kind = parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.media_kind,
-                                              EXCLUDED.media_kind),
-                extra = parley_tg_newest_extra(x.edit_date, EXCLUDED.edit_date, x.extra,
-                                               EXCLUDED.extra),
-                sender_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_id,
-                                                   EXCLUDED.sender_id),
-                sender_name = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
-                                                     x.sender_name, EXCLUDED.sender_name),
-                date = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.date,
-                                              EXCLUDED.date),
-                reply_to_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
-                                                     x.reply_to_id, EXCLUDED.reply_to_id),
-                reply_to_chat_id = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
-                                                          x.reply_to_chat_id,
-                                                          EXCLUDED.reply_to_chat_id),
-                forward_from_name = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date,
-                                                           x.forward_from_name,
-                                                           EXCLUDED.forward_from_name),
-                kind = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.kind,
-                                              EXCLUDED.kind),
-                action = parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.action,
-                                                EXCLUDED.action),
+            SET (chat_id, id, sender_id, sender_name, date, edit_date, text, entities,
+                 reply_to_id, reply_to_chat_id, forward_from_name, media_kind, has_link, kind,
+                 action, extra) = (SELECT * FROM parley_tg_merged(x, EXCLUDED)),
                 updated_at = now()
-            WHERE (x.text, x.entities, x.edit_date, x.has_link, x.media_kind, x.extra, x.sender_id,
-                   x.sender_name, x.date, x.reply_to_id, x.reply_to_chat_id, x.forward_from_name,
-                   x.kind, x.action)
-                  IS DISTINCT FROM
-                  (parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.text, EXCLUDED.text),
-                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.entities,
-                                    EXCLUDED.entities),
-                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.edit_date,
-                                    EXCLUDED.edit_date),
-                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.has_link,
-                                    EXCLUDED.has_link),
-                   parley_tg_newest(x.edit_date, EXCLUDED.edit_date, x.media_kind,
-                                    EXCLUDED.media_kind),
-                   parley_tg_newest_extra(x.edit_date, EXCLUDED.edit_date, x.extra,
-                                          EXCLUDED.extra),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_id,
-                                          EXCLUDED.sender_id),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.sender_name,
-                                          EXCLUDED.sender_name),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.date, EXCLUDED.date),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.reply_to_id,
-                                          EXCLUDED.reply_to_id),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.reply_to_chat_id,
-                                          EXCLUDED.reply_to_chat_id),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.forward_from_name,
-                                          EXCLUDED.forward_from_name),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.kind, EXCLUDED.kind),
-                   parley_tg_newest_known(x.edit_date, EXCLUDED.edit_date, x.action,
-                                          EXCLUDED.action))
+            -- An unchanged row is not written again.
+            WHERE ROW(x.chat_id, x.id, x.sender_id, x.sender_name, x.date, x.edit_date, x.text,
+                      x.entities, x.reply_to_id, x.reply_to_chat_id, x.forward_from_name,
+                      x.media_kind, x.has_link, x.kind, x.action, x.extra)::import_rows
+                  IS DISTINCT FROM (SELECT m FROM parley_tg_merged(x, EXCLUDED) m)
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins) INTO v_count, v_written;
