@@ -98,11 +98,13 @@ static void retry_cb(uv_timer_t *t)
 
 /* A statement failed: said once until a step succeeds, tried again later;
  * with fail_fast, before the list is in use, the callback is told instead
- * (UV_EIO, the reason in search_forms_error). */
-static void fail(search_forms_t *s, const char *what, const char *error)
+ * (UV_EIO, the reason in search_forms_error), unless the failure was
+ * busy: the step that changes the list waited its time for the writers of
+ * messages (55P03, lock_not_available), which ends with them. */
+static void fail(search_forms_t *s, const char *what, const char *error, bool busy)
 {
     uv_timer_stop(&s->progress);
-    if (s->fail_fast && !s->ready_said) {
+    if (s->fail_fast && !s->ready_said && !busy) {
         snprintf(s->error, sizeof s->error, "%s failed: %s", what, error ? error : "?");
         shut(s, SF_DONE);
         s->cb(s, UV_EIO);
@@ -268,12 +270,12 @@ static void call_done(void *data, int status, const char *value, const char *sql
         return;
     }
     if (status != 0) {
-        fail(s, state_what(s->state), error);
+        fail(s, state_what(s->state), error, strcmp(sqlstate, "55P03") == 0);
         return;
     }
     json_t *r = json_loads(value ? value : "", 0, NULL);
     if (r == NULL && (s->state == SF_STEP || s->state == SF_FILL || s->state == SF_WORDS_FILL)) {
-        fail(s, state_what(s->state), "an answer that is not JSON");
+        fail(s, state_what(s->state), "an answer that is not JSON", false);
         return;
     }
     switch (s->state) {
@@ -394,7 +396,7 @@ static void run(search_forms_t *s)
     }
     if (rc != 0) {
         s->call = NULL;
-        fail(s, "queueing a statement", uv_strerror(rc));
+        fail(s, "queueing a statement", uv_strerror(rc), false);
     }
 }
 

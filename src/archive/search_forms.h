@@ -70,7 +70,9 @@ int search_forms_start(uv_loop_t *loop, const pg_conninfo_t *conninfo, pg_pool_t
 /* Makes a failed statement before the list is in use end the work (the
  * callback with UV_EIO, the reason in search_forms_error) instead of
  * trying again every SEARCH_FORMS_RETRY_MS: for a command that must end
- * (parleyd import), where serve would wait. Call right after start. */
+ * (parleyd import), where serve would wait. The one failure still tried
+ * again: the step that changes the list gave up waiting for the writers
+ * of messages (lock_not_available; they end). Call right after start. */
 void search_forms_fail_fast(search_forms_t *s);
 
 /* Stops: a statement in flight is cancelled (an unfinished index build is

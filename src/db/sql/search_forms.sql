@@ -186,6 +186,12 @@ $b$, forms, long_langs);
     IF (SELECT prosrc FROM pg_proc WHERE oid = 'parley_messages_forms()'::regprocedure) = body THEN
         RETURN false;
     END IF;
+    -- No writer of messages goes on with the body it read: a session
+    -- reads the new one when it next takes its lock on messages, so one
+    -- holding it now would write rows with the old list's forms (or none)
+    -- after this commits, behind a fill that has passed them. This waits
+    -- for those writers and holds new ones until the commit.
+    LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
     EXECUTE format('CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger '
                    'LANGUAGE plpgsql AS %L', body);
     RETURN true;
@@ -436,6 +442,14 @@ BEGIN
         -- parley_messages_forms_sync: a daemon starting meanwhile writes
         -- the trigger after this commit.
         PERFORM pg_advisory_xact_lock(hashtextextended('parley_messages_forms', 0));
+        -- The writers of messages done and new ones held (the lock
+        -- parley_messages_forms_define takes), before the store is seen
+        -- empty or the fill starts: a row a writer adds from now on gets
+        -- the new forms, and every earlier one is there to be filled. At
+        -- most 5 s, new writers waiting behind this: the builder tries
+        -- again later.
+        PERFORM set_config('lock_timeout', '5s', true);
+        LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
         UPDATE search_forms SET target = false WHERE target;
         UPDATE search_forms
         SET target = true, filled = (langs = '' OR NOT EXISTS (SELECT 1 FROM messages)),
