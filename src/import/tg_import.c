@@ -675,7 +675,8 @@ static int source_start(const importer_env_t *env, importer_run_t *run, void **i
     snprintf(imp->media_root, sizeof imp->media_root, "%s/media", env->data_dir);
     snprintf(imp->tz, sizeof imp->tz, "%s", tzn);
     imp->imported = json_array();
-    import_progress_init(&run->progress, env->loop, IMPORT_TAG, "bytes", true, env->progress_ms);
+    import_progress_init(&run->progress, env->loop, IMPORT_TAG, "bytes", env->progress,
+                         env->progress_ms);
     imp->state = IMP_RUNNING;
     imp->cur = 1; /* the first step fills buffer 0 */
     pg_pool_config_t pc = {
