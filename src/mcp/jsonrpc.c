@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/json_members.h"
 #include "util/json_out.h"
 #include "util/json_simd.h"
 #include "util/strutil.h"
@@ -24,6 +25,15 @@ int jsonrpc_open_response(buf_t *b, const json_t *id, const char *member)
 {
     return buf_append_str(b, "{\"jsonrpc\":\"2.0\",\"id\":") || append_id(b, id) ||
            buf_append_str(b, ",\"") || buf_append_str(b, member) || buf_append_str(b, "\":");
+}
+
+void jsonrpc_members(const json_t *m, jsonrpc_members_t *out)
+{
+    static const char *const names[] = {"jsonrpc", "id", "method", "params", "result", "error"};
+    json_t *v[sizeof names / sizeof names[0]];
+    json_members(m, names, sizeof names / sizeof names[0], v);
+    *out = (jsonrpc_members_t){
+        .jsonrpc = v[0], .id = v[1], .method = v[2], .params = v[3], .result = v[4], .error = v[5]};
 }
 
 /* The message b holds (its length in *len when len is not NULL), or NULL

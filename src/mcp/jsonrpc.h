@@ -41,6 +41,14 @@ char *jsonrpc_error(const json_t *id, int code, const char *message, const json_
 /* {"jsonrpc":"2.0","method":M,"params":P} */
 char *jsonrpc_notification(const char *method, const json_t *params, size_t *len);
 
+/* The members of a message the server reads, each NULL when absent or
+ * when m is not an object; borrowed from m. */
+typedef struct jsonrpc_members_s {
+    json_t *jsonrpc, *id, *method, *params, *result, *error;
+} jsonrpc_members_t;
+/* Fills *out in one pass over m's members (json_members). */
+void jsonrpc_members(const json_t *m, jsonrpc_members_t *out);
+
 /* Parses one message (any JSON value; NUL allowed inside strings): read
  * by json_simd_load_rpc (util/json_simd.h) when it takes the text on, else
  * by jsonrpc_parse_jansson; the answer is jansson's either way (equal by

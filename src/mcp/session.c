@@ -650,9 +650,11 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
         json_decref(m);
         return want_more(s);
     }
-    json_t *id = json_object_get(m, "id");
-    const char *ver = json_string_value(json_object_get(m, "jsonrpc"));
-    const json_t *method = json_object_get(m, "method");
+    jsonrpc_members_t mm;
+    jsonrpc_members(m, &mm);
+    json_t *id = mm.id;
+    const char *ver = json_string_value(mm.jsonrpc);
+    const json_t *method = mm.method;
     if (ver == NULL || strcmp(ver, "2.0") != 0) {
         mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                 "Invalid Request: \"jsonrpc\" must be \"2.0\"", NULL);
@@ -660,7 +662,7 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
         return want_more(s);
     }
     if (method == NULL) {
-        if (json_object_get(m, "result") != NULL || json_object_get(m, "error") != NULL)
+        if (mm.result != NULL || mm.error != NULL)
             handle_response(s, m);
         else
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
@@ -675,7 +677,7 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
         return want_more(s);
     }
     const char *name = json_string_value(method);
-    json_t *params = json_object_get(m, "params");
+    json_t *params = mm.params;
     if (params != NULL && !json_is_object(params)) {
         if (id != NULL)
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_PARAMS,

@@ -11,6 +11,7 @@
 #include "mcp/request_state.h"
 #include "mcp/schema.h"
 #include "mcp/session_internal.h"
+#include "util/json_members.h"
 #include "util/log.h"
 
 /* ---- tools ------------------------------------------------------------------- */
@@ -60,18 +61,38 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
     list_page(s, id, params, "tools", all);
 }
 
+/* The members of a request's params that its handler and call_start
+ * read, found in one pass (json_members); each borrowed, NULL when absent. */
+typedef struct call_params_s {
+    json_t *name, *arguments, *uri, *meta, *input_responses, *request_state;
+} call_params_t;
+
+static void call_params(const json_t *params, call_params_t *p)
+{
+    static const char *const names[] = {"name",  "arguments",      "uri",
+                                        "_meta", "inputResponses", "requestState"};
+    json_t *v[sizeof names / sizeof names[0]];
+    json_members(params, names, sizeof names / sizeof names[0], v);
+    *p = (call_params_t){.name = v[0],
+                         .arguments = v[1],
+                         .uri = v[2],
+                         .meta = v[3],
+                         .input_responses = v[4],
+                         .request_state = v[5]};
+}
+
 /* The multi round-trip fields of a 2026-07-28 request of kind/name:
  * params.inputResponses (an object of objects) and params.requestState
  * (opened and checked against the digest of args, written to digest;
  * digest stays "" without a requestState). Returns false when it answered
  * an error. */
 static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kind, const char *name,
-                         const json_t *args, char digest[65], const json_t *params,
+                         const json_t *args, char digest[65], const call_params_t *params,
                          json_t **responses, json_t **state)
 {
     char msg[300];
     *responses = *state = NULL;
-    const json_t *ir = json_object_get(params, "inputResponses");
+    const json_t *ir = params->input_responses;
     if (ir != NULL && !json_is_null(ir)) {
         const char *key;
         const json_t *v;
@@ -95,7 +116,7 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
         }
         *responses = json_incref((json_t *)ir);
     }
-    const json_t *rs = json_object_get(params, "requestState");
+    const json_t *rs = params->request_state;
     if (rs == NULL || json_is_null(rs))
         return true;
     const char *text = mcp_session__str(rs);
@@ -130,7 +151,7 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
  * in flight (a busy error with retryAfterMs past it), and registers the
  * call. NULL when it was answered already. */
 static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char *name, json_t *id,
-                              json_t *args, const json_t *params)
+                              json_t *args, const call_params_t *params)
 {
     mcp_server_t *srv = s->srv;
     if (srv->stats.active_calls >= srv->limits.max_active_calls) {
@@ -151,7 +172,7 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
     if (s->env != NULL &&
         !modern_round(s, id, kind, name, args, digest, params, &responses, &state))
         return NULL;
-    const json_t *meta = s->env != NULL ? s->env->meta : json_object_get(params, "_meta");
+    const json_t *meta = s->env != NULL ? s->env->meta : params->meta;
     json_t *token = json_object_get(meta, "progressToken");
     if (token && !json_is_string(token) && !json_is_integer(token))
         token = NULL;
@@ -179,7 +200,9 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
 
 void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *name = mcp_session__str(json_object_get(params, "name"));
+    call_params_t p;
+    call_params(params, &p);
+    const char *name = mcp_session__str(p.name);
     if (name == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 "tools/call: params.name must be a string without NUL", NULL);
@@ -208,7 +231,7 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
         return;
     }
-    json_t *args = json_object_get(params, "arguments");
+    json_t *args = p.arguments;
     if (args == NULL || json_is_null(args))
         args = json_object();
     else if (!json_is_object(args)) {
@@ -219,7 +242,7 @@ void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *
         json_incref(args);
     mcp_server_t *srv = s->srv;
     const char *listed = mcp_session__tool_name(s, name);
-    mcp_call_t *c = call_start(s, MCP_CALL_TOOL, listed ? listed : tool->name, id, args, params);
+    mcp_call_t *c = call_start(s, MCP_CALL_TOOL, listed ? listed : tool->name, id, args, &p);
     json_decref(args);
     if (c == NULL)
         return;
@@ -275,7 +298,9 @@ static void resource_not_found(mcp_session_t *s, const json_t *id, const char *u
 
 void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *uri = mcp_session__str(json_object_get(params, "uri"));
+    call_params_t p;
+    call_params(params, &p);
+    const char *uri = mcp_session__str(p.uri);
     if (uri == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 "resources/read: params.uri must be a string", NULL);
@@ -289,7 +314,7 @@ void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json
         return;
     }
     json_t *args = json_pack("{s:s, s:o}", "uri", uri, "vars", vars ? vars : json_object());
-    mcp_call_t *c = call_start(s, MCP_CALL_RESOURCE, res->def->uri, id, args, params);
+    mcp_call_t *c = call_start(s, MCP_CALL_RESOURCE, res->def->uri, id, args, &p);
     json_decref(args);
     if (c == NULL)
         return;
@@ -450,7 +475,9 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
 
 void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *params)
 {
-    const char *name = mcp_session__str(json_object_get(params, "name"));
+    call_params_t cp;
+    call_params(params, &cp);
+    const char *name = mcp_session__str(cp.name);
     if (name == NULL) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 "prompts/get: params.name must be a string without NUL", NULL);
@@ -463,7 +490,7 @@ void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t 
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
         return;
     }
-    json_t *args = json_object_get(params, "arguments");
+    json_t *args = cp.arguments;
     if (args != NULL && !json_is_null(args) && !json_is_object(args)) {
         mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
                                 "prompts/get: params.arguments must be an object", NULL);
@@ -484,7 +511,7 @@ void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t 
         }
     }
     json_t *owned = json_is_object(args) ? json_incref(args) : json_object();
-    mcp_call_t *c = call_start(s, MCP_CALL_PROMPT, p->def->name, id, owned, params);
+    mcp_call_t *c = call_start(s, MCP_CALL_PROMPT, p->def->name, id, owned, &cp);
     json_decref(owned);
     if (c == NULL)
         return;

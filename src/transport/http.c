@@ -259,9 +259,11 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         json_decref(m);
         return;
     }
-    const char *method = json_string_value(json_object_get(m, "method"));
-    json_t *id = json_object_get(m, "id");
-    json_t *params = json_object_get(m, "params");
+    jsonrpc_members_t mm;
+    jsonrpc_members(m, &mm);
+    const char *method = json_string_value(mm.method);
+    json_t *id = mm.id;
+    json_t *params = mm.params;
     const http_msg_t msg = {
         .m = m, .id = id, .method = method, .params = params, .claim = mcp_envelope_claim(params)};
     bool is_request = method != NULL && id != NULL;

@@ -101,11 +101,40 @@ static void test_not_spliced(void **state)
     json_decref(arr);
 }
 
+/* jsonrpc_members finds what json_object_get finds, key by key: the six
+ * members by their exact names (not a prefix, not a longer key of the same
+ * start), NULL for the absent ones, all NULL for a value not an object. */
+static void test_members(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{}}",
+        "{\"params\":[],\"ids\":1,\"i\":2,\"methods\":3,\"method\":null,\"result\":{},"
+        "\"error\":5,\"errors\":6,\"jsonrpc_\":7,\"resul\":8}",
+        "{\"id\":\"x\",\"error\":{\"code\":1}}",
+        "{}",
+        "[1,2]",
+        "\"id\"",
+    };
+    static const char *const names[] = {"jsonrpc", "id", "method", "params", "result", "error"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        json_t *m = json_loads(texts[i], JSON_DECODE_ANY, NULL);
+        assert_non_null(m);
+        jsonrpc_members_t mm;
+        jsonrpc_members(m, &mm);
+        json_t *got[] = {mm.jsonrpc, mm.id, mm.method, mm.params, mm.result, mm.error};
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            assert_ptr_equal(got[k], json_object_get(m, names[k]));
+        json_decref(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spliced),
         cmocka_unit_test(test_not_spliced),
+        cmocka_unit_test(test_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
