@@ -1,54 +1,32 @@
-/* http_client: libcurl multi on libuv (see http_client.h).
+/* http_client: libcurl multi on libuv (see http_client.h and
+ * http_client_internal.h; a request's file I/O is http_client_file.c's).
  *
  * Sockets: opened by open_socket (the address policy is applied there for
  * untrusted requests), watched by a sock_t (uv_poll) that libcurl assigns
  * with curl_multi_assign, and closed by close_socket: if a poll handle
  * watches the descriptor, the descriptor is closed in the handle's close
  * callback, so libuv never polls a closed (or reused) descriptor. */
-#include "net/http_client.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "net/http_client_internal.h"
 #include "util/log.h"
 
-#define NET_TAG       "net"
-#define NET_MAX_SOCKS 4096
+#define NET_TAG "net"
 
-typedef struct sock_s {
+struct sock_s {
     uv_poll_t poll;
     curl_socket_t fd;
     net_client_t *client;
     bool close_fd; /* close fd once the handle is closed */
     bool closing;
-} sock_t;
-
-typedef enum {
-    NET_ACTIVE = 0,
-    NET_CLOSING,
-} net_state_t;
-
-struct net_client_s {
-    uv_loop_t *loop;
-    net_state_t state;
-    net_config_t cfg;
-    addr_policy_t policy;
-    CURLM *multi;
-    uv_timer_t timer;
-    queue_node_t reqs;
-    int open_handles;             /* timer + poll handles + file writes */
-    sock_t *socks[NET_MAX_SOCKS]; /* by descriptor, for close_socket */
-    void (*close_cb)(void *data);
-    void *close_data;
 };
 
 static void check_done(net_client_t *c);
-static void maybe_closed(net_client_t *c);
 
 /* ---- sockets --------------------------------------------------------------- */
 
@@ -84,7 +62,7 @@ static void sock_closed(uv_handle_t *h)
         c->socks[s->fd] = NULL;
     free(s);
     c->open_handles--;
-    maybe_closed(c);
+    http_client__maybe_closed(c);
 }
 
 static void sock_release(net_client_t *c, sock_t *s, bool close_fd)
@@ -186,80 +164,6 @@ static int on_timer(CURLM *m, long ms, void *userp)
 
 /* ---- bodies ------------------------------------------------------------------ */
 
-static void file_write_next(net_req_t *r);
-static void req_finish(net_req_t *r);
-static void file_written(uv_fs_t *w);
-
-/* Writes what is left of r->writing through the thread pool. */
-static int file_write_issue(net_req_t *r)
-{
-    uv_buf_t b =
-        uv_buf_init(r->writing + r->writing_off, (unsigned)(r->writing_len - r->writing_off));
-    r->wreq.data = r;
-    int rc = uv_fs_write(r->client->loop, &r->wreq, r->fd, &b, 1, -1, file_written);
-    if (rc == 0)
-        r->client->open_handles++;
-    return rc;
-}
-
-static void file_written(uv_fs_t *w)
-{
-    net_req_t *r = w->data;
-    net_client_t *c = r->client;
-    ssize_t n = w->result;
-    uv_fs_req_cleanup(w);
-    c->open_handles--;
-    size_t left = r->writing_len - r->writing_off;
-    if (n > 0 && (size_t)n < left && r->result == 0) {
-        /* A short write (a disk nearly full, a file size limit): write the
-         * rest; if the disk cannot take it, that write says why. */
-        r->writing_off += (size_t)n;
-        if (file_write_issue(r) == 0)
-            return;
-        n = UV_EIO;
-    } else if (n == 0 && left > 0) {
-        n = UV_EIO;
-    }
-    free(r->writing);
-    r->writing = NULL;
-    if (n < 0 && r->result == 0) {
-        snprintf(r->error, sizeof r->error, "writing %s: %s", r->to_file, uv_strerror((int)n));
-        r->result = (int)n;
-        r->file_failed = true;
-    }
-    file_write_next(r);
-    if (r->result != 0 && r->paused && r->state == NET_REQ_RUNNING) {
-        /* The file takes no more: let libcurl go on, so that on_body ends
-         * the transfer (a transfer paused for the disk never times out). */
-        r->paused = false;
-        curl_easy_pause(r->easy, CURLPAUSE_CONT);
-    } else if (r->paused && r->pending.len < NET_FILE_BUFFER / 2 && r->state == NET_REQ_RUNNING) {
-        r->paused = false;
-        curl_easy_pause(r->easy, CURLPAUSE_CONT);
-    }
-    if (r->state == NET_REQ_FLUSHING && r->writing == NULL && !r->reading)
-        req_finish(r);
-    maybe_closed(c);
-}
-
-/* Hands the buffered bytes to the thread pool, one write at a time. */
-static void file_write_next(net_req_t *r)
-{
-    if (r->writing != NULL || r->pending.len == 0 || r->fd < 0 || r->result != 0)
-        return;
-    size_t len;
-    r->writing = buf_steal(&r->pending, &len);
-    r->writing_len = len;
-    r->writing_off = 0;
-    if (file_write_issue(r) != 0) {
-        free(r->writing);
-        r->writing = NULL;
-        r->result = UV_EIO;
-        r->file_failed = true;
-        snprintf(r->error, sizeof r->error, "writing %s: cannot queue the write", r->to_file);
-    }
-}
-
 /* True when r's current response is a redirect that is followed. */
 static bool is_redirect(net_req_t *r)
 {
@@ -291,107 +195,19 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp)
         r->bytes += len;
         return len;
     }
-    if (r->pending.len + len > NET_FILE_BUFFER) {
-        /* The disk is behind: libcurl keeps the data and waits. */
-        r->paused = true;
-        file_write_next(r);
-        return CURL_WRITEFUNC_PAUSE;
-    }
-    if (buf_append(&r->pending, p, len) != 0) {
-        r->result = UV_ENOMEM;
-        return 0;
-    }
-    r->bytes += len;
-    if (r->pending.len >= NET_FILE_BUFFER / 4)
-        file_write_next(r);
-    return len;
+    return http_client__file_body(r, p, len);
 }
 
-/* ---- uploads: the file is read through the thread pool first ----------------- */
+/* ---- uploads: the file is read first (http_client_file.c) --------------------- */
 
-static void upload_start_transfer(net_req_t *r);
-static void req_finish(net_req_t *r);
-
-static void upload_read_done(uv_fs_t *req)
-{
-    net_req_t *r = req->data;
-    net_client_t *c = r->client;
-    ssize_t n = req->result;
-    uv_fs_req_cleanup(req);
-    c->open_handles--;
-    r->reading = false;
-    if (n < 0 && r->result == 0) {
-        snprintf(r->error, sizeof r->error, "reading the upload: %s", uv_strerror((int)n));
-        r->result = (int)n;
-    }
-    if (n > 0)
-        r->upload_off += (uint64_t)n;
-    if (r->result != 0 || n == 0 || r->upload_off >= r->upload_size) {
-        if (r->result == 0 && r->upload_off < r->upload_size) {
-            snprintf(r->error, sizeof r->error, "the upload shrank while it was read");
-            r->result = UV_EIO;
-        }
-        if (r->result != 0) {
-            r->state = NET_REQ_FLUSHING;
-            req_finish(r);
-        } else {
-            upload_start_transfer(r);
-        }
-        maybe_closed(c);
-        return;
-    }
-    uv_buf_t b = uv_buf_init(r->rchunk + r->upload_off, (unsigned)(r->upload_size - r->upload_off));
-    r->rreq.data = r;
-    if (uv_fs_read(c->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
-                   upload_read_done) == 0) {
-        r->reading = true;
-        c->open_handles++;
-    } else {
-        r->result = UV_EIO;
-        r->state = NET_REQ_FLUSHING;
-        req_finish(r);
-    }
-    maybe_closed(c);
-}
-
-/* Checks the upload's descriptor (bounded: at most NET_UPLOAD_MAX bytes
- * are held) and starts reading it. fstat on a descriptor does not wait on
- * anything; the descriptor is never reopened. Returns 0 or a negative
- * code. */
-static int upload_prepare(net_req_t *r)
-{
-    struct stat st;
-    if (r->upload_fd < 0 || fstat(r->upload_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(r->error, sizeof r->error, "the upload is not an open regular file");
-        return UV_EINVAL;
-    }
-    if ((uint64_t)st.st_size > NET_UPLOAD_MAX) {
-        snprintf(r->error, sizeof r->error, "the upload is larger than %u bytes", NET_UPLOAD_MAX);
-        return UV_E2BIG;
-    }
-    r->upload_size = (uint64_t)st.st_size;
-    r->rchunk = malloc(r->upload_size ? r->upload_size : 1);
-    if (r->rchunk == NULL)
-        return UV_ENOMEM;
-    uv_buf_t b = uv_buf_init(r->rchunk, (unsigned)r->upload_size);
-    r->rreq.data = r;
-    int rc = uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, 0, upload_read_done);
-    if (rc != 0)
-        return rc;
-    r->reading = true;
-    r->client->open_handles++;
-    return 0;
-}
-
-/* The file is in memory: build the form and start the transfer. */
-static void upload_start_transfer(net_req_t *r)
+void http_client__upload_start_transfer(net_req_t *r)
 {
     net_client_t *c = r->client;
     r->mime = curl_mime_init(r->easy);
     if (r->mime == NULL) {
         r->result = UV_ENOMEM;
         r->state = NET_REQ_FLUSHING;
-        req_finish(r);
+        http_client__req_finish(r);
         return;
     }
     for (const char *const *f = r->form; f && f[0] && f[1]; f += 2) {
@@ -407,7 +223,7 @@ static void upload_start_transfer(net_req_t *r)
     if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
         r->result = UV_EIO;
         r->state = NET_REQ_FLUSHING;
-        req_finish(r);
+        http_client__req_finish(r);
     }
 }
 
@@ -440,7 +256,7 @@ static void headers_free(net_req_t *r)
     r->headers = NULL;
 }
 
-static void req_finish(net_req_t *r)
+void http_client__req_finish(net_req_t *r)
 {
     net_client_t *c = r->client;
     if (r->fd >= 0) {
@@ -468,7 +284,7 @@ static void req_finish(net_req_t *r)
     headers_free(r);
     buf_free(&r->pending);
     r->cb(r, r->result);
-    maybe_closed(c);
+    http_client__maybe_closed(c);
 }
 
 /* The origin (scheme://host:port) of url in out, or "" when it has none. */
@@ -567,9 +383,9 @@ static void transfer_done(net_req_t *r, CURLcode rc)
     }
     r->state = NET_REQ_FLUSHING;
     if (r->result == 0)
-        file_write_next(r);
+        http_client__file_write_next(r);
     if (r->writing == NULL && !r->reading)
-        req_finish(r);
+        http_client__req_finish(r);
 }
 
 static void check_done(net_client_t *c)
@@ -683,7 +499,7 @@ static int request_start(net_client_t *c, net_req_t *r)
     if (r->headers)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (r->upload) {
-        int urc = upload_prepare(r);
+        int urc = http_client__upload_prepare(r);
         if (urc != 0) {
             curl_easy_cleanup(e);
             r->easy = NULL;
@@ -809,10 +625,10 @@ static void timer_closed(uv_handle_t *h)
 {
     net_client_t *c = h->data;
     c->open_handles--;
-    maybe_closed(c);
+    http_client__maybe_closed(c);
 }
 
-static void maybe_closed(net_client_t *c)
+void http_client__maybe_closed(net_client_t *c)
 {
     if (c->state != NET_CLOSING || !queue_empty(&c->reqs))
         return;
@@ -845,5 +661,5 @@ void net_client_close(net_client_t *c, void (*cb)(void *data), void *data)
         net_request_cancel(queue_entry(n, net_req_t, node));
         n = next;
     }
-    maybe_closed(c);
+    http_client__maybe_closed(c);
 }
