@@ -13,6 +13,18 @@
 
 #include "net/http_client_internal.h"
 
+/* A request's read or write through the thread pool ended (counted
+ * among the open handles while it ran): its result; req is cleaned up
+ * and no longer counted. */
+static ssize_t fs_req_done(uv_fs_t *req)
+{
+    net_req_t *r = req->data;
+    ssize_t n = req->result;
+    uv_fs_req_cleanup(req);
+    r->client->open_handles--;
+    return n;
+}
+
 /* ---- downloads: the body is written through the thread pool ------------------ */
 
 static void file_written(uv_fs_t *w);
@@ -32,10 +44,8 @@ static int file_write_issue(net_req_t *r)
 static void file_written(uv_fs_t *w)
 {
     net_req_t *r = w->data;
-    net_client_t *c = r->client;
-    ssize_t n = w->result;
-    uv_fs_req_cleanup(w);
-    c->open_handles--;
+    net_client_t *c = r->client; /* r may be gone at the end */
+    ssize_t n = fs_req_done(w);
     size_t left = r->writing_len - r->writing_off;
     if (n > 0 && (size_t)n < left && r->result == 0) {
         /* A short write (a disk nearly full, a file size limit): write the
@@ -107,13 +117,28 @@ size_t http_client__file_body(net_req_t *r, const char *p, size_t len)
 
 /* ---- uploads: the file is read through the thread pool first ----------------- */
 
+static void upload_read_done(uv_fs_t *req);
+
+/* Reads what is left of the upload (from upload_off into rchunk) through
+ * the thread pool. Returns 0 (r->reading) or uv_fs_read's error. */
+static int upload_read_issue(net_req_t *r)
+{
+    uv_buf_t b = uv_buf_init(r->rchunk + r->upload_off, (unsigned)(r->upload_size - r->upload_off));
+    r->rreq.data = r;
+    int rc = uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
+                        upload_read_done);
+    if (rc != 0)
+        return rc;
+    r->reading = true;
+    r->client->open_handles++;
+    return 0;
+}
+
 static void upload_read_done(uv_fs_t *req)
 {
     net_req_t *r = req->data;
-    net_client_t *c = r->client;
-    ssize_t n = req->result;
-    uv_fs_req_cleanup(req);
-    c->open_handles--;
+    net_client_t *c = r->client; /* r may be gone at the end */
+    ssize_t n = fs_req_done(req);
     r->reading = false;
     if (n < 0 && r->result == 0) {
         snprintf(r->error, sizeof r->error, "reading the upload: %s", uv_strerror((int)n));
@@ -135,13 +160,7 @@ static void upload_read_done(uv_fs_t *req)
         http_client__maybe_closed(c);
         return;
     }
-    uv_buf_t b = uv_buf_init(r->rchunk + r->upload_off, (unsigned)(r->upload_size - r->upload_off));
-    r->rreq.data = r;
-    if (uv_fs_read(c->loop, &r->rreq, r->upload_fd, &b, 1, (int64_t)r->upload_off,
-                   upload_read_done) == 0) {
-        r->reading = true;
-        c->open_handles++;
-    } else {
+    if (upload_read_issue(r) != 0) {
         r->result = UV_EIO;
         r->state = NET_REQ_FLUSHING;
         http_client__req_finish(r);
@@ -168,12 +187,5 @@ int http_client__upload_prepare(net_req_t *r)
     r->rchunk = malloc(r->upload_size ? r->upload_size : 1);
     if (r->rchunk == NULL)
         return UV_ENOMEM;
-    uv_buf_t b = uv_buf_init(r->rchunk, (unsigned)r->upload_size);
-    r->rreq.data = r;
-    int rc = uv_fs_read(r->client->loop, &r->rreq, r->upload_fd, &b, 1, 0, upload_read_done);
-    if (rc != 0)
-        return rc;
-    r->reading = true;
-    r->client->open_handles++;
-    return 0;
+    return upload_read_issue(r); /* upload_off is 0 (request_start) */
 }
