@@ -62,12 +62,13 @@ void mcp_session__handle_tools_list(mcp_session_t *s, const json_t *id, const js
 }
 
 /* The members of a request's params that its handler and call_start
- * read, found in one pass (json_members); each borrowed, NULL when absent. */
+ * read, found in one pass (json_members); each borrowed, NULL when absent.
+ * call_params returns p. */
 typedef struct call_params_s {
     json_t *name, *arguments, *uri, *meta, *input_responses, *request_state;
 } call_params_t;
 
-static void call_params(const json_t *params, call_params_t *p)
+static call_params_t *call_params(const json_t *params, call_params_t *p)
 {
     static const char *const names[] = {"name",  "arguments",      "uri",
                                         "_meta", "inputResponses", "requestState"};
@@ -79,6 +80,21 @@ static void call_params(const json_t *params, call_params_t *p)
                          .meta = v[3],
                          .input_responses = v[4],
                          .request_state = v[5]};
+    return p;
+}
+
+/* A request's string member v (what: "method: params.member"), or NULL
+ * when it answered the error: none, not a string, or holding a NUL. */
+static const char *call_string(mcp_session_t *s, const json_t *id, const json_t *v,
+                               const char *what)
+{
+    const char *str = mcp_session__str(v);
+    if (str == NULL) {
+        char msg[120];
+        snprintf(msg, sizeof msg, "%s must be a string without NUL", what);
+        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS, msg, NULL);
+    }
+    return str;
 }
 
 /* The multi round-trip fields of a 2026-07-28 request of kind/name:
@@ -147,6 +163,22 @@ static bool modern_round(mcp_session_t *s, const json_t *id, mcp_call_kind_t kin
     return false;
 }
 
+/* Registers new call c of s: for a 2026-07-28 request the envelope's
+ * client capabilities and log level, then its start and the counts of
+ * work in flight. */
+static void call_register(mcp_session_t *s, mcp_call_t *c)
+{
+    if (s->env != NULL) {
+        c->modern = true;
+        c->caps = json_incref((json_t *)s->env->caps);
+        c->log_level = s->env->log_level;
+    }
+    c->started_ns = uv_hrtime();
+    queue_push_tail(&s->calls, &c->node);
+    s->inflight++;
+    s->srv->stats.active_calls++;
+}
+
 /* Admits a request that a handler answers: checks the global cap on work
  * in flight (a busy error with retryAfterMs past it), and registers the
  * call. NULL when it was answered already. */
@@ -184,30 +216,20 @@ static mcp_call_t *call_start(mcp_session_t *s, mcp_call_kind_t kind, const char
         return NULL;
     }
     if (s->env != NULL) {
-        c->modern = true;
-        c->caps = json_incref((json_t *)s->env->caps);
-        c->log_level = s->env->log_level;
         c->input_responses = responses;
         c->request_state = state;
         memcpy(c->state_digest, digest, sizeof c->state_digest);
     }
-    c->started_ns = uv_hrtime();
-    queue_push_tail(&s->calls, &c->node);
-    s->inflight++;
-    srv->stats.active_calls++;
+    call_register(s, c);
     return c;
 }
 
 void mcp_session__handle_tools_call(mcp_session_t *s, json_t *id, const json_t *params)
 {
     call_params_t p;
-    call_params(params, &p);
-    const char *name = mcp_session__str(p.name);
-    if (name == NULL) {
-        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                "tools/call: params.name must be a string without NUL", NULL);
+    const char *name = call_string(s, id, call_params(params, &p)->name, "tools/call: params.name");
+    if (name == NULL)
         return;
-    }
     const mcp_tool_t *tool = mcp_registry_find(&s->srv->registry, name);
     if (tool != NULL && !mcp_session__tool_allowed(s, tool)) {
         /* A tool of the toolsets the token allows that the default
@@ -299,13 +321,10 @@ static void resource_not_found(mcp_session_t *s, const json_t *id, const char *u
 void mcp_session__handle_resources_read(mcp_session_t *s, json_t *id, const json_t *params)
 {
     call_params_t p;
-    call_params(params, &p);
-    const char *uri = mcp_session__str(p.uri);
-    if (uri == NULL) {
-        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                "resources/read: params.uri must be a string", NULL);
+    const char *uri =
+        call_string(s, id, call_params(params, &p)->uri, "resources/read: params.uri");
+    if (uri == NULL)
         return;
-    }
     json_t *vars = NULL;
     const mcp_resource_t *res =
         mcp_registry_find_resource(&s->srv->registry, uri, mcp_session__mask(s), &vars);
@@ -341,18 +360,10 @@ int mcp_session__probe_resource(mcp_session_t *s, const json_t *id, const char *
     json_decref(args);
     if (c == NULL)
         return UV_ENOMEM;
-    if (s->env != NULL) {
-        c->modern = true;
-        c->caps = json_incref((json_t *)s->env->caps);
-        c->log_level = s->env->log_level;
-    }
     c->probe_done = done;
     c->probe_owner = owner;
-    c->started_ns = uv_hrtime();
     c->context = mcp_registry_context(&srv->registry, res->toolset);
-    queue_push_tail(&s->calls, &c->node);
-    s->inflight++;
-    srv->stats.active_calls++;
+    call_register(s, c);
     (res->def->watch ? res->def->watch : res->def->fn)(c);
     return 0;
 }
@@ -476,13 +487,10 @@ void mcp_session__handle_prompts_list(mcp_session_t *s, const json_t *id, const 
 void mcp_session__handle_prompts_get(mcp_session_t *s, json_t *id, const json_t *params)
 {
     call_params_t cp;
-    call_params(params, &cp);
-    const char *name = mcp_session__str(cp.name);
-    if (name == NULL) {
-        mcp_session__send_error(s, id, JSONRPC_INVALID_PARAMS,
-                                "prompts/get: params.name must be a string without NUL", NULL);
+    const char *name =
+        call_string(s, id, call_params(params, &cp)->name, "prompts/get: params.name");
+    if (name == NULL)
         return;
-    }
     const mcp_prompt_t *p = mcp_registry_find_prompt(&s->srv->registry, name, mcp_session__mask(s));
     if (p == NULL) {
         char msg[160];
