@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "db/pool_internal.h"
-#include "util/buf.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 #include "util/strutil.h"
 
 static void pool_later_cb(uv_timer_t *t);
@@ -596,14 +596,13 @@ void pg_pool_metrics(const pg_pool_t *pool, const char *label, bool header, buf_
     pg_pool_stats_t st;
     pg_pool_stats(pool, &st);
     if (header)
-        buf_append_str(out, "# HELP parley_db_pool Database pool state.\n"
-                            "# TYPE parley_db_pool gauge\n");
-    buf_printf(out,
-               "parley_db_pool{pool=\"%s\",state=\"ready\"} %d\n"
-               "parley_db_pool{pool=\"%s\",state=\"busy\"} %d\n"
-               "parley_db_pool{pool=\"%s\",state=\"down\"} %d\n"
-               "parley_db_pool{pool=\"%s\",state=\"queued\"} %d\n",
-               label, st.conns_ready, label, st.conns_busy, label, st.conns_down, label, st.queued);
-    buf_printf(out, "parley_db_queries_total{pool=\"%s\"} %llu\n", label,
-               (unsigned long long)st.submitted);
+        prom_text_family(out, "parley_db_pool", PROM_TEXT_GAUGE, "Database pool state.");
+    prom_text_int(out, "parley_db_pool", PROM_LABELS("pool", label, "state", "ready"),
+                  st.conns_ready);
+    prom_text_int(out, "parley_db_pool", PROM_LABELS("pool", label, "state", "busy"),
+                  st.conns_busy);
+    prom_text_int(out, "parley_db_pool", PROM_LABELS("pool", label, "state", "down"),
+                  st.conns_down);
+    prom_text_int(out, "parley_db_pool", PROM_LABELS("pool", label, "state", "queued"), st.queued);
+    prom_text_uint(out, "parley_db_queries_total", PROM_LABELS("pool", label), st.submitted);
 }

@@ -9,6 +9,7 @@
 #include "mcp/envelope.h"
 #include "mcp/session.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 
 const char *const mcp_method_names[MCP_M_COUNT] = {
     "initialize",
@@ -298,53 +299,37 @@ void mcp_server_metrics(const mcp_server_t *srv, buf_t *out)
             if (strcmp(k, kinds[i]) == 0)
                 counts[i]++;
     }
-    buf_append_str(out,
-                   "# HELP parley_sessions Open MCP sessions.\n# TYPE parley_sessions gauge\n");
+    prom_text_family(out, "parley_sessions", PROM_TEXT_GAUGE, "Open MCP sessions.");
     for (int i = 0; i < 4; i++)
-        buf_printf(out, "parley_sessions{transport=\"%s\"} %d\n", kinds[i], counts[i]);
-    buf_printf(out,
-               "# HELP parley_sessions_opened_total Sessions opened.\n"
-               "# TYPE parley_sessions_opened_total counter\nparley_sessions_opened_total %llu\n",
-               (unsigned long long)st->sessions_opened);
-    buf_printf(out,
-               "# HELP parley_sessions_refused_total Sessions refused: max_sessions open, or "
-               "the principal at its share of them.\n"
-               "# TYPE parley_sessions_refused_total counter\n"
-               "parley_sessions_refused_total{reason=\"max_sessions\"} %llu\n"
-               "parley_sessions_refused_total{reason=\"principal_share\"} %llu\n",
-               (unsigned long long)st->refused_sessions, (unsigned long long)st->refused_share);
-    buf_append_str(out, "# HELP parley_requests_total JSON-RPC requests by method.\n"
-                        "# TYPE parley_requests_total counter\n");
+        prom_text_int(out, "parley_sessions", PROM_LABELS("transport", kinds[i]), counts[i]);
+    prom_text_counter(out, "parley_sessions_opened_total", "Sessions opened.", st->sessions_opened);
+    prom_text_family(out, "parley_sessions_refused_total", PROM_TEXT_COUNTER,
+                     "Sessions refused: max_sessions open, or the principal at its share of them.");
+    prom_text_uint(out, "parley_sessions_refused_total", PROM_LABELS("reason", "max_sessions"),
+                   st->refused_sessions);
+    prom_text_uint(out, "parley_sessions_refused_total", PROM_LABELS("reason", "principal_share"),
+                   st->refused_share);
+    prom_text_family(out, "parley_requests_total", PROM_TEXT_COUNTER,
+                     "JSON-RPC requests by method.");
     for (int i = 0; i < MCP_M_COUNT; i++)
-        buf_printf(out, "parley_requests_total{method=\"%s\"} %llu\n", mcp_method_names[i],
-                   (unsigned long long)st->by_method[i]);
-    buf_printf(out,
-               "# HELP parley_errors_total JSON-RPC error responses.\n"
-               "# TYPE parley_errors_total counter\nparley_errors_total %llu\n"
-               "# HELP parley_tool_calls_total Tool calls.\n"
-               "# TYPE parley_tool_calls_total counter\nparley_tool_calls_total %llu\n"
-               "# HELP parley_tool_errors_total Tool results with isError.\n"
-               "# TYPE parley_tool_errors_total counter\nparley_tool_errors_total %llu\n"
-               "# HELP parley_busy_total Requests refused as busy.\n"
-               "# TYPE parley_busy_total counter\nparley_busy_total %llu\n"
-               "# HELP parley_active_calls Calls in flight.\n"
-               "# TYPE parley_active_calls gauge\nparley_active_calls %d\n",
-               (unsigned long long)st->errors, (unsigned long long)st->tool_calls,
-               (unsigned long long)st->tool_errors, (unsigned long long)st->busy_rejections,
-               st->active_calls);
-    buf_append_str(out, "# HELP parley_call_duration_seconds Duration of tool calls, resource "
-                        "reads and prompt gets.\n# TYPE parley_call_duration_seconds histogram\n");
+        prom_text_uint(out, "parley_requests_total", PROM_LABELS("method", mcp_method_names[i]),
+                       st->by_method[i]);
+    prom_text_counter(out, "parley_errors_total", "JSON-RPC error responses.", st->errors);
+    prom_text_counter(out, "parley_tool_calls_total", "Tool calls.", st->tool_calls);
+    prom_text_counter(out, "parley_tool_errors_total", "Tool results with isError.",
+                      st->tool_errors);
+    prom_text_counter(out, "parley_busy_total", "Requests refused as busy.", st->busy_rejections);
+    prom_text_gauge(out, "parley_active_calls", "Calls in flight.", st->active_calls);
+    prom_text_family(out, "parley_call_duration_seconds", PROM_TEXT_HISTOGRAM,
+                     "Duration of tool calls, resource reads and prompt gets.");
     uint64_t cum = 0;
     for (int i = 0; i <= MCP_LATENCY_BUCKETS; i++) {
-        cum += st->latency_count[i];
+        char le[32] = "+Inf";
         if (i < MCP_LATENCY_BUCKETS)
-            buf_printf(out, "parley_call_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                       mcp_latency_bounds[i], (unsigned long long)cum);
-        else
-            buf_printf(out, "parley_call_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-                       (unsigned long long)cum);
+            snprintf(le, sizeof le, "%g", mcp_latency_bounds[i]);
+        cum += st->latency_count[i];
+        prom_text_uint(out, "parley_call_duration_seconds_bucket", PROM_LABELS("le", le), cum);
     }
-    buf_printf(out,
-               "parley_call_duration_seconds_sum %.6f\nparley_call_duration_seconds_count %llu\n",
-               st->latency_sum, (unsigned long long)cum);
+    prom_text_double(out, "parley_call_duration_seconds_sum", NULL, st->latency_sum);
+    prom_text_uint(out, "parley_call_duration_seconds_count", NULL, cum);
 }

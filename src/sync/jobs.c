@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/buf.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 
 #define JOBS_TAG "jobs"
 
@@ -330,15 +330,17 @@ void sync_runner_metrics(const sync_runner_t *r, buf_t *out)
 {
     sync_stats_t js;
     sync_runner_stats(r, &js);
-    buf_append_str(out, "# HELP parley_sync_jobs Sync jobs on the database by class and "
-                        "status (counted every few seconds).\n# TYPE parley_sync_jobs gauge\n");
+    prom_text_family(out, "parley_sync_jobs", PROM_TEXT_GAUGE,
+                     "Sync jobs on the database by class and status (counted every few seconds).");
+    for (int i = 0; i < js.nclasses; i++) {
+        prom_text_int(out, "parley_sync_jobs",
+                      PROM_LABELS("class", js.name[i], "status", "pending"), js.pending[i]);
+        prom_text_int(out, "parley_sync_jobs",
+                      PROM_LABELS("class", js.name[i], "status", "in_progress"), js.in_progress[i]);
+    }
+    prom_text_family(out, "parley_sync_jobs_running", PROM_TEXT_GAUGE,
+                     "Sync jobs this daemon runs.");
     for (int i = 0; i < js.nclasses; i++)
-        buf_printf(out,
-                   "parley_sync_jobs{class=\"%s\",status=\"pending\"} %ld\n"
-                   "parley_sync_jobs{class=\"%s\",status=\"in_progress\"} %ld\n",
-                   js.name[i], js.pending[i], js.name[i], js.in_progress[i]);
-    buf_append_str(out, "# HELP parley_sync_jobs_running Sync jobs this daemon runs.\n"
-                        "# TYPE parley_sync_jobs_running gauge\n");
-    for (int i = 0; i < js.nclasses; i++)
-        buf_printf(out, "parley_sync_jobs_running{class=\"%s\"} %d\n", js.name[i], js.running[i]);
+        prom_text_int(out, "parley_sync_jobs_running", PROM_LABELS("class", js.name[i]),
+                      js.running[i]);
 }

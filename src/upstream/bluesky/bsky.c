@@ -18,8 +18,8 @@
 #include "upstream/connectors.h"
 #include "upstream/bluesky/bsky_internal.h"
 #include "util/dirs.h"
-#include "util/buf.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 #include "util/queue.h"
 #include "util/sealed.h"
 #include "util/strutil.h"
@@ -243,24 +243,12 @@ static int bsky_job_classes(void *impl, const sync_class_t **classes)
 static void bsky_metrics(void *impl, buf_t *out)
 {
     bsky_t *b = impl;
-    char s[1024];
-    snprintf(s, sizeof s,
-             "# TYPE parley_bluesky_logins_total counter\n"
-             "parley_bluesky_logins_total %llu\n"
-             "# TYPE parley_bluesky_login_errors_total counter\n"
-             "parley_bluesky_login_errors_total %llu\n"
-             "# TYPE parley_bluesky_session_refreshes_total counter\n"
-             "parley_bluesky_session_refreshes_total %llu\n"
-             "# TYPE parley_bluesky_calls_total counter\n"
-             "parley_bluesky_calls_total %llu\n"
-             "# TYPE parley_bluesky_call_errors_total counter\n"
-             "parley_bluesky_call_errors_total %llu\n"
-             "# TYPE parley_bluesky_rate_limited_total counter\n"
-             "parley_bluesky_rate_limited_total %llu\n",
-             (unsigned long long)b->logins, (unsigned long long)b->login_errors,
-             (unsigned long long)b->refreshes_done, (unsigned long long)b->calls,
-             (unsigned long long)b->call_errors, (unsigned long long)b->rate_limited);
-    (void)buf_append_str(out, s);
+    prom_text_counter(out, "parley_bluesky_logins_total", NULL, b->logins);
+    prom_text_counter(out, "parley_bluesky_login_errors_total", NULL, b->login_errors);
+    prom_text_counter(out, "parley_bluesky_session_refreshes_total", NULL, b->refreshes_done);
+    prom_text_counter(out, "parley_bluesky_calls_total", NULL, b->calls);
+    prom_text_counter(out, "parley_bluesky_call_errors_total", NULL, b->call_errors);
+    prom_text_counter(out, "parley_bluesky_rate_limited_total", NULL, b->rate_limited);
 }
 
 static const connector_accounts_ops_t bsky_accounts_ops = {

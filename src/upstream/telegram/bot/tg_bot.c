@@ -11,8 +11,8 @@
 
 #include "upstream/telegram/bot/tg_bot_internal.h"
 #include "upstream/telegram/bot/tg_media.h"
-#include "util/buf.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 
 static void poll_next(tg_bot_t *b);
 static void apply_next(tg_bot_t *b);
@@ -795,24 +795,18 @@ void tg_bot_metrics(const tg_bot_t *b, buf_t *out)
 {
     tg_bot_stats_t bs;
     tg_bot_stats(b, &bs);
-    buf_printf(out,
-               "# HELP parley_telegram_updates_applied_total Bot API updates applied.\n"
-               "# TYPE parley_telegram_updates_applied_total counter\n"
-               "parley_telegram_updates_applied_total %llu\n"
-               "# HELP parley_telegram_send_queue Messages and files waiting to be sent.\n"
-               "# TYPE parley_telegram_send_queue gauge\nparley_telegram_send_queue %d\n"
-               "# HELP parley_media_downloads_active Media downloads in flight.\n"
-               "# TYPE parley_media_downloads_active gauge\n"
-               "parley_media_downloads_active %d\n"
-               "# HELP parley_media_downloads_total Files downloaded into the store.\n"
-               "# TYPE parley_media_downloads_total counter\n"
-               "parley_media_downloads_total %llu\n"
-               "# HELP parley_media_download_failures_total Failed download attempts (each "
-               "retried), by where they failed.\n"
-               "# TYPE parley_media_download_failures_total counter\n"
-               "parley_media_download_failures_total{reason=\"upstream\"} %llu\n"
-               "parley_media_download_failures_total{reason=\"store\"} %llu\n",
-               (unsigned long long)bs.updates_applied, bs.sends_queued, bs.media_active,
-               (unsigned long long)bs.media_stored, (unsigned long long)bs.media_failed_upstream,
-               (unsigned long long)bs.media_failed_store);
+    prom_text_counter(out, "parley_telegram_updates_applied_total", "Bot API updates applied.",
+                      bs.updates_applied);
+    prom_text_gauge(out, "parley_telegram_send_queue", "Messages and files waiting to be sent.",
+                    bs.sends_queued);
+    prom_text_gauge(out, "parley_media_downloads_active", "Media downloads in flight.",
+                    bs.media_active);
+    prom_text_counter(out, "parley_media_downloads_total", "Files downloaded into the store.",
+                      bs.media_stored);
+    prom_text_family(out, "parley_media_download_failures_total", PROM_TEXT_COUNTER,
+                     "Failed download attempts (each retried), by where they failed.");
+    prom_text_uint(out, "parley_media_download_failures_total", PROM_LABELS("reason", "upstream"),
+                   bs.media_failed_upstream);
+    prom_text_uint(out, "parley_media_download_failures_total", PROM_LABELS("reason", "store"),
+                   bs.media_failed_store);
 }

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "upstream/telegram/user/tg_user_internal.h"
-#include "util/buf.h"
 #include "util/dirs.h"
 #include "util/log.h"
+#include "util/prom_text.h"
 
 #define TGU_CAPS                                                                                   \
     (CONNECTOR_CAN_SEND | CONNECTOR_CAN_READ_HISTORY | CONNECTOR_CAN_REALTIME |                    \
@@ -118,23 +118,17 @@ static void tu_metrics(void *impl, struct buf_s *out)
         dropped += acc->dropped;
         ready += serving(acc);
     }
-    buf_printf(out,
-               "# HELP parley_telegram_user_accounts Telegram user accounts signed in here, and "
-               "those this daemon runs now.\n"
-               "# TYPE parley_telegram_user_accounts gauge\n"
-               "parley_telegram_user_accounts{state=\"signed_in\"} %d\n"
-               "parley_telegram_user_accounts{state=\"running\"} %d\n"
-               "# HELP parley_telegram_user_store_queue TDLib updates waiting to be stored.\n"
-               "# TYPE parley_telegram_user_store_queue gauge\n"
-               "parley_telegram_user_store_queue %zu\n"
-               "# HELP parley_telegram_user_updates_stored_total TDLib updates stored.\n"
-               "# TYPE parley_telegram_user_updates_stored_total counter\n"
-               "parley_telegram_user_updates_stored_total %llu\n"
-               "# HELP parley_telegram_user_updates_dropped_total TDLib updates dropped because "
-               "the store was too far behind.\n"
-               "# TYPE parley_telegram_user_updates_dropped_total counter\n"
-               "parley_telegram_user_updates_dropped_total %llu\n",
-               u->naccounts, ready, queued, stored, dropped);
+    prom_text_family(out, "parley_telegram_user_accounts", PROM_TEXT_GAUGE,
+                     "Telegram user accounts signed in here, and those this daemon runs now.");
+    prom_text_int(out, "parley_telegram_user_accounts", PROM_LABELS("state", "signed_in"),
+                  u->naccounts);
+    prom_text_int(out, "parley_telegram_user_accounts", PROM_LABELS("state", "running"), ready);
+    prom_text_gauge(out, "parley_telegram_user_store_queue", "TDLib updates waiting to be stored.",
+                    (long long)queued);
+    prom_text_counter(out, "parley_telegram_user_updates_stored_total", "TDLib updates stored.",
+                      stored);
+    prom_text_counter(out, "parley_telegram_user_updates_dropped_total",
+                      "TDLib updates dropped because the store was too far behind.", dropped);
 }
 
 static bool tu_serves_account(void *impl, int64_t account_id)
