@@ -56,6 +56,7 @@ typedef struct app_s {
     struct sync_runner_s *jobs;      /* serve: the connectors' jobs, or NULL (for /metrics) */
     struct net_client_s *fetch;      /* serve: URLs tools give, under the address policy */
     long long words_merged;          /* import: into the vocabulary */
+    int forms_waits;                 /* import: its list's step gave up waiting (import.c) */
     size_t serve_step;               /* serve: the next stage of its sequence (serve.c) */
     void (*resume)(struct app_s *a); /* what goes on after APP_STEP_PENDING, or NULL */
     /* serve, default selection (app_auto.c): a check of the store's

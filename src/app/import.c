@@ -28,6 +28,10 @@
 #include "import/progress.h"
 #include "util/log.h"
 
+/* Calls of the word forms' step that may give up waiting for the other
+ * writers of messages (5 s each) before the import fails: a minute. */
+#define IMPORT_FORMS_WAITS 12
+
 static void import_stop(void *obj)
 {
     importer_stop(obj);
@@ -153,12 +157,24 @@ static uint64_t progress_interval(void)
     return (uint64_t)ms;
 }
 
+static void import_start(app_t *a);
+
 static void target_set(void *data, int status, const char *value, const char *sqlstate,
                        const char *error)
 {
     (void)value;
-    (void)sqlstate;
     app_t *a = data;
+    if (status != 0 && strcmp(sqlstate, "55P03") == 0 && a->state == APP_STARTING &&
+        ++a->forms_waits < IMPORT_FORMS_WAITS) {
+        /* A new list waits for the writers of messages (5 s a call,
+         * parley_search_forms_step): another daemon or import is writing. */
+        log_info(APP_TAG,
+                 "search_languages: waiting for another writer of messages to end "
+                 "its transaction (%d)",
+                 a->forms_waits);
+        import_start(a);
+        return;
+    }
     if (status != 0) {
         app_fatal(a, "search", error ? error : uv_strerror(status));
         return;
