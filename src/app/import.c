@@ -29,8 +29,10 @@
 #include "util/log.h"
 
 /* Calls of the word forms' step that may give up waiting for the other
- * writers of messages (5 s each) before the import fails: a minute. */
-#define IMPORT_FORMS_WAITS 12
+ * writers of messages (5 s each: parley_messages_hold_writers) before the
+ * import fails: ten minutes, as long as another daemon's index build on a
+ * large store may hold messages; a line a minute says so. */
+#define IMPORT_FORMS_WAITS 120
 
 static void import_stop(void *obj)
 {
@@ -167,11 +169,13 @@ static void target_set(void *data, int status, const char *value, const char *sq
     if (status != 0 && strcmp(sqlstate, "55P03") == 0 && a->state == APP_STARTING &&
         ++a->forms_waits < IMPORT_FORMS_WAITS) {
         /* A new list waits for the writers of messages (5 s a call,
-         * parley_search_forms_step): another daemon or import is writing. */
-        log_info(APP_TAG,
-                 "search_languages: waiting for another writer of messages to end "
-                 "its transaction (%d)",
-                 a->forms_waits);
+         * parley_search_forms_step): another daemon or import is writing,
+         * or building an index on it. */
+        if (a->forms_waits % 12 == 1)
+            log_info(APP_TAG,
+                     "search_languages: waiting for the other writers of messages (another "
+                     "daemon or import, or an index being built) to end (%d s)",
+                     a->forms_waits * 5);
         import_start(a);
         return;
     }

@@ -1,8 +1,8 @@
 # import_forms_wait: `parleyd import` asking for another word forms' list
 # while another session is in the middle of writing messages. The step
 # that changes the list waits for that writer (parley_search_forms_step
-# locks messages, at most 5 s a call); the import tries it again, saying
-# so, instead of failing, and once the writer commits the list changes
+# holds messages' writers off, polling for at most 5 s a call); the import
+# tries it again, saying so, instead of failing, and once the writer commits the list changes
 # and every row, the writer's included, gets its forms.
 source "$(dirname "$0")/lib.sh"
 : "${PARLEY_TEST_PG_DIR:?}"
@@ -29,7 +29,7 @@ done
 
 imp --search-languages english,russian 2>"$TMP/again.log" || { cat "$TMP/again.log"; fail "import during a write"; }
 wait "$writer" || { cat "$TMP/writer.log"; fail "the writer"; }
-grep -q "search_languages: waiting for another writer of messages to end its transaction (1)" "$TMP/again.log" ||
+grep -q "search_languages: waiting for the other writers of messages (another daemon or import, or an index being built) to end (5 s)" "$TMP/again.log" ||
   { cat "$TMP/again.log"; fail "the import did not say it waited"; }
 grep -q "word forms (english,russian) in use" "$TMP/again.log" || { cat "$TMP/again.log"; fail "forms not in use"; }
 [ "$(psql_t "SELECT languages FROM search_forms WHERE active")" = "english,russian" ] || fail "the list in use"

@@ -46,19 +46,27 @@ SELECT pg_temp.expect('a later row has its forms', (SELECT forms FROM messages W
                       true);
 
 -- A writer that holds messages longer than the step waits (5 s): the
--- step fails, changing nothing, and the builder tries again later.
+-- step fails, changing nothing, and the builder tries again later. Other
+-- writers meanwhile do not wait behind the step.
 SELECT dblink_exec('writer', 'BEGIN');
 SELECT dblink_exec('writer', $w$INSERT INTO messages (chat_id, id, date, text)
                                VALUES (-100, 3, '2026-01-03 10:00Z', 'встречи прошли')$w$);
 SELECT pg_temp.expect_error('the step gives up after its wait',
-    $$SELECT parley_search_forms_step('english,russian')$$, '55P03', 'lock timeout');
+    $$SELECT parley_search_forms_step('english,russian')$$, '55P03', 'messages is being written');
+SELECT dblink_send_query('builder', $b$SELECT parley_search_forms_step('english,russian')::text$b$);
+SELECT pg_sleep(0.3);
+SELECT pg_temp.expect('the step polls', dblink_is_busy('builder'), 1);
+INSERT INTO messages (chat_id, id, date, text) VALUES (-100, 4, '2026-01-04 10:00Z', 'not held');
+SELECT pg_temp.expect_error('the polling step gives up too',
+    $$SELECT * FROM dblink_get_result('builder') AS t(r text)$$, '55P03', 'messages is being written');
+SELECT r FROM dblink_get_result('builder') AS t(r text); -- the end of the call
 SELECT pg_temp.expect('the target unchanged', (SELECT languages FROM search_forms WHERE target),
                       'english');
 SELECT dblink_exec('writer', 'COMMIT');
 SELECT pg_temp.expect('tried again: fill',
     parley_search_forms_step('english,russian') ->> 'state', 'fill');
 SELECT pg_temp.expect('every row filled again',
-    parley_search_forms_fill('english,russian', 100) ->> 'rows', '3');
+    parley_search_forms_fill('english,russian', 100) ->> 'rows', '4');
 SELECT pg_temp.expect('the Russian row has its forms',
     (SELECT forms FROM messages WHERE id = 3) @@ to_tsquery('russian', 'встреча'), true);
 

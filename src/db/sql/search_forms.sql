@@ -122,6 +122,34 @@ CREATE OR REPLACE FUNCTION parley_forms_new(forms tsvector, exact tsvector) RETU
     SELECT ts_delete(forms, coalesce(tsvector_to_array(exact), '{}'))
 $$;
 
+-- Holds the writers of messages off until this transaction ends, once
+-- those writing now are done (the lock SHARE ROW EXCLUSIVE, which also
+-- waits for a CREATE INDEX CONCURRENTLY on messages). Asked for without
+-- waiting, every 50 ms, so that writers never queue behind the request:
+-- at most p_tries times (then SQLSTATE 55P03, lock_not_available), or
+-- until it is had when p_tries is NULL.
+CREATE OR REPLACE FUNCTION parley_messages_hold_writers(p_tries integer) RETURNS void
+    LANGUAGE plpgsql AS $$
+DECLARE
+    i integer := 0;
+BEGIN
+    LOOP
+        BEGIN
+            LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE NOWAIT;
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            i := i + 1;
+            IF i >= p_tries THEN
+                RAISE EXCEPTION USING ERRCODE = '55P03',
+                    MESSAGE = 'messages is being written, or an index of it built: the word '
+                              'forms'' list changes once it is not';
+            END IF;
+        END;
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+$$;
+
 -- The row trigger's function, parley_messages_forms(), for the target
 -- list langs (the one asked for last, being filled or in use): it fills
 -- messages.tsv (the exact words: parley_text_tsv, migration 025) and
@@ -190,8 +218,9 @@ $b$, forms, long_langs);
     -- reads the new one when it next takes its lock on messages, so one
     -- holding it now would write rows with the old list's forms (or none)
     -- after this commits, behind a fill that has passed them. This waits
-    -- for those writers and holds new ones until the commit.
-    LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
+    -- for those writers and holds new ones until the commit (already held
+    -- when parley_search_forms_step calls this).
+    PERFORM parley_messages_hold_writers(NULL);
     EXECUTE format('CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger '
                    'LANGUAGE plpgsql AS %L', body);
     RETURN true;
@@ -442,14 +471,12 @@ BEGIN
         -- parley_messages_forms_sync: a daemon starting meanwhile writes
         -- the trigger after this commit.
         PERFORM pg_advisory_xact_lock(hashtextextended('parley_messages_forms', 0));
-        -- The writers of messages done and new ones held (the lock
-        -- parley_messages_forms_define takes), before the store is seen
+        -- The writers of messages done and new ones held (as
+        -- parley_messages_forms_define needs), before the store is seen
         -- empty or the fill starts: a row a writer adds from now on gets
         -- the new forms, and every earlier one is there to be filled. At
-        -- most 5 s, new writers waiting behind this: the builder tries
-        -- again later.
-        PERFORM set_config('lock_timeout', '5s', true);
-        LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
+        -- most 5 s; the builder tries again later.
+        PERFORM parley_messages_hold_writers(100);
         UPDATE search_forms SET target = false WHERE target;
         UPDATE search_forms
         SET target = true, filled = (langs = '' OR NOT EXISTS (SELECT 1 FROM messages)),
