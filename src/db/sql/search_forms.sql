@@ -126,8 +126,8 @@ $$;
 -- those writing now are done (the lock SHARE ROW EXCLUSIVE, which also
 -- waits for a CREATE INDEX CONCURRENTLY on messages). Asked for without
 -- waiting, every 50 ms, so that writers never queue behind the request:
--- at most p_tries times (then SQLSTATE 55P03, lock_not_available), or
--- until it is had when p_tries is NULL.
+-- at most p_tries times, then SQLSTATE 55P03 (lock_not_available). Never
+-- unbounded: a writer waiting on this transaction would wait for good.
 CREATE OR REPLACE FUNCTION parley_messages_hold_writers(p_tries integer) RETURNS void
     LANGUAGE plpgsql AS $$
 DECLARE
@@ -218,9 +218,11 @@ $b$, forms, long_langs);
     -- reads the new one when it next takes its lock on messages, so one
     -- holding it now would write rows with the old list's forms (or none)
     -- after this commits, behind a fill that has passed them. This waits
-    -- for those writers and holds new ones until the commit (already held
-    -- when parley_search_forms_step calls this).
-    PERFORM parley_messages_hold_writers(NULL);
+    -- for those writers and holds new ones until the commit: queued, so
+    -- that PostgreSQL sees a deadlock with a writer that waits on this
+    -- transaction (a migration's, at a start); parley_search_forms_step
+    -- holds the lock already, had without queueing.
+    LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
     EXECUTE format('CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger '
                    'LANGUAGE plpgsql AS %L', body);
     RETURN true;
