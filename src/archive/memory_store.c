@@ -11,19 +11,8 @@ struct memory_store_s {
     archive_t *ar;
 };
 
-typedef struct scall_s {
-    archive_call_t *op;
-    memory_cb cb;
-    void *data;
-} scall_t;
-
-static void done(void *data, int status, const char *json, archive_err_t err, const char *message)
-{
-    scall_t *sc = data;
-    sc->cb(sc->data, status, json, err, message);
-    free(sc);
-}
-
+/* A memory tool is one call of its SQL function in the store: the
+ * source's callback and handle are the archive call's own. */
 static int ms_call(void *impl, const char *what, const char *args_json, memory_cb cb, void *data,
                    void **handle)
 {
@@ -32,27 +21,19 @@ static int ms_call(void *impl, const char *what, const char *args_json, memory_c
     if ((size_t)snprintf(fn, sizeof fn, "parley_memory_%s", what) >= sizeof fn ||
         !archive_fn_valid(fn))
         return UV_EINVAL;
-    scall_t *sc = calloc(1, sizeof *sc);
-    if (sc == NULL)
-        return UV_ENOMEM;
-    sc->cb = cb;
-    sc->data = data;
     /* A search takes a connection of the read-only pool's search class. */
     archive_mode_t mode = strcmp(what, "search_messages") == 0 ? ARCHIVE_SEARCH : ARCHIVE_READ;
-    int rc = archive_call(m->ar, mode, fn, args_json, NULL, done, sc, &sc->op);
-    if (rc != 0) {
-        free(sc);
-        return rc;
-    }
-    if (handle)
-        *handle = sc;
-    return 0;
+    archive_call_t *op = NULL;
+    int rc = archive_call(m->ar, mode, fn, args_json, NULL, cb, data, &op);
+    if (rc == 0 && handle)
+        *handle = op;
+    return rc;
 }
 
 static void ms_cancel(void *impl, void *handle)
 {
     (void)impl;
-    archive_call_cancel(((scall_t *)handle)->op);
+    archive_call_cancel(handle);
 }
 
 int memory_store_new(archive_t *ar, memory_store_t **out)
