@@ -72,10 +72,10 @@ static void q_submit(tg_bot_t *b, const char *name, const char *sql, int n,
 /* The answer of a batch stored (parley_bot_stage or parley_bot_ingest;
  * q_busy cleared): false after a failed statement (backing off; *out
  * untouched), else true with the update offset moved to the answer's
- * "offset", the backoff reset, and *out the answer's JSON (NULL when there
- * was none; the caller decrefs). */
-__attribute__((warn_unused_result)) static bool q_batch(tg_bot_t *b, int status, const char *v,
-                                                        const char *error, json_t **out)
+ * "offset", the backoff reset, and *out the answer's integer member key (0
+ * when it has none). */
+__attribute__((warn_unused_result)) static bool
+q_batch(tg_bot_t *b, int status, const char *v, const char *error, const char *key, json_int_t *out)
 {
     b->q_busy = false;
     if (status != 0) {
@@ -86,8 +86,10 @@ __attribute__((warn_unused_result)) static bool q_batch(tg_bot_t *b, int status,
         return false;
     }
     json_error_t je;
-    *out = v ? json_loads(v, 0, &je) : NULL;
-    b->offset = json_integer_value(json_object_get(*out, "offset"));
+    json_t *r = v ? json_loads(v, 0, &je) : NULL;
+    b->offset = json_integer_value(json_object_get(r, "offset"));
+    *out = json_integer_value(json_object_get(r, key));
+    json_decref(r);
     b->backoff_ms = 0;
     return true;
 }
@@ -124,11 +126,10 @@ static void stage_done(void *data, int status, const char *v, const char *sqlsta
 {
     tg_bot_t *b = data;
     (void)sqlstate;
-    json_t *r;
-    if (!q_batch(b, status, v, error, &r))
+    json_int_t pending;
+    if (!q_batch(b, status, v, error, "pending", &pending))
         return;
-    b->pending = json_integer_value(json_object_get(r, "pending"));
-    json_decref(r);
+    b->pending = pending;
     if (b->a_busy) /* that apply's count of what is left may predate this batch */
         b->staged_since = true;
     if (closing(b))
@@ -144,11 +145,9 @@ static void ingest_done(void *data, int status, const char *v, const char *sqlst
 {
     tg_bot_t *b = data;
     (void)sqlstate;
-    json_t *r;
-    if (!q_batch(b, status, v, error, &r))
+    json_int_t applied;
+    if (!q_batch(b, status, v, error, "applied", &applied))
         return;
-    json_int_t applied = json_integer_value(json_object_get(r, "applied"));
-    json_decref(r);
     if (!b->a_busy)
         b->pending = 0;
     b->applied += (uint64_t)(applied > 0 ? applied : 0);
