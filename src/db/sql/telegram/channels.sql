@@ -21,8 +21,7 @@ DECLARE
     chat bigint;
 BEGIN
     chat := parley_tg_chat(a, 'channelId');
-    RETURN (SELECT parley_tg_chat_json(c) || jsonb_build_object(
-                'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id),
+    RETURN (SELECT parley_tg_chat_info_json(c) || jsonb_build_object(
                 'firstMessageDate', (SELECT min(date) FROM messages m WHERE m.chat_id = c.id),
                 'syncJobs', coalesce((SELECT jsonb_agg(parley_tg_job_json(j))
                                       FROM sync_jobs j WHERE j.chat_id = c.id), '[]'))

@@ -216,6 +216,15 @@ CREATE OR REPLACE FUNCTION parley_tg_chat_json(c chats) RETURNS jsonb
         'tags', (SELECT jsonb_agg(DISTINCT t.tag) FROM chat_tags t WHERE t.chat_id = c.id)))
 $$;
 
+-- A chat as the tools about one chat answer it (channelsGet, groupsInfo):
+-- parley_tg_chat_json with its messageCount; each tool adds its own
+-- figures.
+CREATE OR REPLACE FUNCTION parley_tg_chat_info_json(c chats) RETURNS jsonb
+    LANGUAGE sql STABLE AS $$
+    SELECT parley_tg_chat_json(c) || jsonb_build_object(
+        'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id))
+$$;
+
 -- A page of chats (channelsList, groupsList): under key, those of the
 -- kinds, only the active ones unless inactive, with query (when not NULL)
 -- in or like their title, the newest last message first.

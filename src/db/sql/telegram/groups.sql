@@ -13,8 +13,7 @@ DECLARE
     chat bigint;
 BEGIN
     chat := parley_tg_chat(a, 'channelId');
-    RETURN (SELECT parley_tg_chat_json(c) || jsonb_build_object(
-                'messageCount', (SELECT count(*) FROM messages m WHERE m.chat_id = c.id),
+    RETURN (SELECT parley_tg_chat_info_json(c) || jsonb_build_object(
                 'topicCount', (SELECT count(*) FROM topics t WHERE t.chat_id = c.id),
                 'members', coalesce((SELECT jsonb_agg(jsonb_build_object('userId', cm.user_id,
                                          'status', cm.status) ORDER BY cm.user_id)
