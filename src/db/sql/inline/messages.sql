@@ -132,6 +132,16 @@ BEGIN
 END
 $$;
 
+-- One side of a context (parley_tg_context's before or after, a list of
+-- chat chat's messages by messageId): those messages as the inline tools
+-- answer them, in the list's order; '[]' when none.
+CREATE OR REPLACE FUNCTION parley_inline_context_side(chat bigint, side jsonb, me bigint[])
+    RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY o), '[]')
+    FROM jsonb_array_elements(side) WITH ORDINALITY x(e, o)
+    JOIN messages m ON m.chat_id = chat AND m.id = (e ->> 'messageId')::bigint
+$$;
+
 -- messages_context: up to before/after messages around one, in order.
 CREATE OR REPLACE FUNCTION parley_inline_messages_context(a jsonb, ctx jsonb) RETURNS jsonb
     LANGUAGE plpgsql STABLE AS $$
@@ -145,16 +155,10 @@ BEGIN
                            least(greatest(coalesce((a ->> 'after')::integer, 10), 0), 100));
     RETURN jsonb_build_object(
         'chatId', chat,
-        'before', (SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY o),
-                                   '[]')
-                   FROM jsonb_array_elements(r -> 'before') WITH ORDINALITY x(e, o)
-                   JOIN messages m ON m.chat_id = chat AND m.id = (e ->> 'messageId')::bigint),
+        'before', parley_inline_context_side(chat, r -> 'before', me),
         'target', (SELECT parley_inline_message_json(m, me, NULL) FROM messages m
                    WHERE m.chat_id = chat AND m.id = (a ->> 'messageId')::bigint),
-        'after', (SELECT coalesce(jsonb_agg(parley_inline_message_json(m, me, NULL) ORDER BY o),
-                                  '[]')
-                  FROM jsonb_array_elements(r -> 'after') WITH ORDINALITY x(e, o)
-                  JOIN messages m ON m.chat_id = chat AND m.id = (e ->> 'messageId')::bigint));
+        'after', parley_inline_context_side(chat, r -> 'after', me));
 END
 $$;
 
