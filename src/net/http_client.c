@@ -14,9 +14,6 @@
 #include <unistd.h>
 
 #include "net/http_client_internal.h"
-#include "util/log.h"
-
-#define NET_TAG "net"
 
 struct sock_s {
     uv_poll_t poll;
