@@ -106,28 +106,28 @@ $$;
 
 -- A stored message x and another version e of it, merged column by column
 -- (the rules of the three functions above), as a row of import_rows (the
--- columns an import writes). SETOF with one row so that PostgreSQL inlines
--- it into the upsert that reads it twice (the new values and whether they
--- change anything).
-CREATE OR REPLACE FUNCTION parley_tg_merged(x messages, e messages)
-    RETURNS SETOF import_rows LANGUAGE sql IMMUTABLE ROWS 1 AS $$
-    SELECT x.chat_id, x.id,
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_id, e.sender_id),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_name, e.sender_name),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.date, e.date),
-           parley_tg_newest(x.edit_date, e.edit_date, x.edit_date, e.edit_date),
-           parley_tg_newest(x.edit_date, e.edit_date, x.text, e.text),
-           parley_tg_newest(x.edit_date, e.edit_date, x.entities, e.entities),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_id, e.reply_to_id),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_chat_id,
-                                  e.reply_to_chat_id),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.forward_from_name,
-                                  e.forward_from_name),
-           parley_tg_newest(x.edit_date, e.edit_date, x.media_kind, e.media_kind),
-           parley_tg_newest(x.edit_date, e.edit_date, x.has_link, e.has_link),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.kind, e.kind),
-           parley_tg_newest_known(x.edit_date, e.edit_date, x.action, e.action),
-           parley_tg_newest_extra(x.edit_date, e.edit_date, x.extra, e.extra)
+-- columns an import writes). One ROW expression, so that PostgreSQL
+-- inlines it where the upsert reads it: x's and e's columns are read
+-- directly, no row of either is built.
+CREATE OR REPLACE FUNCTION parley_tg_merge(x messages, e messages) RETURNS import_rows
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT ROW(x.chat_id, x.id,
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_id, e.sender_id),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.sender_name, e.sender_name),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.date, e.date),
+               parley_tg_newest(x.edit_date, e.edit_date, x.edit_date, e.edit_date),
+               parley_tg_newest(x.edit_date, e.edit_date, x.text, e.text),
+               parley_tg_newest(x.edit_date, e.edit_date, x.entities, e.entities),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_id, e.reply_to_id),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.reply_to_chat_id,
+                                      e.reply_to_chat_id),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.forward_from_name,
+                                      e.forward_from_name),
+               parley_tg_newest(x.edit_date, e.edit_date, x.media_kind, e.media_kind),
+               parley_tg_newest(x.edit_date, e.edit_date, x.has_link, e.has_link),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.kind, e.kind),
+               parley_tg_newest_known(x.edit_date, e.edit_date, x.action, e.action),
+               parley_tg_newest_extra(x.edit_date, e.edit_date, x.extra, e.extra))::import_rows
 $$;
 
 -- Opens a chat's import, inside the transaction that holds all of it (the
@@ -229,13 +229,13 @@ BEGIN
         ON CONFLICT (chat_id, id) DO UPDATE
             SET (chat_id, id, sender_id, sender_name, date, edit_date, text, entities,
                  reply_to_id, reply_to_chat_id, forward_from_name, media_kind, has_link, kind,
-                 action, extra) = (SELECT * FROM parley_tg_merged(x, EXCLUDED)),
+                 action, extra) = (SELECT (parley_tg_merge(x, EXCLUDED)).*),
                 updated_at = now()
             -- An unchanged row is not written again.
             WHERE ROW(x.chat_id, x.id, x.sender_id, x.sender_name, x.date, x.edit_date, x.text,
                       x.entities, x.reply_to_id, x.reply_to_chat_id, x.forward_from_name,
                       x.media_kind, x.has_link, x.kind, x.action, x.extra)::import_rows
-                  IS DISTINCT FROM (SELECT m FROM parley_tg_merged(x, EXCLUDED) m)
+                  IS DISTINCT FROM parley_tg_merge(x, EXCLUDED)
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM src), (SELECT count(*) FROM ins) INTO v_count, v_written;
