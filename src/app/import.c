@@ -29,9 +29,10 @@
 #include "util/log.h"
 
 /* Calls of the word forms' step that may give up waiting for the other
- * writers of messages (5 s each: parley_messages_hold_writers) before the
- * import fails: ten minutes, as long as another daemon's index build on a
- * large store may hold messages; a line a minute says so. */
+ * writers of messages (7 s each: parley_messages_hold_writers), or lose a
+ * deadlock to one, before the import fails: about fourteen minutes, as
+ * long as another daemon's index build on a large store may hold
+ * messages; a line every twelve says so. */
 #define IMPORT_FORMS_WAITS 120
 
 static void import_stop(void *obj)
@@ -166,16 +167,16 @@ static void target_set(void *data, int status, const char *value, const char *sq
 {
     (void)value;
     app_t *a = data;
-    if (status != 0 && strcmp(sqlstate, "55P03") == 0 && a->state == APP_STARTING &&
-        ++a->forms_waits < IMPORT_FORMS_WAITS) {
-        /* A new list waits for the writers of messages (5 s a call,
+    if (status != 0 && (strcmp(sqlstate, "55P03") == 0 || strcmp(sqlstate, "40P01") == 0) &&
+        a->state == APP_STARTING && ++a->forms_waits < IMPORT_FORMS_WAITS) {
+        /* A new list waits for the writers of messages (7 s a call,
          * parley_search_forms_step): another daemon or import is writing,
          * or building an index on it. */
         if (a->forms_waits % 12 == 1)
             log_info(APP_TAG,
                      "search_languages: waiting for the other writers of messages (another "
-                     "daemon or import, or an index being built) to end (%d s)",
-                     a->forms_waits * 5);
+                     "daemon or import, or an index being built) to end (try %d)",
+                     a->forms_waits);
         import_start(a);
         return;
     }

@@ -43,6 +43,7 @@ struct search_forms_s {
     sf_state_t state;
     bool pool_closing, failing, ready_said;
     bool fail_fast;           /* search_forms_fail_fast */
+    int busy_tries;           /* steps in a row that met the writers of messages */
     pg_call_t *call;          /* on pool, in flight */
     pg_call_t *progress_call; /* on rw, in flight */
     char languages[256];
@@ -99,8 +100,8 @@ static void retry_cb(uv_timer_t *t)
 /* A statement failed: said once until a step succeeds, tried again later;
  * with fail_fast, before the list is in use, the callback is told instead
  * (UV_EIO, the reason in search_forms_error), unless the failure was
- * busy: the step that changes the list waited its time for the writers of
- * messages (55P03, lock_not_available), which ends with them. */
+ * busy: the step that changes the list met the writers of messages, which
+ * end (at most SEARCH_FORMS_BUSY_TRIES steps in a row). */
 static void fail(search_forms_t *s, const char *what, const char *error, bool busy)
 {
     uv_timer_stop(&s->progress);
@@ -270,9 +271,15 @@ static void call_done(void *data, int status, const char *value, const char *sql
         return;
     }
     if (status != 0) {
-        fail(s, state_what(s->state), error, strcmp(sqlstate, "55P03") == 0);
+        /* The step that changes the list met the writers of messages
+         * (lock_not_available after its wait) or lost a deadlock to one. */
+        bool busy = s->state == SF_STEP &&
+                    (strcmp(sqlstate, "55P03") == 0 || strcmp(sqlstate, "40P01") == 0) &&
+                    ++s->busy_tries <= SEARCH_FORMS_BUSY_TRIES;
+        fail(s, state_what(s->state), error, busy);
         return;
     }
+    s->busy_tries = 0;
     json_t *r = json_loads(value ? value : "", 0, NULL);
     if (r == NULL && (s->state == SF_STEP || s->state == SF_FILL || s->state == SF_WORDS_FILL)) {
         fail(s, state_what(s->state), "an answer that is not JSON", false);

@@ -38,6 +38,10 @@
 
 #define SEARCH_FORMS_PROGRESS_MS 10000
 #define SEARCH_FORMS_RETRY_MS    30000
+/* Steps in a row that may meet the writers of messages (another daemon's
+ * import or index build: parley_messages_hold_writers) before a fail_fast
+ * builder gives up: ten minutes at SEARCH_FORMS_RETRY_MS. */
+#define SEARCH_FORMS_BUSY_TRIES 20
 /* The vocabulary's new words are merged every SEARCH_WORDS_MERGE_MS, at
  * most SEARCH_WORDS_MERGE_BATCH rows a statement (again at once while a
  * statement takes a full batch). */

@@ -45,9 +45,10 @@ SELECT dblink_exec('writer', $w$INSERT INTO messages (chat_id, id, date, text)
 SELECT pg_temp.expect('a later row has its forms', (SELECT forms FROM messages WHERE id = 2) @@ 'meet',
                       true);
 
--- A writer that holds messages longer than the step waits (5 s): the
--- step fails, changing nothing, and the builder tries again later. Other
--- writers meanwhile do not wait behind the step.
+-- A writer that holds messages longer than the step waits (5 s asking
+-- without queueing, then 2 s queued): the step fails, changing nothing,
+-- and the builder tries again later. Other writers meanwhile do not wait
+-- behind the step while it asks without queueing.
 SELECT dblink_exec('writer', 'BEGIN');
 SELECT dblink_exec('writer', $w$INSERT INTO messages (chat_id, id, date, text)
                                VALUES (-100, 3, '2026-01-03 10:00Z', 'встречи прошли')$w$);
@@ -56,7 +57,9 @@ SELECT pg_temp.expect_error('the step gives up after its wait',
 SELECT dblink_send_query('builder', $b$SELECT parley_search_forms_step('english,russian')::text$b$);
 SELECT pg_sleep(0.3);
 SELECT pg_temp.expect('the step polls', dblink_is_busy('builder'), 1);
+SET lock_timeout = '1s'; -- a step that queued would hold this INSERT: it fails then, not hangs
 INSERT INTO messages (chat_id, id, date, text) VALUES (-100, 4, '2026-01-04 10:00Z', 'not held');
+RESET lock_timeout;
 SELECT pg_temp.expect_error('the polling step gives up too',
     $$SELECT * FROM dblink_get_result('builder') AS t(r text)$$, '55P03', 'messages is being written');
 SELECT r FROM dblink_get_result('builder') AS t(r text); -- the end of the call

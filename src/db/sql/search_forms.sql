@@ -124,29 +124,36 @@ $$;
 
 -- Holds the writers of messages off until this transaction ends, once
 -- those writing now are done (the lock SHARE ROW EXCLUSIVE, which also
--- waits for a CREATE INDEX CONCURRENTLY on messages). Asked for without
--- waiting, every 50 ms, so that writers never queue behind the request:
--- at most p_tries times, then SQLSTATE 55P03 (lock_not_available). Never
--- unbounded: a writer waiting on this transaction would wait for good.
-CREATE OR REPLACE FUNCTION parley_messages_hold_writers(p_tries integer) RETURNS void
+-- waits for a CREATE INDEX CONCURRENTLY, a VACUUM or an ANALYZE of
+-- messages). Asked for without waiting, every 50 ms, p_tries times, so
+-- that writers never queue behind the request; then once queued, for at
+-- most p_queue_ms (0: no limit of its own): queued past deadlock_timeout,
+-- the request has PostgreSQL cancel an autovacuum that holds messages
+-- (which a request that never waits does not), and take part in deadlock
+-- detection. Past that, SQLSTATE 55P03 (lock_not_available).
+CREATE OR REPLACE FUNCTION parley_messages_hold_writers(p_tries integer, p_queue_ms integer)
+    RETURNS void
     LANGUAGE plpgsql AS $$
 DECLARE
-    i integer := 0;
+    before text := current_setting('lock_timeout');
 BEGIN
-    LOOP
+    FOR i IN 1 .. p_tries LOOP
         BEGIN
             LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE NOWAIT;
             RETURN;
         EXCEPTION WHEN lock_not_available THEN
-            i := i + 1;
-            IF i >= p_tries THEN
-                RAISE EXCEPTION USING ERRCODE = '55P03',
-                    MESSAGE = 'messages is being written, or an index of it built: the word '
-                              'forms'' list changes once it is not';
-            END IF;
+            PERFORM pg_sleep(0.05);
         END;
-        PERFORM pg_sleep(0.05);
     END LOOP;
+    PERFORM set_config('lock_timeout', p_queue_ms::text, true);
+    BEGIN
+        LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
+    EXCEPTION WHEN lock_not_available THEN
+        RAISE EXCEPTION USING ERRCODE = '55P03',
+            MESSAGE = 'messages is being written, or an index of it built: the word '
+                      'forms'' list changes once it is not';
+    END;
+    PERFORM set_config('lock_timeout', before, true);
 END
 $$;
 
@@ -218,11 +225,12 @@ $b$, forms, long_langs);
     -- reads the new one when it next takes its lock on messages, so one
     -- holding it now would write rows with the old list's forms (or none)
     -- after this commits, behind a fill that has passed them. This waits
-    -- for those writers and holds new ones until the commit: queued, so
-    -- that PostgreSQL sees a deadlock with a writer that waits on this
-    -- transaction (a migration's, at a start); parley_search_forms_step
-    -- holds the lock already, had without queueing.
-    LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
+    -- for those writers and holds new ones until the commit: 10 s without
+    -- queueing, then queued with no limit of its own (a start's migration
+    -- that rewrites the trigger: PostgreSQL sees a deadlock with a writer
+    -- or an index build that waits on it). parley_search_forms_step holds
+    -- the lock already.
+    PERFORM parley_messages_hold_writers(200, 0);
     EXECUTE format('CREATE OR REPLACE FUNCTION parley_messages_forms() RETURNS trigger '
                    'LANGUAGE plpgsql AS %L', body);
     RETURN true;
@@ -473,12 +481,15 @@ BEGIN
         -- parley_messages_forms_sync: a daemon starting meanwhile writes
         -- the trigger after this commit.
         PERFORM pg_advisory_xact_lock(hashtextextended('parley_messages_forms', 0));
+        -- The rows a fill locks before it writes messages, taken first: a
+        -- fill holding them waits for this no longer than its batch.
+        PERFORM 1 FROM search_forms WHERE target OR languages = langs FOR UPDATE;
         -- The writers of messages done and new ones held (as
         -- parley_messages_forms_define needs), before the store is seen
         -- empty or the fill starts: a row a writer adds from now on gets
         -- the new forms, and every earlier one is there to be filled. At
-        -- most 5 s; the builder tries again later.
-        PERFORM parley_messages_hold_writers(100);
+        -- most 5 s unqueued, then 2 s queued; the builder tries again later.
+        PERFORM parley_messages_hold_writers(100, 2000);
         UPDATE search_forms SET target = false WHERE target;
         UPDATE search_forms
         SET target = true, filled = (langs = '' OR NOT EXISTS (SELECT 1 FROM messages)),

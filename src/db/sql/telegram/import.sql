@@ -108,7 +108,8 @@ $$;
 -- (the rules of the three functions above), as a row of import_rows (the
 -- columns an import writes). One ROW expression, so that PostgreSQL
 -- inlines it where the upsert reads it: x's and e's columns are read
--- directly, no row of either is built.
+-- directly (the test of an unchanged row compares the merged row with
+-- x's as two rows).
 CREATE OR REPLACE FUNCTION parley_tg_merge(x messages, e messages) RETURNS import_rows
     LANGUAGE sql IMMUTABLE AS $$
     SELECT ROW(x.chat_id, x.id,
