@@ -9,6 +9,7 @@
 #include "mcp/envelope.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/request_state.h"
+#include "mcp/schema.h"
 #include "mcp/server.h"
 #include "mcp/session.h"
 #include "mcp/session_internal.h"
@@ -36,34 +37,9 @@ mcp_call_t *mcp_call__new(mcp_session_t *s, mcp_call_kind_t kind, const char *na
     return c;
 }
 
-/* Whether v holds a real number anywhere: what schema_normalize may turn
- * into an integer. */
-static bool has_real(const json_t *v)
-{
-    if (json_is_real(v))
-        return true;
-    const char *k;
-    const json_t *x;
-    size_t i;
-    if (json_is_object(v)) {
-        json_object_foreach((json_t *)v, k, x)
-        {
-            if (has_real(x))
-                return true;
-        }
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x)
-        {
-            if (has_real(x))
-                return true;
-        }
-    }
-    return false;
-}
-
 void mcp_call__pin_digest(mcp_call_t *c)
 {
-    if (c->modern && c->state_digest[0] == '\0' && has_real(c->args))
+    if (c->modern && c->state_digest[0] == '\0' && schema_holds_real(c->args))
         mcp_session__request_digest(c->args, c->state_digest);
 }
 

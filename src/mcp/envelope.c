@@ -70,6 +70,39 @@ int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, siz
     return mcp_envelope_parse_claim(&c, env, msg, cap, data);
 }
 
+mcp_envelope_claim_t mcp_envelope_claim_memo(const mcp_envelope_memo_t *memo, const json_t *params)
+{
+    const json_t *meta = json_object_get(params, "_meta");
+    if (meta != NULL && meta == memo->meta)
+        return memo->claim;
+    return (mcp_envelope_claim_t){.meta = meta,
+                                  .version = json_object_get(meta, MCP_META_PROTOCOL_VERSION)};
+}
+
+int mcp_envelope_parse_memo(mcp_envelope_memo_t *memo, const mcp_envelope_claim_t *c,
+                            mcp_envelope_t *env, char *msg, size_t cap, json_t **data)
+{
+    if (c->meta != NULL && c->meta == memo->meta) {
+        *data = NULL;
+        *env = memo->env;
+        return 0;
+    }
+    int code = mcp_envelope_parse_claim(c, env, msg, cap, data);
+    if (code == 0) {
+        mcp_envelope_memo_clear(memo);
+        memo->meta = json_incref((json_t *)c->meta);
+        memo->claim = *c;
+        memo->env = *env;
+    }
+    return code;
+}
+
+void mcp_envelope_memo_clear(mcp_envelope_memo_t *memo)
+{
+    json_decref(memo->meta);
+    *memo = (mcp_envelope_memo_t){0};
+}
+
 int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env, char *msg,
                              size_t cap, json_t **data)
 {

@@ -90,6 +90,25 @@ int mcp_envelope_parse(const json_t *params, mcp_envelope_t *env, char *msg, siz
 int mcp_envelope_parse_claim(const mcp_envelope_claim_t *c, mcp_envelope_t *env, char *msg,
                              size_t cap, json_t **data);
 
+/* The last envelope read through it, with a reference to its _meta: a
+ * request whose params._meta is that very object has the same claim and
+ * envelope, read again from nothing. Requests share equal _meta objects
+ * (json_simd_load_members: a 2026-07-28 client sends the same _meta with
+ * every request), and a shared one is never changed. Zero-initialised
+ * by its owner, which drops it with mcp_envelope_memo_clear. */
+typedef struct mcp_envelope_memo_s {
+    json_t *meta;
+    mcp_envelope_claim_t claim;
+    mcp_envelope_t env;
+} mcp_envelope_memo_t;
+/* mcp_envelope_claim of params, from memo when params._meta is memo's. */
+mcp_envelope_claim_t mcp_envelope_claim_memo(const mcp_envelope_memo_t *memo, const json_t *params);
+/* mcp_envelope_parse_claim, from memo when c's _meta is memo's; an
+ * envelope read whole and valid is kept in memo in place of the last. */
+int mcp_envelope_parse_memo(mcp_envelope_memo_t *memo, const mcp_envelope_claim_t *c,
+                            mcp_envelope_t *env, char *msg, size_t cap, json_t **data);
+void mcp_envelope_memo_clear(mcp_envelope_memo_t *memo);
+
 /* Adds resultType "complete" and _meta[serverInfo] {name, version} to a
  * result object (keeping a _meta the result has). Returns 0 or UV_ENOMEM. */
 int mcp_envelope_complete(json_t *result, const char *name, const char *version);

@@ -27,13 +27,21 @@ int jsonrpc_open_response(buf_t *b, const json_t *id, const char *member)
            buf_append_str(b, ",\"") || buf_append_str(b, member) || buf_append_str(b, "\":");
 }
 
+/* The members of jsonrpc_members_t, in its order. */
+static const char *const member_names[] = {"jsonrpc", "id", "method", "params", "result", "error"};
+#define NMEMBERS (sizeof member_names / sizeof member_names[0])
+
+static jsonrpc_members_t members_of(json_t *const *v)
+{
+    return (jsonrpc_members_t){
+        .jsonrpc = v[0], .id = v[1], .method = v[2], .params = v[3], .result = v[4], .error = v[5]};
+}
+
 void jsonrpc_members(const json_t *m, jsonrpc_members_t *out)
 {
-    static const char *const names[] = {"jsonrpc", "id", "method", "params", "result", "error"};
-    json_t *v[sizeof names / sizeof names[0]];
-    json_members(m, names, sizeof names / sizeof names[0], v);
-    *out = (jsonrpc_members_t){
-        .jsonrpc = v[0], .id = v[1], .method = v[2], .params = v[3], .result = v[4], .error = v[5]};
+    json_t *v[NMEMBERS];
+    json_members(m, member_names, NMEMBERS, v);
+    *out = members_of(v);
 }
 
 /* The message b holds (its length in *len when len is not NULL), or NULL
@@ -172,6 +180,38 @@ json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je)
      * it leaves, jansson reads, with the same answer or error. */
     json_t *m = json_simd_load_rpc(msg, len);
     return m ? m : jsonrpc_parse_jansson(msg, len, je);
+}
+
+int jsonrpc_read(const char *msg, size_t len, jsonrpc_msg_t *out, json_error_t *je)
+{
+    json_t *v[NMEMBERS];
+    *out = (jsonrpc_msg_t){{0}, NULL};
+    if (json_simd_load_members(msg, len, member_names, NMEMBERS, v)) {
+        out->mm = members_of(v);
+        return 0;
+    }
+    json_t *m = jsonrpc_parse(msg, len, je);
+    if (m == NULL)
+        return -1;
+    if (!json_is_object(m)) {
+        out->other = m;
+        return 0;
+    }
+    json_members(m, member_names, NMEMBERS, v);
+    for (size_t i = 0; i < NMEMBERS; i++)
+        json_incref(v[i]);
+    out->mm = members_of(v);
+    json_decref(m);
+    return 0;
+}
+
+void jsonrpc_msg_release(jsonrpc_msg_t *m)
+{
+    jsonrpc_members_t *mm = &m->mm;
+    json_t *all[] = {mm->jsonrpc, mm->id, mm->method, mm->params, mm->result, mm->error, m->other};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        json_decref(all[i]);
+    *m = (jsonrpc_msg_t){{0}, NULL};
 }
 
 void jsonrpc_parse_error(const json_error_t *je, char *out, size_t cap)

@@ -65,6 +65,25 @@ json_t *jsonrpc_parse(const char *msg, size_t len, json_error_t *je);
  * reference, bench/parse). */
 json_t *jsonrpc_parse_jansson(const char *msg, size_t len, json_error_t *je);
 
+/* A message read for dispatch: the members the server reads, each a new
+ * reference (NULL when absent), and the message itself only when it is
+ * not an object (every member NULL then). */
+typedef struct jsonrpc_msg_s {
+    jsonrpc_members_t mm;
+    json_t *other;
+} jsonrpc_msg_t;
+
+/* Reads one message as jsonrpc_parse does, into *out: an object whose
+ * members are only those of jsonrpc_members_t has its members built and
+ * no object around them (json_simd_load_members); any other text is read
+ * whole by jsonrpc_parse and its members taken from the tree. The same
+ * members either way (json_equal), the same syntax errors. Returns 0, or
+ * -1 with je on a syntax error (out left empty). Release with
+ * jsonrpc_msg_release. */
+int jsonrpc_read(const char *msg, size_t len, jsonrpc_msg_t *out, json_error_t *je);
+/* Drops what jsonrpc_read gave m (m itself is the caller's). */
+void jsonrpc_msg_release(jsonrpc_msg_t *m);
+
 /* "Parse error: ... at byte N" for a failed jsonrpc_parse, into out. The
  * parser's text may quote the input's bytes (an invalid escape, half a
  * UTF-8 sequence): those become '?', so the error itself is always valid

@@ -546,9 +546,35 @@ static json_t *integers(const json_t *schema, json_t *v)
     return json_incref(v);
 }
 
+bool schema_holds_real(const json_t *v)
+{
+    if (json_is_real(v))
+        return true;
+    const char *k;
+    const json_t *x;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (schema_holds_real(x))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            if (schema_holds_real(x))
+                return true;
+        }
+    }
+    return false;
+}
+
 void schema_normalize(const json_t *schema, json_t *value)
 {
-    json_decref(integers(schema, value));
+    /* Only a real can change: a value without one is left unwalked (the
+     * walk looks each member's schema up). */
+    if (schema_holds_real(value))
+        json_decref(integers(schema, value));
 }
 
 static bool check(const json_t *schema, const char *path, char *err, size_t cap)

@@ -30,6 +30,10 @@ __attribute__((warn_unused_result)) bool schema_validate(const json_t *schema, c
  * top-level scalar is left as it is). */
 void schema_normalize(const json_t *schema, json_t *value);
 
+/* Whether v holds a real number anywhere: what schema_normalize may turn
+ * into an integer. */
+__attribute__((warn_unused_result)) bool schema_holds_real(const json_t *v);
+
 /* Checks that a schema uses only what schema_validate understands and that
  * its patterns compile. Returns true, or false with err. */
 __attribute__((warn_unused_result)) bool schema_check(const json_t *schema, char *err,

@@ -218,6 +218,7 @@ static void sweep_cb(uv_idle_t *h)
         json_decref(srv->owners);
         srv->owners = NULL;
         sealed_key_wipe(&srv->state_key);
+        mcp_envelope_memo_clear(&srv->envelope_memo);
         if (cb)
             cb(srv);
     }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "mcp/envelope.h"
 #include "mcp/registry.h"
 #include "util/buf.h"
 #include "util/sealed.h"
@@ -120,6 +121,9 @@ typedef struct mcp_server_s {
      * which several daemons behind one balancer need. */
     sealed_key_t state_key;
     bool state_key_ok;
+    /* The last 2026-07-28 envelope read on this loop (sessions and the
+     * HTTP transport). */
+    mcp_envelope_memo_t envelope_memo;
     /* A session that names no selection gets the default (the compact
      * surface of mcp_registry_set_default) when set; else every toolset
      * of the registry whole. The entry point sets it ("auto"). */

@@ -451,9 +451,9 @@ static void handle_set_level(mcp_session_t *s, const json_t *id, const json_t *p
         NULL);
 }
 
-static void handle_response(mcp_session_t *s, const json_t *m)
+static void handle_response(mcp_session_t *s, const jsonrpc_members_t *mm)
 {
-    const json_t *id = json_object_get(m, "id");
+    const json_t *id = mm->id;
     if (!json_is_integer(id))
         return;
     for (queue_node_t *n = s->calls.next; n != &s->calls; n = n->next) {
@@ -461,8 +461,8 @@ static void handle_response(mcp_session_t *s, const json_t *m)
         if (c->wait_id != 0 && c->wait_id == json_integer_value(id)) {
             /* An error member of any shape is an error (a malformed one
              * included); a result is taken only without one. */
-            const json_t *err = json_object_get(m, "error");
-            mcp_call__answer(c, err ? NULL : json_object_get(m, "result"), err);
+            const json_t *err = mm->error;
+            mcp_call__answer(c, err ? NULL : mm->result, err);
             return;
         }
     }
@@ -506,15 +506,25 @@ bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len)
     if (s->state >= MCP_SESSION_CLOSING)
         return false;
     json_error_t je;
-    json_t *m = jsonrpc_parse(msg, len, &je);
-    if (m == NULL) {
+    jsonrpc_msg_t m;
+    if (jsonrpc_read(msg, len, &m, &je) != 0) {
         char text[200];
         jsonrpc_parse_error(&je, text, sizeof text);
         mcp_session__send_error(s, NULL, JSONRPC_PARSE_ERROR, text, NULL);
         return want_more(s);
     }
-    bool more = mcp_session_receive_json(s, m);
-    json_decref(m);
+    bool more;
+    if (m.other != NULL) {
+        mcp_session__send_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                                json_is_array(m.other)
+                                    ? "Invalid Request: batches are not supported"
+                                    : "Invalid Request: a message must be a JSON object",
+                                NULL);
+        more = want_more(s);
+    } else {
+        more = mcp_session_receive_members(s, &m.mm, NULL);
+    }
+    jsonrpc_msg_release(&m);
     return more;
 }
 
@@ -613,7 +623,8 @@ static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_m
     } else {
         char msg[320];
         json_t *data = NULL;
-        int code = mcp_envelope_parse_claim(claim, &env, msg, sizeof msg, &data);
+        int code =
+            mcp_envelope_parse_memo(&s->srv->envelope_memo, claim, &env, msg, sizeof msg, &data);
         if (code != 0) {
             mcp_session__send_error(s, id, code, msg, data);
             json_decref(data);
@@ -635,45 +646,33 @@ static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_m
     s->env = NULL;
 }
 
-/* mcp_session_receive_json; read: m's envelope, already read (or NULL). */
-static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
+bool mcp_session_receive_members(mcp_session_t *s, const jsonrpc_members_t *m,
+                                 const mcp_envelope_t *read)
 {
     if (s->state >= MCP_SESSION_CLOSING)
         return false;
-    json_incref(m);
-    if (!json_is_object(m)) {
-        mcp_session__send_error(s, NULL, JSONRPC_INVALID_REQUEST,
-                                json_is_array(m)
-                                    ? "Invalid Request: batches are not supported"
-                                    : "Invalid Request: a message must be a JSON object",
-                                NULL);
-        json_decref(m);
-        return want_more(s);
-    }
-    jsonrpc_members_t mm;
-    jsonrpc_members(m, &mm);
+    /* The members stay the caller's for the whole call; a handler keeps
+     * what it needs by reference (mcp_call__new). */
+    jsonrpc_members_t mm = *m;
     json_t *id = mm.id;
     const char *ver = json_string_value(mm.jsonrpc);
     const json_t *method = mm.method;
     if (ver == NULL || strcmp(ver, "2.0") != 0) {
         mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                 "Invalid Request: \"jsonrpc\" must be \"2.0\"", NULL);
-        json_decref(m);
         return want_more(s);
     }
     if (method == NULL) {
         if (mm.result != NULL || mm.error != NULL)
-            handle_response(s, m);
+            handle_response(s, &mm);
         else
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                     "Invalid Request: no method", NULL);
-        json_decref(m);
         return want_more(s);
     }
     if (mcp_session__str(method) == NULL) {
         mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                 "Invalid Request: \"method\" must be a string without NUL", NULL);
-        json_decref(m);
         return want_more(s);
     }
     const char *name = json_string_value(method);
@@ -682,7 +681,6 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
         if (id != NULL)
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_PARAMS,
                                     "Invalid params: \"params\" must be an object", NULL);
-        json_decref(m);
         return want_more(s);
     }
     if (id == NULL) {
@@ -690,13 +688,11 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
         if (strcmp(name, "notifications/cancelled") == 0)
             handle_cancelled(s, params);
         /* notifications/initialized and unknown notifications: nothing. */
-        json_decref(m);
         return want_more(s);
     }
     if (!valid_id(id)) {
         mcp_session__send_error(s, NULL, JSONRPC_INVALID_REQUEST,
                                 "Invalid Request: \"id\" must be a string or an integer", NULL);
-        json_decref(m);
         return want_more(s);
     }
     s->srv->stats.requests++;
@@ -705,7 +701,7 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
     /* An envelope read is one claimed. */
     mcp_envelope_claim_t claim = {NULL, NULL};
     if (read == NULL)
-        claim = mcp_envelope_claim(params);
+        claim = mcp_envelope_claim_memo(&s->srv->envelope_memo, params);
     if (read != NULL || claim.version != NULL || mi == MCP_M_SERVER_DISCOVER)
         receive_modern(s, id, name, mi, params, &claim, read);
     else if (s->era == MCP_ERA_MODERN)
@@ -721,19 +717,8 @@ static bool receive(mcp_session_t *s, json_t *m, const mcp_envelope_t *read)
             NULL);
     else
         dispatch(s, id, name, mi, params);
-    json_decref(m);
     mcp_session__update_reading(s); /* a call may have reached the in-flight cap */
     return want_more(s);
-}
-
-bool mcp_session_receive_json(mcp_session_t *s, json_t *m)
-{
-    return receive(s, m, NULL);
-}
-
-bool mcp_session_receive_enveloped(mcp_session_t *s, json_t *m, const mcp_envelope_t *env)
-{
-    return receive(s, m, env);
 }
 
 void mcp_session_oversize(mcp_session_t *s, size_t limit)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "mcp/envelope.h"
+#include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 
 typedef struct mcp_session_s mcp_session_t;
@@ -106,13 +107,13 @@ __attribute__((warn_unused_result)) bool mcp_protocol_supported(const char *vers
  * input for now (the transport stops delivering until set_reading(on)). */
 bool mcp_session_receive(mcp_session_t *s, const char *msg, size_t len);
 
-/* The same for a message the transport already parsed (borrowed). */
-bool mcp_session_receive_json(mcp_session_t *s, json_t *msg);
-
-/* The same for a 2026-07-28 request whose envelope the transport has
- * read already: env is mcp_envelope_parse's success on msg's params
- * (borrowing from msg), so the session does not read it again. */
-bool mcp_session_receive_enveloped(mcp_session_t *s, json_t *msg, const mcp_envelope_t *env);
+/* The same for a message (an object) the transport already read
+ * (jsonrpc_read): its members mm, borrowed for the call. env: NULL, or
+ * for a 2026-07-28 request whose envelope the transport has read already
+ * mcp_envelope_parse's success on mm's params (borrowing from them), so
+ * the session does not read it again. */
+bool mcp_session_receive_members(mcp_session_t *s, const jsonrpc_members_t *mm,
+                                 const mcp_envelope_t *env);
 
 /* A message longer than the limit was dropped by the framer. */
 void mcp_session_oversize(mcp_session_t *s, size_t limit);

@@ -231,6 +231,70 @@ static hsess_t *session_of(http_server_t *hs, h2o_req_t *req, const token_t *tok
     return h;
 }
 
+/* The POST of message rm (read; the caller releases it). */
+static void post_message(http_server_t *hs, h2o_req_t *req, const token_t *tok,
+                         const jsonrpc_msg_t *rm)
+{
+    if (rm->other != NULL) {
+        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                             json_is_array(rm->other)
+                                 ? "Invalid Request: batches are not supported"
+                                 : "Invalid Request: a message must be a JSON object");
+        return;
+    }
+    const jsonrpc_members_t *mm = &rm->mm;
+    const char *method = json_string_value(mm->method);
+    json_t *id = mm->id;
+    json_t *params = mm->params;
+    const http_msg_t msg = {.mm = mm,
+                            .id = id,
+                            .method = method,
+                            .params = params,
+                            .claim = mcp_envelope_claim_memo(&hs->srv->envelope_memo, params)};
+    bool is_request = method != NULL && id != NULL;
+    bool is_init = method != NULL && strcmp(method, "initialize") == 0;
+    if (is_request && !json_is_string(id) && !json_is_integer(id)) {
+        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                             "Invalid Request: \"id\" must be a string or an integer");
+        return;
+    }
+    if (is_init && !is_request) {
+        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
+                             "Invalid Request: initialize is a request (it needs an \"id\")");
+        return;
+    }
+    if (http__is_modern(req, &msg)) {
+        http__post_modern(hs, req, tok, &msg);
+        return;
+    }
+    hsess_t *h;
+    if (is_init && http__header(req, H2O_STRLIT("mcp-session-id")).base == NULL) {
+        if (!http__admit(hs, req, tok, id))
+            return;
+        h = http__hsess_new(hs, false);
+        if (h == NULL) {
+            http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,
+                                 "out of memory");
+            return;
+        }
+        http__apply_token(hs, h, tok, req);
+    } else if ((h = session_of(hs, req, tok)) == NULL) {
+        return;
+    }
+    if (!is_request) {
+        /* A notification or a response to one of our requests. */
+        mcp_session_receive_members(h->session, mm, NULL);
+        req->res.status = 202;
+        req->res.reason = "Accepted";
+        req->res.content_length = 0;
+        h2o_send_inline(req, "", 0);
+        return;
+    }
+    http__serve_request(hs, req, h, &msg, NULL);
+    if (is_init && h->state == HSESS_OPEN && mcp_session_state(h->session) < MCP_SESSION_READY)
+        mcp_session_close(h->session); /* initialize failed: no session */
+}
+
 static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
 {
     h2o_iovec_t ct = http__header(req, H2O_STRLIT("content-type"));
@@ -245,78 +309,15 @@ static void handle_post(http_server_t *hs, h2o_req_t *req, const token_t *tok)
         return;
     }
     json_error_t je;
-    json_t *m = jsonrpc_parse(req->entity.base ? req->entity.base : "", req->entity.len, &je);
-    if (m == NULL) {
+    jsonrpc_msg_t rm;
+    if (jsonrpc_read(req->entity.base ? req->entity.base : "", req->entity.len, &rm, &je) != 0) {
         char text[200];
         jsonrpc_parse_error(&je, text, sizeof text);
         http__send_rpc_error(req, 400, "Bad Request", JSONRPC_PARSE_ERROR, text);
         return;
     }
-    if (!json_is_object(m)) {
-        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
-                             json_is_array(m) ? "Invalid Request: batches are not supported"
-                                              : "Invalid Request: a message must be a JSON object");
-        json_decref(m);
-        return;
-    }
-    jsonrpc_members_t mm;
-    jsonrpc_members(m, &mm);
-    const char *method = json_string_value(mm.method);
-    json_t *id = mm.id;
-    json_t *params = mm.params;
-    const http_msg_t msg = {
-        .m = m, .id = id, .method = method, .params = params, .claim = mcp_envelope_claim(params)};
-    bool is_request = method != NULL && id != NULL;
-    bool is_init = method != NULL && strcmp(method, "initialize") == 0;
-    if (is_request && !json_is_string(id) && !json_is_integer(id)) {
-        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: \"id\" must be a string or an integer");
-        json_decref(m);
-        return;
-    }
-    if (is_init && !is_request) {
-        http__send_rpc_error(req, 400, "Bad Request", JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: initialize is a request (it needs an \"id\")");
-        json_decref(m);
-        return;
-    }
-    if (http__is_modern(req, &msg)) {
-        http__post_modern(hs, req, tok, &msg);
-        json_decref(m);
-        return;
-    }
-    hsess_t *h;
-    if (is_init && http__header(req, H2O_STRLIT("mcp-session-id")).base == NULL) {
-        if (!http__admit(hs, req, tok, id)) {
-            json_decref(m);
-            return;
-        }
-        h = http__hsess_new(hs, false);
-        if (h == NULL) {
-            http__send_rpc_error(req, 500, "Internal Server Error", JSONRPC_INTERNAL_ERROR,
-                                 "out of memory");
-            json_decref(m);
-            return;
-        }
-        http__apply_token(hs, h, tok, req);
-    } else if ((h = session_of(hs, req, tok)) == NULL) {
-        json_decref(m);
-        return;
-    }
-    if (!is_request) {
-        /* A notification or a response to one of our requests. */
-        mcp_session_receive_json(h->session, m);
-        json_decref(m);
-        req->res.status = 202;
-        req->res.reason = "Accepted";
-        req->res.content_length = 0;
-        h2o_send_inline(req, "", 0);
-        return;
-    }
-    http__serve_request(hs, req, h, &msg, NULL);
-    if (is_init && h->state == HSESS_OPEN && mcp_session_state(h->session) < MCP_SESSION_READY)
-        mcp_session_close(h->session); /* initialize failed: no session */
-    json_decref(m);
+    post_message(hs, req, tok, &rm);
+    jsonrpc_msg_release(&rm);
 }
 
 void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, const http_msg_t *msg,
@@ -346,10 +347,7 @@ void http__serve_request(http_server_t *hs, h2o_req_t *req, hsess_t *h, const ht
     r->ls = ls;
     r->prime_seq = h->stateless ? 0 : ++h->next_seq;
     uint64_t stream_no = ls->no;
-    if (env != NULL)
-        mcp_session_receive_enveloped(h->session, msg->m, env);
-    else
-        mcp_session_receive_json(h->session, msg->m);
+    mcp_session_receive_members(h->session, msg->mm, env);
     /* ls may be gone (answered); r is still ours (undecided). */
     if (r->finish && r->nmsgs == 1 && r->single_is_final)
         http__resp_answer_json(r, h);

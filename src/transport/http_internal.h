@@ -173,9 +173,9 @@ struct http_server_s {
 };
 
 /* What the POST handler read of a message (an object), handed down so
- * that no member is looked up twice. Borrowed from m. */
+ * that no member is looked up twice. Borrowed from mm. */
 typedef struct http_msg_s {
-    json_t *m;
+    const jsonrpc_members_t *mm;
     json_t *id;                 /* or NULL */
     const char *method;         /* or NULL (not a string) */
     json_t *params;             /* or NULL */

@@ -342,7 +342,8 @@ void http__post_modern(http_server_t *hs, h2o_req_t *req, const token_t *tok, co
     mcp_envelope_t env;
     char text[320];
     json_t *data = NULL;
-    int code = mcp_envelope_parse_claim(&msg->claim, &env, text, sizeof text, &data);
+    int code = mcp_envelope_parse_memo(&hs->srv->envelope_memo, &msg->claim, &env, text,
+                                       sizeof text, &data);
     if (code != 0) {
         reject(req, 400, id, code, text, data);
         json_decref(data);

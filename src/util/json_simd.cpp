@@ -230,6 +230,17 @@ template <typename How> json_t *load(const char *text, size_t len, How how)
     }
 }
 
+/* A value of a JSON-RPC message's top level: params with a shared _meta,
+ * the rest built whole. */
+json_t *build_rpc_member(reader *r, std::string_view key, dom::element v)
+{
+    dom::object params;
+    if (key != "params" || v.get(params) != SUCCESS)
+        return build(v);
+    return build_object_with(params, "_meta", 5,
+                             [r](dom::object meta) { return build_meta(r, meta); });
+}
+
 } // namespace
 
 extern "C" json_t *json_simd_load(const char *text, size_t len)
@@ -248,4 +259,37 @@ extern "C" json_t *json_simd_load_rpc(const char *text, size_t len)
                                      [r](dom::object meta) { return build_meta(r, meta); });
         });
     });
+}
+
+extern "C" bool json_simd_load_members(const char *text, size_t len, const char *const *names,
+                                       size_t n, json_t **out)
+{
+    if (n > JSON_SIMD_MEMBERS_MAX)
+        return false;
+    json_t *got[JSON_SIMD_MEMBERS_MAX] = {};
+    /* load's result says only whether every member was read: the values
+     * are in got until then. */
+    json_t *read = load(text, len, [&](reader *r, dom::element doc) -> json_t * {
+        dom::object top;
+        if (doc.get(top) != SUCCESS)
+            return nullptr;
+        for (dom::key_value_pair kv : top) {
+            std::string_view k = kv.key;
+            size_t i = 0;
+            while (i < n && k != names[i])
+                i++;
+            if (i == n || got[i] != nullptr ||
+                (got[i] = build_rpc_member(r, k, kv.value)) == nullptr)
+                return nullptr;
+        }
+        return json_true();
+    });
+    if (read == nullptr) {
+        for (size_t i = 0; i < n; i++)
+            json_decref(got[i]);
+        return false;
+    }
+    json_decref(read);
+    std::memcpy(out, got, n * sizeof *out);
+    return true;
 }

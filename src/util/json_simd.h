@@ -19,6 +19,7 @@
 #define PARLEY_UTIL_JSON_SIMD_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -48,6 +49,20 @@ json_t *json_simd_load(const char *text, size_t len);
  * capabilities, identity) with every request. So the message is equal to
  * json_loadb's (json_equal), and its params._meta must never be changed. */
 json_t *json_simd_load_rpc(const char *text, size_t len);
+
+/* A JSON-RPC message read into its members, without the object around
+ * them: when text[0..len) is an object each of whose members is named in
+ * names[0..n) (n distinct names, at most JSON_SIMD_MEMBERS_MAX), each
+ * given once, out[i] is the value of the member names[i] (a new
+ * reference, built as json_simd_load_rpc builds it, params._meta shared),
+ * NULL when absent, and the result is true. False, with out untouched,
+ * when the text is left to jansson (as with json_simd_load), is not an
+ * object, or holds another member or one twice: the caller then reads it
+ * whole. So the members are those of json_loadb's object, which is never
+ * built (bench/README.md, "The envelope read without its object"). */
+#define JSON_SIMD_MEMBERS_MAX 8
+bool json_simd_load_members(const char *text, size_t len, const char *const *names, size_t n,
+                            json_t **out);
 
 #ifdef __cplusplus
 }

@@ -129,12 +129,94 @@ static void test_members(void **state)
     }
 }
 
+/* jsonrpc_read gives jsonrpc_parse's members, whichever reader took the
+ * text: the members alone (no other member), another member or a key
+ * given twice (the whole tree, or jansson's refusal), a value not an
+ * object, an integer past 64 bits (jansson's reals again). */
+static void test_read(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{" jsonrpc ":" 2.0 "," id ":7," method ":" tools / call "," params ":{" name ":" t ","
+                                                                 "" arguments ":{" b ":1," a
+                                                                 ":[2.5,null]},"_meta
+                                                                 ":{" k ":{" x ":true}}}}",
+        "{" jsonrpc ":" 2.0 "," id ":"s
+                            "," result ":{}," extra ":1}",
+        "{" jsonrpc ":" 2.0 "," id ":1," id ":2," method ":" ping "}",
+        "{" jsonrpc ":" 2.0 "," id ":1," method ":" x "," params ":{" n ":99999999999999999999}}",
+        "{}",
+        "[1,2]",
+        "" id "",
+        "{" jsonrpc ":",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        json_error_t je1, je2;
+        json_t *whole = jsonrpc_parse(texts[i], strlen(texts[i]), &je1);
+        jsonrpc_msg_t msg;
+        int rc = jsonrpc_read(texts[i], strlen(texts[i]), &msg, &je2);
+        if (whole == NULL) {
+            assert_int_equal(rc, -1);
+            assert_string_equal(je1.text, je2.text);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        if (!json_is_object(whole)) {
+            assert_true(json_equal(msg.other, whole));
+        } else {
+            assert_null(msg.other);
+            jsonrpc_members_t want;
+            jsonrpc_members(whole, &want);
+            json_t *a[] = {msg.mm.jsonrpc, msg.mm.id,     msg.mm.method,
+                           msg.mm.params,  msg.mm.result, msg.mm.error};
+            json_t *b[] = {want.jsonrpc, want.id,     want.method,
+                           want.params,  want.result, want.error};
+            for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+                assert_true(a[k] == b[k] || (a[k] && b[k] && json_equal(a[k], b[k])));
+        }
+        jsonrpc_msg_release(&msg);
+        json_decref(whole);
+    }
+}
+
+/* Two requests with equal _meta objects share one (what the envelope's
+ * memo relies on); another _meta is another object. */
+static void test_read_shares_meta(void **state)
+{
+    (void)state;
+    const char *a = "{" jsonrpc ":" 2.0 "," id ":1," method ":" m "," params ":{"_meta
+                                        ":"
+                                        "{" v ":" 2026 -
+                    07 - 28 "," c ":{}}}}";
+    const char *b = "{" jsonrpc ":" 2.0 "," id ":2," method ":" m "," params ":{" x ":1,"
+                                        ""_meta
+                                        ":{" v ":" 2026 -
+                    07 - 28 "," c ":{}}}}";
+    const char *c = "{" jsonrpc ":" 2.0 "," id ":3," method ":" m "," params ":{"_meta
+                                        ":"
+                                        "{" v ":" 2026 -
+                    07 - 28 "," c ":{" x ":1}}}}";
+    jsonrpc_msg_t ma, mb, mc;
+    json_error_t je;
+    assert_int_equal(jsonrpc_read(a, strlen(a), &ma, &je), 0);
+    assert_int_equal(jsonrpc_read(b, strlen(b), &mb, &je), 0);
+    assert_int_equal(jsonrpc_read(c, strlen(c), &mc, &je), 0);
+    json_t *meta_a = json_object_get(ma.mm.params, "_meta");
+    assert_non_null(meta_a);
+    assert_ptr_equal(meta_a, json_object_get(mb.mm.params, "_meta"));
+    assert_ptr_not_equal(meta_a, json_object_get(mc.mm.params, "_meta"));
+    jsonrpc_msg_release(&ma);
+    jsonrpc_msg_release(&mb);
+    jsonrpc_msg_release(&mc);
+    assert_null(ma.mm.params);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spliced),
-        cmocka_unit_test(test_not_spliced),
-        cmocka_unit_test(test_members),
+        cmocka_unit_test(test_spliced),          cmocka_unit_test(test_not_spliced),
+        cmocka_unit_test(test_members),          cmocka_unit_test(test_read),
+        cmocka_unit_test(test_read_shares_meta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
