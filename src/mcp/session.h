@@ -25,8 +25,10 @@
 typedef struct mcp_session_s mcp_session_t;
 
 typedef struct mcp_transport_ops_s {
-    /* Queues one message for the peer; ownership of msg (malloc'd) passes
-     * to the transport, which adds its own framing. related is the id of
+    /* Queues one message for the peer; ownership of msg (malloc'd, a C
+     * string of len bytes: msg[len] is its NUL, which the transport may
+     * overwrite with its framing) passes to the transport, which adds its
+     * own framing. related is the id of
      * the client request the message belongs to (its response, or a
      * progress, log or server request sent while it runs), NULL for none;
      * final marks the response itself (Streamable HTTP routes by these and

@@ -406,7 +406,9 @@ static void file_write_next(conn_t *c)
     c->pending++;
 }
 
-/* Queues data (ownership passes) followed by a newline when newline.
+/* Queues data (ownership passes) followed by a newline when newline:
+ * then data is a C string of len bytes, and the newline takes the place
+ * of its NUL.
  * On a stream with nothing queued ahead, the data is first written at
  * once (uv_try_write): an answer the socket takes whole needs no write
  * request, so no callback and no re-arming of the socket's poll (libuv
@@ -414,10 +416,16 @@ static void file_write_next(conn_t *c)
  * call saved). What the socket does not take goes in a write request. */
 static int queue_write(conn_t *c, char *data, size_t len, bool newline)
 {
-    size_t total = len + (newline ? 1u : 0u), done = 0;
+    if (newline) {
+        /* The newline in place of the message's NUL: one buffer, one
+         * copy in the kernel's write. */
+        data[len++] = '\n';
+        newline = false;
+    }
+    size_t total = len, done = 0;
     if (c->out->kind == CONN_IO_STREAM && c->queued == 0) {
-        uv_buf_t now[2] = {uv_buf_init(data, (unsigned)len), uv_buf_init("\n", 1)};
-        int n = uv_try_write(c->out->stream, now, newline ? 2 : 1);
+        uv_buf_t now[1] = {uv_buf_init(data, (unsigned)len)};
+        int n = uv_try_write(c->out->stream, now, 1);
         /* An error other than UV_EAGAIN comes again from uv_write, whose
          * callback handles it as before. */
         if (n > 0)

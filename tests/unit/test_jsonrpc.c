@@ -137,18 +137,15 @@ static void test_read(void **state)
 {
     (void)state;
     static const char *const texts[] = {
-        "{" jsonrpc ":" 2.0 "," id ":7," method ":" tools / call "," params ":{" name ":" t ","
-                                                                 "" arguments ":{" b ":1," a
-                                                                 ":[2.5,null]},"_meta
-                                                                 ":{" k ":{" x ":true}}}}",
-        "{" jsonrpc ":" 2.0 "," id ":"s
-                            "," result ":{}," extra ":1}",
-        "{" jsonrpc ":" 2.0 "," id ":1," id ":2," method ":" ping "}",
-        "{" jsonrpc ":" 2.0 "," id ":1," method ":" x "," params ":{" n ":99999999999999999999}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"t\","
+        "\"arguments\":{\"b\":1,\"a\":[2.5,null]},\"_meta\":{\"k\":{\"x\":true}}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"result\":{},\"extra\":1}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"n\":99999999999999999999}}",
         "{}",
         "[1,2]",
-        "" id "",
-        "{" jsonrpc ":",
+        "\"id\"",
+        "{\"jsonrpc\":",
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         json_error_t je1, je2;
@@ -184,18 +181,12 @@ static void test_read(void **state)
 static void test_read_shares_meta(void **state)
 {
     (void)state;
-    const char *a = "{" jsonrpc ":" 2.0 "," id ":1," method ":" m "," params ":{"_meta
-                                        ":"
-                                        "{" v ":" 2026 -
-                    07 - 28 "," c ":{}}}}";
-    const char *b = "{" jsonrpc ":" 2.0 "," id ":2," method ":" m "," params ":{" x ":1,"
-                                        ""_meta
-                                        ":{" v ":" 2026 -
-                    07 - 28 "," c ":{}}}}";
-    const char *c = "{" jsonrpc ":" 2.0 "," id ":3," method ":" m "," params ":{"_meta
-                                        ":"
-                                        "{" v ":" 2026 -
-                    07 - 28 "," c ":{" x ":1}}}}";
+    const char *a = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"_meta\":"
+                    "{\"v\":\"2026-07-28\",\"c\":{}}}}";
+    const char *b = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\",\"params\":{\"x\":1,"
+                    "\"_meta\":{\"v\":\"2026-07-28\",\"c\":{}}}}";
+    const char *c = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":{\"_meta\":"
+                    "{\"v\":\"2026-07-28\",\"c\":{\"x\":1}}}}";
     jsonrpc_msg_t ma, mb, mc;
     json_error_t je;
     assert_int_equal(jsonrpc_read(a, strlen(a), &ma, &je), 0);
