@@ -646,25 +646,24 @@ static void receive_modern(mcp_session_t *s, json_t *id, const char *name, mcp_m
     s->env = NULL;
 }
 
-bool mcp_session_receive_members(mcp_session_t *s, const jsonrpc_members_t *m,
+bool mcp_session_receive_members(mcp_session_t *s, const jsonrpc_members_t *mm,
                                  const mcp_envelope_t *read)
 {
     if (s->state >= MCP_SESSION_CLOSING)
         return false;
     /* The members stay the caller's for the whole call; a handler keeps
      * what it needs by reference (mcp_call__new). */
-    jsonrpc_members_t mm = *m;
-    json_t *id = mm.id;
-    const char *ver = json_string_value(mm.jsonrpc);
-    const json_t *method = mm.method;
+    json_t *id = mm->id;
+    const char *ver = json_string_value(mm->jsonrpc);
+    const json_t *method = mm->method;
     if (ver == NULL || strcmp(ver, "2.0") != 0) {
         mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                 "Invalid Request: \"jsonrpc\" must be \"2.0\"", NULL);
         return want_more(s);
     }
     if (method == NULL) {
-        if (mm.result != NULL || mm.error != NULL)
-            handle_response(s, &mm);
+        if (mm->result != NULL || mm->error != NULL)
+            handle_response(s, mm);
         else
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_REQUEST,
                                     "Invalid Request: no method", NULL);
@@ -676,7 +675,7 @@ bool mcp_session_receive_members(mcp_session_t *s, const jsonrpc_members_t *m,
         return want_more(s);
     }
     const char *name = json_string_value(method);
-    json_t *params = mm.params;
+    json_t *params = mm->params;
     if (params != NULL && !json_is_object(params)) {
         if (id != NULL)
             mcp_session__send_error(s, valid_id(id) ? id : NULL, JSONRPC_INVALID_PARAMS,
