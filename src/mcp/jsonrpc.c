@@ -30,6 +30,7 @@ int jsonrpc_open_response(buf_t *b, const json_t *id, const char *member)
 /* The members of jsonrpc_members_t, in its order. */
 static const char *const member_names[] = {"jsonrpc", "id", "method", "params", "result", "error"};
 #define NMEMBERS (sizeof member_names / sizeof member_names[0])
+_Static_assert(NMEMBERS <= JSON_SIMD_MEMBERS_MAX, "json_simd_load_members reads them all");
 
 static jsonrpc_members_t members_of(json_t *const *v)
 {

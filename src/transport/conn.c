@@ -1,28 +1,23 @@
 /* conn: a newline-delimited MCP session on a byte stream (see conn.h). */
 #include "transport/conn.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transport/tls.h"
 #include "util/log.h"
 
-/* One queued write: a message and its newline, or (TLS) records. */
+/* One queued write: a message with its newline, or (TLS) records. */
 typedef struct out_item_s {
     uv_write_t req;    /* streams */
     queue_node_t node; /* files: in file_q */
     conn_t *conn;
     char *msg;
-    size_t len;   /* bytes of msg */
-    bool newline; /* a '\n' follows msg */
-    size_t done;  /* bytes written so far (newline included): files, as
-                     they go; streams, at once before the write request */
+    size_t len;  /* bytes of msg */
+    size_t done; /* bytes written so far: files, as they go; streams, at
+                    once before the write request */
 } out_item_t;
-
-static size_t item_bytes(const out_item_t *it)
-{
-    return it->len + (it->newline ? 1u : 0u);
-}
 
 static const mcp_transport_ops_t conn_ops;
 
@@ -199,7 +194,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = sizeof shared_rbuf;
 }
 
-static int raw_write(conn_t *c, char *data, size_t len);
+static int queue_write(conn_t *c, char *data, size_t len);
 
 /* TLS: decrypts what arrived, sends what the engine answers (handshake),
  * and feeds the plaintext. Returns false when the connection must end. */
@@ -212,7 +207,7 @@ static bool tls_input(conn_t *c, const char *p, size_t n)
     if (out.len > 0) {
         size_t len;
         char *data = buf_steal(&out, &len);
-        if (data == NULL || raw_write(c, data, len) != 0)
+        if (data == NULL || queue_write(c, data, len) != 0)
             rc = rc ? rc : UV_ENOMEM;
     }
     if (plain.len > 0 && c->state == CONN_OPEN)
@@ -340,7 +335,7 @@ static void write_cb(uv_write_t *req, int status)
 {
     out_item_t *it = req->data;
     conn_t *c = it->conn;
-    size_t bytes = item_bytes(it) - it->done;
+    size_t bytes = it->len - it->done;
     item_free(it);
     /* The request stays counted in pending until the end: what the
      * session does from here may close the conn. */
@@ -371,9 +366,9 @@ static void file_write_cb(uv_fs_t *req)
         conn_close(c);
     } else {
         it->done += (size_t)n;
-        if (it->done == item_bytes(it)) {
+        if (it->done == it->len) {
             queue_remove(&it->node);
-            size_t bytes = item_bytes(it);
+            size_t bytes = it->len;
             item_free(it);
             output_done(c, bytes);
         }
@@ -389,13 +384,8 @@ static void file_write_next(conn_t *c)
     if (c->out->req_busy || queue_empty(&c->file_q))
         return;
     out_item_t *it = queue_entry(queue_head(&c->file_q), out_item_t, node);
-    uv_buf_t b[2];
-    int nb = 0;
-    if (it->done < it->len)
-        b[nb++] = uv_buf_init(it->msg + it->done, (unsigned)(it->len - it->done));
-    if (it->newline)
-        b[nb++] = uv_buf_init("\n", 1);
-    int rc = uv_fs_write(c->loop, &c->out->req, c->out->fd, b, (unsigned)nb, -1, file_write_cb);
+    uv_buf_t b = uv_buf_init(it->msg + it->done, (unsigned)(it->len - it->done));
+    int rc = uv_fs_write(c->loop, &c->out->req, c->out->fd, &b, 1, -1, file_write_cb);
     if (rc != 0) {
         log_warn(mcp_session_tag(c->session), "writing output: %s", uv_strerror(rc));
         conn_close(c);
@@ -406,31 +396,23 @@ static void file_write_next(conn_t *c)
     c->pending++;
 }
 
-/* Queues data (ownership passes) followed by a newline when newline:
- * then data is a C string of len bytes, and the newline takes the place
- * of its NUL.
- * On a stream with nothing queued ahead, the data is first written at
- * once (uv_try_write): an answer the socket takes whole needs no write
- * request, so no callback and no re-arming of the socket's poll (libuv
- * re-arms it with an epoll_ctl after each write request: one system call a
- * call saved). What the socket does not take goes in a write request. */
-static int queue_write(conn_t *c, char *data, size_t len, bool newline)
+/* Queues data[0..len) (ownership passes). On a stream with nothing
+ * queued ahead, the data is first written at once (uv_try_write): an
+ * answer the socket takes whole needs no write request, so no callback
+ * and no re-arming of the socket's poll (libuv re-arms it with an
+ * epoll_ctl after each write request: one system call a call saved).
+ * What the socket does not take goes in a write request. */
+static int queue_write(conn_t *c, char *data, size_t len)
 {
-    if (newline) {
-        /* The newline in place of the message's NUL: one buffer, one
-         * copy in the kernel's write. */
-        data[len++] = '\n';
-        newline = false;
-    }
-    size_t total = len, done = 0;
+    size_t done = 0;
     if (c->out->kind == CONN_IO_STREAM && c->queued == 0) {
-        uv_buf_t now[1] = {uv_buf_init(data, (unsigned)len)};
-        int n = uv_try_write(c->out->stream, now, 1);
+        uv_buf_t now = uv_buf_init(data, (unsigned)len);
+        int n = uv_try_write(c->out->stream, &now, 1);
         /* An error other than UV_EAGAIN comes again from uv_write, whose
          * callback handles it as before. */
         if (n > 0)
             done = (size_t)n;
-        if (done == total) {
+        if (done == len) {
             free(data);
             return 0;
         }
@@ -443,24 +425,18 @@ static int queue_write(conn_t *c, char *data, size_t len, bool newline)
     it->conn = c;
     it->msg = data;
     it->len = len;
-    it->newline = newline;
     it->done = done;
-    c->queued += total - done;
+    c->queued += len - done;
     if (c->out->kind == CONN_IO_FILE) {
         queue_push_tail(&c->file_q, &it->node);
         file_write_next(c);
         return 0;
     }
-    uv_buf_t b[2];
-    unsigned nb = 0;
-    if (done < len)
-        b[nb++] = uv_buf_init(data + done, (unsigned)(len - done));
-    if (newline)
-        b[nb++] = uv_buf_init("\n", 1);
+    uv_buf_t b = uv_buf_init(data + done, (unsigned)(len - done));
     it->req.data = it;
-    int rc = uv_write(&it->req, c->out->stream, b, nb, write_cb);
+    int rc = uv_write(&it->req, c->out->stream, &b, 1, write_cb);
     if (rc != 0) {
-        c->queued -= total - done;
+        c->queued -= len - done;
         item_free(it);
         return rc;
     }
@@ -468,11 +444,9 @@ static int queue_write(conn_t *c, char *data, size_t len, bool newline)
     return 0;
 }
 
-static int raw_write(conn_t *c, char *data, size_t len)
-{
-    return queue_write(c, data, len, false);
-}
-
+/* msg is a C string of len bytes (mcp_transport_ops_t.send): its newline
+ * is written over its NUL, so a message and its framing are one buffer
+ * (one write, one TLS record). */
 static int conn_send(void *t, char *msg, size_t len, const json_t *related, bool final)
 {
     conn_t *c = t;
@@ -482,18 +456,18 @@ static int conn_send(void *t, char *msg, size_t len, const json_t *related, bool
         free(msg);
         return UV_ECANCELED;
     }
+    assert(msg[len] == '\0');
+    msg[len++] = '\n';
     if (c->tls == NULL)
-        return queue_write(c, msg, len, true);
+        return queue_write(c, msg, len);
     buf_t out;
     buf_init(&out, (size_t)1 << 30);
     int rc = tls_conn_write(c->tls, msg, len, &out);
-    if (rc == 0)
-        rc = tls_conn_write(c->tls, "\n", 1, &out);
     free(msg);
     if (rc == 0 && out.len > 0) {
         size_t n;
         char *data = buf_steal(&out, &n);
-        rc = data ? raw_write(c, data, n) : UV_ENOMEM;
+        rc = data ? queue_write(c, data, n) : UV_ENOMEM;
     }
     buf_free(&out);
     return rc;
@@ -558,7 +532,7 @@ static void conn_maybe_closed(conn_t *c)
     while (!queue_empty(&c->file_q)) {
         out_item_t *it = queue_entry(queue_head(&c->file_q), out_item_t, node);
         queue_remove(&it->node);
-        c->queued -= item_bytes(it);
+        c->queued -= it->len;
         item_free(it);
     }
     if (c->session)

@@ -37,15 +37,19 @@ static void check(json_t *fast, const json_t *slow)
 }
 
 /* jsonrpc_read's members are those of jsonrpc_parse's tree whole (via,
- * NULL when it refuses the text), and it refuses what that refuses. */
-static void check_read(const char *text, size_t size, const json_t *via)
+ * NULL when it refuses the text, with vje), and it refuses what that
+ * refuses, with the same error. */
+static void check_read(const char *text, size_t size, const json_t *via, const json_error_t *vje)
 {
     jsonrpc_msg_t msg;
     json_error_t je;
     if ((jsonrpc_read(text, size, &msg, &je) == 0) != (via != NULL))
         abort();
-    if (via == NULL)
+    if (via == NULL) {
+        if (strcmp(je.text, vje->text) != 0 || je.position != vje->position)
+            abort(); /* the same syntax error */
         return;
+    }
     if (!json_is_object(via)) {
         if (msg.other == NULL || !json_equal(msg.other, via))
             abort();
@@ -78,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     json_error_t je0;
     json_t *whole = jsonrpc_parse(text, size, &je0);
-    check_read(text, size, whole);
+    check_read(text, size, whole, &je0);
     json_decref(whole);
     json_t *fast = json_simd_load(text, size);
     json_t *rpc = json_simd_load_rpc(text, size);

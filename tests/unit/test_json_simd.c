@@ -200,12 +200,51 @@ static void test_shared_meta(void **state)
     assert_null(json_simd_load_rpc(MSG("{\"v\":1,\"v\":1}"), strlen(MSG("{\"v\":1,\"v\":1}"))));
 }
 
+/* json_simd_load_members takes an object of the named members only, each
+ * once, and builds them as jansson would (order and number types kept);
+ * anything else (another member, one twice, not an object, what
+ * json_simd_load leaves) it refuses, leaving out untouched. */
+static void test_members(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"id", "method", "params"};
+    json_t *out[3];
+    const char *ok = "{\"params\":{\"b\":[1,2.5],\"a\":null},\"id\":7}";
+    assert_true(json_simd_load_members(ok, strlen(ok), names, 3, out));
+    assert_int_equal(json_integer_value(out[0]), 7);
+    assert_null(out[1]);
+    char *p = dump(out[2]);
+    assert_string_equal(p, "{\"b\":[1,2.5],\"a\":null}");
+    free(p);
+    json_decref(out[0]);
+    json_decref(out[2]);
+
+    static const char *const refused[] = {
+        "{\"id\":1,\"other\":2}",         /* another member */
+        "{\"id\":1,\"id\":2}",            /* one twice */
+        "{\"id\":1,\"i\\u0064\":2}",      /* twice, once escaped */
+        "[1]",                            /* not an object */
+        "{\"params\":{\"k\":1,\"k\":2}}", /* a key twice inside: jansson's */
+        "{\"id\":18446744073709551615}",  /* past int64: jansson's */
+        "{\"id\":",                       /* not JSON */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        json_t *sentinel = json_true();
+        json_t *o[3] = {sentinel, sentinel, sentinel};
+        if (json_simd_load_members(refused[i], strlen(refused[i]), names, 3, o))
+            fail_msg("json_simd_load_members took %s", refused[i]);
+        for (size_t k = 0; k < 3; k++)
+            assert_ptr_equal(o[k], sentinel);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_alike), cmocka_unit_test(test_left_to_jansson),
         cmocka_unit_test(test_depth),      cmocka_unit_test(test_length),
         cmocka_unit_test(test_reuse),      cmocka_unit_test(test_shared_meta),
+        cmocka_unit_test(test_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
